@@ -1,0 +1,4 @@
+import ChatFunctions
+import HeraldRuntime
+
+await FunctionCommand<TokenCleanup>.run()

@@ -1,0 +1,74 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let functionNames = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
+
+let package = Package(
+    name: "Herald",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "herald", targets: ["HeraldCLI"]),
+    ] + functionNames.map { .executable(name: $0, targets: [$0]) },
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
+        .target(name: "FirestoreModel", swiftSettings: strict),
+        // Firestore change notifications (Eventarc CloudEvents, 1st-gen events) decoded to one type.
+        .target(
+            name: "FirestoreEvents",
+            dependencies: ["FirestoreModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            exclude: ["Generated/README.md"],
+            swiftSettings: strict
+        ),
+        // What a function is: a pure plan from (change, documents read) to effects. No I/O.
+        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
+        // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
+        .target(
+            name: "HeraldRuntime",
+            dependencies: [
+                "HeraldCore", "FirestoreModel", "FirestoreEvents",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The chat backend's functions, as plain types behind `EventFunction`.
+        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
+        .executableTarget(
+            name: "HeraldCLI",
+            dependencies: ["HeraldRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel"], swiftSettings: strict),
+        .testTarget(
+            name: "FirestoreEventsTests",
+            dependencies: ["FirestoreEvents", "FirestoreModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldRuntimeTests",
+            dependencies: [
+                "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents", "FirestoreModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ] + functionNames.map { .target(name: $0) },
+            swiftSettings: strict
+        ),
+    ] + functionNames.map {
+        .executableTarget(
+            name: $0,
+            dependencies: ["HeraldRuntime", "ChatFunctions"],
+            path: "Functions/\($0)",
+            swiftSettings: strict
+        )
+    }
+)

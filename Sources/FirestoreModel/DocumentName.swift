@@ -1,0 +1,64 @@
+/// A document's full resource name: `projects/{project}/databases/{database}/documents/{path}`,
+/// where the path alternates collection and document ids (`conversations/c1/messages/m1`).
+public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let project: String
+    public let database: String
+    /// Path segments relative to `documents/`; always an even, non-zero count.
+    public let segments: [String]
+
+    public init(project: String, database: String = "(default)", segments: [String]) throws(DocumentNameError) {
+        guard !project.isEmpty, !project.contains("/") else { throw DocumentNameError("invalid project id \"\(project)\"") }
+        guard !database.isEmpty, !database.contains("/") else { throw DocumentNameError("invalid database id \"\(database)\"") }
+        guard !segments.isEmpty, segments.count % 2 == 0 else {
+            throw DocumentNameError("a document path needs an even number of segments: \"\(segments.joined(separator: "/"))\"")
+        }
+        for segment in segments {
+            guard !segment.isEmpty, segment != ".", segment != "..", !segment.contains("/") else {
+                throw DocumentNameError("invalid path segment \"\(segment)\"")
+            }
+            guard segment.utf8.count <= 1500 else { throw DocumentNameError("a path segment is longer than 1500 bytes") }
+        }
+        self.project = project
+        self.database = database
+        self.segments = segments
+    }
+
+    public init(project: String, database: String = "(default)", path: String) throws(DocumentNameError) {
+        try self.init(project: project, database: database, segments: path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+    }
+
+    /// Parses a full resource name such as `projects/p/databases/(default)/documents/users/u1`.
+    public init(resourceName: String) throws(DocumentNameError) {
+        let parts = resourceName.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        guard parts.count >= 7, parts[0] == "projects", parts[2] == "databases", parts[4] == "documents" else {
+            throw DocumentNameError("not a document resource name: \"\(resourceName.prefix(200))\"")
+        }
+        try self.init(project: parts[1], database: parts[3], segments: Array(parts[5...]))
+    }
+
+    /// The path relative to `documents/`, e.g. `conversations/c1/messages/m1`.
+    public var path: String { segments.joined(separator: "/") }
+    public var documentID: String { segments[segments.count - 1] }
+    public var collectionID: String { segments[segments.count - 2] }
+    public var databaseName: String { "projects/\(project)/databases/\(database)" }
+    public var resourceName: String { "\(databaseName)/documents/\(path)" }
+    public var description: String { resourceName }
+
+    /// The document that holds this document's collection, if it is in a subcollection.
+    public var parent: DocumentName? {
+        guard segments.count > 2 else { return nil }
+        return try? DocumentName(project: project, database: database, segments: Array(segments.dropLast(2)))
+    }
+
+    /// Another document in the same database.
+    public func sibling(path: String) throws(DocumentNameError) -> DocumentName {
+        try DocumentName(project: project, database: database, path: path)
+    }
+
+    public static func < (a: DocumentName, b: DocumentName) -> Bool { a.resourceName < b.resourceName }
+}
+
+public struct DocumentNameError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,134 @@
+/// A point in time with nanosecond precision, as Firestore and protobuf's Timestamp hold it.
+/// Valid range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
+public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var seconds: Int64
+    public var nanos: Int32
+
+    public static let minimumSeconds: Int64 = -62_135_596_800
+    public static let maximumSeconds: Int64 = 253_402_300_799
+
+    public init(seconds: Int64, nanos: Int32 = 0) {
+        self.seconds = seconds
+        self.nanos = nanos
+    }
+
+    /// Nil when outside Firestore's range or nanos not in 0..<1e9.
+    public init?(validSeconds seconds: Int64, nanos: Int32) {
+        guard (Self.minimumSeconds...Self.maximumSeconds).contains(seconds), (0..<1_000_000_000).contains(nanos) else {
+            return nil
+        }
+        self.init(seconds: seconds, nanos: nanos)
+    }
+
+    public static func < (a: Timestamp, b: Timestamp) -> Bool {
+        (a.seconds, a.nanos) < (b.seconds, b.nanos)
+    }
+
+    public var description: String { rfc3339 }
+
+    /// RFC 3339 in UTC with 0, 3, 6 or 9 fractional digits, as proto3 JSON writes timestamps.
+    public var rfc3339: String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = Self.civilDate(fromDays: days)
+        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+        text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        if nanos != 0 {
+            if nanos % 1_000_000 == 0 {
+                text += "." + pad(Int64(nanos / 1_000_000), 3)
+            } else if nanos % 1000 == 0 {
+                text += "." + pad(Int64(nanos / 1000), 6)
+            } else {
+                text += "." + pad(Int64(nanos), 9)
+            }
+        }
+        return text + "Z"
+    }
+
+    /// Parses RFC 3339 (`2024-05-01T12:00:00.123456789Z`, or with a `+hh:mm` offset), up to 9 fractional digits.
+    public init?(rfc3339 text: String) {
+        let b = Array(text.utf8)
+        func number(_ range: Range<Int>) -> Int64? {
+            guard range.upperBound <= b.count else { return nil }
+            var value: Int64 = 0
+            for i in range {
+                guard (48...57).contains(b[i]) else { return nil }
+                value = value * 10 + Int64(b[i] - 48)
+            }
+            return value
+        }
+        guard b.count >= 20,
+            let year = number(0..<4), b[4] == UInt8(ascii: "-"),
+            let month = number(5..<7), b[7] == UInt8(ascii: "-"),
+            let day = number(8..<10), b[10] | 0x20 == UInt8(ascii: "t"),
+            let hour = number(11..<13), b[13] == UInt8(ascii: ":"),
+            let minute = number(14..<16), b[16] == UInt8(ascii: ":"),
+            let second = number(17..<19),
+            (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+            hour < 24, minute < 60, second < 60
+        else { return nil }
+        var i = 19
+        var nanos: Int64 = 0
+        if b[i] == UInt8(ascii: ".") {
+            i += 1
+            let start = i
+            while i < b.count, (48...57).contains(b[i]) { i += 1 }
+            let digits = i - start
+            guard (1...9).contains(digits), let fraction = number(start..<i) else { return nil }
+            nanos = fraction
+            for _ in digits..<9 { nanos *= 10 }
+        }
+        guard i < b.count else { return nil }
+        var offset: Int64 = 0
+        if b[i] | 0x20 == UInt8(ascii: "z") {
+            i += 1
+        } else if b[i] == UInt8(ascii: "+") || b[i] == UInt8(ascii: "-") {
+            guard let oh = number(i + 1..<i + 3), i + 3 < b.count, b[i + 3] == UInt8(ascii: ":"),
+                let om = number(i + 4..<i + 6), oh < 24, om < 60
+            else { return nil }
+            offset = (oh * 3600 + om * 60) * (b[i] == UInt8(ascii: "+") ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        let days = Self.days(fromCivil: year, month, day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
+        self.init(validSeconds: seconds, nanos: Int32(nanos))
+    }
+
+    // Howard Hinnant's days-from-civil algorithms, valid for the proleptic Gregorian calendar.
+    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    static func civilDate(fromDays days: Int64) -> (Int64, Int64, Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    static func daysIn(month: Int64, year: Int64) -> Int64 {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+}
+
+private func pad(_ value: Int64, _ width: Int) -> String {
+    let digits = String(value)
+    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+}

@@ -1,0 +1,72 @@
+import FirestoreEvents
+import FirestoreModel
+
+/// A Herald function: which changes it answers, what it reads, and a pure plan from (change, documents)
+/// to effects. Functions do no I/O; the runtime reads, and an executor carries the plan out.
+public protocol EventFunction: Sendable {
+    /// The executable's name, e.g. `onMessageCreated`.
+    static var name: String { get }
+    static var summary: String { get }
+
+    /// The document pattern and event kinds this function is deployed behind.
+    var trigger: Trigger { get }
+
+    /// Every document the plan may need, read in one batch before planning.
+    func documentsToRead(for change: DocumentChange) -> [DocumentName]
+
+    func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan
+}
+
+/// Where a function is triggered: a document pattern such as `conversations/{conversationId}/messages/{messageId}`
+/// and the event kinds it handles.
+public struct Trigger: Sendable, Hashable {
+    public var pattern: String
+    public var kinds: Set<DocumentChange.Kind>
+
+    public init(pattern: String, kinds: Set<DocumentChange.Kind>) {
+        self.pattern = pattern
+        self.kinds = kinds
+    }
+
+    /// The pattern's wildcards bound to the path's segments, or nil if the path does not match.
+    public func match(_ document: DocumentName) -> [String: String]? {
+        let patternSegments = pattern.split(separator: "/").map(String.init)
+        guard patternSegments.count == document.segments.count else { return nil }
+        var captures: [String: String] = [:]
+        for (p, segment) in zip(patternSegments, document.segments) {
+            if p.hasPrefix("{"), p.hasSuffix("}") {
+                captures[String(p.dropFirst().dropLast())] = segment
+            } else if p != segment {
+                return nil
+            }
+        }
+        return captures
+    }
+
+    /// Why this trigger does not handle the change, or nil if it does.
+    public func refusal(of change: DocumentChange) -> String? {
+        guard match(change.document) != nil else {
+            return "document \(change.document.path) does not match the trigger pattern \(pattern)"
+        }
+        guard kinds.contains(change.kind) || kinds.contains(change.effectiveKind) else {
+            return "\(change.effectiveKind.rawValue) events need nothing from this function (it handles \(kinds.map(\.rawValue).sorted().joined(separator: ", ")))"
+        }
+        return nil
+    }
+}
+
+/// The documents a function asked for: each found, or known missing.
+public struct DocumentsRead: Sendable, Hashable {
+    public var found: [DocumentName: FirestoreDocument]
+    public var missing: Set<DocumentName>
+
+    public init(found: [DocumentName: FirestoreDocument] = [:], missing: Set<DocumentName> = []) {
+        self.found = found
+        self.missing = missing
+    }
+
+    public subscript(name: DocumentName) -> FirestoreDocument? { found[name] }
+
+    /// All names asked for, in a stable order.
+    public var names: [DocumentName] { (Array(found.keys) + missing).sorted() }
+}

@@ -1,0 +1,50 @@
+import FirestoreModel
+
+/// What a function decided to do about one event. Built by a pure function; carried out by an executor.
+public struct Plan: Sendable, Hashable {
+    public enum Decision: Sendable, Hashable {
+        case apply
+        /// Nothing to do; the reason is logged and reported.
+        case skip(reason: String)
+    }
+
+    public var decision: Decision
+    /// Committed atomically, in order.
+    public var writes: [Write]
+    /// Sent after the writes are durable.
+    public var pushes: [PushMessage]
+
+    public init(writes: [Write], pushes: [PushMessage] = []) {
+        self.decision = .apply
+        self.writes = writes
+        self.pushes = pushes
+    }
+
+    public static func skip(_ reason: String) -> Plan {
+        var plan = Plan(writes: [])
+        plan.decision = .skip(reason: reason)
+        return plan
+    }
+}
+
+/// One FCM HTTP v1 message to one device token.
+public struct PushMessage: Sendable, Hashable {
+    /// The user the device belongs to (for removing the token if FCM reports it dead).
+    public var userID: String
+    public var token: String
+    /// The FCM v1 `message` object without `token` (notification, data, android, apns, fcm_options).
+    public var content: JSONValue
+
+    public init(userID: String, token: String, content: JSONValue) {
+        self.userID = userID
+        self.token = token
+        self.content = content
+    }
+
+    /// The request body for `projects.messages.send`.
+    public var requestBody: JSONValue {
+        var message = content.objectValue ?? [:]
+        message["token"] = .string(token)
+        return ["message": .object(message)]
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Logging
+import Synchronization
+import FirestoreModel
+
+/// Writes one line per log record to stdout: Google Cloud Logging's structured JSON
+/// (`severity`, `message`, `time`, `logging.googleapis.com/trace`, metadata as fields), or plain
+/// text for a person at a terminal.
+public struct CloudLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level
+    public var metadataProvider: Logger.MetadataProvider?
+    let label: String
+    let format: RuntimeConfiguration.LogFormat
+    let sink: LineSink
+
+    public init(label: String, level: Logger.Level, format: RuntimeConfiguration.LogFormat, sink: LineSink = .standardOutput) {
+        self.label = label
+        self.logLevel = level
+        self.format = format
+        self.sink = sink
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var merged = metadata
+        if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
+        if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+        let now = Date()
+        let seconds = now.timeIntervalSince1970
+        let time = Timestamp(seconds: Int64(seconds.rounded(.down)), nanos: Int32((seconds - seconds.rounded(.down)) * 1e6) * 1000)
+        switch format {
+        case .json:
+            var fields: [String: JSONValue] = [
+                "severity": .string(Self.severity(event.level)),
+                "message": .string(event.message.description),
+                "time": .string(time.rfc3339),
+                "logger": .string(label),
+            ]
+            for (key, value) in merged { fields[key] = Self.json(value) }
+            sink.write(JSONValue.object(fields).serialized())
+        case .text:
+            let meta = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            sink.write("\(time.rfc3339) \(Self.severity(event.level)) \(label): \(event.message)\(meta)")
+        }
+    }
+
+    static func severity(_ level: Logger.Level) -> String {
+        switch level {
+        case .trace, .debug: "DEBUG"
+        case .info: "INFO"
+        case .notice: "NOTICE"
+        case .warning: "WARNING"
+        case .error: "ERROR"
+        case .critical: "CRITICAL"
+        }
+    }
+
+    static func json(_ value: Logger.Metadata.Value) -> JSONValue {
+        switch value {
+        case .string(let s): .string(s)
+        case .stringConvertible(let c): .string(c.description)
+        case .array(let a): .array(a.map(json))
+        case .dictionary(let d): .object(d.mapValues(json))
+        }
+    }
+}
+
+/// Where log lines go. Lines from concurrent requests never interleave.
+public final class LineSink: Sendable {
+    private let write: @Sendable (String) -> Void
+    private let lock = Mutex(())
+
+    public init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
+
+    public static let standardOutput = LineSink { line in
+        var text = line
+        text.append("\n")
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+
+    public func write(_ line: String) { lock.withLock { _ in write(line) } }
+}
+
+extension Logger {
+    /// A logger for one function process, writing in the configured format.
+    public static func herald(_ label: String, configuration: RuntimeConfiguration, sink: LineSink = .standardOutput) -> Logger {
+        Logger(label: label) { label in
+            CloudLogHandler(label: label, level: configuration.logLevel, format: configuration.logFormat, sink: sink)
+        }
+    }
+}
+
+/// The trace id of a request, from W3C `traceparent` or Google's `X-Cloud-Trace-Context`.
+enum TraceContext {
+    static func traceID(headers: [String: String]) -> String? {
+        if let parent = headers["traceparent"] {
+            let parts = parent.split(separator: "-")
+            if parts.count >= 4, parts[1].count == 32, parts[1].allSatisfy(\.isHexDigit), parts[1] != String(repeating: "0", count: 32) {
+                return String(parts[1]).lowercased()
+            }
+        }
+        if let cloud = headers["x-cloud-trace-context"], let id = cloud.split(separator: "/").first,
+            !id.isEmpty, id.count <= 32, id.allSatisfy(\.isHexDigit)
+        {
+            return String(id).lowercased()
+        }
+        return nil
+    }
+
+    /// The value of `logging.googleapis.com/trace`, which Cloud Logging wants with the project.
+    static func loggingField(traceID: String, project: String) -> String { "projects/\(project)/traces/\(traceID)" }
+}

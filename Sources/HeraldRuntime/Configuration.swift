@@ -1,0 +1,89 @@
+import Foundation
+import Logging
+
+/// Everything a function reads from its environment, validated once at start.
+public struct RuntimeConfiguration: Sendable {
+    public enum LogFormat: String, Sendable { case json, text }
+
+    public var project: String?
+    public var credentialsFile: String?
+    /// `HOST:PORT` of a Firestore emulator (or `herald dev`); Firestore calls go there with `Bearer owner`.
+    public var firestoreEmulatorHost: String?
+    public var database: String
+    public var fcmEndpoint: URL?
+    /// A built-in preset name or a path to a schema JSON file.
+    public var schema: String
+    public var logLevel: Logger.Level
+    public var logFormat: LogFormat
+    public var port: Int
+
+    /// Parses and checks the environment; every problem found is listed in the one error.
+    public init(environment: [String: String], stdoutIsTerminal: Bool = false) throws(ConfigurationError) {
+        var problems: [String] = []
+        func value(_ key: String) -> String? {
+            guard let v = environment[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            return v
+        }
+        project = value("GOOGLE_CLOUD_PROJECT") ?? value("GCLOUD_PROJECT")
+        if let p = project, !p.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == ":" || $0 == "." || $0 == "_" }) {
+            problems.append("GOOGLE_CLOUD_PROJECT \"\(p)\" is not a project id")
+        }
+        credentialsFile = value("GOOGLE_APPLICATION_CREDENTIALS")
+        if let path = credentialsFile, !FileManager.default.isReadableFile(atPath: path) {
+            problems.append("GOOGLE_APPLICATION_CREDENTIALS names \(path), which is not a readable file")
+        }
+        firestoreEmulatorHost = value("FIRESTORE_EMULATOR_HOST")
+        if let host = firestoreEmulatorHost {
+            let parts = host.split(separator: ":")
+            if parts.count < 2 || Int(parts.last!).map({ !(1...65535).contains($0) }) ?? true || host.contains("/") {
+                problems.append("FIRESTORE_EMULATOR_HOST must be HOST:PORT, not \"\(host)\"")
+            }
+        }
+        database = value("FIRESTORE_DATABASE") ?? "(default)"
+        if database.contains("/") { problems.append("FIRESTORE_DATABASE \"\(database)\" is not a database id") }
+        if let endpoint = value("FCM_ENDPOINT") {
+            if let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil {
+                fcmEndpoint = url
+            } else {
+                problems.append("FCM_ENDPOINT must be an http(s) URL, not \"\(endpoint)\"")
+            }
+        }
+        schema = value("HERALD_SCHEMA") ?? "default"
+        logLevel = .info
+        if let level = value("LOG_LEVEL") {
+            if let parsed = Self.parseLevel(level) { logLevel = parsed } else {
+                problems.append("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical; not \"\(level)\"")
+            }
+        }
+        switch value("LOG_FORMAT")?.lowercased() {
+        case nil: logFormat = stdoutIsTerminal ? .text : .json
+        case "json": logFormat = .json
+        case "text": logFormat = .text
+        case let other?:
+            logFormat = .json
+            problems.append("LOG_FORMAT must be json or text, not \"\(other)\"")
+        }
+        port = 8080
+        if let text = value("PORT") {
+            if let p = Int(text), (0...65535).contains(p) { port = p } else { problems.append("PORT must be a port number, not \"\(text)\"") }
+        }
+        if !problems.isEmpty { throw ConfigurationError(problems: problems) }
+    }
+
+    /// swift-log's level names, and Cloud Logging's severities (`WARNING`, `DEBUG`, …) too.
+    static func parseLevel(_ text: String) -> Logger.Level? {
+        let lower = text.lowercased()
+        if let level = Logger.Level(rawValue: lower) { return level }
+        switch lower {
+        case "warn": return .warning
+        case "default": return .info
+        case "alert", "emergency": return .critical
+        default: return nil
+        }
+    }
+}
+
+public struct ConfigurationError: Error, Sendable, CustomStringConvertible {
+    public var problems: [String]
+    public var description: String { "invalid configuration:\n" + problems.map { "  - \($0)" }.joined(separator: "\n") }
+}

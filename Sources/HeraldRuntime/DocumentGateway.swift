@@ -1,0 +1,74 @@
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import HeraldCore
+
+/// The runtime's side of a function's I/O: read documents, and carry out a plan.
+public protocol DocumentGateway: Sendable {
+    func read(_ names: [DocumentName]) async throws -> DocumentsRead
+    /// Carries the plan out exactly once for this change (a redelivered change reports `.duplicate`).
+    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome
+    /// True when nothing is written or sent, only planned.
+    var isDryRun: Bool { get }
+}
+
+/// A failure downstream, classified by what the trigger should do about it.
+public enum DownstreamError: Error, Sendable, CustomStringConvertible {
+    /// Try again later: the event gets 503 (or 429 when `throttled`) so the trigger retries.
+    case unavailable(String, retryAfterSeconds: Int? = nil)
+    case throttled(String, retryAfterSeconds: Int? = nil)
+    /// Can never succeed as it stands (e.g. a permission or a document that is not what it should be).
+    case rejected(String)
+
+    public var description: String {
+        switch self {
+        case .unavailable(let reason, _), .throttled(let reason, _), .rejected(let reason): reason
+        }
+    }
+}
+
+/// Documents from a JSON snapshot file, for running a function fully offline (`--documents FILE`).
+/// Nothing is ever written: executing a plan only reports it.
+public struct SnapshotGateway: DocumentGateway {
+    public let documents: [DocumentName: FirestoreDocument]
+    public var isDryRun: Bool { true }
+
+    public init(documents: [FirestoreDocument]) {
+        self.documents = Dictionary(documents.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// Reads `{"documents": [Document, …]}` or a bare array of documents, in Firestore's REST JSON.
+    public init(contentsOf url: URL) throws {
+        let bytes = try Data(contentsOf: url)
+        let json: JSONValue
+        do { json = try JSONValue(parsing: bytes) } catch { throw SnapshotError("\(url.path): \(error)") }
+        guard let list = json.arrayValue ?? json["documents"]?.arrayValue else {
+            throw SnapshotError("\(url.path): expected {\"documents\": [...]} or an array of Firestore documents")
+        }
+        var documents: [FirestoreDocument] = []
+        for (i, item) in list.enumerated() {
+            do {
+                guard let document = try FirestoreJSON.document(from: item, path: "documents[\(i)]") else {
+                    throw FirestoreJSONError(path: "documents[\(i)]", reason: "empty document")
+                }
+                documents.append(document)
+            } catch { throw SnapshotError("\(url.path): \(error)") }
+        }
+        self.init(documents: documents)
+    }
+
+    public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
+        var read = DocumentsRead()
+        for name in names {
+            if let document = documents[name] { read.found[name] = document } else { read.missing.insert(name) }
+        }
+        return read
+    }
+
+    public func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
+}
+
+public struct SnapshotError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,122 @@
+import FirestoreEvents
+import FirestoreModel
+import HeraldCore
+import Logging
+
+/// The answer to one delivered event: an HTTP status, a JSON body, and the report when there is one.
+public struct EventResponse: Sendable {
+    public var status: Int
+    public var body: JSONValue
+    public var report: EffectsReport?
+    public var retryAfterSeconds: Int?
+}
+
+/// Runs one function on one request: decode → check the trigger → read → plan → execute.
+/// Shared by `serve` and `invoke`, so both behave the same.
+public struct EventProcessor<Function: EventFunction>: Sendable {
+    public let function: Function
+    public let gateway: any DocumentGateway
+    public let project: String?
+
+    public init(function: Function, gateway: any DocumentGateway, project: String? = nil) {
+        self.function = function
+        self.gateway = gateway
+        self.project = project
+    }
+
+    public func process(_ request: EventRequest, logger baseLogger: Logger) async -> EventResponse {
+        var logger = baseLogger
+        let traceID = TraceContext.traceID(headers: request.headers)
+        let event: DecodedEvent
+        do {
+            event = try EventDecoder.decode(request)
+        } catch {
+            if let id = error.eventID { logger[metadataKey: "eventId"] = "\(id)" }
+            if let traceID, let project { logger[metadataKey: "logging.googleapis.com/trace"] = "\(TraceContext.loggingField(traceID: traceID, project: project))" }
+            logger.error("refused event: \(error.reason)")
+            return Self.failure(400, "INVALID_ARGUMENT", error.reason)
+        }
+        let change = event.change
+        logger[metadataKey: "eventId"] = "\(change.eventID)"
+        logger[metadataKey: "document"] = "\(change.document.path)"
+        if let traceID {
+            logger[metadataKey: "logging.googleapis.com/trace"] = "\(TraceContext.loggingField(traceID: traceID, project: project ?? change.document.project))"
+        }
+        logger.debug("decoded \(event.envelope.encoding.rawValue) event \(event.envelope.type)")
+
+        if let refusal = function.trigger.refusal(of: change) {
+            logger.info("skipped: \(refusal)")
+            return finish(EffectsReport(function: Function.name, event: event, outcome: .skipped(reason: refusal),
+                                        documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
+        }
+        do {
+            var change = change
+            var read = DocumentsRead()
+            if change.isDataMissing {
+                // Eventarc drops data over its size limit: read the document as it is now.
+                logger.info("event carries no document data; reading \(change.document.path)")
+                let current = try await gateway.read([change.document])
+                read = current
+                if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
+            }
+            let wanted = function.documentsToRead(for: change)
+            if !wanted.isEmpty {
+                let more = try await gateway.read(wanted)
+                read.found.merge(more.found) { _, new in new }
+                read.missing.formUnion(more.missing)
+            }
+            let plan = function.plan(for: change, documents: read)
+            let outcome: EffectsReport.Outcome
+            switch plan.decision {
+            case .skip(let reason):
+                logger.info("skipped: \(reason)")
+                outcome = .skipped(reason: reason)
+            case .apply:
+                outcome = try await gateway.execute(plan, for: change)
+                switch outcome {
+                case .duplicate: logger.info("duplicate delivery: already applied")
+                default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(plan.writes.count) writes, \(plan.pushes.count) pushes")
+                }
+            }
+            return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
+                                        outcome: outcome, documentsRead: read, plan: plan, dryRun: gateway.isDryRun))
+        } catch let error as DownstreamError {
+            switch error {
+            case .unavailable(let reason, let after):
+                logger.warning("transient failure, the trigger will retry: \(reason)")
+                var response = Self.failure(503, "UNAVAILABLE", reason)
+                response.retryAfterSeconds = after
+                return response
+            case .throttled(let reason, let after):
+                logger.warning("throttled, the trigger will retry: \(reason)")
+                var response = Self.failure(429, "RESOURCE_EXHAUSTED", reason)
+                response.retryAfterSeconds = after
+                return response
+            case .rejected(let reason):
+                logger.error("cannot handle event: \(reason)")
+                return Self.failure(400, "FAILED_PRECONDITION", reason)
+            }
+        } catch {
+            // Unclassified: let the trigger retry; its dead-letter policy bounds the attempts.
+            logger.error("unexpected failure, the trigger will retry: \(error)")
+            return Self.failure(500, "INTERNAL", "\(error)")
+        }
+    }
+
+    /// The HTTP answer is a summary; the whole report is for `invoke` and tests.
+    func finish(_ report: EffectsReport) -> EventResponse {
+        var outcome: [String: JSONValue] = ["eventId": .string(report.event.change.eventID)]
+        switch report.outcome {
+        case .applied: outcome["outcome"] = "applied"
+        case .duplicate: outcome["outcome"] = "duplicate"
+        case .skipped(let reason): outcome["outcome"] = "skipped"; outcome["reason"] = .string(reason)
+        }
+        outcome["writes"] = .integer(report.plan.writes.count)
+        outcome["pushes"] = .integer(report.plan.pushes.count)
+        return EventResponse(status: 200, body: .object(outcome), report: report)
+    }
+
+    static func failure(_ status: Int, _ code: String, _ message: String) -> EventResponse {
+        EventResponse(status: status, body: ["error": ["code": .integer(status), "status": .string(code), "message": .string(message)]])
+    }
+}
