@@ -17,6 +17,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
@@ -48,16 +49,28 @@ let package = Package(
             dependencies: ["HeraldRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strict
         ),
-        .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel"], swiftSettings: strict),
+        // Test support: start a function server in-process on a free port, find fixtures, executables, Python.
+        .target(
+            name: "HeraldTesting",
+            dependencies: [
+                "HeraldRuntime", "HeraldCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",
-            dependencies: ["FirestoreEvents", "FirestoreModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            dependencies: ["FirestoreEvents", "FirestoreModel", "HeraldTesting"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HeraldRuntimeTests",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents", "FirestoreModel",
+                "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "FirestoreEvents", "FirestoreModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ] + functionNames.map { .target(name: $0) },

@@ -91,7 +91,7 @@ public enum FirestoreJSON {
         }
         let nameJSON = members["name"] ?? .null
         if nameJSON == .null || nameJSON == "" {
-            let rest = members.filter { $0.value != .null && $0.key != "name" }
+            let rest = members.filter { $0.key != "name" && $0.value != .null && $0.value != .object([:]) }
             if rest.isEmpty { return nil }
             throw FirestoreJSONError(path: "\(path).name", reason: "a document with fields must have a name")
         }

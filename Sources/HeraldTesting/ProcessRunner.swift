@@ -1,0 +1,74 @@
+import Foundation
+
+/// Runs a program to completion and collects what it printed.
+public struct ProcessResult: Sendable {
+    public var status: Int32
+    public var stdout: Data
+    public var stderr: String
+    public var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+public enum ProcessRunner {
+    public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        if let environment { process.environment = environment }
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = input
+        try process.run()
+        // Read both pipes while the process runs, so a large output cannot block it.
+        let stdoutData = LockedData(), stderrData = LockedData()
+        let group = DispatchGroup()
+        for (pipe, sink) in [(out, stdoutData), (err, stderrData)] {
+            group.enter()
+            DispatchQueue.global().async {
+                sink.set(pipe.fileHandleForReading.readDataToEndOfFile())
+                group.leave()
+            }
+        }
+        if let stdin { input.fileHandleForWriting.write(stdin) }
+        try? input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        group.wait()
+        return ProcessResult(status: process.terminationStatus, stdout: stdoutData.get(), stderr: String(decoding: stderrData.get(), as: UTF8.self))
+    }
+}
+
+final class LockedData: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func set(_ d: Data) { lock.withLock { data = d } }
+    func get() -> Data { lock.withLock { data } }
+}
+
+/// A Python interpreter with Google's reference libraries (google-events, …), if this machine has one.
+/// Looked for in $HERALD_PYTHON, the package's .venv, then python3 on the PATH.
+public enum PythonReference {
+    public static func interpreter(importing module: String) -> URL? {
+        var candidates: [String] = []
+        if let configured = ProcessInfo.processInfo.environment["HERALD_PYTHON"] { candidates.append(configured) }
+        candidates.append(TestPaths.packageRoot.appendingPathComponent(".venv/bin/python").path)
+        candidates.append("/usr/bin/env")
+        for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
+            let url = URL(fileURLWithPath: candidate)
+            let args = candidate == "/usr/bin/env" ? ["python3", "-c", "import \(module)"] : ["-c", "import \(module)"]
+            if let result = try? ProcessRunner.run(url, args), result.status == 0 {
+                return candidate == "/usr/bin/env" ? resolvePython3() : url
+            }
+        }
+        return nil
+    }
+
+    static func resolvePython3() -> URL? {
+        guard let result = try? ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import sys; print(sys.executable)"]),
+            result.status == 0
+        else { return nil }
+        return URL(fileURLWithPath: result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// In CI a missing reference is a failure (CI installs it); elsewhere the test says so and skips.
+    public static var isRequired: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+}

@@ -1,0 +1,76 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldRuntime
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// A function's HTTP server running in the test's own process, on a free port.
+public struct TestFunctionServer: Sendable {
+    public let port: Int
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    let group: ServiceGroup
+
+    /// Stops accepting and lets in-flight requests finish, as SIGTERM does in a deployed function.
+    public func beginGracefulShutdown() async { await group.triggerGracefulShutdown() }
+}
+
+/// Starts the server, runs `body` against it, and shuts it down however `body` ends.
+public func withFunctionServer<Function: EventFunction, Result: Sendable>(
+    _ function: Function,
+    gateway: any DocumentGateway,
+    logSink: LineSink = LineSink { _ in },
+    _ body: @Sendable (TestFunctionServer) async throws -> Result
+) async throws -> Result {
+    let logger = Logger(label: Function.name) { label in CloudLogHandler(label: label, level: .debug, format: .json, sink: logSink) }
+    let server = FunctionServer(processor: EventProcessor(function: function, gateway: gateway, project: "herald-test"), logger: logger)
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let app = server.application(host: "127.0.0.1", port: 0) { port in portContinuation.yield(port) }
+    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        let handle = TestFunctionServer(port: port, group: group)
+        do {
+            let result = try await body(handle)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            tasks.cancelAll()
+            throw error
+        }
+    }
+}
+
+/// A plain HTTP/1.1 answer.
+public struct TestResponse: Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    public var body: String
+}
+
+extension HTTPClient {
+    /// POSTs bytes with headers and collects the answer (up to 16 MiB).
+    public func post(_ url: String, headers: [String: String], body: [UInt8]) async throws -> TestResponse {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: body))
+        let response = try await execute(request, timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
+        var responseHeaders: [String: String] = [:]
+        for header in response.headers { responseHeaders[header.name.lowercased()] = header.value }
+        return TestResponse(status: Int(response.status.code), headers: responseHeaders, body: String(buffer: bytes))
+    }
+
+    public func get(_ url: String) async throws -> TestResponse {
+        let response = try await execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+        let bytes = try await response.body.collect(upTo: 1024 * 1024)
+        return TestResponse(status: Int(response.status.code), headers: [:], body: String(buffer: bytes))
+    }
+}
