@@ -121,12 +121,14 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
             FileHandle.standardError.write(Data((line + "\n").utf8))
         })
         let processor = try source.setUp(Function.self, configuration: configuration)
-        let bytes: [UInt8]
-        do { bytes = Array(try Data(contentsOf: URL(fileURLWithPath: event))) } catch {
-            throw ValidationError("cannot read the event fixture \(event): \(error.localizedDescription)")
-        }
         let request: EventRequest
-        do { request = try Fixture.request(from: bytes) } catch { throw ValidationError("bad fixture \(event): \(error)") }
+        do {
+            request = try Fixture.request(from: Array(Data(contentsOf: URL(fileURLWithPath: event))))
+        } catch let error as FixtureError {
+            throw Self.badFixture("bad fixture \(event): \(error)")
+        } catch {
+            throw Self.badFixture("cannot read the event fixture \(event): \(error.localizedDescription)")
+        }
         let result = await processor.process(request, logger: logger)
         let output = result.report?.json ?? result.body
         print(output.serialized(pretty: true))
@@ -136,6 +138,11 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         case 400..<500: throw ExitCode(2)
         default: throw ExitCode(1)
         }
+    }
+
+    static func badFixture(_ message: String) -> ExitCode {
+        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        return ExitCode(2)
     }
 }
 

@@ -1,0 +1,55 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A bare TCP connection for tests that need to send a request in pieces (a body still arriving
+/// when the server is told to stop) or bytes no HTTP client would send.
+public final class RawHTTPConnection {
+    let fd: Int32
+
+    public init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw RawHTTPError("socket() failed") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else { close(fd); throw RawHTTPError("connect() to port \(port) failed") }
+    }
+
+    deinit { close(fd) }
+
+    public func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw RawHTTPError("send() failed") }
+            offset += sent
+        }
+    }
+
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    /// Reads until the peer closes the connection or `timeout` passes.
+    public func readAll(timeout: TimeInterval = 10) -> String {
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            data.append(contentsOf: buffer[0..<n])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+public struct RawHTTPError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// A function executable started with `serve` on a free port, for tests of the real process
+/// (signals, exit status, what it prints).
+public final class ServingProcess: @unchecked Sendable {
+    public let process: Process
+    public let port: Int
+    let output: Pipe
+
+    /// Starts `NAME serve --port 0 …` and waits for its "listening on" line to learn the port.
+    public init(_ name: String, arguments: [String], environment: [String: String] = [:]) throws {
+        process = Process()
+        process.executableURL = TestPaths.executable(name)
+        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env["LOG_FORMAT"] = "json"
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        var seen = ""
+        let deadline = Date().addingTimeInterval(30)
+        var found: Int?
+        while found == nil, Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+            if let range = seen.range(of: #"listening on [0-9.]+:([0-9]+)"#, options: .regularExpression) {
+                found = Int(seen[range].split(separator: ":").last!)
+            }
+        }
+        guard let found else {
+            process.terminate()
+            throw RawHTTPError("\(name) did not say it was listening; it printed: \(seen)")
+        }
+        port = found
+    }
+
+    public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for the process to exit and returns its status and everything else it printed.
+    public func waitForExit() -> (status: Int32, output: String) {
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: rest, as: UTF8.self))
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}

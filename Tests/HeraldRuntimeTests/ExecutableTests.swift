@@ -1,0 +1,109 @@
+import Foundation
+import FirestoreModel
+import HeraldRuntime
+import HeraldTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The built executables, run as a user or Cloud Run would run them.
+@Suite(.serialized) struct ExecutableTests {
+    static let documents = TestPaths.fixture("default/documents.json").path
+
+    @Test func sigtermWhileABodyIsArrivingStillAnswersItAndExitsZero() throws {
+        let server = try ServingProcess("onMessageCreated", arguments: ["--documents", Self.documents])
+        let fixture = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("default/message-created.binary-protobuf.json"))))
+        let connection = try RawHTTPConnection(port: server.port)
+        var head = "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(fixture.body.count)\r\n"
+        for (name, value) in fixture.headers { head += "\(name): \(value)\r\n" }
+        try connection.send(head + "\r\n")
+        let half = fixture.body.count / 2
+        try connection.send(Array(fixture.body[..<half]))
+        usleep(200_000)
+        server.signal(SIGTERM)
+        usleep(300_000)
+        try connection.send(Array(fixture.body[half...]))
+        let response = connection.readAll()
+        #expect(response.hasPrefix("HTTP/1.1 200"), "\(response)")
+        #expect(response.contains("\"eventId\":\"default-evt-1\""))
+        let (status, output) = server.waitForExit()
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("stopped"))
+    }
+
+    @Test func serveHonoursPORTAndAnswersHealthz() throws {
+        // --port 0 in ServingProcess wins over PORT; here PORT alone picks the port.
+        let probe = try ServingProcess("tokenCleanup", arguments: ["--documents", Self.documents])
+        let connection = try RawHTTPConnection(port: probe.port)
+        try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        #expect(connection.readAll().hasPrefix("HTTP/1.1 200"))
+        probe.signal(SIGTERM)
+        #expect(probe.waitForExit().status == 0)
+    }
+
+    @Test(arguments: ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"])
+    func invokePrintsAReportForEveryPreset(_ function: String) throws {
+        for preset in ["default", "prd000", "prd001", "prd004"] {
+            let result = try ProcessRunner.run(TestPaths.executable(function), [
+                "invoke", "--event", TestPaths.fixture("\(preset)/message-created.binary-protobuf.json").path,
+                "--documents", TestPaths.fixture("\(preset)/documents.json").path, "--schema", preset,
+            ])
+            #expect(result.status == 0, "\(function) \(preset): \(result.stderr)")
+            let report = try JSONValue(parsing: result.stdout)
+            #expect(report["function"] == .string(function))
+            #expect(report["event"]?["id"] == .string("\(preset)-evt-1"))
+            #expect(report["event"]?["encoding"] == "cloudevent-binary-protobuf")
+            #expect(report["outcome"]?["status"] == "skipped")
+            #expect(report["dryRun"] == true)
+        }
+    }
+
+    @Test func invokeRefusesBadFixturesWithExitStatus2() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bad-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let cases: [(String, String)] = [
+            ("not json at all", "not JSON"),
+            (#"{"headers": {"content-type": "application/protobuf"}, "body": "%%%"}"#, "base64"),
+            (#"{"context": {"eventId": "1"}}"#, "eventType"),
+            (#"{"specversion": "1.0", "id": "x", "source": "//firestore.googleapis.com/projects/p/databases/d", "type": "nope", "time": "2026-11-20T09:00:00Z", "subject": "documents/a/b"}"#, "unknown event type"),
+        ]
+        for (index, (content, fragment)) in cases.enumerated() {
+            let file = dir.appendingPathComponent("bad-\(index).json")
+            try content.write(to: file, atomically: true, encoding: .utf8)
+            let result = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", file.path, "--documents", Self.documents])
+            #expect(result.status == 2, "\(content): \(result.stderr)")
+            #expect((result.stderr + result.stdoutText).contains(fragment), "\(result.stderr) \(result.stdoutText)")
+        }
+        let missing = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "/nonexistent.json", "--documents", Self.documents])
+        #expect(missing.status == 2)
+        #expect(missing.stderr.contains("cannot read the event fixture"))
+    }
+
+    @Test func badConfigurationIsReportedAtStart() throws {
+        var env = ProcessInfo.processInfo.environment
+        env["LOG_LEVEL"] = "loud"
+        env["FCM_ENDPOINT"] = "not a url"
+        env["HERALD_SCHEMA"] = "prd999"
+        let result = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
+        #expect(result.status != 0)
+        #expect(result.stderr.contains("LOG_LEVEL"))
+        #expect(result.stderr.contains("FCM_ENDPOINT"))
+        env["LOG_LEVEL"] = nil
+        env["FCM_ENDPOINT"] = nil
+        let schema = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
+        #expect(schema.stderr.contains("unknown schema \"prd999\""))
+    }
+
+    @Test func everyExecutableHasHelpThatNamesItsCommands() throws {
+        for name in ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"] {
+            let result = try ProcessRunner.run(TestPaths.executable(name), ["--help"])
+            #expect(result.status == 0)
+            #expect(result.stdoutText.contains("serve (default)") && result.stdoutText.contains("invoke"))
+        }
+        let version = try ProcessRunner.run(TestPaths.executable("herald"), ["version"])
+        #expect(version.stdoutText.hasPrefix("herald \(HeraldVersion.current)"))
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import HeraldCore
+import HeraldRuntime
+import HeraldTesting
+
+/// A small function for exercising the runtime: a new message in `rooms/{roomId}/messages/{id}`
+/// reads its room, copies the text to the room and pushes to every token the room lists.
+struct RelayFunction: EventFunction {
+    static let name = "relay"
+    static let summary = "test function"
+    var trigger: Trigger { Trigger(pattern: "rooms/{roomId}/messages/{messageId}", kinds: [.created]) }
+
+    func documentsToRead(for change: DocumentChange) -> [DocumentName] { change.document.parent.map { [$0] } ?? [] }
+
+    func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
+        guard let roomName = change.document.parent, let room = documents[roomName] else { return .skip("room missing") }
+        guard let text = change.newDocument?["text"] else { return .skip("message has no text") }
+        let tokens = room["tokens"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        return Plan(
+            writes: [Write(.update(roomName, fields: ["lastText": text], mask: [FieldPath("lastText")]),
+                           transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))],
+            pushes: tokens.map { PushMessage(userID: "u", token: $0, content: ["notification": ["title": "Room", "body": text == .null ? "" : .string(text.stringValue ?? "")]]) }
+        )
+    }
+}
+
+/// Fails every read with the given error.
+struct FailingGateway: DocumentGateway {
+    let error: any Error
+    var isDryRun: Bool { false }
+    func read(_ names: [DocumentName]) async throws -> DocumentsRead { throw error }
+    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { throw error }
+}
+
+/// Holds every read until `release()` is called, to keep an event in flight.
+final class GatedGateway: DocumentGateway, @unchecked Sendable {
+    let inner: SnapshotGateway
+    private let (gate, opener) = AsyncStream.makeStream(of: Void.self)
+    private let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
+    var isDryRun: Bool { true }
+
+    init(_ inner: SnapshotGateway) { self.inner = inner }
+
+    func read(_ names: [DocumentName]) async throws -> DocumentsRead {
+        enteredContinuation.yield()
+        for await _ in gate { break }
+        return try await inner.read(names)
+    }
+
+    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
+
+    func waitUntilEntered() async { for await _ in entered { return } }
+    func release() { opener.yield(); opener.finish() }
+}
+
+enum Rooms {
+    static let room = try! DocumentName(project: "herald-test", path: "rooms/r1")
+    static let message = try! DocumentName(project: "herald-test", path: "rooms/r1/messages/m1")
+
+    static let snapshot = SnapshotGateway(documents: [
+        FirestoreDocument(name: room, fields: ["tokens": .array([.string("tok-a"), .string("tok-b")]), "count": .integer(4)]),
+    ])
+
+    static func created(id: String = "evt-1", document: DocumentName = message, text: String = "hello") -> DocumentChange {
+        DocumentChange(eventID: id, kind: .created, time: Timestamp(seconds: 1_795_165_200), document: document,
+                       newDocument: FirestoreDocument(name: document, fields: ["text": .string(text)]))
+    }
+
+    /// The change as Eventarc's binary-mode HTTP request: headers and protobuf body.
+    static func httpRequest(_ change: DocumentChange, extraHeaders: [String: String] = [:]) throws -> (headers: [String: String], body: [UInt8]) {
+        let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
+        let request = try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
+        return (request.headers.merging(extraHeaders) { $1 }, request.body)
+    }
+}
