@@ -15,8 +15,8 @@ public struct FunctionCommand<Function: ConfigurableFunction>: AsyncParsableComm
             commandName: Function.name,
             abstract: Function.summary,
             discussion: """
-                Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS,
-                FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA
+                Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS, \
+                FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA \
                 (default, prd000, prd001, prd004, or a schema JSON file), LOG_LEVEL, LOG_FORMAT (json or text), PORT.
                 """,
             subcommands: [ServeCommand<Function>.self, InvokeCommand<Function>.self],
@@ -65,8 +65,8 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
             commandName: "serve",
             abstract: "Serve POST / (one Firestore event per request) and GET /healthz over HTTP.",
             discussion: """
-                Answers 2xx once the event's effects are done (or nothing needs doing), 400 with a JSON reason
-                for a request that can never succeed, 503/429 for a transient failure so the trigger retries.
+                Answers 2xx once the event's effects are done (or nothing needs doing), 400 with a JSON reason \
+                for a request that can never succeed, 503/429 for a transient failure so the trigger retries. \
                 SIGTERM stops accepting, finishes the events in flight, and exits 0.
                 """
         )
@@ -100,10 +100,12 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
             commandName: "invoke",
             abstract: "Run the function once on an event fixture and print a JSON report of its effects.",
             discussion: """
-                The fixture is a structured CloudEvent JSON, a legacy (1st-gen) event JSON, or
-                {"headers": {...}, "body": ...} for a binary-mode CloudEvent (body as JSON, or base64 protobuf).
-                The report lists the event, the outcome (applied, skipped with a reason, or duplicate), the documents
-                read, the writes and the pushes. Exit status: 0 handled, 2 bad fixture or event, 75 transient failure.
+                The fixture is a structured CloudEvent JSON, a legacy (1st-gen) event JSON, or \
+                {"headers": {...}, "body": ...} for a binary-mode CloudEvent (body as JSON, or base64 protobuf). \
+                The report lists the event, the outcome (applied, skipped with a reason, or duplicate), the documents \
+                read, the writes and the pushes.
+
+                Exit status: 0 handled, 2 bad fixture or event, 75 transient failure.
                 """
         )
     }
