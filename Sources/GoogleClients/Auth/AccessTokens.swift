@@ -1,0 +1,195 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreModel
+import JWTKit
+import NIOCore
+import NIOHTTP1
+
+/// An OAuth access token and when it stops working.
+public struct AccessToken: Sendable, Equatable {
+    public var value: String
+    public var expiresAt: Date
+    public init(value: String, expiresAt: Date) {
+        self.value = value
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Where a client gets the bearer token for its requests.
+public protocol AccessTokenProvider: Sendable {
+    /// A token valid for at least a few more minutes (cached; refreshed early).
+    func token() async throws -> String
+    /// Forget `token` after an API answered 401 with it, so the next call fetches a new one.
+    func invalidate(_ token: String) async
+}
+
+/// The Firestore emulator's convention: every request as `Bearer owner`.
+public struct EmulatorCredentials: AccessTokenProvider {
+    public init() {}
+    public func token() async throws -> String { "owner" }
+    public func invalidate(_ token: String) async {}
+}
+
+/// Caches one token and refreshes it at least `refreshMargin` before it expires, with a single
+/// refresh in flight however many callers wait for it.
+public actor TokenCache {
+    public typealias Fetch = @Sendable () async throws -> AccessToken
+    let fetch: Fetch
+    let refreshMargin: TimeInterval
+    let now: @Sendable () -> Date
+    var current: AccessToken?
+    var inFlight: Task<AccessToken, any Error>?
+    /// How many times the token was fetched (for tests and metrics).
+    public private(set) var fetches = 0
+
+    public init(refreshMargin: TimeInterval = 300, now: @escaping @Sendable () -> Date = Date.init, fetch: @escaping Fetch) {
+        self.fetch = fetch
+        self.refreshMargin = refreshMargin
+        self.now = now
+    }
+
+    public func token() async throws -> String {
+        if let current, current.expiresAt.timeIntervalSince(now()) > refreshMargin { return current.value }
+        if let inFlight { return try await inFlight.value.value }
+        fetches += 1
+        let task = Task { try await fetch() }
+        inFlight = task
+        defer { inFlight = nil }
+        let token = try await task.value
+        current = token
+        return token.value
+    }
+
+    public func invalidate(_ token: String) {
+        if current?.value == token { current = nil }
+    }
+}
+
+/// A service account's own credentials: an RS256 JWT signed with its key, exchanged at `token_uri`
+/// (`urn:ietf:params:oauth:grant-type:jwt-bearer`), or used directly as Google's self-signed JWT.
+public struct ServiceAccountCredentials: AccessTokenProvider {
+    public enum Mode: Sendable {
+        case tokenExchange(scopes: [String])
+        /// No exchange: the JWT itself is the bearer token, with `aud` = the API's base URL.
+        case selfSignedJWT(audience: String)
+    }
+
+    public static let cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
+    public static let messagingScope = "https://www.googleapis.com/auth/firebase.messaging"
+
+    let key: ServiceAccountKey
+    let cache: TokenCache
+
+    public init(key: ServiceAccountKey, mode: Mode, httpClient: HTTPClient, lifetime: TimeInterval = 3600) throws(AuthError) {
+        let signingKey: Insecure.RSA.PrivateKey
+        do { signingKey = try Insecure.RSA.PrivateKey(pem: key.privateKeyPEM) } catch {
+            throw AuthError.badPrivateKey("the private_key of \(key.clientEmail) could not be read as an RSA key")
+        }
+        let keys = JWTKeyCollection()
+        let lifetime = min(lifetime, 3600)
+        self.key = key
+        self.cache = TokenCache { [key] in
+            await keys.add(rsa: signingKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.privateKeyID))
+            let issued = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            let expires = issued.addingTimeInterval(lifetime)
+            switch mode {
+            case .tokenExchange(let scopes):
+                let claims = AssertionClaims(iss: key.clientEmail, sub: nil, scope: scopes.joined(separator: " "), aud: key.tokenURI, iat: issued, exp: expires)
+                let assertion = try await keys.sign(claims, kid: JWKIdentifier(string: key.privateKeyID))
+                return try await Self.exchange(assertion: assertion, tokenURI: key.tokenURI, httpClient: httpClient)
+            case .selfSignedJWT(let audience):
+                let claims = AssertionClaims(iss: key.clientEmail, sub: key.clientEmail, scope: nil, aud: audience, iat: issued, exp: expires)
+                return AccessToken(value: try await keys.sign(claims, kid: JWKIdentifier(string: key.privateKeyID)), expiresAt: expires)
+            }
+        }
+    }
+
+    public func token() async throws -> String { try await cache.token() }
+    public func invalidate(_ token: String) async { await cache.invalidate(token) }
+
+    static func exchange(assertion: String, tokenURI: String, httpClient: HTTPClient) async throws -> AccessToken {
+        var request = HTTPClientRequest(url: tokenURI)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+        request.body = .bytes(ByteBuffer(string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
+        return try await TokenResponse.fetch(request, from: "token endpoint \(tokenURI)", httpClient: httpClient)
+    }
+}
+
+/// The JWT claims Google's token endpoint and APIs expect.
+struct AssertionClaims: JWTPayload {
+    var iss: String
+    var sub: String?
+    var scope: String?
+    var aud: String
+    var iat: Int
+    var exp: Int
+
+    init(iss: String, sub: String?, scope: String?, aud: String, iat: Date, exp: Date) {
+        self.iss = iss
+        self.sub = sub
+        self.scope = scope
+        self.aud = aud
+        self.iat = Int(iat.timeIntervalSince1970)
+        self.exp = Int(exp.timeIntervalSince1970)
+    }
+
+    func verify(using algorithm: some JWTAlgorithm) throws {}
+}
+
+/// The metadata server's token, which is what Cloud Run gives a function.
+public struct MetadataServerCredentials: AccessTokenProvider {
+    public static let defaultHost = "metadata.google.internal"
+    let host: String
+    let cache: TokenCache
+    let httpClient: HTTPClient
+
+    public init(host: String = defaultHost, httpClient: HTTPClient) {
+        self.host = host
+        self.httpClient = httpClient
+        self.cache = TokenCache {
+            var request = HTTPClientRequest(url: "http://\(host)/computeMetadata/v1/instance/service-accounts/default/token")
+            request.headers.add(name: "Metadata-Flavor", value: "Google")
+            return try await TokenResponse.fetch(request, from: "metadata server \(host)", httpClient: httpClient)
+        }
+    }
+
+    public func token() async throws -> String { try await cache.token() }
+    public func invalidate(_ token: String) async { await cache.invalidate(token) }
+
+    /// The project this instance runs in.
+    public func projectID() async throws -> String {
+        var request = HTTPClientRequest(url: "http://\(host)/computeMetadata/v1/project/project-id")
+        request.headers.add(name: "Metadata-Flavor", value: "Google")
+        let response: HTTPClientResponse
+        do { response = try await httpClient.execute(request, timeout: .seconds(5)) } catch {
+            throw AuthError.unavailable("metadata server \(host): \(error)")
+        }
+        let body = try await response.body.collect(upTo: 4096)
+        guard response.status == .ok else { throw AuthError.refused("metadata server \(host) answered \(response.status.code)") }
+        return String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+enum TokenResponse {
+    /// Sends a token request and reads `{"access_token", "expires_in"}`. Errors carry Google's error
+    /// code (e.g. `invalid_grant`) but never the token or the assertion.
+    static func fetch(_ request: HTTPClientRequest, from source: String, httpClient: HTTPClient) async throws -> AccessToken {
+        let response: HTTPClientResponse
+        do { response = try await httpClient.execute(request, timeout: .seconds(30)) } catch {
+            throw AuthError.unavailable("\(source): \(error)")
+        }
+        let body = try await response.body.collect(upTo: 1 << 20)
+        let json = try? JSONValue(parsing: Array(buffer: body))
+        guard response.status == .ok else {
+            let code = json?["error"]?.stringValue ?? json?["error"]?["status"]?.stringValue ?? ""
+            let detail = "\(source) answered \(response.status.code)\(code.isEmpty ? "" : " \(code)")"
+            throw response.status.code >= 500 ? AuthError.unavailable(detail) : AuthError.refused(detail)
+        }
+        guard let value = json?["access_token"]?.stringValue, !value.isEmpty else {
+            throw AuthError.refused("\(source) answered without an access_token")
+        }
+        let lifetime = json?["expires_in"]?.int64Value ?? 3600
+        return AccessToken(value: value, expiresAt: Date().addingTimeInterval(TimeInterval(lifetime)))
+    }
+}

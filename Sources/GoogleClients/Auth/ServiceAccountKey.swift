@@ -1,0 +1,65 @@
+import Foundation
+import FirestoreModel
+
+/// A service-account key file as the Cloud console downloads it. Its `description` never shows the key.
+public struct ServiceAccountKey: Sendable, CustomStringConvertible {
+    public var clientEmail: String
+    public var privateKeyID: String
+    public var projectID: String?
+    public var tokenURI: String
+    let privateKeyPEM: String
+
+    public init(clientEmail: String, privateKeyID: String, privateKeyPEM: String, projectID: String?, tokenURI: String = "https://oauth2.googleapis.com/token") {
+        self.clientEmail = clientEmail
+        self.privateKeyID = privateKeyID
+        self.privateKeyPEM = privateKeyPEM
+        self.projectID = projectID
+        self.tokenURI = tokenURI
+    }
+
+    /// Parses a key file's JSON. Errors name the missing or bad field, never its value.
+    public init(json bytes: [UInt8], source: String) throws(AuthError) {
+        guard let json = try? JSONValue(parsing: bytes), case .object(let members) = json else {
+            throw AuthError.badKeyFile("\(source) is not a JSON object")
+        }
+        func field(_ name: String) throws(AuthError) -> String {
+            guard let value = members[name]?.stringValue, !value.isEmpty else { throw AuthError.badKeyFile("\(source) has no \"\(name)\"") }
+            return value
+        }
+        guard members["type"]?.stringValue == "service_account" else {
+            throw AuthError.badKeyFile("\(source) is not a service-account key (type must be \"service_account\")")
+        }
+        let pem = try field("private_key")
+        guard pem.contains("-----BEGIN PRIVATE KEY-----") || pem.contains("-----BEGIN RSA PRIVATE KEY-----") else {
+            throw AuthError.badKeyFile("\(source): \"private_key\" is not a PEM private key")
+        }
+        self.init(clientEmail: try field("client_email"), privateKeyID: try field("private_key_id"), privateKeyPEM: pem,
+                  projectID: members["project_id"]?.stringValue, tokenURI: members["token_uri"]?.stringValue ?? "https://oauth2.googleapis.com/token")
+    }
+
+    public init(contentsOf path: String) throws(AuthError) {
+        guard let data = FileManager.default.contents(atPath: path) else { throw AuthError.badKeyFile("cannot read \(path)") }
+        try self.init(json: Array(data), source: path)
+    }
+
+    public var description: String { "ServiceAccountKey(\(clientEmail), key id \(privateKeyID))" }
+}
+
+/// Why a credential could not be had. Messages name files, fields and endpoints, never keys or tokens.
+public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
+    case badKeyFile(String)
+    case badPrivateKey(String)
+    /// The token endpoint or metadata server said no (the status and Google's error code, if any).
+    case refused(String)
+    /// The token endpoint or metadata server could not be reached, or answered 5xx.
+    case unavailable(String)
+
+    public var description: String {
+        switch self {
+        case .badKeyFile(let m): "bad service-account key file: \(m)"
+        case .badPrivateKey(let m): "bad private key: \(m)"
+        case .refused(let m): "credentials refused: \(m)"
+        case .unavailable(let m): "token service unavailable: \(m)"
+        }
+    }
+}

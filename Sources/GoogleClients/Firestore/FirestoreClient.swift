@@ -1,0 +1,273 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreModel
+import NIOHTTP1
+
+/// The Firestore v1 REST API for one database.
+public struct FirestoreClient: Sendable {
+    public static let productionEndpoint = "https://firestore.googleapis.com"
+    public static let maximumWritesPerCommit = 500
+    public static let maximumDocumentBytes = 1_048_576
+
+    public let project: String
+    public let database: String
+    let endpoint: String
+    let http: GoogleHTTP
+    public var readRetry: RetryPolicy
+    public var writeRetry: RetryPolicy
+
+    /// - endpoint: `https://firestore.googleapis.com`, or `http://HOST:PORT` for an emulator.
+    public init(project: String, database: String = "(default)", endpoint: String = productionEndpoint,
+                credentials: any AccessTokenProvider, httpClient: HTTPClient,
+                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy()) {
+        self.project = project
+        self.database = database
+        self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials)
+        self.readRetry = readRetry
+        self.writeRetry = writeRetry
+    }
+
+    public var databaseName: String { "projects/\(project)/databases/\(database)" }
+
+    public func name(_ path: String) throws -> DocumentName { try DocumentName(project: project, database: database, path: path) }
+
+    // MARK: Reads
+
+    /// The document, or nil if it does not exist.
+    public func get(_ name: DocumentName) async throws -> FirestoreDocument? {
+        try await batchGet([name])[name] ?? nil
+    }
+
+    /// Many documents in one request: each found (a document) or missing (nil).
+    public func batchGet(_ names: [DocumentName], transaction: String? = nil) async throws -> [DocumentName: FirestoreDocument?] {
+        guard !names.isEmpty else { return [:] }
+        var body: [String: JSONValue] = ["documents": .array(Array(Set(names)).map { .string($0.resourceName) })]
+        if let transaction { body["transaction"] = .string(transaction) }
+        let items = try await readStream(url("\(databaseName)/documents:batchGet"), body: .object(body))
+        var result: [DocumentName: FirestoreDocument?] = [:]
+        for item in items {
+            if let found = item["found"], let document = try FirestoreJSON.document(from: found, path: "found") {
+                result[document.name] = .some(document)
+            } else if let missing = item["missing"]?.stringValue {
+                result[try DocumentName(resourceName: missing)] = .some(nil)
+            }
+        }
+        return result
+    }
+
+    /// Runs a query under `parent` (nil: the database root) and returns every matching document.
+    public func runQuery(_ query: StructuredQuery, parent: DocumentName? = nil, transaction: String? = nil) async throws -> [FirestoreDocument] {
+        var body: [String: JSONValue] = ["structuredQuery": query.json]
+        if let transaction { body["transaction"] = .string(transaction) }
+        let items = try await readStream(url("\(parentPath(parent)):runQuery"), body: .object(body))
+        return try items.compactMap { item in try item["document"].flatMap { try FirestoreJSON.document(from: $0, path: "document") } }
+    }
+
+    /// Every match of `query`, fetched `pageSize` at a time with a cursor after the last document,
+    /// so a large result never has to fit in one answer.
+    public func queryAll(_ query: StructuredQuery, parent: DocumentName? = nil, pageSize: Int = 300) async throws -> AsyncThrowingStream<[FirestoreDocument], any Error> {
+        var paged = query
+        if !paged.orderBy.contains(where: { $0.field == FieldPath("__name__") }) {
+            paged.orderBy.append(StructuredQuery.Order(FieldPath("__name__"), paged.orderBy.last?.direction ?? .ascending))
+        }
+        let limit = query.limit
+        return AsyncThrowingStream { continuation in
+            let task = Task {
+                do {
+                    var page = paged
+                    var delivered = 0
+                    while true {
+                        page.limit = min(pageSize, limit.map { $0 - delivered } ?? pageSize)
+                        if page.limit == 0 { break }
+                        let documents = try await runQuery(page, parent: parent)
+                        if !documents.isEmpty { continuation.yield(documents) }
+                        delivered += documents.count
+                        guard documents.count == page.limit, let last = documents.last else { break }
+                        page.offset = nil
+                        page.startAt = StructuredQuery.Cursor(values: paged.orderBy.map { order in
+                            order.field == FieldPath("__name__") ? .reference(last.name.resourceName) : last.value(at: order.field.segments) ?? .null
+                        }, before: false)
+                    }
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error)
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// `COUNT(*)` of a query, without reading the documents.
+    public func count(_ query: StructuredQuery, parent: DocumentName? = nil) async throws -> Int64 {
+        let body: JSONValue = ["structuredAggregationQuery": ["structuredQuery": query.json, "aggregations": [["alias": "count", "count": [:]]]]]
+        let items = try await readStream(url("\(parentPath(parent)):runAggregationQuery"), body: body)
+        return items.compactMap { $0["result"]?["aggregateFields"]?["count"]?["integerValue"]?.int64Value }.first ?? 0
+    }
+
+    // MARK: Writes
+
+    public struct CommitResult: Sendable, Equatable {
+        public var commitTime: Timestamp
+        /// Each write's resulting update time (nil for a delete of a missing document), in order.
+        public var updateTimes: [Timestamp?]
+    }
+
+    /// Applies the writes atomically. More than 500 writes, or a document over 1 MiB, is refused before
+    /// anything is sent: splitting would break the atomicity the caller asked for.
+    public func commit(_ writes: [Write], transaction: String? = nil) async throws -> CommitResult {
+        try Self.checkLimits(writes)
+        var body: [String: JSONValue] = ["writes": .array(writes.map(\.json))]
+        if let transaction { body["transaction"] = .string(transaction) }
+        let request = JSONValue.object(body)
+        // A commit is retried only when Google says it was not applied: throttled or unavailable.
+        // A transport failure is ambiguous and goes back to the caller, whose preconditions make a redo safe.
+        let bytes = try await GoogleHTTP.withRetries(transaction == nil ? writeRetry : .none, isRetryable: Self.isRetryableWrite) {
+            try await http.send(.POST, url("\(databaseName)/documents:commit"), body: request)
+        }
+        let json = try JSONValue(parsing: bytes)
+        let commitTime = try json["commitTime"].map { try FirestoreJSON.timestamp($0, path: "commitTime") } ?? Timestamp(seconds: 0)
+        let results = json["writeResults"]?.arrayValue ?? []
+        return CommitResult(commitTime: commitTime, updateTimes: try results.map { result in
+            try result["updateTime"].map { try FirestoreJSON.timestamp($0, path: "updateTime") }
+        })
+    }
+
+    /// Commits any number of writes in batches of at most 500. Not atomic as a whole: for sweeps.
+    public func commitInBatches(_ writes: [Write]) async throws -> [CommitResult] {
+        var results: [CommitResult] = []
+        for start in stride(from: 0, to: writes.count, by: Self.maximumWritesPerCommit) {
+            results.append(try await commit(Array(writes[start..<min(writes.count, start + Self.maximumWritesPerCommit)])))
+        }
+        return results
+    }
+
+    public func beginTransaction(readOnly: Bool = false) async throws -> String {
+        let body: JSONValue = ["options": readOnly ? ["readOnly": [:]] : ["readWrite": [:]]]
+        let bytes = try await GoogleHTTP.withRetries(readRetry, isRetryable: Self.isRetryableRead) {
+            try await http.send(.POST, url("\(databaseName)/documents:beginTransaction"), body: body)
+        }
+        guard let id = try JSONValue(parsing: bytes)["transaction"]?.stringValue else {
+            throw GoogleAPIError(httpStatus: 200, status: .internal, message: "beginTransaction answered without a transaction")
+        }
+        return id
+    }
+
+    public func rollback(_ transaction: String) async throws {
+        _ = try await http.send(.POST, url("\(databaseName)/documents:rollback"), body: ["transaction": .string(transaction)])
+    }
+
+    /// Runs `body` in a read-write transaction and commits the writes it returns; starts again when
+    /// Firestore answers ABORTED (a conflicting write), up to `maximumAttempts` times.
+    public func runTransaction<T: Sendable>(
+        maximumAttempts: Int = 5, _ body: (Transaction) async throws -> (writes: [Write], result: T)
+    ) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let id = try await beginTransaction()
+            let transaction = Transaction(client: self, id: id)
+            let outcome: (writes: [Write], result: T)
+            do { outcome = try await body(transaction) } catch {
+                try? await rollback(id)
+                throw error
+            }
+            do {
+                _ = try await commit(outcome.writes, transaction: id)
+                return outcome.result
+            } catch let error as GoogleAPIError where error.status == .aborted && attempt < maximumAttempts {
+                try await Task.sleep(for: RetryPolicy().delay(afterAttempt: attempt, retryAfterSeconds: nil))
+            }
+        }
+    }
+
+    public struct Transaction: Sendable {
+        let client: FirestoreClient
+        public let id: String
+        public func get(_ names: [DocumentName]) async throws -> [DocumentName: FirestoreDocument?] {
+            try await client.batchGet(names, transaction: id)
+        }
+        public func runQuery(_ query: StructuredQuery, parent: DocumentName? = nil) async throws -> [FirestoreDocument] {
+            try await client.runQuery(query, parent: parent, transaction: id)
+        }
+    }
+
+    // MARK: Plumbing
+
+    static func isRetryableRead(_ error: any Error) -> Bool {
+        if error is TransportError { return true }
+        guard let api = error as? GoogleAPIError else { return false }
+        return [.unavailable, .resourceExhausted, .deadlineExceeded, .internal].contains(api.status)
+    }
+
+    static func isRetryableWrite(_ error: any Error) -> Bool {
+        guard let api = error as? GoogleAPIError else { return false }
+        return [.unavailable, .resourceExhausted].contains(api.status)
+    }
+
+    static func checkLimits(_ writes: [Write]) throws {
+        guard writes.count <= maximumWritesPerCommit else {
+            throw GoogleAPIError(httpStatus: 400, status: .invalidArgument,
+                                 message: "a commit takes at most \(maximumWritesPerCommit) writes, not \(writes.count)")
+        }
+        for write in writes {
+            if case .update(let name, let fields, _) = write.operation {
+                let size = DocumentSize.of(name: name, fields: fields)
+                guard size <= maximumDocumentBytes else {
+                    throw GoogleAPIError(httpStatus: 400, status: .invalidArgument,
+                                         message: "document \(name.path) would be \(size) bytes; Firestore's limit is \(maximumDocumentBytes)")
+                }
+            }
+        }
+    }
+
+    /// POSTs a request whose answer is a JSON array (batchGet, runQuery), with read retries.
+    func readStream(_ url: String, body: JSONValue) async throws -> [JSONValue] {
+        let bytes = try await GoogleHTTP.withRetries(readRetry, isRetryable: Self.isRetryableRead) {
+            try await http.send(.POST, url, body: body)
+        }
+        let json = try JSONValue(parsing: bytes)
+        // The stream is an array; a single object is accepted too.
+        return json.arrayValue ?? [json]
+    }
+
+    func parentPath(_ parent: DocumentName?) -> String {
+        parent.map { $0.resourceName } ?? "\(databaseName)/documents"
+    }
+
+    func url(_ resourcePath: String) -> String {
+        let encoded = resourcePath.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            // Keep the `:method` suffix of the last segment readable; escape everything else a path can't hold.
+            segment.addingPercentEncoding(withAllowedCharacters: Self.segmentCharacters) ?? String(segment)
+        }.joined(separator: "/")
+        return "\(endpoint)/v1/\(encoded)"
+    }
+
+    static let segmentCharacters: CharacterSet = {
+        var set = CharacterSet.alphanumerics
+        set.insert(charactersIn: "-._~()':@!$&*+,;=")
+        return set
+    }()
+}
+
+/// Firestore's storage size of a document, as its documentation defines it.
+enum DocumentSize {
+    static func of(name: DocumentName, fields: [String: FirestoreValue]) -> Int {
+        nameSize(name) + fields.reduce(0) { $0 + $1.key.utf8.count + 1 + value($1.value) } + 32
+    }
+
+    static func nameSize(_ name: DocumentName) -> Int { name.segments.reduce(0) { $0 + $1.utf8.count + 1 } + 16 }
+
+    static func value(_ value: FirestoreValue) -> Int {
+        switch value {
+        case .null, .boolean: 1
+        case .integer, .double, .timestamp: 8
+        case .string(let s): s.utf8.count + 1
+        case .bytes(let d): d.count
+        case .reference(let r): (try? DocumentName(resourceName: r)).map(nameSize) ?? r.utf8.count + 1
+        case .geoPoint: 16
+        case .array(let values): values.reduce(0) { $0 + Self.value($1) }
+        case .map(let fields): fields.reduce(0) { $0 + $1.key.utf8.count + 1 + Self.value($1.value) }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+import FirestoreModel
+
+/// An error answer from a Google API, from its JSON body `{"error": {"code", "status", "message", "details"}}`.
+public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Google's canonical codes (google.rpc.Code) that Herald treats differently.
+    public enum Status: String, Sendable {
+        case invalidArgument = "INVALID_ARGUMENT"
+        case notFound = "NOT_FOUND"
+        case alreadyExists = "ALREADY_EXISTS"
+        case failedPrecondition = "FAILED_PRECONDITION"
+        case aborted = "ABORTED"
+        case resourceExhausted = "RESOURCE_EXHAUSTED"
+        case unavailable = "UNAVAILABLE"
+        case deadlineExceeded = "DEADLINE_EXCEEDED"
+        case permissionDenied = "PERMISSION_DENIED"
+        case unauthenticated = "UNAUTHENTICATED"
+        case `internal` = "INTERNAL"
+        case unknown = "UNKNOWN"
+    }
+
+    public var httpStatus: Int
+    public var status: Status
+    public var message: String
+    /// FCM's `google.firebase.fcm.v1.FcmError` errorCode, e.g. `UNREGISTERED`.
+    public var fcmErrorCode: String?
+    /// Seconds from a `Retry-After` header.
+    public var retryAfterSeconds: Int?
+
+    public init(httpStatus: Int, status: Status, message: String, fcmErrorCode: String? = nil, retryAfterSeconds: Int? = nil) {
+        self.httpStatus = httpStatus
+        self.status = status
+        self.message = message
+        self.fcmErrorCode = fcmErrorCode
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+
+    /// Reads Google's error body; a body that is not one (a proxy's HTML page) falls back on the HTTP status.
+    public init(httpStatus: Int, body: [UInt8], retryAfter: String?) {
+        let error = (try? JSONValue(parsing: body))?["error"]
+        // The emulator and some APIs answer with an array of one error object.
+        let object = error ?? (try? JSONValue(parsing: body))?.arrayValue?.first?["error"]
+        var status = object?["status"]?.stringValue.flatMap(Status.init(rawValue:))
+        if status == nil {
+            switch httpStatus {
+            case 400: status = .invalidArgument
+            case 401: status = .unauthenticated
+            case 403: status = .permissionDenied
+            case 404: status = .notFound
+            case 409: status = .aborted
+            case 429: status = .resourceExhausted
+            case 503: status = .unavailable
+            case 504: status = .deadlineExceeded
+            case 500...: status = .internal
+            default: status = .unknown
+            }
+        }
+        let fcmCode = object?["details"]?.arrayValue?.first(where: {
+            $0["@type"]?.stringValue?.hasSuffix("google.firebase.fcm.v1.FcmError") == true
+        })?["errorCode"]?.stringValue
+        self.init(httpStatus: httpStatus, status: status ?? .unknown,
+                  message: String((object?["message"]?.stringValue ?? "HTTP \(httpStatus)").prefix(500)),
+                  fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+    }
+
+    public var description: String {
+        "\(httpStatus) \(status.rawValue)\(fcmErrorCode.map { " (\($0))" } ?? ""): \(message)"
+    }
+}
+
+/// A request that never got an HTTP answer: connection refused or reset, or a timeout.
+public struct TransportError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
