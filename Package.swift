@@ -18,6 +18,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
@@ -27,6 +29,17 @@ let package = Package(
             name: "FirestoreEvents",
             dependencies: ["FirestoreModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/README.md"],
+            swiftSettings: strict
+        ),
+        // One small client per Google API: auth (service account, metadata server, emulator), Firestore REST, FCM v1.
+        .target(
+            name: "GoogleClients",
+            dependencies: [
+                "FirestoreModel",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
@@ -58,6 +71,17 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "GoogleClientsTests",
+            dependencies: [
+                "GoogleClients", "FirestoreModel", "HeraldTesting",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),

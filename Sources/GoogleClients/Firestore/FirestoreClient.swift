@@ -64,37 +64,29 @@ public struct FirestoreClient: Sendable {
         return try items.compactMap { item in try item["document"].flatMap { try FirestoreJSON.document(from: $0, path: "document") } }
     }
 
-    /// Every match of `query`, fetched `pageSize` at a time with a cursor after the last document,
-    /// so a large result never has to fit in one answer.
-    public func queryAll(_ query: StructuredQuery, parent: DocumentName? = nil, pageSize: Int = 300) async throws -> AsyncThrowingStream<[FirestoreDocument], any Error> {
-        var paged = query
-        if !paged.orderBy.contains(where: { $0.field == FieldPath("__name__") }) {
-            paged.orderBy.append(StructuredQuery.Order(FieldPath("__name__"), paged.orderBy.last?.direction ?? .ascending))
+    /// Every match of `query`, handed to `body` `pageSize` documents at a time, each page read with a
+    /// cursor after the last document, so a large result never has to fit in one answer.
+    public func forEachPage(
+        of query: StructuredQuery, parent: DocumentName? = nil, pageSize: Int = 300,
+        _ body: ([FirestoreDocument]) async throws -> Void
+    ) async throws {
+        var page = query
+        if !page.orderBy.contains(where: { $0.field == FieldPath("__name__") }) {
+            page.orderBy.append(StructuredQuery.Order(FieldPath("__name__"), page.orderBy.last?.direction ?? .ascending))
         }
-        let limit = query.limit
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do {
-                    var page = paged
-                    var delivered = 0
-                    while true {
-                        page.limit = min(pageSize, limit.map { $0 - delivered } ?? pageSize)
-                        if page.limit == 0 { break }
-                        let documents = try await runQuery(page, parent: parent)
-                        if !documents.isEmpty { continuation.yield(documents) }
-                        delivered += documents.count
-                        guard documents.count == page.limit, let last = documents.last else { break }
-                        page.offset = nil
-                        page.startAt = StructuredQuery.Cursor(values: paged.orderBy.map { order in
-                            order.field == FieldPath("__name__") ? .reference(last.name.resourceName) : last.value(at: order.field.segments) ?? .null
-                        }, before: false)
-                    }
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error)
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
+        var delivered = 0
+        while true {
+            let size = min(pageSize, query.limit.map { $0 - delivered } ?? pageSize)
+            guard size > 0 else { return }
+            page.limit = size
+            let documents = try await runQuery(page, parent: parent)
+            if !documents.isEmpty { try await body(documents) }
+            delivered += documents.count
+            guard documents.count == size, let last = documents.last else { return }
+            page.offset = nil
+            page.startAt = StructuredQuery.Cursor(values: page.orderBy.map { order in
+                order.field == FieldPath("__name__") ? .reference(last.name.resourceName) : last.value(at: order.field.segments) ?? .null
+            }, before: false)
         }
     }
 

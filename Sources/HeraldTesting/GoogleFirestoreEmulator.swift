@@ -1,0 +1,58 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Google's own Firestore emulator (Java), used as the oracle for Firestore's wire format and semantics.
+/// Present on Herald's build machines, absent elsewhere: tests that need it skip with a message then.
+public enum GoogleFirestoreEmulator {
+    public static let launcher = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud_firestore_emulator"
+
+    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: launcher) }
+
+    /// Starts the emulator on a free port, waits until it answers, runs `body` with its `HOST:PORT`,
+    /// and stops it (the whole process group, since the launcher starts Java).
+    public static func run<T>(_ body: (String) async throws -> T) async throws -> T {
+        let port = try freePort()
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
+        process.arguments = [launcher, "start", "--host=127.0.0.1", "--port=\(port)"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            kill(-process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        let host = "127.0.0.1:\(port)"
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            if (try? RawHTTPConnection(port: port)) != nil { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        // The port opens a moment before the emulator serves; wait for a real answer.
+        while Date() < deadline {
+            if let connection = try? RawHTTPConnection(port: port) {
+                try? connection.send("GET / HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
+                if connection.readAll(timeout: 2).hasPrefix("HTTP/1.1") { break }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        return try await body(host)
+    }
+
+    public static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw RawHTTPError("could not find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -1,0 +1,32 @@
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// Runs any Hummingbird router on a free loopback port for the duration of `body`: a stand-in
+/// for Google's token endpoint, metadata server or FCM in tests.
+public func withTestHTTPServer<Result: Sendable>(
+    _ router: Router<BasicRequestContext>,
+    _ body: @Sendable (_ port: Int) async throws -> Result
+) async throws -> Result {
+    let logger = Logger(label: "test-server") { _ in SwiftLogNoOpLogHandler() }
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                          onServerRunning: { portContinuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask { try await group.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { throw CancellationError() }
+        do {
+            let result = try await body(port)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+            return result
+        } catch {
+            await group.triggerGracefulShutdown()
+            tasks.cancelAll()
+            throw error
+        }
+    }
+}
