@@ -7,21 +7,25 @@ import Glibc
 /// Present on Herald's build machines, absent elsewhere: tests that need it skip with a message then.
 public enum GoogleFirestoreEmulator {
     public static let launcher = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud_firestore_emulator"
+    static let jar = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
 
-    public static var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: launcher) }
+    public static var isInstalled: Bool { FileManager.default.fileExists(atPath: jar) }
 
     /// Starts the emulator on a free port, waits until it answers, runs `body` with its `HOST:PORT`,
-    /// and stops it (the whole process group, since the launcher starts Java).
+    /// and stops it. Java is started directly, as the launcher script would, because the script does not
+    /// `exec` it: stopping the script would leave Java running and holding the test runner's output open.
     public static func run<T>(_ body: (String) async throws -> T) async throws -> T {
         let port = try freePort()
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setsid")
-        process.arguments = [launcher, "start", "--host=127.0.0.1", "--port=\(port)"]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
+                             "start", "--host=127.0.0.1", "--port=\(port)"]
+        process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         defer {
-            kill(-process.processIdentifier, SIGTERM)
+            process.terminate()
             process.waitUntilExit()
         }
         let host = "127.0.0.1:\(port)"

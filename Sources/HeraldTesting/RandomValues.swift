@@ -23,8 +23,11 @@ public enum RandomValues {
         (0..<Int.random(in: 0...6, using: &rng)).map { _ in strings.randomElement(using: &rng)! }.joined()
     }
 
-    public static func value(_ rng: inout SeededRandom, depth: Int = 0) -> FirestoreValue {
-        switch Int.random(in: 0...(depth < 3 ? 10 : 8), using: &rng) {
+    /// - storable: only what Firestore accepts in a document (no array directly inside an array).
+    public static func value(_ rng: inout SeededRandom, depth: Int = 0, storable: Bool = false, inArray: Bool = false) -> FirestoreValue {
+        var kind = Int.random(in: 0...(depth < 3 ? 10 : 8), using: &rng)
+        if storable, inArray, kind == 9 { kind = 10 }
+        switch kind {
         case 0: return .null
         case 1: return .boolean(Bool.random(using: &rng))
         case 2: return .integer([0, 1, -1, Int64.min, Int64.max, 1 << 53 + 1, Int64.random(in: .min ... .max, using: &rng)].randomElement(using: &rng)!)
@@ -33,21 +36,22 @@ public enum RandomValues {
         case 4:
             let seconds = Int64.random(in: Timestamp.minimumSeconds...Timestamp.maximumSeconds, using: &rng)
             let nanos = [0, 1, 999_999_999, 120_000_000, 123_456_000, Int32.random(in: 0..<1_000_000_000, using: &rng)].randomElement(using: &rng)!
-            return .timestamp(Timestamp(seconds: seconds, nanos: nanos))
+            // Firestore keeps microseconds: a stored timestamp loses the rest.
+            return .timestamp(Timestamp(seconds: seconds, nanos: storable ? nanos / 1000 * 1000 : nanos))
         case 5: return .string(string(&rng))
         case 6: return .bytes(Data((0..<Int.random(in: 0...20, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }))
         case 7: return .reference("projects/p/databases/(default)/documents/users/u\(Int.random(in: 0...99, using: &rng))")
         case 8: return .geoPoint(latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
-        case 9: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in value(&rng, depth: depth + 1) })
-        default: return .map(fields(&rng, depth: depth + 1))
+        case 9: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in value(&rng, depth: depth + 1, storable: storable, inArray: true) })
+        default: return .map(fields(&rng, depth: depth + 1, storable: storable))
         }
     }
 
-    public static func fields(_ rng: inout SeededRandom, depth: Int = 0) -> [String: FirestoreValue] {
+    public static func fields(_ rng: inout SeededRandom, depth: Int = 0, storable: Bool = false) -> [String: FirestoreValue] {
         var result: [String: FirestoreValue] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &rng) {
             let key = string(&rng)
-            result[key.isEmpty ? "k" : key] = value(&rng, depth: depth)
+            result[key.isEmpty ? "k" : key] = value(&rng, depth: depth, storable: storable)
         }
         return result
     }

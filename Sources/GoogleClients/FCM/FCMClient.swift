@@ -32,11 +32,12 @@ public struct FCMClient: Sendable {
     /// - httpClients: one per connection lane; `FCMClient.makeHTTPClients` makes as many as
     ///   `maximumInFlight` needs. The caller shuts them down.
     public init(project: String, endpoint: String = productionEndpoint, credentials: any AccessTokenProvider,
-                httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(maximumAttempts: 4, totalBudget: .seconds(15))) {
+                httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(maximumAttempts: 4, totalBudget: .seconds(15)),
+                requestTimeout: Duration = .seconds(20)) {
         precondition(!httpClients.isEmpty, "FCMClient needs at least one HTTP client")
         self.project = project
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        self.lanes = httpClients.map { GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: .seconds(20)) }
+        self.lanes = httpClients.map { GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: .init(requestTimeout)) }
         self.maximumInFlight = max(1, maximumInFlight)
         self.retry = retry
     }

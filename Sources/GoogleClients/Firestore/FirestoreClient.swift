@@ -19,11 +19,11 @@ public struct FirestoreClient: Sendable {
     /// - endpoint: `https://firestore.googleapis.com`, or `http://HOST:PORT` for an emulator.
     public init(project: String, database: String = "(default)", endpoint: String = productionEndpoint,
                 credentials: any AccessTokenProvider, httpClient: HTTPClient,
-                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy()) {
+                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30)) {
         self.project = project
         self.database = database
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials)
+        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: .init(requestTimeout))
         self.readRetry = readRetry
         self.writeRetry = writeRetry
     }
