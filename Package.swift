@@ -48,7 +48,9 @@ let package = Package(
         .target(
             name: "HeraldRuntime",
             dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents",
+                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -94,7 +96,7 @@ let package = Package(
         .testTarget(
             name: "HeraldRuntimeTests",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "FirestoreEvents", "FirestoreModel",
+                "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "FirestoreEvents", "FirestoreModel", "GoogleClients",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ] + functionNames.map { .target(name: $0) },

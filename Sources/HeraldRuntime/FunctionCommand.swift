@@ -1,5 +1,7 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
+import GoogleClients
 import FirestoreEvents
 import HeraldCore
 import Logging
@@ -32,22 +34,44 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("A JSON snapshot of the documents the function may read; runs fully offline.", valueName: "file"))
     var documents: String?
 
-    @Flag(name: .long, help: "Plan against the configured Firestore without writing or sending anything.")
+    @Flag(name: .long, help: "Read from the configured Firestore, but write and send nothing: only report the plan.")
     var dryRun = false
 
     @Option(name: .long, help: ArgumentHelp("Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA.", valueName: "schema"))
     var schema: String?
 
-    func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration) throws -> EventProcessor<Function> {
+    /// The function, wired to its documents: a snapshot file (offline), or Firestore and FCM found through
+    /// Application Default Credentials. Call `shutdown` on the result when done.
+    func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger) async throws -> Wiring<Function> {
         let settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database)
-        let function = try Function(settings: settings)
-        guard let documents else {
-            throw ValidationError(
-                "no Firestore client is configured: this build runs functions offline only, so pass --documents FILE"
-            )
+        let function: Function
+        do { function = try Function(settings: settings) } catch { throw ValidationError("\(error)") }
+        if let documents {
+            let gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
+            return Wiring(processor: EventProcessor(function: function, gateway: gateway, project: configuration.project), clients: [])
         }
-        let gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
-        return EventProcessor(function: function, gateway: gateway, project: configuration.project)
+        let credentials: ApplicationDefaultCredentials
+        do {
+            credentials = try await ApplicationDefaultCredentials.resolve(environment: ProcessInfo.processInfo.environment, httpClient: .shared)
+        } catch {
+            throw ValidationError("no Firestore to read (pass --documents FILE to run offline): \(error)")
+        }
+        let firestore = FirestoreClient(project: credentials.project, database: configuration.database,
+                                        endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared)
+        let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
+        let fcm = FCMClient(project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
+                            credentials: credentials.messaging, httpClients: lanes)
+        let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger)
+        return Wiring(processor: EventProcessor(function: function, gateway: gateway, project: credentials.project), clients: lanes)
+    }
+}
+
+/// A processor and the HTTP clients it owns.
+struct Wiring<Function: EventFunction>: Sendable {
+    let processor: EventProcessor<Function>
+    let clients: [HTTPClient]
+    func shutdown() async {
+        for client in clients { try? await client.shutdown() }
     }
 }
 
@@ -83,13 +107,17 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
     func run() async throws {
         let configuration = try loadConfiguration()
         let logger = Logger.herald(Function.name, configuration: configuration)
-        let processor = try source.setUp(Function.self, configuration: configuration)
-        let server = FunctionServer(processor: processor, logger: logger)
+        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
+        let server = FunctionServer(processor: wiring.processor, logger: logger)
         let port = self.port ?? configuration.port
         let app = server.application(host: host, port: port) { bound in
             logger.info("\(Function.name) listening on \(host):\(bound)")
         }
-        try await app.runService()
+        do { try await app.runService() } catch {
+            await wiring.shutdown()
+            throw error
+        }
+        await wiring.shutdown()
         logger.info("\(Function.name) stopped")
     }
 }
@@ -122,7 +150,6 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         let logger = Logger.herald(Function.name, configuration: configuration, sink: LineSink { line in
             FileHandle.standardError.write(Data((line + "\n").utf8))
         })
-        let processor = try source.setUp(Function.self, configuration: configuration)
         let request: EventRequest
         do {
             request = try Fixture.request(from: Array(Data(contentsOf: URL(fileURLWithPath: event))))
@@ -131,7 +158,9 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         } catch {
             throw Self.badFixture("cannot read the event fixture \(event): \(error.localizedDescription)")
         }
-        let result = await processor.process(request, logger: logger)
+        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
+        let result = await wiring.processor.process(request, logger: logger)
+        await wiring.shutdown()
         let output = result.report?.json ?? result.body
         print(output.serialized(pretty: true))
         switch result.status {

@@ -7,52 +7,6 @@ import Hummingbird
 import Synchronization
 import Testing
 
-/// A stand-in for FCM that answers from a script per token and records what it was sent.
-final class FakeFCM: Sendable {
-    struct Answer: Sendable {
-        var status: HTTPResponse.Status
-        var body: String
-        var retryAfter: String? = nil
-    }
-
-    let script: @Sendable (_ token: String, _ attempt: Int) -> Answer
-    let attempts = Mutex<[String: Int]>([:])
-    let bodies = Mutex<[JSONValue]>([])
-    let inFlight = Mutex<(now: Int, peak: Int)>((0, 0))
-    let delay: Duration
-
-    init(delay: Duration = .zero, script: @escaping @Sendable (String, Int) -> Answer = { token, _ in FakeFCM.ok(token) }) {
-        self.script = script
-        self.delay = delay
-    }
-
-    static func ok(_ token: String) -> Answer { Answer(status: .ok, body: #"{"name": "projects/p/messages/\#(token)"}"#) }
-
-    static func error(_ status: HTTPResponse.Status, _ grpc: String, _ fcm: String?, message: String = "error", retryAfter: String? = nil) -> Answer {
-        let details = fcm.map { #", "details": [{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "\#($0)"}]"# } ?? ""
-        return Answer(status: status, body: #"{"error": {"code": \#(status.code), "message": "\#(message)", "status": "\#(grpc)"\#(details)}}"#, retryAfter: retryAfter)
-    }
-
-    var router: Router<BasicRequestContext> {
-        let router = Router()
-        router.post("/v1/projects/p/messages:send") { request, _ -> Response in
-            var request = request
-            let json = try JSONValue(parsing: Array(buffer: try await request.collectBody(upTo: 1 << 20)))
-            self.bodies.withLock { $0.append(json) }
-            let token = json["message"]?["token"]?.stringValue ?? ""
-            let attempt = self.attempts.withLock { $0[token, default: 0] += 1; return $0[token]! }
-            self.inFlight.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) }
-            try await Task.sleep(for: self.delay)
-            self.inFlight.withLock { $0.now -= 1 }
-            let answer = self.script(token, attempt)
-            var headers: HTTPFields = [.contentType: "application/json"]
-            if let after = answer.retryAfter { headers[.retryAfter] = after }
-            return Response(status: answer.status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: answer.body)))
-        }
-        return router
-    }
-}
-
 @Suite struct FCMClientTests {
     let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50), totalBudget: .seconds(5))
 

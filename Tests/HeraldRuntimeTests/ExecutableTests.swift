@@ -93,7 +93,8 @@ import Glibc
         #expect(result.stderr.contains("FCM_ENDPOINT"))
         env["LOG_LEVEL"] = nil
         env["FCM_ENDPOINT"] = nil
-        let schema = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
+        let fixture = TestPaths.fixture("default/message-created.legacy.json").path
+        let schema = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", fixture, "--documents", Self.documents], environment: env)
         #expect(schema.stderr.contains("unknown schema \"prd999\""))
     }
 

@@ -1,0 +1,136 @@
+import Crypto
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import Logging
+
+/// Reads from Firestore and carries plans out exactly once per (function, event):
+/// 1. the plan's writes and a ledger document are committed atomically, the ledger with the
+///    precondition that it does not exist yet: if it does, this event was applied before;
+/// 2. pushes not yet marked sent in the ledger are sent, and the ledger records what became of them,
+///    so a redelivery after a crash sends only what is still pending.
+/// A dry run reads for real and writes and sends nothing.
+public struct FirestoreGateway: DocumentGateway {
+    public let firestore: FirestoreClient
+    public let fcm: FCMClient?
+    public let isDryRun: Bool
+    public let functionName: String
+    /// Ledger documents live at `{ledgerCollection}/{key}`; they carry `expireAt` for a TTL policy.
+    public let ledgerCollection: String
+    public let ledgerLifetime: TimeInterval
+    let logger: Logger
+
+    public init(firestore: FirestoreClient, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
+                ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400) {
+        self.firestore = firestore
+        self.fcm = fcm
+        self.isDryRun = dryRun
+        self.functionName = functionName
+        self.ledgerCollection = ledgerCollection
+        self.ledgerLifetime = ledgerLifetime
+        self.logger = logger
+    }
+
+    public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
+        do {
+            var read = DocumentsRead()
+            for (name, document) in try await firestore.batchGet(names) {
+                if let document { read.found[name] = document } else { read.missing.insert(name) }
+            }
+            return read
+        } catch { throw Self.classify(error) }
+    }
+
+    /// The ledger document for this function and event: a hash, so any event id makes a valid document id.
+    public func ledgerName(for change: DocumentChange) throws -> DocumentName {
+        let digest = SHA256.hash(data: Data("\(functionName)\n\(change.eventID)".utf8))
+        let key = digest.map { String(format: "%02x", $0) }.joined()
+        return try DocumentName(project: firestore.project, database: firestore.database, path: "\(ledgerCollection)/\(key)")
+    }
+
+    public func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome {
+        if isDryRun { return .applied }
+        let ledger = try ledgerName(for: change)
+        var duplicate = false
+        var pending = plan.pushes
+        do {
+            let entry = Write(.update(ledger, fields: [
+                "function": .string(functionName), "eventId": .string(change.eventID), "document": .string(change.document.path),
+                "expireAt": .timestamp(Timestamp(seconds: Int64(Date().timeIntervalSince1970 + ledgerLifetime))),
+                "pushes": .map(Dictionary(plan.pushes.map { ($0.token, FirestoreValue.string("pending")) }, uniquingKeysWith: { first, _ in first })),
+            ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)], precondition: .exists(false))
+            _ = try await firestore.commit(plan.writes + [entry])
+        } catch let error as GoogleAPIError where error.status == .alreadyExists || error.status == .failedPrecondition {
+            // Applied before. Send only what the ledger still has pending.
+            duplicate = true
+            let states = try await read([ledger])[ledger]?["pushes"]?.mapValue ?? [:]
+            pending = plan.pushes.filter { states[$0.token] == .string("pending") }
+        } catch {
+            throw Self.classify(error)
+        }
+        if !pending.isEmpty {
+            try await send(pending, ledger: ledger)
+        }
+        return duplicate && pending.isEmpty ? .duplicate : .applied
+    }
+
+    func send(_ pushes: [PushMessage], ledger: DocumentName) async throws {
+        guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
+        let results = await fcm.sendAll(pushes.map(\.requestBody).compactMap { $0["message"] })
+        var marks: [String: FirestoreValue] = [:]
+        var retryable: [(String, Int?)] = []
+        for (push, result) in zip(pushes, results) {
+            switch result {
+            case .sent: marks[push.token] = .string("sent")
+            case .dead(let reason):
+                marks[push.token] = .string("dead")
+                logger.info("token of \(push.userID) is dead (\(reason)); it will be removed")
+            case .failed(let reason, true, let after):
+                retryable.append((reason, after))
+            case .failed(let reason, false, _):
+                // Not transient: the message is already in the app; a push that can never go is not retried.
+                marks[push.token] = .string("failed")
+                logger.error("push to a device of \(push.userID) failed for good: \(reason)")
+            }
+        }
+        if !marks.isEmpty {
+            let mask = marks.keys.map { FieldPath("pushes", $0) }
+            do {
+                _ = try await firestore.commit([Write(.update(ledger, fields: ["pushes": .map(marks)], mask: mask), precondition: .exists(true))])
+            } catch { throw Self.classify(error) }
+        }
+        if let (reason, _) = retryable.first {
+            let after = retryable.compactMap(\.1).max()
+            let message = "\(retryable.count) of \(pushes.count) pushes failed transiently (\(reason))"
+            throw after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message)
+        }
+    }
+
+    /// Google's answers, as what the trigger should do.
+    static func classify(_ error: any Error) -> any Error {
+        switch error {
+        case let api as GoogleAPIError:
+            switch api.status {
+            case .unavailable, .deadlineExceeded, .aborted, .internal, .unknown:
+                return DownstreamError.unavailable("Firestore: \(api)", retryAfterSeconds: api.retryAfterSeconds)
+            case .resourceExhausted:
+                return DownstreamError.throttled("Firestore: \(api)", retryAfterSeconds: api.retryAfterSeconds)
+            case .unauthenticated, .permissionDenied:
+                // Usually an IAM change away from working: let the trigger retry rather than drop the event.
+                return DownstreamError.unavailable("Firestore refused the credentials: \(api)")
+            default:
+                return DownstreamError.rejected("Firestore: \(api)")
+            }
+        case let transport as TransportError:
+            return DownstreamError.unavailable("Firestore unreachable: \(transport)")
+        case let auth as AuthError:
+            return DownstreamError.unavailable(auth.description)
+        case let downstream as DownstreamError:
+            return downstream
+        default:
+            return error
+        }
+    }
+}

@@ -1,0 +1,104 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import HeraldRuntime
+import HeraldTesting
+import Logging
+import Testing
+
+/// The executor against Google's Firestore emulator and a stand-in FCM: exactly once out.
+@Suite(.serialized) struct FirestoreGatewayTests {
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    func withWorld(_ fake: FakeFCM, dryRun: Bool = false, _ body: @Sendable (FirestoreClient, EventProcessor<RelayFunction>) async throws -> Void) async throws {
+        guard GoogleFirestoreEmulator.isInstalled else {
+            print("SKIPPED FirestoreGatewayTests: Google's Firestore emulator is not installed")
+            return
+        }
+        let logger = self.logger
+        try await GoogleFirestoreEmulator.run { host in
+            try await withTestHTTPServer(fake.router) { fcmPort in
+                let firestore = FirestoreClient(project: "herald-test", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
+                let fcm = FCMClient(project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(),
+                                    httpClients: [.shared], retry: .none)
+                _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
+                let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: "relay", dryRun: dryRun, logger: logger)
+                try await body(firestore, EventProcessor(function: RelayFunction(), gateway: gateway))
+            }
+        }
+    }
+
+    func deliver(_ change: DocumentChange, to processor: EventProcessor<RelayFunction>) async throws -> EventResponse {
+        let http = try Rooms.httpRequest(change)
+        return await processor.process(EventRequest(headers: http.headers, body: http.body), logger: logger)
+    }
+
+    @Test func aRedeliveredEventWritesAndPushesNothingTwice() async throws {
+        let fake = FakeFCM()
+        try await withWorld(fake) { firestore, processor in
+            let first = try await deliver(Rooms.created(text: "one"), to: processor)
+            #expect(first.status == 200)
+            #expect(first.report?.outcome == .applied)
+            for _ in 0..<3 {
+                let again = try await deliver(Rooms.created(text: "one"), to: processor)
+                #expect(again.status == 200)
+                #expect(again.report?.outcome == .duplicate)
+            }
+            let room = try await firestore.get(Rooms.room)
+            #expect(room?["count"] == .integer(5))  // 4 + exactly one increment
+            #expect(room?["lastText"] == .string("one"))
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1])
+    }
+
+    @Test func aPushThatFailedTransientlyIsSentOnRedeliveryAndTheOthersAreNot() async throws {
+        let fake = FakeFCM { token, attempt in
+            token == "tok-b" && attempt == 1 ? FakeFCM.error(.serviceUnavailable, "UNAVAILABLE", "UNAVAILABLE") : FakeFCM.ok(token)
+        }
+        try await withWorld(fake) { firestore, processor in
+            let first = try await deliver(Rooms.created(id: "evt-flaky"), to: processor)
+            #expect(first.status == 503)
+            let second = try await deliver(Rooms.created(id: "evt-flaky"), to: processor)
+            #expect(second.status == 200)
+            #expect(try await firestore.get(Rooms.room)?["count"] == .integer(5))
+            let third = try await deliver(Rooms.created(id: "evt-flaky"), to: processor)
+            #expect(third.report?.outcome == .duplicate)
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 2])
+    }
+
+    @Test func aDryRunReadsButWritesAndSendsNothing() async throws {
+        let fake = FakeFCM()
+        try await withWorld(fake, dryRun: true) { firestore, processor in
+            let response = try await deliver(Rooms.created(), to: processor)
+            #expect(response.status == 200)
+            #expect(response.report?.documentsRead.found[Rooms.room] != nil)
+            #expect(response.report?.plan.pushes.count == 2)
+            #expect(try await firestore.get(Rooms.room)?["count"] == .integer(4))
+        }
+        #expect(fake.bodies.withLock { $0.isEmpty })
+    }
+
+    @Test func invokeDryRunReadsTheConfiguredFirestore() async throws {
+        guard GoogleFirestoreEmulator.isInstalled else { return }
+        try await GoogleFirestoreEmulator.run { host in
+            let firestore = FirestoreClient(project: "herald-demo", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
+            let message = try firestore.name("conversations/c-big/messages/m-huge")
+            _ = try await firestore.commit([Write(.update(message, fields: ["text": .string("a very large message")], mask: nil))])
+            var env = ProcessInfo.processInfo.environment
+            env["FIRESTORE_EMULATOR_HOST"] = host
+            env["GOOGLE_CLOUD_PROJECT"] = "herald-demo"
+            env["GOOGLE_APPLICATION_CREDENTIALS"] = nil
+            let result = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), [
+                "invoke", "--dry-run", "--event", TestPaths.fixture("values/data-omitted.binary-protobuf.json").path,
+            ], environment: env)
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONValue(parsing: result.stdout)
+            #expect(report["dryRun"] == true)
+            #expect(report["documentsRead"]?.arrayValue?.first?["document"]?["fields"]?["text"] == ["stringValue": "a very large message"])
+        }
+    }
+}
