@@ -7,11 +7,12 @@ public final class ServingProcess: @unchecked Sendable {
     public let port: Int
     let output: Pipe
 
-    /// Starts `NAME serve --port 0 …` and waits for its "listening on" line to learn the port.
-    public init(_ name: String, arguments: [String], environment: [String: String] = [:]) throws {
+    /// Starts `NAME serve --port 0 …` (or without `--port` when `port` is nil, so `PORT` decides) and waits
+    /// for its "listening on" line to learn the port.
+    public init(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) throws {
         process = Process()
         process.executableURL = TestPaths.executable(name)
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", "0"] + arguments
+        process.arguments = ["serve", "--host", "127.0.0.1"] + (requestedPort.map { ["--port", String($0)] } ?? []) + arguments
         var env = ProcessInfo.processInfo.environment
         env["LOG_FORMAT"] = "json"
         env.merge(environment) { _, new in new }

@@ -34,8 +34,9 @@ import Glibc
     }
 
     @Test func serveHonoursPORTAndAnswersHealthz() throws {
-        // --port 0 in ServingProcess wins over PORT; here PORT alone picks the port.
-        let probe = try ServingProcess("tokenCleanup", arguments: ["--documents", Self.documents])
+        let wanted = try GoogleFirestoreEmulator.freePort()
+        let probe = try ServingProcess("tokenCleanup", arguments: ["--documents", Self.documents], port: nil, environment: ["PORT": String(wanted)])
+        #expect(probe.port == wanted)
         let connection = try RawHTTPConnection(port: probe.port)
         try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         #expect(connection.readAll().hasPrefix("HTTP/1.1 200"))
