@@ -1,0 +1,127 @@
+import FirestoreModel
+
+/// An FCM HTTP v1 `Message` to one device token, with the Android and APNs options Herald uses.
+public struct FCMMessage: Sendable, Hashable {
+    public struct Notification: Sendable, Hashable {
+        public var title: String?
+        public var body: String?
+        public init(title: String? = nil, body: String? = nil) {
+            self.title = title
+            self.body = body
+        }
+    }
+
+    public struct Android: Sendable, Hashable {
+        public enum Priority: String, Sendable { case normal, high }
+        public var priority: Priority?
+        public var collapseKey: String?
+        public var tag: String?
+        public var channelID: String?
+        public var notificationCount: Int?
+        public var clickAction: String?
+        public init(priority: Priority? = nil, collapseKey: String? = nil, tag: String? = nil, channelID: String? = nil,
+                    notificationCount: Int? = nil, clickAction: String? = nil) {
+            self.priority = priority
+            self.collapseKey = collapseKey
+            self.tag = tag
+            self.channelID = channelID
+            self.notificationCount = notificationCount
+            self.clickAction = clickAction
+        }
+    }
+
+    public struct APNs: Sendable, Hashable {
+        public enum PushType: String, Sendable { case alert, background }
+        /// `apns-priority`: 10 immediate, 5 power-saving (required for background pushes).
+        public var priority: Int?
+        public var pushType: PushType?
+        public var collapseID: String?
+        public var alert: Notification?
+        public var badge: Int?
+        public var sound: String?
+        public var threadID: String?
+        public var mutableContent: Bool
+        public var contentAvailable: Bool
+        public init(priority: Int? = nil, pushType: PushType? = nil, collapseID: String? = nil, alert: Notification? = nil, badge: Int? = nil,
+                    sound: String? = nil, threadID: String? = nil, mutableContent: Bool = false, contentAvailable: Bool = false) {
+            self.priority = priority
+            self.pushType = pushType
+            self.collapseID = collapseID
+            self.alert = alert
+            self.badge = badge
+            self.sound = sound
+            self.threadID = threadID
+            self.mutableContent = mutableContent
+            self.contentAvailable = contentAvailable
+        }
+    }
+
+    public var token: String
+    public var notification: Notification?
+    /// FCM data values are strings only.
+    public var data: [String: String]
+    public var android: Android?
+    public var apns: APNs?
+    public var analyticsLabel: String?
+
+    public init(token: String, notification: Notification? = nil, data: [String: String] = [:], android: Android? = nil,
+                apns: APNs? = nil, analyticsLabel: String? = nil) {
+        self.token = token
+        self.notification = notification
+        self.data = data
+        self.android = android
+        self.apns = apns
+        self.analyticsLabel = analyticsLabel
+    }
+
+    /// The `message` object of `projects.messages.send`, field for field as Google documents it.
+    public var json: JSONValue {
+        var message: [String: JSONValue] = ["token": .string(token)]
+        if let notification { message["notification"] = Self.json(notification) }
+        if !data.isEmpty { message["data"] = .object(data.mapValues { .string($0) }) }
+        if let android {
+            var a: [String: JSONValue] = [:]
+            if let p = android.priority { a["priority"] = .string(p.rawValue) }
+            if let c = android.collapseKey { a["collapse_key"] = .string(c) }
+            var n: [String: JSONValue] = [:]
+            if let t = android.tag { n["tag"] = .string(t) }
+            if let c = android.channelID { n["channel_id"] = .string(c) }
+            if let c = android.notificationCount { n["notification_count"] = .integer(c) }
+            if let c = android.clickAction { n["click_action"] = .string(c) }
+            if !n.isEmpty { a["notification"] = .object(n) }
+            message["android"] = .object(a)
+        }
+        if let apns {
+            var headers: [String: JSONValue] = [:]
+            if let p = apns.priority { headers["apns-priority"] = .string(String(p)) }
+            if let t = apns.pushType { headers["apns-push-type"] = .string(t.rawValue) }
+            if let c = apns.collapseID { headers["apns-collapse-id"] = .string(c) }
+            var aps: [String: JSONValue] = [:]
+            if let alert = apns.alert { aps["alert"] = Self.json(alert) }
+            if let b = apns.badge { aps["badge"] = .integer(b) }
+            if let s = apns.sound { aps["sound"] = .string(s) }
+            if let t = apns.threadID { aps["thread-id"] = .string(t) }
+            if apns.mutableContent { aps["mutable-content"] = 1 }
+            if apns.contentAvailable { aps["content-available"] = 1 }
+            var a: [String: JSONValue] = [:]
+            if !headers.isEmpty { a["headers"] = .object(headers) }
+            if !aps.isEmpty { a["payload"] = ["aps": .object(aps)] }
+            message["apns"] = .object(a)
+        }
+        if let label = analyticsLabel { message["fcm_options"] = ["analytics_label": .string(label)] }
+        return .object(message)
+    }
+
+    static func json(_ n: Notification) -> JSONValue {
+        var o: [String: JSONValue] = [:]
+        if let t = n.title { o["title"] = .string(t) }
+        if let b = n.body { o["body"] = .string(b) }
+        return .object(o)
+    }
+}
+
+extension FCMClient {
+    public func send(_ message: FCMMessage, validateOnly: Bool = false) async -> SendResult {
+        await send(message.json, validateOnly: validateOnly)
+    }
+}
