@@ -1,0 +1,101 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreModel
+import GoogleClients
+import HeraldTesting
+import Hummingbird
+import Synchronization
+import Testing
+
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+    var value: Int { count.withLock { $0 } }
+}
+
+/// Retries where Google says they are safe, within a bounded time; nowhere else.
+@Suite struct FirestoreRetryTests {
+    let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(40), totalBudget: .seconds(5))
+
+    /// Answers each request with the next scripted (status, body, retry-after); then 200.
+    func flaky(_ script: [(HTTPResponse.Status, String, String?)], calls: Counter, delay: Duration = .zero) -> Router<BasicRequestContext> {
+        let router = Router()
+        router.post("**") { request, _ -> Response in
+            let n = calls.increment()
+            try await Task.sleep(for: delay)
+            if n <= script.count {
+                let (status, body, after) = script[n - 1]
+                var headers: HTTPFields = [.contentType: "application/json"]
+                if let after { headers[.retryAfter] = after }
+                return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+            }
+            let ok = request.uri.path.hasSuffix(":commit") ? #"{"commitTime": "2026-11-20T09:00:00Z", "writeResults": [{}]}"# : "[]"
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: ok)))
+        }
+        return router
+    }
+
+    func client(_ port: Int, timeout: Duration = .seconds(10)) throws -> FirestoreClient {
+        FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared,
+                        readRetry: fast, writeRetry: fast, requestTimeout: timeout)
+    }
+
+    static func error(_ code: Int, _ status: String) -> String { #"{"error": {"code": \#(code), "message": "injected", "status": "\#(status)"}}"# }
+
+    @Test func readsAreRetriedOnUnavailableAndThrottling() async throws {
+        let calls = Counter()
+        try await withTestHTTPServer(flaky([(.serviceUnavailable, Self.error(503, "UNAVAILABLE"), nil),
+                                            (.tooManyRequests, Self.error(429, "RESOURCE_EXHAUSTED"), "1")], calls: calls)) { port in
+            let start = ContinuousClock.now
+            _ = try await client(port).batchGet([try DocumentName(project: "p", path: "a/b")])
+            #expect(ContinuousClock.now - start >= .seconds(1))  // Retry-After honoured
+        }
+        #expect(calls.value == 3)
+    }
+
+    @Test func commitsAreRetriedOnlyWhenGoogleSaysTheyWereNotApplied() async throws {
+        let calls = Counter()
+        try await withTestHTTPServer(flaky([(.serviceUnavailable, Self.error(503, "UNAVAILABLE"), nil)], calls: calls)) { port in
+            _ = try await client(port).commit([Write(.delete(try DocumentName(project: "p", path: "a/b")))])
+        }
+        #expect(calls.value == 2)
+        let refused = Counter()
+        try await withTestHTTPServer(flaky([(.conflict, Self.error(409, "ALREADY_EXISTS"), nil)], calls: refused)) { port in
+            await #expect { _ = try await client(port).commit([Write(.delete(try DocumentName(project: "p", path: "a/b")))]) } throws: {
+                ($0 as? GoogleAPIError)?.status == .alreadyExists
+            }
+        }
+        #expect(refused.value == 1)
+    }
+
+    @Test func theRetryBudgetIsBounded() async throws {
+        let calls = Counter()
+        let always = Array(repeating: (HTTPResponse.Status.serviceUnavailable, Self.error(503, "UNAVAILABLE"), String?.none), count: 50)
+        try await withTestHTTPServer(flaky(always, calls: calls)) { port in
+            await #expect { _ = try await client(port).batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: {
+                ($0 as? GoogleAPIError)?.status == .unavailable
+            }
+        }
+        #expect(calls.value == 4)
+    }
+
+    @Test func aResetConnectionIsRetriedForReadsAndHandedBackForCommits() async throws {
+        let server = try ResettingServer()
+        let db = try client(server.port, timeout: .seconds(2))
+        await #expect { _ = try await db.batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: { $0 is TransportError }
+        #expect(server.connections == 4)
+        // An ambiguous commit failure is not retried here: the caller's preconditions make its redo safe.
+        await #expect { _ = try await db.commit([Write(.delete(try DocumentName(project: "p", path: "a/b")))]) } throws: { $0 is TransportError }
+        #expect(server.connections == 5)
+    }
+
+    @Test func aTimedOutReadIsRetried() async throws {
+        let calls = Counter()
+        try await withTestHTTPServer(flaky([], calls: calls, delay: .milliseconds(600))) { port in
+            await #expect { _ = try await client(port, timeout: .milliseconds(200)).batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: {
+                $0 is TransportError
+            }
+        }
+        #expect(calls.value >= 2)
+    }
+}
