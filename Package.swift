@@ -10,6 +10,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "herald", targets: ["HeraldCLI"]),
+        .executable(name: "herald-bench", targets: ["HeraldBench"]),
     ] + functionNames.map { .executable(name: $0, targets: [$0]) },
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -74,6 +75,13 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "HeraldBench",
+            dependencies: ["GoogleClients", "HeraldTesting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                           .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            path: "Benchmarks/HeraldBench",
             swiftSettings: strict
         ),
         .testTarget(
