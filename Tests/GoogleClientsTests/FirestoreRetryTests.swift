@@ -29,7 +29,8 @@ final class Counter: Sendable {
                 if let after { headers[.retryAfter] = after }
                 return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
             }
-            let ok = request.uri.path.hasSuffix(":commit") ? #"{"commitTime": "2026-11-20T09:00:00Z", "writeResults": [{}]}"# : "[]"
+            let ok = request.uri.path.hasSuffix(":commit") ? #"{"commitTime": "2026-11-20T09:00:00Z", "writeResults": [{}]}"#
+                : request.uri.path.hasSuffix(":beginTransaction") ? #"{"transaction": "dHg="}"# : "[]"
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: ok)))
         }
         return router
@@ -66,6 +67,21 @@ final class Counter: Sendable {
             }
         }
         #expect(refused.value == 1)
+    }
+
+    @Test func aTransactionStartsAgainWhenItsCommitIsAborted() async throws {
+        let calls = Counter()
+        let bodies = Counter()
+        // begin, commit (ABORTED), begin, commit (ok)
+        try await withTestHTTPServer(flaky([(.ok, #"{"transaction": "dHg="}"#, nil), (.conflict, Self.error(409, "ABORTED"), nil)], calls: calls)) { port in
+            let result = try await client(port).runTransaction { tx in
+                _ = bodies.increment()
+                return ([Write(.delete(try DocumentName(project: "p", path: "a/b")))], "done")
+            }
+            #expect(result == "done")
+        }
+        #expect(bodies.value == 2)
+        #expect(calls.value == 4)
     }
 
     @Test func theRetryBudgetIsBounded() async throws {
