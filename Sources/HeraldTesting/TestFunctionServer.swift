@@ -26,25 +26,9 @@ public func withFunctionServer<Function: EventFunction, Result: Sendable>(
 ) async throws -> Result {
     let logger = Logger(label: Function.name) { label in CloudLogHandler(label: label, level: .debug, format: .json, sink: logSink) }
     let server = FunctionServer(processor: EventProcessor(function: function, gateway: gateway, project: "herald-test"), logger: logger)
-    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let app = server.application(host: "127.0.0.1", port: 0) { port in portContinuation.yield(port) }
-    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
-    return try await withThrowingTaskGroup(of: Void.self) { tasks in
-        tasks.addTask { try await group.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw CancellationError() }
-        let handle = TestFunctionServer(port: port, group: group)
-        do {
-            let result = try await body(handle)
-            await group.triggerGracefulShutdown()
-            try await tasks.waitForAll()
-            return result
-        } catch {
-            await group.triggerGracefulShutdown()
-            tasks.cancelAll()
-            throw error
-        }
-    }
+    return try await withRunningApplication(logger: logger, { onRunning in
+        server.application(host: "127.0.0.1", port: 0, onRunning: onRunning)
+    }, { port, group in try await body(TestFunctionServer(port: port, group: group)) })
 }
 
 /// A plain HTTP/1.1 answer.

@@ -10,16 +10,28 @@ public func withTestHTTPServer<Result: Sendable>(
     _ body: @Sendable (_ port: Int) async throws -> Result
 ) async throws -> Result {
     let logger = Logger(label: "test-server") { _ in SwiftLogNoOpLogHandler() }
+    return try await withRunningApplication(logger: logger, { onRunning in
+        Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                    onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: logger)
+    }, { port, _ in try await body(port) })
+}
+
+/// Starts the application made by `makeApplication` (which must report its port through the callback
+/// it is given), runs `body`, and shuts the application down gracefully however `body` ends.
+func withRunningApplication<App: ApplicationProtocol, Result: Sendable>(
+    logger: Logger,
+    _ makeApplication: (_ onRunning: @escaping @Sendable (Int) async -> Void) -> App,
+    _ body: @Sendable (_ port: Int, _ group: ServiceGroup) async throws -> Result
+) async throws -> Result {
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
-    let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                          onServerRunning: { portContinuation.yield($0.localAddress?.port ?? 0) }, logger: logger)
+    let app = makeApplication { portContinuation.yield($0) }
     let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw CancellationError() }
         do {
-            let result = try await body(port)
+            let result = try await body(port, group)
             await group.triggerGracefulShutdown()
             try await tasks.waitForAll()
             return result
