@@ -59,7 +59,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The chat backend's functions, as plain types behind `EventFunction`.
-        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
+        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients"], swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: ["HeraldRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
@@ -93,6 +93,11 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "ChatFunctionsTests",
+            dependencies: ["ChatFunctions", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel"],
             swiftSettings: strict
         ),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),

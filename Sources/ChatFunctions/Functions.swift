@@ -2,25 +2,15 @@ import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 
-/// The four functions' triggers. Their plans are not written yet: until they are, each plan skips
-/// with a reason that says so, and the runtime reports it like any other skip.
-public struct OnMessageCreated: ConfigurableFunction {
-    public static let name = "onMessageCreated"
-    public static let summary = "On a new message: push to the other participants and update the conversation."
-    public let schema: Schema
-    public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
-    public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
-    public func documentsToRead(for change: DocumentChange) -> [DocumentName] { [] }
-    public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan { .skip(notYetImplemented) }
-}
-
+/// The other three functions' triggers. Their plans are not written yet: until they are, each plan
+/// skips with a reason that says so, and the runtime reports it like any other skip.
 public struct OnReadReceipt: ConfigurableFunction {
     public static let name = "onReadReceipt"
     public static let summary = "On a message update: advance its status and bring unread counts and badges down."
     public let schema: Schema
     public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.updated]) }
-    public func documentsToRead(for change: DocumentChange) -> [DocumentName] { [] }
+    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { [] }
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan { .skip(notYetImplemented) }
 }
 
@@ -30,7 +20,7 @@ public struct PresenceSweeper: ConfigurableFunction {
     public let schema: Schema
     public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
     public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written]) }
-    public func documentsToRead(for change: DocumentChange) -> [DocumentName] { [] }
+    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { [] }
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan { .skip(notYetImplemented) }
 }
 
@@ -40,7 +30,7 @@ public struct TokenCleanup: ConfigurableFunction {
     public let schema: Schema
     public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
     public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written]) }
-    public func documentsToRead(for change: DocumentChange) -> [DocumentName] { [] }
+    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { [] }
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan { .skip(notYetImplemented) }
 }
 

@@ -4,29 +4,102 @@ import FirestoreModel
 /// Where the chat app keeps things in Firestore. The product documents' apps differ
 /// (see shared/requirements/README.md); a preset or a JSON file says which layout this deployment uses.
 public struct Schema: Sendable, Hashable {
+    /// How a conversation's last message is stored.
+    public enum LastMessageShape: Sendable, Hashable {
+        /// One map field, e.g. `lastMessage {text, senderId, senderName, timestamp, messageId, type}`.
+        case map(field: String)
+        /// Separate fields; nil ones are not written.
+        case flat(text: String?, senderID: String?, senderName: String?, timestamp: String?)
+    }
+
+    /// How a user's push tokens are stored in the user document or under it.
+    public enum TokenStorage: Sendable, Hashable {
+        /// One string field, e.g. `fcmToken`.
+        case single(field: String)
+        /// An array of strings.
+        case array(field: String)
+        /// A map whose keys are tokens (`notificationTokens {TOKEN: true}`).
+        case mapKeys(field: String)
+        /// Documents `users/{uid}/{collection}/{token}`.
+        case subcollection(collection: String)
+    }
+
     public var name: String
     /// Document pattern of a message, e.g. `conversations/{conversationId}/messages/{messageId}`.
     public var messagePattern: String
-    /// Collection of conversation documents.
+    /// The message field naming its conversation, for top-level message collections (PRD 001).
+    public var conversationIDField: String?
     public var conversationCollection: String
-    /// Collection of user documents.
+    /// Conversation fields listing member user ids; the first present one is used.
+    public var memberFields: [String]
+    public var groupFlagField: String?
+    /// A conversation is a group when this field equals `groupTypeValue` (e.g. `type == "group"`).
+    public var groupTypeField: String?
+    public var groupTypeValue: String?
+    public var groupNameField: String
+    public var senderIDField: String
+    public var senderNameField: String?
+    public var textField: String
+    public var typeField: String
+    public var timestampField: String
+    public var statusField: String
+    public var lastMessage: LastMessageShape
+    public var updatedAtField: String?
+    /// Conversation map of user id → unread count.
+    public var unreadCountField: String
     public var userCollection: String
-
-    public static let presets: [String: Schema] = [
-        "default": Schema(name: "default", messagePattern: "conversations/{conversationId}/messages/{messageId}",
-                          conversationCollection: "conversations", userCollection: "users"),
-        "prd000": Schema(name: "prd000", messagePattern: "conversations/{conversationId}/messages/{messageId}",
-                         conversationCollection: "conversations", userCollection: "users"),
-        "prd001": Schema(name: "prd001", messagePattern: "messages/{messageId}",
-                         conversationCollection: "conversations", userCollection: "users"),
-        "prd004": Schema(name: "prd004", messagePattern: "chats/{chatID}/messages/{messageID}",
-                         conversationCollection: "chats", userCollection: "users"),
-    ]
+    public var displayNameField: String
+    /// User field with the total unread count (the app badge).
+    public var badgeField: String
+    public var tokens: TokenStorage
+    /// User fields saying which conversation the user is looking at, and since when.
+    public var viewingField: String?
+    public var viewingAtField: String?
+    /// Conversation field listing users who muted it.
+    public var mutedByField: String?
 
     public var userPattern: String { "\(userCollection)/{userId}" }
 
-    /// A preset by name, or a schema JSON file (`{"messagePattern": …, "conversationCollection": …, "userCollection": …}`,
-    /// optionally `"extends": PRESET`). Errors name the bad key.
+    static let base = Schema(
+        name: "default", messagePattern: "conversations/{conversationId}/messages/{messageId}", conversationIDField: nil,
+        conversationCollection: "conversations", memberFields: ["members"], groupFlagField: "isGroup", groupTypeField: nil,
+        groupTypeValue: nil, groupNameField: "name", senderIDField: "senderId", senderNameField: "senderName", textField: "text",
+        typeField: "type", timestampField: "timestamp", statusField: "status", lastMessage: .map(field: "lastMessage"),
+        updatedAtField: "updatedAt", unreadCountField: "unreadCount", userCollection: "users", displayNameField: "displayName",
+        badgeField: "unreadTotal", tokens: .array(field: "fcmTokens"), viewingField: "viewingConversationId",
+        viewingAtField: "viewingAt", mutedByField: "mutedBy")
+
+    public static let presets: [String: Schema] = {
+        var prd000 = base
+        prd000.name = "prd000"
+        prd000.memberFields = ["participants"]
+        prd000.groupNameField = "groupName"
+        var prd001 = base
+        prd001.name = "prd001"
+        prd001.messagePattern = "messages/{messageId}"
+        prd001.conversationIDField = "conversationId"
+        prd001.memberFields = ["participants"]
+        prd001.groupTypeField = "type"
+        prd001.groupTypeValue = "group"
+        prd001.lastMessage = .flat(text: "lastMessageText", senderID: "lastMessageSenderId", senderName: nil, timestamp: "lastMessage")
+        var prd004 = base
+        prd004.name = "prd004"
+        prd004.messagePattern = "chats/{chatID}/messages/{messageID}"
+        prd004.conversationCollection = "chats"
+        prd004.memberFields = ["memberIDs", "participantIDs"]
+        prd004.groupFlagField = nil
+        prd004.groupTypeField = "type"
+        prd004.groupTypeValue = "group"
+        prd004.groupNameField = "groupName"
+        prd004.senderIDField = "senderID"
+        prd004.statusField = "deliveryStatus"
+        prd004.lastMessage = .flat(text: "lastMessageText", senderID: "lastMessageSenderID", senderName: nil, timestamp: "lastMessageTimestamp")
+        prd004.tokens = .single(field: "fcmToken")
+        return ["default": base, "prd000": prd000, "prd001": prd001, "prd004": prd004]
+    }()
+
+    /// A preset by name, or a schema JSON file: `{"extends": PRESET, KEY: VALUE, …}` with the keys of this
+    /// type (strings; `memberFields` an array; `lastMessage` and `tokens` objects). Errors name the bad key.
     public static func load(_ nameOrPath: String) throws(SchemaError) -> Schema {
         if let preset = presets[nameOrPath] { return preset }
         guard nameOrPath.hasSuffix(".json") || nameOrPath.contains("/") else {
@@ -38,31 +111,9 @@ public struct Schema: Sendable, Hashable {
         }
         let json: JSONValue
         do { json = try JSONValue(parsing: bytes) } catch { throw SchemaError("schema file \(nameOrPath): \(error)") }
-        guard case .object(let members) = json else { throw SchemaError("schema file \(nameOrPath): must be a JSON object") }
-        var schema = presets["default"]!
-        if let base = members["extends"] {
-            guard let baseName = base.stringValue, let preset = presets[baseName] else {
-                throw SchemaError("schema file \(nameOrPath): key \"extends\" must name a preset")
-            }
-            schema = preset
+        do { return try SchemaFile.decode(json, name: nameOrPath) } catch {
+            throw SchemaError("schema file \(nameOrPath): \(error.description)")
         }
-        schema.name = nameOrPath
-        let known: [String: WritableKeyPath<Schema, String>] = [
-            "messagePattern": \.messagePattern, "conversationCollection": \.conversationCollection, "userCollection": \.userCollection,
-        ]
-        for (key, value) in members where key != "extends" {
-            guard let path = known[key] else { throw SchemaError("schema file \(nameOrPath): unknown key \"\(key)\"") }
-            guard let text = value.stringValue, !text.isEmpty else { throw SchemaError("schema file \(nameOrPath): key \"\(key)\" must be a non-empty string") }
-            schema[keyPath: path] = text
-        }
-        let segments = schema.messagePattern.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count % 2 == 0, segments.allSatisfy({ !$0.isEmpty }) else {
-            throw SchemaError("schema file \(nameOrPath): key \"messagePattern\" must be a document pattern like coll/{id}")
-        }
-        for key in ["conversationCollection", "userCollection"] where schema[keyPath: known[key]!].contains("/") {
-            throw SchemaError("schema file \(nameOrPath): key \"\(key)\" must be a top-level collection id")
-        }
-        return schema
     }
 }
 

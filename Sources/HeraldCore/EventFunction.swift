@@ -11,8 +11,9 @@ public protocol EventFunction: Sendable {
     /// The document pattern and event kinds this function is deployed behind.
     var trigger: Trigger { get }
 
-    /// Every document the plan may need, read in one batch before planning.
-    func documentsToRead(for change: DocumentChange) -> [DocumentName]
+    /// The documents the plan needs that are not read yet. The runtime asks again after each batch
+    /// (a conversation's members are known only once it is read) until nothing new is wanted.
+    func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName]
 
     func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan
 }

@@ -34,11 +34,14 @@ public struct PushMessage: Sendable, Hashable {
     public var token: String
     /// The FCM v1 `message` object without `token` (notification, data, android, apns, fcm_options).
     public var content: JSONValue
+    /// How to remove this token from the user's storage if FCM reports it dead.
+    public var removal: Write?
 
-    public init(userID: String, token: String, content: JSONValue) {
+    public init(userID: String, token: String, content: JSONValue, removal: Write? = nil) {
         self.userID = userID
         self.token = token
         self.content = content
+        self.removal = removal
     }
 
     /// The request body for `projects.messages.send`.

@@ -14,6 +14,9 @@ public struct EventResponse: Sendable {
 /// Runs one function on one request: decode → check the trigger → read → plan → execute.
 /// Shared by `serve` and `invoke`, so both behave the same.
 public struct EventProcessor<Function: EventFunction>: Sendable {
+    /// A function that keeps asking for more documents is stopped after this many batches.
+    static var maximumReadRounds: Int { 4 }
+
     public let function: Function
     public let gateway: any DocumentGateway
     public let project: String?
@@ -59,8 +62,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 read = current
                 if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
             }
-            let wanted = function.documentsToRead(for: change)
-            if !wanted.isEmpty {
+            for _ in 0..<Self.maximumReadRounds {
+                let wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
+                if wanted.isEmpty { break }
                 let more = try await gateway.read(wanted)
                 read.found.merge(more.found) { _, new in new }
                 read.missing.formUnion(more.missing)

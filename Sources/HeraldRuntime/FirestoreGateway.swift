@@ -81,12 +81,14 @@ public struct FirestoreGateway: DocumentGateway {
         let results = await fcm.sendAll(pushes.map(\.requestBody).compactMap { $0["message"] })
         var marks: [String: FirestoreValue] = [:]
         var retryable: [(String, Int?)] = []
+        var removals: [Write] = []
         for (push, result) in zip(pushes, results) {
             switch result {
             case .sent: marks[push.token] = .string("sent")
             case .dead(let reason):
                 marks[push.token] = .string("dead")
-                logger.info("token of \(push.userID) is dead (\(reason)); it will be removed")
+                logger.info("token of \(push.userID) is dead (\(reason)); removing it")
+                if let removal = push.removal { removals.append(removal) }
             case .failed(let reason, true, let after):
                 retryable.append((reason, after))
             case .failed(let reason, false, _):
@@ -100,6 +102,13 @@ public struct FirestoreGateway: DocumentGateway {
             do {
                 _ = try await firestore.commit([Write(.update(ledger, fields: ["pushes": .map(marks)], mask: mask), precondition: .exists(true))])
             } catch { throw Self.classify(error) }
+        }
+        for removal in removals {
+            // One at a time and best effort: a token changed since it was read must not be removed,
+            // and its precondition failing must not fail the event.
+            do { _ = try await firestore.commit([removal]) } catch {
+                logger.info("kept a dead token that changed since it was read: \(error)")
+            }
         }
         if let (reason, _) = retryable.first {
             let after = retryable.compactMap(\.1).max()

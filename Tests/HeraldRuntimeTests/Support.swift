@@ -12,7 +12,7 @@ struct RelayFunction: EventFunction {
     static let summary = "test function"
     var trigger: Trigger { Trigger(pattern: "rooms/{roomId}/messages/{messageId}", kinds: [.created]) }
 
-    func documentsToRead(for change: DocumentChange) -> [DocumentName] { change.document.parent.map { [$0] } ?? [] }
+    func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { change.document.parent.map { [$0] } ?? [] }
 
     func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
         guard let roomName = change.document.parent, let room = documents[roomName] else { return .skip("room missing") }

@@ -1,0 +1,159 @@
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+
+/// A new message: denormalize it into its conversation, count it as unread for every recipient,
+/// mark it sent, and push it to the recipients' devices.
+public struct OnMessageCreated: ConfigurableFunction {
+    public static let name = "onMessageCreated"
+    public static let summary = "On a new message: push to the other participants and update the conversation."
+    /// A "viewing this conversation" mark older than this is stale, like presence.
+    public static let viewingFreshness: Int64 = 60
+
+    public let schema: Schema
+    public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
+    public init(schema: Schema) { self.schema = schema }
+
+    public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
+
+    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
+        guard let conversation = conversationName(for: change) else { return [] }
+        guard let found = alreadyRead[conversation] else { return alreadyRead.missing.contains(conversation) ? [] : [conversation] }
+        return members(of: found).compactMap { try? conversation.sibling(path: "\(schema.userCollection)/\($0)") }
+    }
+
+    public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
+        guard let message = change.newDocument else { return .skip("the message no longer exists") }
+        guard let conversationName = conversationName(for: change) else {
+            return .skip("the message names no conversation (\(schema.conversationIDField ?? "pattern") is missing)")
+        }
+        guard let conversation = documents[conversationName] else { return .skip("conversation \(conversationName.path) does not exist") }
+        guard let senderID = message[schema.senderIDField]?.stringValue, !senderID.isEmpty else {
+            return .skip("the message has no \(schema.senderIDField)")
+        }
+        let members = members(of: conversation)
+        guard members.contains(senderID) else {
+            return .skip("suspicious: sender \(senderID) is not a member of \(conversationName.path)")
+        }
+        let recipients = members.filter { $0 != senderID }
+        let users = Dictionary(uniqueKeysWithValues: members.compactMap { id in
+            (try? conversationName.sibling(path: "\(schema.userCollection)/\(id)")).flatMap { name in documents[name].map { (id, $0) } }
+        })
+        let sentAt = message[schema.timestampField]?.timestampValue ?? message.createTime ?? change.time
+        let senderName = message[schema.senderNameField ?? ""]?.stringValue ?? users[senderID]?[schema.displayNameField]?.stringValue ?? "Someone"
+        let preview = Preview.of(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue)
+        let title = isGroup(conversation) ? "\(conversation[schema.groupNameField]?.stringValue ?? "Group") • \(senderName)" : senderName
+
+        var writes = [conversationWrite(conversation, message: message, senderID: senderID, senderName: senderName,
+                                        preview: preview, sentAt: sentAt, recipients: recipients)]
+        for recipient in recipients {
+            guard let user = users[recipient] else { continue }
+            writes.append(Write(.transform(user.name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1)))],
+                                precondition: .exists(true)))
+        }
+        let status = message[schema.statusField]?.stringValue
+        if status == nil || status == "sending" {
+            writes.append(Write(.update(message.name, fields: [schema.statusField: .string("sent")], mask: [FieldPath(schema.statusField)]),
+                                precondition: .exists(true)))
+        }
+
+        let mutedBy = Set(conversation[schema.mutedByField ?? ""]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        var pushes: [PushMessage] = []
+        for recipient in recipients where !mutedBy.contains(recipient) {
+            guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }
+            let badge = Int(user[schema.badgeField]?.integerValue ?? 0) + 1
+            for token in TokenStore(schema.tokens).tokens(of: user) {
+                let fcm = FCMMessage(
+                    token: token, notification: .init(title: title, body: preview),
+                    data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
+                           "type": message[schema.typeField]?.stringValue ?? "text", "summary": "\(title): \(preview)"],
+                    android: .init(priority: .high, collapseKey: message.name.documentID, tag: message.name.documentID, notificationCount: badge),
+                    apns: .init(priority: 10, pushType: .alert, collapseID: message.name.documentID, alert: .init(title: title, body: preview),
+                                badge: badge, sound: "default", threadID: conversationName.documentID))
+                pushes.append(PushMessage(userID: recipient, token: token, content: fcm.json.withoutToken,
+                                          removal: TokenStore(schema.tokens).removal(of: token, from: user)))
+            }
+        }
+        return Plan(writes: writes, pushes: pushes)
+    }
+
+    // MARK: Reading the schema
+
+    func conversationName(for change: DocumentChange) -> DocumentName? {
+        if let field = schema.conversationIDField {
+            guard let id = change.newDocument?[field]?.stringValue, !id.isEmpty, !id.contains("/") else { return nil }
+            return try? change.document.sibling(path: "\(schema.conversationCollection)/\(id)")
+        }
+        return change.document.parent
+    }
+
+    func members(of conversation: FirestoreDocument) -> [String] {
+        for field in schema.memberFields {
+            if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {
+                var seen = Set<String>()
+                return ids.filter { !$0.isEmpty && !$0.contains("/") && seen.insert($0).inserted }
+            }
+        }
+        return []
+    }
+
+    func isGroup(_ conversation: FirestoreDocument) -> Bool {
+        if let flag = schema.groupFlagField, let value = conversation[flag]?.booleanValue { return value }
+        if let field = schema.groupTypeField, let value = conversation[field]?.stringValue { return value == schema.groupTypeValue }
+        return members(of: conversation).count > 2
+    }
+
+    func isViewing(_ user: FirestoreDocument, conversation id: String, at now: Timestamp) -> Bool {
+        guard let field = schema.viewingField, user[field]?.stringValue == id else { return false }
+        guard let atField = schema.viewingAtField, let at = user[atField]?.timestampValue else { return false }
+        return now.seconds - at.seconds <= Self.viewingFreshness
+    }
+
+    /// The conversation's last message moves forward only; unread counts always go up for recipients.
+    func conversationWrite(_ conversation: FirestoreDocument, message: FirestoreDocument, senderID: String, senderName: String,
+                           preview: String, sentAt: Timestamp, recipients: [String]) -> Write {
+        var fields: [String: FirestoreValue] = [:]
+        var mask: [FieldPath] = []
+        let messageType = FirestoreValue.string(message[schema.typeField]?.stringValue ?? "text")
+        func set(_ field: String?, _ value: FirestoreValue) {
+            guard let field else { return }
+            fields[field] = value
+            mask.append(FieldPath(field))
+        }
+        if isNewer(sentAt, than: conversation) {
+            switch schema.lastMessage {
+            case .map(let field):
+                set(field, .map(["text": .string(preview), "senderId": .string(senderID), "senderName": .string(senderName),
+                                 "timestamp": .timestamp(sentAt), "messageId": .string(message.name.documentID), "type": messageType]))
+            case .flat(let text, let sender, let name, let timestamp):
+                set(text, .string(preview))
+                set(sender, .string(senderID))
+                set(name, .string(senderName))
+                set(timestamp, .timestamp(sentAt))
+            }
+            set(schema.updatedAtField, .timestamp(sentAt))
+        }
+        let increments = recipients.map { FieldTransform(FieldPath(schema.unreadCountField, $0), .increment(.integer(1))) }
+        if fields.isEmpty { return Write(.transform(conversation.name), transforms: increments, precondition: .exists(true)) }
+        return Write(.update(conversation.name, fields: fields, mask: mask), transforms: increments, precondition: .exists(true))
+    }
+
+    func isNewer(_ sentAt: Timestamp, than conversation: FirestoreDocument) -> Bool {
+        let current: Timestamp?
+        switch schema.lastMessage {
+        case .map(let field): current = conversation.value(at: [field, "timestamp"])?.timestampValue
+        case .flat(_, _, _, let timestamp): current = timestamp.flatMap { conversation[$0]?.timestampValue }
+        }
+        return current.map { sentAt >= $0 } ?? true
+    }
+}
+
+extension JSONValue {
+    /// An FCM message object without its `token`, which `PushMessage` adds back per device.
+    var withoutToken: JSONValue {
+        guard case .object(var members) = self else { return self }
+        members["token"] = nil
+        return .object(members)
+    }
+}

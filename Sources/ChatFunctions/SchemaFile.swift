@@ -1,0 +1,76 @@
+import FirestoreModel
+
+/// Reads a schema JSON file over a preset, refusing unknown keys and wrong types by name.
+enum SchemaFile {
+    static var strings: [String: WritableKeyPath<Schema, String>] { [
+        "messagePattern": \.messagePattern, "conversationCollection": \.conversationCollection, "groupNameField": \.groupNameField,
+        "senderIDField": \.senderIDField, "textField": \.textField, "typeField": \.typeField, "timestampField": \.timestampField,
+        "statusField": \.statusField, "unreadCountField": \.unreadCountField, "userCollection": \.userCollection,
+        "displayNameField": \.displayNameField, "badgeField": \.badgeField,
+    ] }
+    static var optionalStrings: [String: WritableKeyPath<Schema, String?>] { [
+        "conversationIDField": \.conversationIDField, "groupFlagField": \.groupFlagField, "groupTypeField": \.groupTypeField,
+        "groupTypeValue": \.groupTypeValue, "senderNameField": \.senderNameField, "updatedAtField": \.updatedAtField,
+        "viewingField": \.viewingField, "viewingAtField": \.viewingAtField, "mutedByField": \.mutedByField,
+    ] }
+
+    static func decode(_ json: JSONValue, name: String) throws(SchemaError) -> Schema {
+        guard case .object(let members) = json else { throw SchemaError("must be a JSON object") }
+        var schema = Schema.presets["default"]!
+        if let base = members["extends"] {
+            guard let baseName = base.stringValue, let preset = Schema.presets[baseName] else {
+                throw SchemaError("key \"extends\" must name a preset (\(Schema.presets.keys.sorted().joined(separator: ", ")))")
+            }
+            schema = preset
+        }
+        schema.name = name
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) where key != "extends" {
+            if let path = strings[key] {
+                guard let text = value.stringValue, !text.isEmpty else { throw SchemaError("key \"\(key)\" must be a non-empty string") }
+                schema[keyPath: path] = text
+            } else if let path = optionalStrings[key] {
+                guard value == .null || value.stringValue?.isEmpty == false else { throw SchemaError("key \"\(key)\" must be a non-empty string or null") }
+                schema[keyPath: path] = value.stringValue
+            } else if key == "memberFields" {
+                guard let list = value.arrayValue?.compactMap(\.stringValue), !list.isEmpty, list.count == value.arrayValue?.count else {
+                    throw SchemaError("key \"memberFields\" must be a non-empty array of strings")
+                }
+                schema.memberFields = list
+            } else if key == "lastMessage" {
+                schema.lastMessage = try lastMessage(value)
+            } else if key == "tokens" {
+                schema.tokens = try tokens(value)
+            } else {
+                throw SchemaError("unknown key \"\(key)\"")
+            }
+        }
+        let segments = schema.messagePattern.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count % 2 == 0, segments.allSatisfy({ !$0.isEmpty }), segments.last?.hasPrefix("{") == true else {
+            throw SchemaError("key \"messagePattern\" must be a document pattern like coll/{id}")
+        }
+        if segments.count == 2 && schema.conversationIDField == nil {
+            throw SchemaError("key \"conversationIDField\" is needed when messages are a top-level collection")
+        }
+        for (key, value) in [("conversationCollection", schema.conversationCollection), ("userCollection", schema.userCollection)] where value.contains("/") {
+            throw SchemaError("key \"\(key)\" must be a top-level collection id")
+        }
+        return schema
+    }
+
+    static func lastMessage(_ value: JSONValue) throws(SchemaError) -> Schema.LastMessageShape {
+        if let field = value["map"]?.stringValue { return .map(field: field) }
+        guard case .object(let flat) = value["flat"] ?? .null else {
+            throw SchemaError("key \"lastMessage\" must be {\"map\": FIELD} or {\"flat\": {text, senderID, senderName, timestamp}}")
+        }
+        return .flat(text: flat["text"]?.stringValue, senderID: flat["senderID"]?.stringValue,
+                     senderName: flat["senderName"]?.stringValue, timestamp: flat["timestamp"]?.stringValue)
+    }
+
+    static func tokens(_ value: JSONValue) throws(SchemaError) -> Schema.TokenStorage {
+        if let field = value["single"]?.stringValue { return .single(field: field) }
+        if let field = value["array"]?.stringValue { return .array(field: field) }
+        if let field = value["mapKeys"]?.stringValue { return .mapKeys(field: field) }
+        if let collection = value["subcollection"]?.stringValue { return .subcollection(collection: collection) }
+        throw SchemaError("key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\": NAME}")
+    }
+}

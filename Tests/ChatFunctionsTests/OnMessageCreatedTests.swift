@@ -1,0 +1,232 @@
+import Foundation
+import ChatFunctions
+import FirestoreEvents
+import FirestoreModel
+import HeraldCore
+import HeraldRuntime
+import HeraldTesting
+import Testing
+
+/// Plans from a preset's fixtures: the message event and the documents snapshot.
+func planFromFixtures(_ preset: String, scenario: String = "message-created") async throws -> (Plan, DocumentsRead) {
+    let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
+    let change = try EventDecoder.decode(Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("\(preset)/\(scenario).binary-protobuf.json"))))).change
+    let gateway = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json"))
+    var read = DocumentsRead()
+    while true {
+        let wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
+        if wanted.isEmpty { break }
+        let more = try await gateway.read(wanted)
+        read.found.merge(more.found) { $1 }
+        read.missing.formUnion(more.missing)
+    }
+    return (function.plan(for: change, documents: read), read)
+}
+
+extension PushMessage {
+    var title: String? { content["notification"]?["title"]?.stringValue }
+    var body: String? { content["notification"]?["body"]?.stringValue }
+    var badge: JSONValue? { content["apns"]?["payload"]?["aps"]?["badge"] }
+}
+
+extension Plan {
+    func write(to path: String) -> Write? { writes.first { $0.document.path == path } }
+}
+
+@Suite struct OnMessageCreatedPresetTests {
+    @Test func defaultGroupMessage() async throws {
+        let (plan, read) = try await planFromFixtures("default")
+        #expect(read.found.count == 4)  // the conversation and three members
+        #expect(plan.pushes.map(\.token) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
+        for push in plan.pushes {
+            #expect(push.title == "Family • Alice")
+            #expect(push.body == "Dinner at 6pm")
+            #expect(push.content["data"]?["summary"] == "Family • Alice: Dinner at 6pm")
+            #expect(push.content["data"]?["conversationId"] == "c-family")
+            #expect(push.content["apns"]?["payload"]?["aps"]?["thread-id"] == "c-family")
+            #expect(push.content["apns"]?["headers"]?["apns-collapse-id"] == "m-1001")
+            #expect(push.content["android"]?["priority"] == "high")
+        }
+        let conversation = try #require(plan.write(to: "conversations/c-family")?.json)
+        #expect(conversation["update"]?["fields"]?["lastMessage"]?["mapValue"]?["fields"]?["text"] == ["stringValue": "Dinner at 6pm"])
+        #expect(conversation["updateTransforms"] == [
+            ["fieldPath": "unreadCount.bob", "increment": ["integerValue": "1"]],
+            ["fieldPath": "unreadCount.carol", "increment": ["integerValue": "1"]],
+        ])
+        #expect(plan.write(to: "users/alice") == nil)  // never the sender's badge
+        #expect(plan.write(to: "users/bob")?.transforms.first?.operation == .increment(.integer(1)))
+        #expect(plan.write(to: "conversations/c-family/messages/m-1001")?.json["update"]?["fields"] == ["status": ["stringValue": "sent"]])
+    }
+
+    @Test func prd000OneToOne() async throws {
+        let (plan, _) = try await planFromFixtures("prd000")
+        // PRD 000 keeps no push token on the server: the writes happen, no push goes.
+        #expect(plan.pushes.isEmpty)
+        #expect(plan.write(to: "conversations/c-42")?.json["updateTransforms"] == [["fieldPath": "unreadCount.`u-ben`", "increment": ["integerValue": "1"]]])
+        // The message is already "sent": its status is left alone.
+        #expect(plan.write(to: "conversations/c-42/messages/m-7") == nil)
+    }
+
+    @Test func prd001TopLevelMessages() async throws {
+        let (plan, read) = try await planFromFixtures("prd001")
+        #expect(read.found.keys.contains { $0.path == "conversations/conv-9" })
+        let conversation = try #require(plan.write(to: "conversations/conv-9")?.json)
+        #expect(conversation["update"]?["fields"]?["lastMessage"] == ["timestampValue": "2026-11-20T09:00:00Z"])
+        #expect(conversation["update"]?["fields"]?["lastMessageText"] == ["stringValue": "Hey"])
+        #expect(plan.write(to: "messages/msg-555")?.json["update"]?["fields"] == ["status": ["stringValue": "sent"]])
+    }
+
+    @Test func prd004GroupWithSingleTokens() async throws {
+        let (plan, _) = try await planFromFixtures("prd004")
+        #expect(plan.pushes.map(\.token) == ["tok-u2", "tok-u3"])
+        #expect(plan.pushes.allSatisfy { $0.title == "Family • Alice" && $0.body == "Dinner at 6pm 🍝" })
+        let fields = try #require(plan.write(to: "chats/chat-77")?.json["update"]?["fields"])
+        #expect(fields["lastMessageText"] == ["stringValue": "Dinner at 6pm 🍝"])
+        #expect(fields["lastMessageSenderID"] == ["stringValue": "u1"])
+        #expect(fields["lastMessageTimestamp"] == ["timestampValue": "2026-11-20T09:00:00Z"])
+        #expect(fields["updatedAt"] == ["timestampValue": "2026-11-20T09:00:00Z"])
+        #expect(plan.write(to: "chats/chat-77/messages/msg-1")?.json["update"]?["fields"] == ["deliveryStatus": ["stringValue": "sent"]])
+        // A dead single token is cleared only if the user document is unchanged since it was read.
+        guard case .updateTime = plan.pushes.first?.removal?.precondition else { Issue.record("removal must be conditional"); return }
+    }
+}
+
+/// Hand-built worlds for the edge cases.
+struct World {
+    var schema = Schema.presets["default"]!
+    var conversation: [String: FirestoreValue] = ["members": .array([.string("alice"), .string("bob")]), "isGroup": .boolean(false)]
+    var users: [String: [String: FirestoreValue]] = [
+        "alice": ["displayName": .string("Alice"), "fcmTokens": .array([.string("a1")])],
+        "bob": ["displayName": .string("Bob"), "fcmTokens": .array([.string("b1")]), "unreadTotal": .integer(4)],
+    ]
+    var message: [String: FirestoreValue] = ["senderId": .string("alice"), "text": .string("Hey"), "timestamp": .timestamp(Timestamp(seconds: 1_795_165_200))]
+    var now = Timestamp(seconds: 1_795_165_201)
+
+    func plan() throws -> Plan {
+        let conversationName = try DocumentName(project: "p", path: "conversations/c1")
+        let messageName = try DocumentName(project: "p", path: "conversations/c1/messages/m1")
+        var read = DocumentsRead()
+        read.found[conversationName] = FirestoreDocument(name: conversationName, fields: conversation)
+        for (id, fields) in users {
+            let name = try DocumentName(project: "p", path: "users/\(id)")
+            read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
+        }
+        let change = DocumentChange(eventID: "e", kind: .created, time: now, document: messageName,
+                                    newDocument: FirestoreDocument(name: messageName, fields: message, createTime: now))
+        return OnMessageCreated(schema: schema).plan(for: change, documents: read)
+    }
+}
+
+@Suite struct OnMessageCreatedEdgeCaseTests {
+    @Test func oneToOneTitleIsTheSendersName() throws {
+        let plan = try World().plan()
+        #expect(plan.pushes.map(\.title) == ["Alice"])
+        #expect(plan.pushes.first?.content["data"]?["summary"] == "Alice: Hey")
+        #expect(plan.pushes.first?.badge == 5)  // bob had 4 unread
+        #expect(plan.pushes.first?.content["android"]?["notification"]?["notification_count"] == 5)
+    }
+
+    @Test func skipsWithReasons() throws {
+        var noConversation = World()
+        noConversation.conversation = [:]
+        #expect(try noConversation.plan().decision == .skip(reason: "suspicious: sender alice is not a member of conversations/c1"))
+        var stranger = World()
+        stranger.message["senderId"] = .string("mallory")
+        #expect(try stranger.plan().decision == .skip(reason: "suspicious: sender mallory is not a member of conversations/c1"))
+        var anonymous = World()
+        anonymous.message["senderId"] = nil
+        #expect(try anonymous.plan().decision == .skip(reason: "the message has no senderId"))
+    }
+
+    @Test func aMissingConversationIsSkipped() throws {
+        let messageName = try DocumentName(project: "p", path: "conversations/gone/messages/m1")
+        let change = DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: messageName,
+                                    newDocument: FirestoreDocument(name: messageName, fields: ["senderId": .string("a")]))
+        let plan = OnMessageCreated(schema: Schema.presets["default"]!).plan(for: change, documents: DocumentsRead(missing: [messageName.parent!]))
+        #expect(plan.decision == .skip(reason: "conversation conversations/gone does not exist"))
+    }
+
+    @Test func recipientsWithoutTokensOrUserDocumentsStillGetTheirWrites() throws {
+        var world = World()
+        world.conversation["members"] = .array([.string("alice"), .string("bob"), .string("ghost")])
+        world.users["bob"]?["fcmTokens"] = nil
+        let plan = try world.plan()
+        #expect(plan.pushes.isEmpty)
+        #expect(plan.write(to: "conversations/c1")?.transforms.count == 2)  // bob and ghost both unread
+        #expect(plan.write(to: "users/bob") != nil)
+        #expect(plan.write(to: "users/ghost") == nil)  // no user document: no badge to raise
+    }
+
+    @Test func viewingAndMutedRecipientsGetNoPush() throws {
+        var viewing = World()
+        viewing.users["bob"]?["viewingConversationId"] = .string("c1")
+        viewing.users["bob"]?["viewingAt"] = .timestamp(Timestamp(seconds: viewing.now.seconds - 30))
+        #expect(try viewing.plan().pushes.isEmpty)
+        #expect(try viewing.plan().write(to: "users/bob") != nil)  // still unread: the badge goes up
+        var stale = viewing
+        stale.users["bob"]?["viewingAt"] = .timestamp(Timestamp(seconds: viewing.now.seconds - 61))
+        #expect(try stale.plan().pushes.count == 1)
+        var muted = World()
+        muted.conversation["mutedBy"] = .array([.string("bob")])
+        #expect(try muted.plan().pushes.isEmpty)
+    }
+
+    @Test func anOlderMessageArrivingLateNeverMovesTheLastMessageBack() throws {
+        var world = World()
+        world.conversation["lastMessage"] = .map(["text": .string("newer"), "timestamp": .timestamp(Timestamp(seconds: 1_795_165_300))])
+        let write = try #require(try world.plan().write(to: "conversations/c1"))
+        guard case .transform = write.operation else { Issue.record("only the unread count may change: \(write.json.serialized())"); return }
+        #expect(write.transforms.count == 1)
+    }
+
+    @Test func largeGroupsStayWithinOneCommit() throws {
+        var world = World()
+        let ids = (0..<256).map { "u\($0)" }
+        world.conversation = ["members": .array(ids.map { .string($0) }), "isGroup": .boolean(true), "name": .string("Big")]
+        world.users = Dictionary(uniqueKeysWithValues: ids.map { ($0, ["fcmTokens": .array([.string("t-\($0)")])]) })
+        world.message["senderId"] = .string("u0")
+        let plan = try world.plan()
+        #expect(plan.writes.count == 1 + 255 + 1)
+        #expect(plan.writes.count + 1 <= 500)  // with the ledger
+        #expect(plan.pushes.count == 255)
+        #expect(plan.pushes.first?.title == "Big • Someone")
+    }
+
+    @Test func previewsCutAtEightyUserPerceivedCharacters() throws {
+        let family = String(repeating: "👩‍👩‍👧", count: 100)
+        let preview = Preview.of(text: family, type: nil)
+        #expect(preview.count == 80)
+        #expect(preview.hasSuffix("…"))
+        #expect(preview.dropLast().allSatisfy { $0 == "👩‍👩‍👧" })
+        let accents = String(repeating: "e\u{301}", count: 85)
+        #expect(Preview.of(text: accents, type: nil) == String(repeating: "e\u{301}", count: 79) + "…")
+        #expect(Preview.of(text: String(repeating: "a", count: 80), type: nil).count == 80)
+        #expect(Preview.of(text: "line one\nline two", type: nil) == "line one line two")
+        #expect(Preview.of(text: "", type: "image") == "📷 Photo")
+        #expect(Preview.of(text: "   ", type: "voice") == "🎤 Voice message")
+        #expect(Preview.of(text: nil, type: nil) == "New message")
+    }
+}
+
+@Suite struct SchemaTests {
+    @Test func aSchemaFileExtendsAPresetAndBadKeysAreNamed() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-schema-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func load(_ text: String) throws -> Schema {
+            let file = dir.appendingPathComponent("s\(text.hashValue).json")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            return try Schema.load(file.path)
+        }
+        let custom = try load(#"{"extends": "prd004", "badgeField": "badge", "tokens": {"mapKeys": "notificationTokens"}}"#)
+        #expect(custom.senderIDField == "senderID")
+        #expect(custom.badgeField == "badge")
+        #expect(custom.tokens == .mapKeys(field: "notificationTokens"))
+        for (text, fragment) in [(#"{"senderIdField": "x"}"#, "unknown key \"senderIdField\""), (#"{"textField": 3}"#, "key \"textField\""),
+                                 (#"{"extends": "prd999"}"#, "key \"extends\""), (#"{"messagePattern": "messages/{id}"}"#, "conversationIDField"),
+                                 (#"{"tokens": {"carrier": "x"}}"#, "key \"tokens\""), ("[]", "JSON object")] {
+            #expect { _ = try load(text) } throws: { "\($0)".contains(fragment) }
+        }
+        #expect { _ = try Schema.load("prd999") } throws: { "\($0)".contains("unknown schema") }
+    }
+}
