@@ -43,10 +43,17 @@ public struct FirestoreGateway: DocumentGateway {
         } catch { throw Self.classify(error) }
     }
 
-    /// The ledger document for this function and event: a hash, so any event id makes a valid document id.
+    /// The ledger document for this function and this write. A write is known by its document, kind and
+    /// the document's update time, so one write delivered under two event ids is still caught; an event
+    /// without document data falls back on its id. Hashed, so any of these makes a valid document id.
     public func ledgerName(for change: DocumentChange) throws -> DocumentName {
-        let digest = SHA256.hash(data: Data("\(functionName)\n\(change.eventID)".utf8))
-        let key = digest.map { String(format: "%02x", $0) }.joined()
+        let identity: String
+        if let time = change.newDocument?.updateTime ?? change.oldDocument?.updateTime {
+            identity = "\(functionName)\n\(change.document.resourceName)\n\(change.effectiveKind.rawValue)\n\(time.rfc3339)"
+        } else {
+            identity = "\(functionName)\n\(change.eventID)"
+        }
+        let key = SHA256.hash(data: Data(identity.utf8)).map { String(format: "%02x", $0) }.joined()
         return try DocumentName(project: firestore.project, database: firestore.database, path: "\(ledgerCollection)/\(key)")
     }
 

@@ -1,0 +1,66 @@
+import AsyncHTTPClient
+import Foundation
+import ChatFunctions
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import HeraldRuntime
+import HeraldTesting
+import Logging
+import Testing
+
+/// onMessageCreated against Google's Firestore emulator and a stand-in FCM, with every preset's
+/// fixtures: redelivered, renamed and reordered events change nothing twice.
+@Suite(.serialized) struct OnMessageCreatedEndToEndTests {
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    func deliver(_ fixture: String, id: String? = nil, to processor: EventProcessor<OnMessageCreated>) async throws -> EventResponse {
+        var request = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture(fixture))))
+        if let id { request.headers["ce-id"] = id }
+        return await processor.process(request, logger: logger)
+    }
+
+    @Test(arguments: ["default", "prd001", "prd004"])
+    func redeliveriesWriteAndPushExactlyOnce(_ preset: String) async throws {
+        guard GoogleFirestoreEmulator.isInstalled else {
+            print("SKIPPED OnMessageCreatedEndToEndTests: Google's Firestore emulator is not installed")
+            return
+        }
+        let fake = FakeFCM()
+        let logger = self.logger
+        let (unread, badges) = try await GoogleFirestoreEmulator.run { host in
+            try await withTestHTTPServer(fake.router) { fcmPort in
+                let firestore = FirestoreClient(project: "herald-demo", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
+                let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
+                let seed = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json"))
+                _ = try await firestore.commit(seed.documents.values.map { Write(.update($0.name, fields: $0.fields, mask: nil)) })
+                let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
+                let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
+                let processor = EventProcessor(function: function, gateway: gateway)
+                let fixture = "\(preset)/message-created.binary-protobuf.json"
+                #expect(try await deliver(fixture, to: processor).report?.outcome == .applied)
+                #expect(try await deliver(fixture, to: processor).report?.outcome == .duplicate)
+                #expect(try await deliver("\(preset)/message-created.legacy.json", to: processor).report?.outcome == .duplicate)
+                // The same write under another event id (Eventarc may do that) is caught too.
+                #expect(try await deliver(fixture, id: "another-id", to: processor).report?.outcome == .duplicate)
+                let conversationPath = seed.documents.keys.first { $0.segments.count == 2 && $0.collectionID != "users" && $0.collectionID != "messages" }!
+                let conversation = try await firestore.get(conversationPath)
+                let users = try await firestore.runQuery(StructuredQuery(collectionID: "users"))
+                return (conversation?["unreadCount"]?.mapValue ?? [:], Dictionary(uniqueKeysWithValues: users.map { ($0.name.documentID, $0["unreadTotal"]) }))
+            }
+        }
+        let sender = ["default": "alice", "prd001": "john", "prd004": "u1"][preset]!
+        #expect(!unread.isEmpty)
+        for (user, count) in unread where user != sender {
+            let before = ["default": ["carol": 2]][preset]?[user] ?? 0
+            #expect(count == .integer(Int64(before + 1)), "\(preset) \(user)")
+        }
+        #expect(unread[sender] == nil || unread[sender] == .integer(0))
+        for (user, badge) in badges where user != sender { #expect(badge == .integer(1), "\(preset) badge of \(user)") }
+        // Every device got exactly one push.
+        #expect(fake.attempts.withLock { $0 }.values.allSatisfy { $0 == 1 })
+        let expectedTokens = ["default": 3, "prd001": 0, "prd004": 2][preset]!
+        #expect(fake.attempts.withLock { $0.count } == expectedTokens)
+    }
+}
