@@ -32,11 +32,16 @@ public final class ResettingServer: @unchecked Sendable {
                 let client = accept(fd, nil, nil)
                 if client < 0 { return }
                 counter.increment()
-                var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
-                setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                _ = recv(client, &buffer, buffer.count, 0)
-                close(client)
+                // Each connection on its own thread, so one slow client never holds the others in the backlog.
+                Thread.detachNewThread {
+                    var timeout = timeval(tv_sec: 2, tv_usec: 0)
+                    setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+                    var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
+                    setsockopt(client, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
+                    var buffer = [UInt8](repeating: 0, count: 4096)
+                    _ = recv(client, &buffer, buffer.count, 0)
+                    close(client)
+                }
             }
         }
         thread.start()
