@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs a program to completion and collects what it printed.
 public struct ProcessResult: Sendable {
@@ -71,4 +72,15 @@ public enum PythonReference {
 
     /// In CI a missing reference is a failure (CI installs it); elsewhere the test says so and skips.
     public static var isRequired: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
+
+    /// The interpreter for a test that needs `module`; nil (after a failure in CI, or a SKIPPED line
+    /// elsewhere) when there is none.
+    public static func forTest(_ suite: String, importing module: String) -> URL? {
+        let found = interpreter(importing: module)
+        if found == nil {
+            let message = "\(module) is not installed: pip install -r Tests/Python/requirements.txt (into .venv or HERALD_PYTHON)"
+            if isRequired { Issue.record(Comment(rawValue: message)) } else { print("SKIPPED \(suite): \(message)") }
+        }
+        return found
+    }
 }

@@ -12,12 +12,7 @@ import Testing
     static let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/google_events_reference.py")
 
     static func python() -> URL? {
-        let found = PythonReference.interpreter(importing: "google.events.cloud.firestore_v1")
-        if found == nil {
-            let message = "google-events is not installed: pip install -r Tests/Python/requirements.txt (into .venv or HERALD_PYTHON)"
-            if PythonReference.isRequired { Issue.record(Comment(rawValue: message)) } else { print("SKIPPED GoogleEventsCrossCheckTests: \(message)") }
-        }
-        return found
+        PythonReference.forTest("GoogleEventsCrossCheckTests", importing: "google.events.cloud.firestore_v1")
     }
 
     @Test func eventsSerializedByGoogleDecodeToTheSameValues() throws {

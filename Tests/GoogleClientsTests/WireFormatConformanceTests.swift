@@ -34,14 +34,7 @@ final class CapturingAPI: Sendable {
 }
 
 @Suite struct WireFormatConformanceTests {
-    static func python(_ module: String) -> URL? {
-        let found = PythonReference.interpreter(importing: module)
-        if found == nil {
-            let message = "\(module) is not installed: pip install -r Tests/Python/requirements.txt"
-            if PythonReference.isRequired { Issue.record(Comment(rawValue: message)) } else { print("SKIPPED WireFormatConformanceTests: \(message)") }
-        }
-        return found
-    }
+    static func python(_ module: String) -> URL? { PythonReference.forTest("WireFormatConformanceTests", importing: module) }
 
     static let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/google_api_reference.py").path
 
