@@ -79,7 +79,8 @@ let package = Package(
         ),
         .executableTarget(
             name: "HeraldBench",
-            dependencies: ["GoogleClients", "HeraldTesting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            dependencies: ["GoogleClients", "HeraldTesting", "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
                            .product(name: "AsyncHTTPClient", package: "async-http-client")],
             path: "Benchmarks/HeraldBench",
             swiftSettings: strict

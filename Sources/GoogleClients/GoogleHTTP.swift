@@ -31,16 +31,21 @@ public struct RetryPolicy: Sendable {
     }
 }
 
+/// Told of every HTTP request a client sends (method and URL), e.g. to count requests per event.
+public typealias RequestObserver = @Sendable (HTTPMethod, String) -> Void
+
 /// One JSON request to a Google API with auth, Google's error body and retries, shared by the clients.
 struct GoogleHTTP: Sendable {
     let httpClient: HTTPClient
     let credentials: any AccessTokenProvider
     let requestTimeout: TimeAmount
+    let observer: RequestObserver?
 
-    init(httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: TimeAmount = .seconds(30)) {
+    init(httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: TimeAmount = .seconds(30), observer: RequestObserver? = nil) {
         self.httpClient = httpClient
         self.credentials = credentials
         self.requestTimeout = requestTimeout
+        self.observer = observer
     }
 
     /// Sends once; on 401 refreshes the token and sends once more. Returns the 2xx body or throws
@@ -58,6 +63,7 @@ struct GoogleHTTP: Sendable {
                 request.headers.add(name: "content-type", value: "application/json")
                 request.body = .bytes(ByteBuffer(string: body.serialized()))
             }
+            observer?(method, url)
             let response: HTTPClientResponse
             let bytes: ByteBuffer
             do {

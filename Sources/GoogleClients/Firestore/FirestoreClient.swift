@@ -19,11 +19,12 @@ public struct FirestoreClient: Sendable {
     /// - endpoint: `https://firestore.googleapis.com`, or `http://HOST:PORT` for an emulator.
     public init(project: String, database: String = "(default)", endpoint: String = productionEndpoint,
                 credentials: any AccessTokenProvider, httpClient: HTTPClient,
-                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30)) {
+                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
+                observer: RequestObserver? = nil) {
         self.project = project
         self.database = database
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: .init(requestTimeout))
+        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: .init(requestTimeout), observer: observer)
         self.readRetry = readRetry
         self.writeRetry = writeRetry
     }

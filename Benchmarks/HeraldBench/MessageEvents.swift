@@ -1,0 +1,94 @@
+import ArgumentParser
+import ChatFunctions
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import HeraldRuntime
+import HeraldTesting
+import Logging
+import Synchronization
+
+/// onMessageCreated end to end: event in, Firestore commit and FCM pushes out, exactly once.
+struct MessageEvents: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "messages",
+        abstract: "onMessageCreated end to end against Google's Firestore emulator and a local FCM sink.",
+        discussion: "Prints events/s, p50/p99 latency per event (decode to last push sent) and Firestore requests per event. Needs Google's Firestore emulator (on Herald's build machines); `herald dev` will stand in for it once the local cloud exists.")
+
+    @Option(help: "Message events to deliver.") var events = 300
+    @Option(help: "Members of the conversation (each with one device).") var members = 3
+    @Option(help: "Events in flight at once.") var concurrency = 8
+
+    func run() async throws {
+        guard GoogleFirestoreEmulator.isInstalled else { throw ValidationError("Google's Firestore emulator is not installed") }
+        let sink = FakeFCM()
+        let requests = RequestCount()
+        let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+        let (events, members, concurrency) = (self.events, self.members, self.concurrency)
+        try await GoogleFirestoreEmulator.run { host in
+            try await withTestHTTPServer(sink.router) { fcmPort in
+                let seeding = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
+                let counted = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared,
+                                              observer: { _, _ in requests.add() })
+                let fcm = FCMClient(project: "bench", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
+                let ids = (0..<members).map { "u\($0)" }
+                let conversation = try seeding.name("conversations/c1")
+                var seed = [Write(.update(conversation, fields: ["members": .array(ids.map { .string($0) }), "isGroup": .boolean(true), "name": .string("Bench")], mask: nil))]
+                seed += try ids.map { Write(.update(try seeding.name("users/\($0)"), fields: ["displayName": .string($0), "fcmTokens": .array([.string("tok-\($0)")])], mask: nil)) }
+                var changes: [DocumentChange] = []
+                for i in 0..<events {
+                    let name = try seeding.name("conversations/c1/messages/m\(i)")
+                    let document = FirestoreDocument(name: name, fields: ["senderId": .string(ids[i % members]), "text": .string("message \(i)"),
+                                                                          "timestamp": .timestamp(Timestamp(seconds: 1_795_165_200 + Int64(i)))],
+                                                     createTime: Timestamp(seconds: 1_795_165_200 + Int64(i)), updateTime: Timestamp(seconds: 1_795_165_200 + Int64(i)))
+                    seed.append(Write(.update(name, fields: document.fields, mask: nil)))
+                    changes.append(DocumentChange(eventID: "e\(i)", kind: .created, time: document.createTime!, document: name, newDocument: document))
+                }
+                _ = try await seeding.commitInBatches(seed)
+                let gateway = FirestoreGateway(firestore: counted, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
+                let processor = EventProcessor(function: OnMessageCreated(schema: Schema.presets["default"]!), gateway: gateway)
+                let requestsForChanges = try changes.map { change in
+                    let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
+                    return try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
+                }
+                let clock = ContinuousClock()
+                let start = clock.now
+                let latencies = try await withThrowingTaskGroup(of: Duration.self) { group in
+                    var next = 0
+                    var latencies: [Duration] = []
+                    func deliver(_ i: Int) {
+                        group.addTask {
+                            let t0 = clock.now
+                            let response = await processor.process(requestsForChanges[i], logger: logger)
+                            guard response.status == 200 else { throw ValidationError("event \(i) answered \(response.status): \(response.body.serialized())") }
+                            return clock.now - t0
+                        }
+                    }
+                    while next < min(concurrency, events) { deliver(next); next += 1 }
+                    for try await latency in group {
+                        latencies.append(latency)
+                        if next < events { deliver(next); next += 1 }
+                    }
+                    return latencies.sorted()
+                }
+                let elapsed = clock.now - start
+                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15) }
+                let pushes = sink.bodies.withLock { $0.count }
+                print("onMessageCreated end to end: \(events) events, \(members) members, \(concurrency) in flight (Google's Firestore emulator, local FCM sink)")
+                print(String(format: "  events/s                   %.0f", Double(events) / seconds))
+                print("  p50 / p99 per event        \(ms(latencies[latencies.count / 2])) / \(ms(latencies[latencies.count * 99 / 100]))")
+                print(String(format: "  Firestore requests/event   %.2f", Double(requests.value) / Double(events)))
+                print(String(format: "  pushes/event               %.2f (%d recipients each)", Double(pushes) / Double(events), members - 1))
+            }
+        }
+    }
+}
+
+final class RequestCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
