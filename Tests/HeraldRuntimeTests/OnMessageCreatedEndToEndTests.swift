@@ -63,4 +63,41 @@ import Testing
         let expectedTokens = ["default": 3, "prd001": 0, "prd004": 2][preset]!
         #expect(fake.attempts.withLock { $0.count } == expectedTokens)
     }
+
+    @Test func eventsDeliveredOutOfOrderLeaveTheNewestMessageLast() async throws {
+        guard GoogleFirestoreEmulator.isInstalled else { return }
+        let fake = FakeFCM()
+        let logger = self.logger
+        try await GoogleFirestoreEmulator.run { host in
+            try await withTestHTTPServer(fake.router) { fcmPort in
+                let db = FirestoreClient(project: "p", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
+                let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
+                let conversation = try db.name("conversations/c1")
+                var seed = [Write(.update(conversation, fields: ["members": .array([.string("a"), .string("b")])], mask: nil)),
+                            Write(.update(try db.name("users/b"), fields: ["fcmTokens": .array([.string("tok-b")])], mask: nil))]
+                var changes: [DocumentChange] = []
+                for (i, text) in ["older", "newer"].enumerated() {
+                    let name = try db.name("conversations/c1/messages/m\(i)")
+                    let at = Timestamp(seconds: 1_795_165_200 + Int64(i) * 10)
+                    let doc = FirestoreDocument(name: name, fields: ["senderId": .string("a"), "text": .string(text), "timestamp": .timestamp(at)],
+                                                createTime: at, updateTime: at)
+                    seed.append(Write(.update(name, fields: doc.fields, mask: nil)))
+                    changes.append(DocumentChange(eventID: "e\(i)", kind: .created, time: at, document: name, newDocument: doc))
+                }
+                _ = try await db.commit(seed)
+                let gateway = FirestoreGateway(firestore: db, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
+                let processor = EventProcessor(function: OnMessageCreated(schema: Schema.presets["default"]!), gateway: gateway)
+                for change in [changes[1], changes[0], changes[0], changes[1]] {
+                    let http = try Rooms.httpRequest(change)
+                    #expect(await processor.process(EventRequest(headers: http.headers, body: http.body), logger: logger).status == 200)
+                }
+                let stored = try #require(try await db.get(conversation))
+                #expect(stored.value(at: ["lastMessage", "text"]) == .string("newer"))
+                #expect(stored.value(at: ["lastMessage", "messageId"]) == .string("m1"))
+                #expect(stored["unreadCount"] == .map(["b": .integer(2)]))
+                #expect(try await db.get(try db.name("users/b"))?["unreadTotal"] == .integer(2))
+            }
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-b": 2])
+    }
 }
