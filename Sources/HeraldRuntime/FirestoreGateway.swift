@@ -69,11 +69,16 @@ public struct FirestoreGateway: DocumentGateway {
                 "pushes": .map(Dictionary(plan.pushes.map { ($0.token, FirestoreValue.string("pending")) }, uniquingKeysWith: { first, _ in first })),
             ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)], precondition: .exists(false))
             _ = try await firestore.commit(plan.writes + [entry])
-        } catch let error as GoogleAPIError where error.status == .alreadyExists || error.status == .failedPrecondition {
-            // Applied before. Send only what the ledger still has pending.
+        } catch let error as GoogleAPIError where error.status == .alreadyExists {
+            // Applied before, if the ledger says so. Send only what it still has pending.
+            guard let entry = try await read([ledger])[ledger] else { throw Self.classify(error) }
             duplicate = true
-            let states = try await read([ledger])[ledger]?["pushes"]?.mapValue ?? [:]
+            let states = entry["pushes"]?.mapValue ?? [:]
             pending = plan.pushes.filter { states[$0.token] == .string("pending") }
+        } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition {
+            // A document the plan relied on changed between the read and the commit. Nothing was
+            // written; a retry reads again and plans again.
+            throw DownstreamError.unavailable("a document changed while the event was planned (\(error.message)); retrying re-plans it")
         } catch {
             throw Self.classify(error)
         }

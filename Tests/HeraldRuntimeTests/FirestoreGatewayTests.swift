@@ -105,3 +105,36 @@ import Testing
         }
     }
 }
+
+extension FirestoreGatewayTests {
+    @Test func aDocumentThatChangedUnderThePlanIsRetriedNotTakenForADuplicate() async throws {
+        let fake = FakeFCM()
+        try await withWorld(fake) { firestore, processor in
+            // The room vanishes after the plan read it: the commit's exists=true fails, nothing is written.
+            let removing = RemovingGateway(inner: processor.gateway, firestore: firestore, remove: Rooms.room)
+            let racing = EventProcessor(function: RelayFunction(), gateway: removing)
+            let http = try Rooms.httpRequest(Rooms.created(id: "evt-race"))
+            let first = await racing.process(EventRequest(headers: http.headers, body: http.body), logger: logger)
+            #expect(first.status == 503)
+            #expect(try await firestore.get(Rooms.room) == nil)
+            // Redelivered: the room is gone, so the plan now skips, and nothing was ever applied twice.
+            let again = try await deliver(Rooms.created(id: "evt-race"), to: processor)
+            #expect(again.status == 200)
+            #expect(again.report?.outcome == .skipped(reason: "room missing"))
+        }
+        #expect(fake.bodies.withLock { $0.isEmpty })
+    }
+}
+
+/// Deletes a document after the reads and before the commit, as a concurrent client might.
+struct RemovingGateway: DocumentGateway {
+    let inner: any DocumentGateway
+    let firestore: FirestoreClient
+    let remove: DocumentName
+    var isDryRun: Bool { inner.isDryRun }
+    func read(_ names: [DocumentName]) async throws -> DocumentsRead { try await inner.read(names) }
+    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome {
+        _ = try await firestore.commit([Write(.delete(remove))])
+        return try await inner.execute(plan, for: change)
+    }
+}
