@@ -77,10 +77,16 @@ public final class LineSink: Sendable {
 
     public init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
 
+    /// stdout, one line per record. A closed stdout loses the line rather than stopping the function.
     public static let standardOutput = LineSink { line in
         var text = line
         text.append("\n")
-        FileHandle.standardOutput.write(Data(text.utf8))
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if written <= 0 { return }
+            bytes = bytes.dropFirst(written)
+        }
     }
 
     public func write(_ line: String) { lock.withLock { _ in write(line) } }

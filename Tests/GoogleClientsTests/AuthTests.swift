@@ -225,6 +225,9 @@ enum JWTHeaderJSON {
             #expect(try await emulator.firestore.token() == "owner")
             #expect(emulator.firestoreEndpoint == "http://127.0.0.1:8787")
             #expect(emulator.project == "demo")
+            await #expect { _ = try await ApplicationDefaultCredentials.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8787"], httpClient: http) } throws: {
+                "\($0)".contains("set GOOGLE_CLOUD_PROJECT too")
+            }
         }
     }
 }

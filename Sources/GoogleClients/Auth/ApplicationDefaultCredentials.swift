@@ -13,6 +13,9 @@ public struct ApplicationDefaultCredentials: Sendable {
 
     public static func resolve(environment: [String: String], httpClient: HTTPClient) async throws -> ApplicationDefaultCredentials {
         let explicitProject = environment["GOOGLE_CLOUD_PROJECT"].flatMap { $0.isEmpty ? nil : $0 }
+        if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty, explicitProject == nil, environment["GOOGLE_APPLICATION_CREDENTIALS"] == nil {
+            throw AuthError.badKeyFile("FIRESTORE_EMULATOR_HOST is set: set GOOGLE_CLOUD_PROJECT too, to say which project's data to use")
+        }
         var key: ServiceAccountKey?
         if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
             key = try ServiceAccountKey(contentsOf: path)
