@@ -2,7 +2,7 @@ import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 
-/// The other three functions' triggers. Their plans are not written yet: until they are, each plan
+/// The other two functions' triggers. Their plans are not written yet: until they are, each plan
 /// skips with a reason that says so, and the runtime reports it like any other skip.
 public struct OnReadReceipt: ConfigurableFunction {
     public static let name = "onReadReceipt"
@@ -17,16 +17,6 @@ public struct OnReadReceipt: ConfigurableFunction {
 public struct PresenceSweeper: ConfigurableFunction {
     public static let name = "presenceSweeper"
     public static let summary = "Mark users offline whose presence heartbeat has gone stale."
-    public let schema: Schema
-    public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
-    public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written]) }
-    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { [] }
-    public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan { .skip(notYetImplemented) }
-}
-
-public struct TokenCleanup: ConfigurableFunction {
-    public static let name = "tokenCleanup"
-    public static let summary = "Normalise users' push tokens and remove stale or reassigned ones."
     public let schema: Schema
     public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
     public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written]) }

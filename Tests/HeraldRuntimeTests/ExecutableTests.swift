@@ -56,7 +56,7 @@ import Glibc
             #expect(report["function"] == .string(function))
             #expect(report["event"]?["id"] == .string("\(preset)-evt-1"))
             #expect(report["event"]?["encoding"] == "cloudevent-binary-protobuf")
-            // onMessageCreated plans for real; the other three are not written yet and say so.
+            // onMessageCreated plans for real; the others skip a message event (not their trigger) or are not written yet.
             #expect(report["outcome"]?["status"] == (function == "onMessageCreated" ? "applied" : "skipped"))
             #expect(report["dryRun"] == true)
         }
