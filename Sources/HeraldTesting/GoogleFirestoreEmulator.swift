@@ -12,10 +12,37 @@ public enum GoogleFirestoreEmulator {
     public static var isInstalled: Bool { FileManager.default.fileExists(atPath: jar) }
 
     /// Starts the emulator on a free port, waits until it answers, runs `body` with its `HOST:PORT`,
-    /// and stops it. Java is started directly, as the launcher script would, because the script does not
-    /// `exec` it: stopping the script would leave Java running and holding the test runner's output open.
+    /// and stops it. One emulator runs at a time: each is a JVM, and these machines have 2 cores.
     public static func run<T>(_ body: (String) async throws -> T) async throws -> T {
-        let port = try freePort()
+        await EmulatorTurn.shared.acquire()
+        do {
+            let result = try await startAndRun(body)
+            await EmulatorTurn.shared.release()
+            return result
+        } catch {
+            await EmulatorTurn.shared.release()
+            throw error
+        }
+    }
+
+    static func startAndRun<T>(_ body: (String) async throws -> T) async throws -> T {
+        for _ in 0..<3 {
+            let port = try freePort()
+            let process = try launch(port: port)
+            defer {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            // The port is free when chosen, not when Java binds it: if another process took it, ours exits.
+            guard await waitUntilServing(port: port, process: process), process.isRunning else { continue }
+            return try await body("127.0.0.1:\(port)")
+        }
+        throw RawHTTPError("Google's Firestore emulator did not start")
+    }
+
+    /// Java is started directly, as the launcher script would, because the script does not `exec` it:
+    /// stopping the script would leave Java running and holding the test runner's output open.
+    static func launch(port: Int) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
@@ -24,25 +51,19 @@ public enum GoogleFirestoreEmulator {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        defer {
-            process.terminate()
-            process.waitUntilExit()
-        }
-        let host = "127.0.0.1:\(port)"
+        return process
+    }
+
+    static func waitUntilServing(port: Int, process: Process) async -> Bool {
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if (try? RawHTTPConnection(port: port)) != nil { break }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        // The port opens a moment before the emulator serves; wait for a real answer.
-        while Date() < deadline {
+        while Date() < deadline, process.isRunning {
             if let connection = try? RawHTTPConnection(port: port) {
-                try? connection.send("GET / HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n")
-                if connection.readAll(timeout: 2).hasPrefix("HTTP/1.1") { break }
+                try? connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                if connection.readAll(timeout: 2).hasPrefix("HTTP/1.1") { return true }
             }
-            try await Task.sleep(for: .milliseconds(200))
+            try? await Task.sleep(for: .milliseconds(200))
         }
-        return try await body(host)
+        return false
     }
 
     public static func freePort() throws -> Int {
@@ -58,5 +79,24 @@ public enum GoogleFirestoreEmulator {
         }
         guard bound else { throw RawHTTPError("could not find a free port") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Hands out turns at running the emulator, first come first served.
+actor EmulatorTurn {
+    static let shared = EmulatorTurn()
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func release() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
     }
 }

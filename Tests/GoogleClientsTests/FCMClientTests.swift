@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 @Suite struct FCMClientTests {
-    let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50), totalBudget: .seconds(5))
+    let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50), totalBudget: .seconds(60))
 
     func client(_ port: Int, maximumInFlight: Int = 256, timeout: Duration = .seconds(20)) -> FCMClient {
         FCMClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(),

@@ -15,7 +15,7 @@ final class Counter: Sendable {
 
 /// Retries where Google says they are safe, within a bounded time; nowhere else.
 @Suite struct FirestoreRetryTests {
-    let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(40), totalBudget: .seconds(5))
+    let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(40), totalBudget: .seconds(60))
 
     /// Answers each request with the next scripted (status, body, retry-after); then 200.
     func flaky(_ script: [(HTTPResponse.Status, String, String?)], calls: Counter, delay: Duration = .zero) -> Router<BasicRequestContext> {
@@ -93,6 +93,18 @@ final class Counter: Sendable {
             }
         }
         #expect(calls.value == 4)
+    }
+
+    @Test func noRetryStartsPastTheTimeBudget() async throws {
+        let calls = Counter()
+        let always = Array(repeating: (HTTPResponse.Status.serviceUnavailable, Self.error(503, "UNAVAILABLE"), String?.none), count: 50)
+        let tight = RetryPolicy(maximumAttempts: 20, initialDelay: .milliseconds(150), maximumDelay: .milliseconds(150), totalBudget: .milliseconds(400))
+        try await withTestHTTPServer(flaky(always, calls: calls)) { port in
+            let db = FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared, readRetry: tight)
+            await #expect { _ = try await db.batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: { $0 is GoogleAPIError }
+        }
+        // Delays of 75–150 ms within 400 ms: a handful of attempts at most, far from the 20 allowed.
+        #expect(calls.value >= 1 && calls.value <= 6)
     }
 
     @Test func aResetConnectionIsRetriedForReadsAndHandedBackForCommits() async throws {
