@@ -28,47 +28,22 @@ struct FCMFanOut: AsyncParsableCommand {
             let lanes = FCMClient.makeHTTPClients(maximumInFlight: inFlight)
             let fcm = FCMClient(project: "bench", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(),
                                 httpClients: lanes, maximumInFlight: inFlight)
-            var latencies: [Duration] = []
-            var elapsed = Duration.zero
+            var counted = TimedRun.empty
             for round in 0..<rounds {
                 let messages = (0..<tokens).map { FCMMessage(token: "tok-\(round)-\($0)", notification: .init(title: "Family • Alice", body: "Dinner at 6pm"),
                                                              data: ["conversationId": "c1", "messageId": "m\(round)"]) }
-                let clock = ContinuousClock()
-                let start = clock.now
-                let timed = await withTaskGroup(of: (Duration, Bool).self) { group in
-                    var next = 0
-                    var results: [(Duration, Bool)] = []
-                    func start(_ i: Int) {
-                        group.addTask {
-                            let t0 = clock.now
-                            let result = await fcm.send(messages[i].json, lane: i)
-                            return (clock.now - t0, result.isSent)
-                        }
-                    }
-                    while next < min(inFlight, messages.count) { start(next); next += 1 }
-                    for await result in group {
-                        results.append(result)
-                        if next < messages.count { start(next); next += 1 }
-                    }
-                    return results
+                let run = try await TimedRun.measure(count: messages.count, inFlight: inFlight) { i in
+                    guard await fcm.send(messages[i].json, lane: i).isSent else { throw ValidationError("send \(i) failed") }
                 }
-                let took = clock.now - start
-                guard timed.allSatisfy(\.1) else { throw ValidationError("some sends failed") }
-                if round > 0 {
-                    latencies += timed.map(\.0)
-                    elapsed += took
-                }
+                // The first round warms connections up and is not counted.
+                if round > 0 { counted.add(run) }
             }
             for lane in lanes { try await lane.shutdown() }
-            latencies.sort()
-            func ms(_ d: Duration) -> String { String(format: "%.2f ms", Double(d.components.attoseconds) / 1e15 + Double(d.components.seconds) * 1000) }
-            let counted = tokens * (rounds - 1)
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
             print("FCM fan-out to a local sink: \(tokens) tokens x \(rounds - 1) rounds, \(inFlight) in flight, \(lanes.count) connection lane(s)")
-            print(String(format: "  sends/s  %.0f", Double(counted) / seconds))
-            print("  p50      \(ms(latencies[latencies.count / 2]))")
-            print("  p99      \(ms(latencies[latencies.count * 99 / 100]))")
-            print("  max      \(ms(latencies.last!))")
+            print(String(format: "  sends/s  %.0f", counted.perSecond(tokens * (rounds - 1))))
+            print("  p50      \(counted.percentile(50))")
+            print("  p99      \(counted.percentile(99))")
+            print("  max      \(counted.maximum)")
         }
     }
 }

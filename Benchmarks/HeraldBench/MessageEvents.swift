@@ -8,7 +8,6 @@ import HeraldCore
 import HeraldRuntime
 import HeraldTesting
 import Logging
-import Synchronization
 
 /// onMessageCreated end to end: event in, Firestore commit and FCM pushes out, exactly once.
 struct MessageEvents: AsyncParsableCommand {
@@ -24,14 +23,14 @@ struct MessageEvents: AsyncParsableCommand {
     func run() async throws {
         guard GoogleFirestoreEmulator.isInstalled else { throw ValidationError("Google's Firestore emulator is not installed") }
         let sink = FakeFCM()
-        let requests = RequestCount()
+        let requests = Counter()
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let (events, members, concurrency) = (self.events, self.members, self.concurrency)
         try await GoogleFirestoreEmulator.run { host in
             try await withTestHTTPServer(sink.router) { fcmPort in
                 let seeding = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let counted = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared,
-                                              observer: { _, _ in requests.add() })
+                                              observer: { _, _ in requests.increment() })
                 let fcm = FCMClient(project: "bench", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
                 let ids = (0..<members).map { "u\($0)" }
                 let conversation = try seeding.name("conversations/c1")
@@ -53,42 +52,17 @@ struct MessageEvents: AsyncParsableCommand {
                     let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
                     return try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
                 }
-                let clock = ContinuousClock()
-                let start = clock.now
-                let latencies = try await withThrowingTaskGroup(of: Duration.self) { group in
-                    var next = 0
-                    var latencies: [Duration] = []
-                    func deliver(_ i: Int) {
-                        group.addTask {
-                            let t0 = clock.now
-                            let response = await processor.process(requestsForChanges[i], logger: logger)
-                            guard response.status == 200 else { throw ValidationError("event \(i) answered \(response.status): \(response.body.serialized())") }
-                            return clock.now - t0
-                        }
-                    }
-                    while next < min(concurrency, events) { deliver(next); next += 1 }
-                    for try await latency in group {
-                        latencies.append(latency)
-                        if next < events { deliver(next); next += 1 }
-                    }
-                    return latencies.sorted()
+                let run = try await TimedRun.measure(count: events, inFlight: concurrency) { i in
+                    let response = await processor.process(requestsForChanges[i], logger: logger)
+                    guard response.status == 200 else { throw ValidationError("event \(i) answered \(response.status): \(response.body.serialized())") }
                 }
-                let elapsed = clock.now - start
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                func ms(_ d: Duration) -> String { String(format: "%.1f ms", Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15) }
                 let pushes = sink.bodies.withLock { $0.count }
                 print("onMessageCreated end to end: \(events) events, \(members) members, \(concurrency) in flight (Google's Firestore emulator, local FCM sink)")
-                print(String(format: "  events/s                   %.0f", Double(events) / seconds))
-                print("  p50 / p99 per event        \(ms(latencies[latencies.count / 2])) / \(ms(latencies[latencies.count * 99 / 100]))")
+                print(String(format: "  events/s                   %.0f", run.perSecond(events)))
+                print("  p50 / p99 per event        \(run.percentile(50)) / \(run.percentile(99))")
                 print(String(format: "  Firestore requests/event   %.2f", Double(requests.value) / Double(events)))
                 print(String(format: "  pushes/event               %.2f (%d recipients each)", Double(pushes) / Double(events), members - 1))
             }
         }
     }
-}
-
-final class RequestCount: Sendable {
-    private let count = Mutex(0)
-    func add() { count.withLock { $0 += 1 } }
-    var value: Int { count.withLock { $0 } }
 }

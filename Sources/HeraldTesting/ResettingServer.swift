@@ -8,7 +8,7 @@ import Glibc
 public final class ResettingServer: @unchecked Sendable {
     public let port: Int
     let fd: Int32
-    let counter = ConnectionCounter()
+    let counter = Counter()
     let thread: Thread
 
     /// How many connections were accepted (and reset) so far.
@@ -51,11 +51,4 @@ public final class ResettingServer: @unchecked Sendable {
         shutdown(fd, Int32(SHUT_RDWR))
         close(fd)
     }
-}
-
-final class ConnectionCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
 }

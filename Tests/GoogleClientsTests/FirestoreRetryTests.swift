@@ -4,14 +4,7 @@ import FirestoreModel
 import GoogleClients
 import HeraldTesting
 import Hummingbird
-import Synchronization
 import Testing
-
-final class Counter: Sendable {
-    private let count = Mutex(0)
-    func increment() -> Int { count.withLock { $0 += 1; return $0 } }
-    var value: Int { count.withLock { $0 } }
-}
 
 /// Retries where Google says they are safe, within a bounded time; nowhere else.
 @Suite struct FirestoreRetryTests {
