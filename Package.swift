@@ -98,7 +98,8 @@ let package = Package(
         ),
         .testTarget(
             name: "ChatFunctionsTests",
-            dependencies: ["ChatFunctions", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel"],
+            dependencies: ["ChatFunctions", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict
         ),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),

@@ -5,22 +5,18 @@ import FirestoreModel
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
+import Logging
 import Testing
 
-/// Plans from a preset's fixtures: the message event and the documents snapshot.
+/// Plans from a preset's fixtures: the message event and the documents snapshot, through the runtime's
+/// own read rounds (the snapshot gateway writes nothing).
 func planFromFixtures(_ preset: String, scenario: String = "message-created") async throws -> (Plan, DocumentsRead) {
     let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
-    let change = try EventDecoder.decode(Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("\(preset)/\(scenario).binary-protobuf.json"))))).change
+    let request = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("\(preset)/\(scenario).binary-protobuf.json"))))
     let gateway = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json"))
-    var read = DocumentsRead()
-    while true {
-        let wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
-        if wanted.isEmpty { break }
-        let more = try await gateway.read(wanted)
-        read.found.merge(more.found) { $1 }
-        read.missing.formUnion(more.missing)
-    }
-    return (function.plan(for: change, documents: read), read)
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+    let report = try #require(await EventProcessor(function: function, gateway: gateway).process(request, logger: logger).report)
+    return (report.plan, report.documentsRead)
 }
 
 extension PushMessage {
