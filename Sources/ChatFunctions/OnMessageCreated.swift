@@ -20,7 +20,7 @@ public struct OnMessageCreated: ConfigurableFunction {
     public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
         guard let conversation = conversationName(for: change) else { return [] }
         guard let found = alreadyRead[conversation] else { return alreadyRead.missing.contains(conversation) ? [] : [conversation] }
-        return members(of: found).compactMap { try? conversation.sibling(path: "\(schema.userCollection)/\($0)") }
+        return members(of: found).compactMap { userName($0, near: conversation) }
     }
 
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
@@ -38,7 +38,7 @@ public struct OnMessageCreated: ConfigurableFunction {
         }
         let recipients = members.filter { $0 != senderID }
         let users = Dictionary(uniqueKeysWithValues: members.compactMap { id in
-            (try? conversationName.sibling(path: "\(schema.userCollection)/\(id)")).flatMap { name in documents[name].map { (id, $0) } }
+            userName(id, near: conversationName).flatMap { name in documents[name].map { (id, $0) } }
         })
         let sentAt = message[schema.timestampField]?.timestampValue ?? message.createTime ?? change.time
         let senderName = message[schema.senderNameField ?? ""]?.stringValue ?? users[senderID]?[schema.displayNameField]?.stringValue ?? "Someone"
@@ -59,11 +59,12 @@ public struct OnMessageCreated: ConfigurableFunction {
         }
 
         let mutedBy = Set(conversation[schema.mutedByField ?? ""]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let tokenStore = TokenStore(schema.tokens)
         var pushes: [PushMessage] = []
         for recipient in recipients where !mutedBy.contains(recipient) {
             guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }
             let badge = Int(user[schema.badgeField]?.integerValue ?? 0) + 1
-            for token in TokenStore(schema.tokens).tokens(of: user) {
+            for token in tokenStore.tokens(of: user) {
                 let fcm = FCMMessage(
                     token: token, notification: .init(title: title, body: preview),
                     data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
@@ -72,7 +73,7 @@ public struct OnMessageCreated: ConfigurableFunction {
                     apns: .init(priority: 10, pushType: .alert, collapseID: message.name.documentID, alert: .init(title: title, body: preview),
                                 badge: badge, sound: "default", threadID: conversationName.documentID))
                 pushes.append(PushMessage(userID: recipient, token: token, content: fcm.json.withoutToken,
-                                          removal: TokenStore(schema.tokens).removal(of: token, from: user)))
+                                          removal: tokenStore.removal(of: token, from: user)))
             }
         }
         return Plan(writes: writes, pushes: pushes)
@@ -86,6 +87,11 @@ public struct OnMessageCreated: ConfigurableFunction {
             return try? change.document.sibling(path: "\(schema.conversationCollection)/\(id)")
         }
         return change.document.parent
+    }
+
+    /// A member's user document, in the same database as the conversation.
+    func userName(_ id: String, near conversation: DocumentName) -> DocumentName? {
+        try? conversation.sibling(path: "\(schema.userCollection)/\(id)")
     }
 
     func members(of conversation: FirestoreDocument) -> [String] {
