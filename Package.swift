@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/vapor/jwt-kit", from: "5.8.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
@@ -58,6 +59,22 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Google's cloud on one port for local runs and tests: Firestore REST over SQLite, trigger delivery, FCM sink, auth.
+        .target(
+            name: "LocalCloud",
+            dependencies: [
+                "FirestoreModel", "FirestoreEvents", "HeraldCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients"], swiftSettings: strict),
         .executableTarget(
@@ -69,7 +86,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
-                "HeraldRuntime", "HeraldCore",
+                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

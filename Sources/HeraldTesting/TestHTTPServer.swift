@@ -20,12 +20,13 @@ public func withTestHTTPServer<Result: Sendable>(
 /// it is given), runs `body`, and shuts the application down gracefully however `body` ends.
 func withRunningApplication<App: ApplicationProtocol, Result: Sendable>(
     logger: Logger,
+    alongside services: [any Service] = [],
     _ makeApplication: (_ onRunning: @escaping @Sendable (Int) async -> Void) -> App,
     _ body: @Sendable (_ port: Int, _ group: ServiceGroup) async throws -> Result
 ) async throws -> Result {
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
     let app = makeApplication { portContinuation.yield($0) }
-    let group = ServiceGroup(configuration: .init(services: [app], gracefulShutdownSignals: [], logger: logger))
+    let group = ServiceGroup(configuration: .init(services: [app] + services, gracefulShutdownSignals: [], logger: logger))
     return try await withThrowingTaskGroup(of: Void.self) { tasks in
         tasks.addTask { try await group.run() }
         var iterator = ports.makeAsyncIterator()

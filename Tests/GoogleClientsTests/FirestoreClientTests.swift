@@ -5,21 +5,18 @@ import GoogleClients
 import HeraldTesting
 import Testing
 
-/// The Firestore client against Google's own Firestore emulator: real wire format, real semantics.
+/// The Firestore client against Herald's local cloud and Google's own Firestore emulator: the same
+/// wire format and semantics from both.
 @Suite(.serialized) struct FirestoreClientTests {
-    static func withEmulator(_ body: (FirestoreClient) async throws -> Void) async throws {
-        guard GoogleFirestoreEmulator.isInstalled else {
-            print("SKIPPED FirestoreClientTests: Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
-            return
-        }
-        try await GoogleFirestoreEmulator.run { host in
+    static func withBackend(_ backend: FirestoreBackend, _ body: @Sendable (FirestoreClient) async throws -> Void) async throws {
+        _ = try await backend.run { host in
             let project = "herald-\(UInt32.random(in: 0...UInt32.max))"
             try await body(FirestoreClient(project: project, endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared))
         }
     }
 
-    @Test func documentsWritesPreconditionsAndTransforms() async throws {
-        try await Self.withEmulator { db in
+    @Test(arguments: FirestoreBackend.allCases) func documentsWritesPreconditionsAndTransforms(backend: FirestoreBackend) async throws {
+        try await Self.withBackend(backend) { db in
             let conversation = try db.name("conversations/c1")
             let missing = try db.name("conversations/nope")
             let create = Write(.update(conversation, fields: [
@@ -90,8 +87,8 @@ import Testing
         }
     }
 
-    @Test func queriesPagingCountAndTransactions() async throws {
-        try await Self.withEmulator { db in
+    @Test(arguments: FirestoreBackend.allCases) func queriesPagingCountAndTransactions(backend: FirestoreBackend) async throws {
+        try await Self.withBackend(backend) { db in
             var writes: [Write] = []
             for i in 0..<25 {
                 writes.append(Write(.update(try db.name("users/u\(String(format: "%02d", i))"), fields: [

@@ -1,4 +1,4 @@
-import FirestoreModel
+
 
 /// A Firestore structured query (`google.firestore.v1.StructuredQuery`).
 public struct StructuredQuery: Sendable, Hashable {
@@ -49,6 +49,8 @@ public struct StructuredQuery: Sendable, Hashable {
     public var endAt: Cursor?
     public var offset: Int?
     public var limit: Int?
+    /// A projection: only these fields come back (nil: all of them).
+    public var select: [FieldPath]?
 
     public init(collectionID: String, allDescendants: Bool = false, filter: Filter? = nil, orderBy: [Order] = [],
                 startAt: Cursor? = nil, endAt: Cursor? = nil, offset: Int? = nil, limit: Int? = nil) {
@@ -72,6 +74,7 @@ public struct StructuredQuery: Sendable, Hashable {
         if let endAt { members["endAt"] = ["values": .array(endAt.values.map { FirestoreJSON.json($0) }), "before": .bool(endAt.before)] }
         if let offset { members["offset"] = .integer(offset) }
         if let limit { members["limit"] = .integer(limit) }
+        if let select { members["select"] = ["fields": .array(select.map { ["fieldPath": .string($0.description)] })] }
         return .object(members)
     }
 }

@@ -1,0 +1,67 @@
+import AsyncHTTPClient
+import Foundation
+import GoogleClients
+import LocalCloud
+import Logging
+
+/// Herald's local cloud running in the test's own process on a free port, with a temporary database.
+public struct TestLocalCloud: Sendable {
+    public let cloud: LocalCloud
+    public let port: Int
+    public var host: String { "127.0.0.1:\(port)" }
+    public var baseURL: String { "http://\(host)" }
+
+    /// A Firestore client for a project of this cloud, as the functions see it in emulator mode.
+    public func firestore(project: String = "herald-test") -> FirestoreClient {
+        FirestoreClient(project: project, endpoint: baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+    }
+}
+
+extension LocalCloudOptions {
+    /// Ephemeral, on a free port, with quick retries so delivery tests don't wait.
+    public static var testing: LocalCloudOptions {
+        var options = LocalCloudOptions()
+        options.port = 0
+        options.dataDirectory = nil
+        options.project = "herald-test"
+        options.delivery.minimumBackoff = .milliseconds(50)
+        options.delivery.maximumBackoff = .milliseconds(400)
+        options.delivery.timeout = .seconds(10)
+        return options
+    }
+}
+
+/// Starts a local cloud (HTTP server and trigger delivery), runs `body`, stops it and removes its state.
+public func withLocalCloud<Result: Sendable>(
+    _ options: LocalCloudOptions = .testing,
+    onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
+    _ body: @Sendable (TestLocalCloud) async throws -> Result
+) async throws -> Result {
+    let logger = Logger(label: "local-cloud") { _ in SwiftLogNoOpLogHandler() }
+    let cloud = try await LocalCloud(options: options, logger: logger, onDelivery: onDelivery)
+    defer { cloud.close() }
+    return try await withRunningApplication(logger: logger, alongside: [cloud.delivery], { onRunning in
+        cloud.application(onRunning: onRunning)
+    }, { port, _ in try await body(TestLocalCloud(cloud: cloud, port: port)) })
+}
+
+/// The Firestore servers tests run against: Herald's own local cloud, and Google's emulator where installed.
+public enum FirestoreBackend: String, CaseIterable, Sendable, CustomStringConvertible {
+    case herald, google
+
+    public var description: String { self == .herald ? "Herald's local cloud" : "Google's Firestore emulator" }
+
+    /// Runs `body` with the backend's `HOST:PORT`; for a backend not on this machine, prints why and returns nil.
+    public func run<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T? {
+        switch self {
+        case .herald:
+            return try await withLocalCloud { try await body($0.host) }
+        case .google:
+            guard GoogleFirestoreEmulator.isInstalled else {
+                print("SKIPPED (\(description)): not installed at \(GoogleFirestoreEmulator.launcher)")
+                return nil
+            }
+            return try await GoogleFirestoreEmulator.run(body)
+        }
+    }
+}

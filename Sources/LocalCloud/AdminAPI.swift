@@ -1,0 +1,83 @@
+import FirestoreEvents
+import FirestoreModel
+import GRDB
+
+/// `/herald/…`: what the local cloud adds for people and tests — recorded pushes, deliveries and
+/// dead letters, triggers, fault injection, the JWKS of its identity tokens.
+struct AdminAPI: Sendable {
+    let cloud: LocalCloud
+
+    func handle(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
+        let route = (request.method, request.segments.dropFirst().joined(separator: "/"))
+        switch route {
+        case ("GET", "health"):
+            return LocalResponse(json: ["status": "ok"])
+        case ("GET", "fcm/messages"):
+            let after = request.query["after"]?.first.flatMap { Int64($0) } ?? 0
+            let messages = try await cloud.fcm.messages(token: request.query["token"]?.first, afterID: after)
+            return LocalResponse(json: ["messages": .array(messages.map(\.json))])
+        case ("POST", "fcm/dead-tokens"):
+            guard let token = try request.json().member("token")?.stringValue else { throw .invalidArgument("token is required") }
+            try await cloud.fcm.markDead(token)
+            return LocalResponse(json: .object([:]))
+        case ("POST", "fcm/faults"):
+            let body = try request.json()
+            var failures: [FCMSink.InjectedFailure] = []
+            for item in body.member("next")?.arrayValue ?? [] {
+                guard let f = item.stringValue.flatMap(FCMSink.InjectedFailure.init(rawValue:)) else {
+                    throw .invalidArgument("next: each failure is unavailable, quotaExceeded or internalError")
+                }
+                failures.append(f)
+            }
+            cloud.fcm.inject(failures)
+            if let rate = body.member("rate").flatMap({ Double($0.serialized()) }) { cloud.fcm.setFailureRate(rate) }
+            return LocalResponse(json: .object([:]))
+        case ("POST", "delivery/faults"):
+            let body = try request.json()
+            func number(_ key: String) -> Double { body.member(key).flatMap { Double($0.serialized()) } ?? 0 }
+            cloud.delivery.faults = DeliveryFaults(duplicateProbability: number("duplicateProbability"),
+                                                   dropResponseProbability: number("dropResponseProbability"),
+                                                   maximumDelay: .milliseconds(Int64(number("maximumDelayMilliseconds"))))
+            return LocalResponse(json: .object([:]))
+        case ("GET", "deliveries"):
+            return LocalResponse(json: ["deliveries": .array(try await deliveries(state: request.query["state"]?.first))])
+        case ("GET", "triggers"):
+            return LocalResponse(json: ["triggers": .array(cloud.triggers.all.map(Self.json))])
+        case ("PUT", "triggers"), ("POST", "triggers"):
+            let body = try request.json()
+            guard let name = body.member("name")?.stringValue, let pattern = body.member("pattern")?.stringValue,
+                  let kind = body.member("kind")?.stringValue.flatMap(DocumentChange.Kind.init(rawValue:)),
+                  let url = body.member("url")?.stringValue
+            else { throw .invalidArgument("a trigger needs name, pattern, kind (created|updated|deleted|written) and url") }
+            let contentType = body.member("contentType")?.stringValue == "json" ? TriggerRegistration.ContentType.json : .protobuf
+            cloud.triggers.register(TriggerRegistration(name: name, pattern: pattern, kind: kind, url: url, contentType: contentType))
+            return LocalResponse(json: .object([:]))
+        case ("GET", "oidc/jwks"):
+            do { return LocalResponse(json: try cloud.identity.jwks()) } catch { throw .internalError("cannot export the public key") }
+        case ("POST", "auth/revoke"):
+            cloud.identity.revokeAll()
+            return LocalResponse(json: .object([:]))
+        default:
+            throw .notFound("No admin endpoint \(route.0) /herald/\(route.1.prefix(100)).")
+        }
+    }
+
+    static func json(_ trigger: TriggerRegistration) -> JSONValue {
+        ["name": .string(trigger.name), "pattern": .string(trigger.pattern), "kind": .string(trigger.kind.rawValue),
+         "url": .string(trigger.url), "contentType": .string(trigger.contentType.rawValue)]
+    }
+
+    func deliveries(state: String?) async throws(LocalAPIError) -> [JSONValue] {
+        try await cloud.database.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error FROM deliveries"
+                                        + (state == nil ? "" : " WHERE state = ?") + " ORDER BY id",
+                                        arguments: state.map { [$0] } ?? [])
+            return rows.map { row in
+                let error: String? = row["last_error"]
+                return ["id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),
+                        "eventType": .string(row["event_type"]), "document": .string(row["document"]), "state": .string(row["state"]),
+                        "attempts": .integer(row["attempts"] as Int64), "lastError": error.map { .string($0) } ?? .null] as JSONValue
+            }
+        }
+    }
+}

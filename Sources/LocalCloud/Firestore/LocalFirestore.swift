@@ -1,0 +1,222 @@
+import Foundation
+import FirestoreModel
+import GRDB
+import Synchronization
+
+/// Firestore's document semantics over SQLite: reads, atomic commits with preconditions and
+/// transforms, optimistic transactions, queries. Every committed change goes to the event outbox
+/// in the same SQLite transaction, so no change is ever committed without its events.
+public final class LocalFirestore: Sendable {
+    public struct CommitResult: Sendable {
+        public var commitTime: Timestamp
+        public var writeResults: [(updateTime: Timestamp?, transformResults: [FirestoreValue])]
+    }
+
+    /// A document before and after one commit.
+    public struct Change: Sendable {
+        public var name: DocumentName
+        public var before: FirestoreDocument?
+        public var after: FirestoreDocument?
+    }
+
+    struct Transaction {
+        var readOnly: Bool
+        /// Each document read in the transaction and its update time then (nil: missing).
+        var reads: [DocumentName: Int64?] = [:]
+    }
+
+    let database: LocalCloudDatabase
+    let outbox: EventOutbox
+    let transactions = Mutex<[String: Transaction]>([:])
+    public static let maximumWrites = 500
+    public static let maximumDocumentBytes = 1_048_576
+
+    init(database: LocalCloudDatabase, outbox: EventOutbox) {
+        self.database = database
+        self.outbox = outbox
+    }
+
+    // MARK: Reads
+
+    public func get(_ names: [DocumentName], transaction: String? = nil) async throws(LocalAPIError) -> [DocumentName: FirestoreDocument] {
+        try checkTransaction(transaction, writing: false)
+        let found = try await database.read { db in try Self.load(names, db) }
+        record(names, found: found, in: transaction)
+        return found
+    }
+
+    /// Documents in one collection (`parent` + `collectionID`), in name order.
+    public func list(parent: String, database databaseName: String, collectionID: String) async throws(LocalAPIError) -> [FirestoreDocument] {
+        let collection = parent.isEmpty ? collectionID : "\(parent)/\(collectionID)"
+        return try await database.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE database = ? AND collection = ?", arguments: [databaseName, collection])
+                .map { try Self.document($0) }
+        }.sorted { ValueOrder.referencePaths($0.name.path, $1.name.path) < 0 }
+    }
+
+    /// The ids of the collections directly under `parent` (a document path, or "" for the root).
+    public func collectionIDs(parent: String, database databaseName: String) async throws(LocalAPIError) -> [String] {
+        let depth = parent.isEmpty ? 0 : parent.split(separator: "/").count
+        let prefix = parent.isEmpty ? "" : parent + "/"
+        let paths = try await database.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT collection FROM documents WHERE database = ? AND collection LIKE ? ESCAPE '\\'",
+                                arguments: [databaseName, Self.likePrefix(prefix) + "%"])
+        }
+        let ids = Set(paths.compactMap { path -> String? in
+            let segments = path.split(separator: "/")
+            return segments.count > depth ? String(segments[depth]) : nil
+        })
+        return ids.sorted(by: ValueOrder.utf8Less)
+    }
+
+    public func runQuery(_ query: StructuredQuery, parent: String, database databaseName: String, transaction: String? = nil) async throws(LocalAPIError) -> [FirestoreDocument] {
+        try checkTransaction(transaction, writing: false)
+        let candidates: [FirestoreDocument] = try await database.read { db in
+            let rows: [Row]
+            if query.allDescendants {
+                let prefix = parent.isEmpty ? "" : parent + "/"
+                rows = try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE database = ? AND collection_id = ? AND path LIKE ? ESCAPE '\\'",
+                                        arguments: [databaseName, query.collectionID, Self.likePrefix(prefix) + "%"])
+            } else {
+                let collection = parent.isEmpty ? query.collectionID : "\(parent)/\(query.collectionID)"
+                rows = try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE database = ? AND collection = ?", arguments: [databaseName, collection])
+            }
+            return try rows.map { try Self.document($0) }
+        }
+        let result = try QueryEvaluation.run(query, over: candidates)
+        if let transaction {
+            transactions.withLock { open in
+                for d in result { open[transaction]?.reads[d.name] = d.updateTime?.nanosSinceEpoch }
+            }
+        }
+        return result
+    }
+
+    // MARK: Transactions
+
+    public func beginTransaction(readOnly: Bool) -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255) }
+        let id = Data(bytes).base64EncodedString()
+        transactions.withLock { $0[id] = Transaction(readOnly: readOnly) }
+        return id
+    }
+
+    public func rollback(_ id: String) throws(LocalAPIError) {
+        let removed = transactions.withLock { $0.removeValue(forKey: id) }
+        guard removed != nil else { throw Self.unknownTransaction(id) }
+    }
+
+    func checkTransaction(_ id: String?, writing: Bool) throws(LocalAPIError) {
+        guard let id else { return }
+        let state = transactions.withLock { $0[id] }
+        guard let state else { throw Self.unknownTransaction(id) }
+        if writing && state.readOnly { throw .invalidArgument("Cannot modify entities in a read-only transaction.") }
+    }
+
+    func record(_ names: [DocumentName], found: [DocumentName: FirestoreDocument], in transaction: String?) {
+        guard let transaction else { return }
+        transactions.withLock { open in
+            for name in names { open[transaction]?.reads[name] = found[name]?.updateTime?.nanosSinceEpoch }
+        }
+    }
+
+    static func unknownTransaction(_ id: String) -> LocalAPIError {
+        .invalidArgument("Transaction \(id.prefix(40)) is not open: it was committed, rolled back, or never begun.")
+    }
+
+    // MARK: Commit
+
+    public func commit(_ writes: [Write], databaseName: String, transaction: String? = nil) async throws(LocalAPIError) -> CommitResult {
+        guard writes.count <= Self.maximumWrites else {
+            throw .invalidArgument("maximum \(Self.maximumWrites) writes allowed per request")
+        }
+        for write in writes where write.document.databaseName != databaseName {
+            throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
+        }
+        var transactionReads: [DocumentName: Int64?] = [:]
+        if let transaction {
+            try checkTransaction(transaction, writing: !writes.isEmpty)
+            transactionReads = transactions.withLock { $0.removeValue(forKey: transaction)?.reads } ?? [:]
+        }
+        let outbox = self.outbox
+        let reads = transactionReads
+        defer { outbox.wake() }
+        return try await database.write { db in
+            let commitTime = try Self.nextCommitTime(db)
+            let names = Array(Set(writes.map(\.document)).union(reads.keys))
+            let before = try Self.load(names, db)
+            for (name, version) in reads where before[name]?.updateTime?.nanosSinceEpoch != version {
+                throw LocalAPIError.aborted("Transaction aborted: \(name.path) changed after the transaction read it; retry the transaction.")
+            }
+            var current = before
+            var results: CommitResult = .init(commitTime: commitTime, writeResults: [])
+            for write in writes {
+                let outcome = try WriteApplication.apply(write, to: current[write.document], commitTime: commitTime)
+                if let document = outcome.document {
+                    guard DocumentSize.of(document) <= Self.maximumDocumentBytes else {
+                        throw LocalAPIError.invalidArgument("Document \(write.document.path) cannot be written because its size (\(DocumentSize.of(document)) bytes) exceeds the maximum allowed size of 1,048,576 bytes.")
+                    }
+                }
+                current[write.document] = outcome.document
+                let updateTime: Timestamp? = if case .delete = write.operation { commitTime } else { outcome.document?.updateTime }
+                results.writeResults.append((updateTime, outcome.transformResults))
+            }
+            var changes: [Change] = []
+            for name in Set(writes.map(\.document)).sorted() {
+                let (old, new) = (before[name], current[name])
+                guard old != new else { continue }
+                changes.append(Change(name: name, before: old, after: new))
+                if let new { try Self.store(new, db) } else {
+                    try db.execute(sql: "DELETE FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
+                }
+            }
+            try outbox.enqueue(changes, commitTime: commitTime, db)
+            return results
+        }
+    }
+
+    /// Strictly increasing commit times, in microseconds as Firestore's are.
+    static func nextCommitTime(_ db: Database) throws -> Timestamp {
+        let last = try Int64.fetchOne(db, sql: "SELECT last_nanos FROM commit_clock WHERE id = 1") ?? 0
+        let now = Int64(Date().timeIntervalSince1970 * 1_000_000) * 1000
+        let next = max(now, last + 1000)
+        try db.execute(sql: "INSERT INTO commit_clock (id, last_nanos) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET last_nanos = excluded.last_nanos", arguments: [next])
+        return Timestamp(nanosSinceEpoch: next)
+    }
+
+    // MARK: Rows
+
+    static func load(_ names: [DocumentName], _ db: Database) throws -> [DocumentName: FirestoreDocument] {
+        var found: [DocumentName: FirestoreDocument] = [:]
+        for name in Set(names) {
+            if let row = try Row.fetchOne(db, sql: "SELECT * FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path]) {
+                found[name] = try document(row)
+            }
+        }
+        return found
+    }
+
+    static func store(_ document: FirestoreDocument, _ db: Database) throws {
+        let name = document.name
+        let collection = name.segments.dropLast().joined(separator: "/")
+        try db.execute(sql: """
+            INSERT INTO documents (database, path, collection, collection_id, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(database, path) DO UPDATE SET fields = excluded.fields, create_time = excluded.create_time, update_time = excluded.update_time
+            """, arguments: [name.databaseName, name.path, collection, name.collectionID, FirestoreJSON.json(document.fields).serialized(),
+                             document.createTime?.nanosSinceEpoch ?? 0, document.updateTime?.nanosSinceEpoch ?? 0])
+    }
+
+    static func document(_ row: Row) throws -> FirestoreDocument {
+        let databaseName: String = row["database"]
+        let parts = databaseName.split(separator: "/")
+        let name = try DocumentName(project: String(parts[1]), database: String(parts[3]), path: row["path"])
+        let text: String = row["fields"]
+        return FirestoreDocument(name: name, fields: try FirestoreJSON.fields(try JSONValue(parsing: text)),
+                                 createTime: Timestamp(nanosSinceEpoch: row["create_time"]), updateTime: Timestamp(nanosSinceEpoch: row["update_time"]))
+    }
+
+    static func likePrefix(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%").replacingOccurrences(of: "_", with: "\\_")
+    }
+}

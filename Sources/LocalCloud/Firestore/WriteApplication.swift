@@ -1,0 +1,107 @@
+import FirestoreModel
+
+/// What one `Write` does to one document, as Firestore applies it inside a commit. Pure.
+enum WriteApplication {
+    struct Outcome {
+        var document: FirestoreDocument?
+        var transformResults: [FirestoreValue]
+    }
+
+    static func check(_ precondition: Precondition?, _ current: FirestoreDocument?, name: DocumentName) throws(LocalAPIError) {
+        switch precondition {
+        case nil: return
+        case .exists(true) where current == nil:
+            throw .notFound("No document to update: \(name.resourceName)")
+        case .exists(false) where current != nil:
+            throw .alreadyExists("Document already exists: \(name.resourceName)")
+        case .updateTime(let required):
+            guard let current else { throw .notFound("No document to update: \(name.resourceName)") }
+            guard current.updateTime == required else {
+                throw .failedPrecondition("the stored version (\(current.updateTime?.rfc3339 ?? "none")) does not match the required base version (\(required.rfc3339))")
+            }
+        default: return
+        }
+    }
+
+    static func apply(_ write: Write, to current: FirestoreDocument?, commitTime: Timestamp) throws(LocalAPIError) -> Outcome {
+        try check(write.precondition, current, name: write.document)
+        var fields: [String: FirestoreValue]
+        switch write.operation {
+        case .delete:
+            return Outcome(document: nil, transformResults: [])
+        case .update(_, let updateFields, let mask):
+            if let mask {
+                fields = current?.fields ?? [:]
+                for path in mask {
+                    FieldPath.set(FieldPath.value(in: updateFields, at: path.segments[...]), in: &fields, at: path.segments[...])
+                }
+            } else {
+                fields = updateFields
+            }
+        case .transform:
+            fields = current?.fields ?? [:]
+        }
+        var results: [FirestoreValue] = []
+        for transform in write.transforms {
+            let path = transform.field.segments[...]
+            let (value, result) = apply(transform.operation, to: FieldPath.value(in: fields, at: path), commitTime: commitTime)
+            FieldPath.set(value, in: &fields, at: path)
+            results.append(result)
+        }
+        let changed = current == nil || current!.fields != fields
+        let document = FirestoreDocument(
+            name: write.document, fields: fields,
+            createTime: current?.createTime ?? commitTime,
+            updateTime: changed ? commitTime : current?.updateTime
+        )
+        return Outcome(document: document, transformResults: results)
+    }
+
+    /// The field's new value, and the transform's result as `WriteResult.transformResults` reports it.
+    static func apply(_ operation: FieldTransform.Operation, to current: FirestoreValue?, commitTime: Timestamp) -> (FirestoreValue, FirestoreValue) {
+        switch operation {
+        case .setToRequestTime:
+            return (.timestamp(commitTime), .timestamp(commitTime))
+        case .increment(let operand):
+            let value: FirestoreValue
+            switch (current, operand) {
+            case (.integer(let a)?, .integer(let b)):
+                let (sum, overflow) = a.addingReportingOverflow(b)
+                value = .integer(overflow ? (b > 0 ? .max : .min) : sum)
+            case (.integer(let a)?, .double(let b)): value = .double(Double(a) + b)
+            case (.double(let a)?, .integer(let b)): value = .double(a + Double(b))
+            case (.double(let a)?, .double(let b)): value = .double(a + b)
+            default: value = operand
+            }
+            return (value, value)
+        case .maximum(let operand), .minimum(let operand):
+            guard let current, ValueOrder.typeRank(current) == 2 else { return (operand, operand) }
+            let isMaximum = operationIsMaximum(operation)
+            if isNaN(current) { return (current, current) }
+            if isNaN(operand) { return (operand, operand) }
+            let c = ValueOrder.compare(operand, current)
+            let takeOperand = isMaximum ? c > 0 : c < 0
+            let value = takeOperand ? operand : current
+            return (value, value)
+        case .appendMissingElements(let elements):
+            var array = current?.arrayValue ?? []
+            for element in elements where !array.contains(where: { ValueOrder.equivalent($0, element) }) {
+                array.append(element)
+            }
+            return (.array(array), .null)
+        case .removeAllFromArray(let elements):
+            let array = (current?.arrayValue ?? []).filter { item in !elements.contains { ValueOrder.equivalent($0, item) } }
+            return (.array(array), .null)
+        }
+    }
+
+    static func operationIsMaximum(_ operation: FieldTransform.Operation) -> Bool {
+        if case .maximum = operation { return true }
+        return false
+    }
+
+    static func isNaN(_ value: FirestoreValue) -> Bool {
+        if case .double(let d) = value { return d.isNaN }
+        return false
+    }
+}

@@ -1,0 +1,151 @@
+import Crypto
+import Foundation
+import FirestoreModel
+import JWTKit
+import Synchronization
+import _CryptoExtras
+
+/// Google's identity side, locally: a service account whose key file `herald dev` writes for the
+/// functions, an OAuth token endpoint that verifies their JWT-bearer assertions, the metadata
+/// server's token and identity endpoints, and OIDC identity tokens with a published JWKS.
+public final class LocalIdentity: Sendable {
+    public let project: String
+    public let clientEmail: String
+    public let keyID: String
+    let privateKeyPEM: String
+    let keys: JWTKeyCollection
+    let publicKey: JWTKit.Insecure.RSA.PublicKey
+    let issued = Mutex<[String: (expires: Date, email: String, scope: String)]>([:])
+    public static let issuer = "https://accounts.google.com"
+    static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+    /// Loads the key kept in `directory/local-key.pem`, or makes and keeps a new one.
+    public init(project: String, directory: String) async throws {
+        let keyPath = (directory as NSString).appendingPathComponent("local-key.pem")
+        let pem: String
+        if let existing = try? String(contentsOfFile: keyPath, encoding: .utf8) {
+            pem = existing
+        } else {
+            pem = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            FileManager.default.createFile(atPath: keyPath, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600])
+        }
+        let privateKey = try JWTKit.Insecure.RSA.PrivateKey(pem: pem)
+        self.project = project
+        self.clientEmail = "herald-functions@\(project).iam.gserviceaccount.com"
+        self.privateKeyPEM = pem
+        self.publicKey = privateKey.publicKey
+        self.keyID = String(SHA256.hash(data: Data(privateKey.publicKey.pemRepresentation.utf8)).map { String(format: "%02x", $0) }.joined().prefix(40))
+        self.keys = JWTKeyCollection()
+        await keys.add(rsa: privateKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: keyID))
+    }
+
+    /// A Google service-account key file for this account, with `token_uri` at the local cloud.
+    public func keyFile(tokenURI: String) -> JSONValue {
+        ["type": "service_account", "project_id": .string(project), "private_key_id": .string(keyID),
+         "private_key": .string(privateKeyPEM), "client_email": .string(clientEmail), "client_id": "100000000000000000001",
+         "token_uri": .string(tokenURI)]
+    }
+
+    // MARK: OAuth token endpoint
+
+    /// Answers `POST /token` with a form body; errors as Google's OAuth endpoint gives them.
+    public func exchange(formBody: String, tokenURI: String) async -> (status: Int, body: JSONValue) {
+        let form = Self.parseForm(formBody)
+        guard form["grant_type"] == Self.jwtBearer else {
+            return (400, ["error": "unsupported_grant_type", "error_description": .string("Invalid grant_type: only \(Self.jwtBearer) is supported")])
+        }
+        guard let assertion = form["assertion"] else { return (400, ["error": "invalid_request", "error_description": "Missing required parameter: assertion"]) }
+        let claims: AssertionClaims
+        do { claims = try await keys.verify(assertion, as: AssertionClaims.self) } catch {
+            return (400, ["error": "invalid_grant", "error_description": "Invalid JWT Signature."])
+        }
+        guard claims.iss == clientEmail else { return (400, ["error": "invalid_grant", "error_description": "Invalid issuer: unknown service account"]) }
+        guard claims.aud == tokenURI || claims.aud == "https://oauth2.googleapis.com/token" else {
+            return (400, ["error": "invalid_grant", "error_description": "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values"])
+        }
+        let now = Date().timeIntervalSince1970
+        guard claims.exp > now, claims.iat <= now + 300, claims.exp - claims.iat <= 3600 else {
+            return (400, ["error": "invalid_grant", "error_description": "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values"])
+        }
+        return (200, issueAccessToken(email: claims.iss, scope: claims.scope ?? ""))
+    }
+
+    public func issueAccessToken(email: String, scope: String, lifetime: TimeInterval = 3600) -> JSONValue {
+        let token = "ya29.local-" + Self.randomText()
+        issued.withLock { $0[token] = (Date().addingTimeInterval(lifetime), email, scope) }
+        return ["access_token": .string(token), "expires_in": .integer(Int(lifetime) - 1), "token_type": "Bearer"]
+    }
+
+    /// Whether a request's `Authorization` header may call the local APIs. Like Google's emulators,
+    /// no header and `Bearer owner` are let in; a bearer token must be one this cloud issued and not expired.
+    public func authorize(_ header: String?) throws(LocalAPIError) {
+        guard let header, !header.isEmpty else { return }
+        guard header.lowercased().hasPrefix("bearer ") else { throw .unauthenticated("Request had invalid authentication credentials: expected a Bearer token.") }
+        let token = String(header.dropFirst(7))
+        if token == "owner" { return }
+        let grant = issued.withLock { $0[token] }
+        guard let grant, grant.expires > Date() else {
+            throw .unauthenticated("Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+        }
+    }
+
+    /// Forgets every issued token, as if they expired: the next call with one gets 401.
+    public func revokeAll() { issued.withLock { $0.removeAll() } }
+
+    // MARK: OIDC
+
+    /// A Google-style identity token for `audience`, as the metadata server and Cloud Scheduler mint them.
+    public func identityToken(audience: String, email: String? = nil, lifetime: TimeInterval = 3600) async throws -> String {
+        let now = Int(Date().timeIntervalSince1970)
+        let claims = IdentityClaims(iss: Self.issuer, aud: audience, sub: "100000000000000000001", email: email ?? clientEmail,
+                                    email_verified: true, iat: now, exp: now + Int(lifetime))
+        return try await keys.sign(claims, kid: JWKIdentifier(string: keyID))
+    }
+
+    /// The JWKS document that verifies this cloud's identity tokens.
+    public func jwks() throws -> JSONValue {
+        let (modulus, exponent) = try publicKey.getKeyPrimitives()
+        return ["keys": [["kty": "RSA", "alg": "RS256", "use": "sig", "kid": .string(keyID),
+                          "n": .string(Self.base64URL(modulus)), "e": .string(Self.base64URL(exponent))]]]
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    static func randomText() -> String {
+        (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    static func parseForm(_ body: String) -> [String: String] {
+        var result: [String: String] = [:]
+        for pair in body.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            if parts.count == 2 { result[parts[0]] = parts[1] }
+        }
+        return result
+    }
+}
+
+struct AssertionClaims: JWTPayload {
+    var iss: String
+    var aud: String
+    var scope: String?
+    var iat: Double
+    var exp: Double
+
+    func verify(using algorithm: some JWTAlgorithm) throws {}
+}
+
+struct IdentityClaims: JWTPayload {
+    var iss: String
+    var aud: String
+    var sub: String
+    var email: String
+    var email_verified: Bool
+    var iat: Int
+    var exp: Int
+
+    func verify(using algorithm: some JWTAlgorithm) throws {}
+}

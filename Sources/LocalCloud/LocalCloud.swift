@@ -1,0 +1,167 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreModel
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+public struct LocalCloudOptions: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8787
+    /// Where state lives (`DIR/herald.sqlite`, the local key); nil: a temporary database, removed at stop.
+    public var dataDirectory: String? = ".herald"
+    public var project = "herald-local"
+    public var delivery = DeliveryOptions()
+    public var triggers: [TriggerRegistration] = []
+
+    public init() {}
+}
+
+/// Google's cloud on one port: Firestore REST (over SQLite), Eventarc-style trigger delivery,
+/// an FCM v1 sink, an OAuth token endpoint, the metadata server and OIDC identity tokens.
+public final class LocalCloud: Sendable {
+    public let options: LocalCloudOptions
+    public let database: LocalCloudDatabase
+    public let firestore: LocalFirestore
+    public let fcm: FCMSink
+    public let identity: LocalIdentity
+    public let triggers: TriggerRegistry
+    public let delivery: EventDelivery
+    let logger: Logger
+    let stateDirectory: String
+
+    public init(options: LocalCloudOptions, logger: Logger, httpClient: HTTPClient = .shared,
+                onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in }) async throws {
+        self.options = options
+        self.logger = logger
+        database = try LocalCloudDatabase(directory: options.dataDirectory)
+        stateDirectory = options.dataDirectory ?? (NSTemporaryDirectory() + "herald-\(UUID().uuidString)")
+        triggers = TriggerRegistry(options.triggers)
+        delivery = EventDelivery(database: database, registry: triggers, httpClient: httpClient, options: options.delivery, logger: logger, onReport: onDelivery)
+        let delivery = self.delivery
+        firestore = LocalFirestore(database: database, outbox: EventOutbox(registry: triggers, wake: { delivery.wake() }))
+        fcm = FCMSink(database: database)
+        identity = try await LocalIdentity(project: options.project, directory: stateDirectory)
+    }
+
+    /// Closes the database; a temporary one and its key are removed.
+    public func close() {
+        database.close()
+        if options.dataDirectory == nil { try? FileManager.default.removeItem(atPath: stateDirectory) }
+    }
+
+    /// Writes the service-account key file the functions use (its `token_uri` is this cloud's).
+    public func writeKeyFile(baseURL: String) throws -> String {
+        let path = (stateDirectory as NSString).appendingPathComponent("service-account.json")
+        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+        let text = identity.keyFile(tokenURI: "\(baseURL)/token").serialized(pretty: true)
+        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw LocalAPIError.internalError("cannot write \(path)")
+        }
+        return path
+    }
+
+    /// The HTTP server; run it together with `delivery` (see `services`).
+    public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        let router = Router()
+        let handler = LocalCloudHandler(cloud: self)
+        for method in [HTTPRequest.Method.get, .post, .patch, .delete, .put] {
+            router.on("**", method: method) { request, _ in await handler.respond(request) }
+            router.on("/", method: method) { request, _ in await handler.respond(request) }
+        }
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "herald-local-cloud"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger
+        )
+    }
+}
+
+/// Routes a request to the Firestore API, the FCM sink, identity endpoints or `/herald/` admin endpoints.
+struct LocalCloudHandler: Sendable {
+    let cloud: LocalCloud
+    let firestore: FirestoreREST
+
+    init(cloud: LocalCloud) {
+        self.cloud = cloud
+        self.firestore = FirestoreREST(firestore: cloud.firestore)
+    }
+
+    static let maximumBodyBytes = 16 * 1024 * 1024
+
+    func respond(_ request: Request) async -> Response {
+        var request = request
+        var headers: [String: String] = [:]
+        for field in request.headers where headers[field.name.canonicalName] == nil { headers[field.name.canonicalName] = field.value }
+        let body: ByteBuffer
+        do { body = try await request.collectBody(upTo: Self.maximumBodyBytes) } catch {
+            return Self.response(LocalResponse(.invalidArgument("request body over 16 MiB")))
+        }
+        let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
+        let result: LocalResponse
+        do { result = try await route(local) } catch { result = LocalResponse(error) }
+        if result.status >= 500 { cloud.logger.warning("\(local.method) \(request.uri.path) → \(result.status) \(result.body.prefix(300))") }
+        return Self.response(result)
+    }
+
+    static func response(_ result: LocalResponse) -> Response {
+        var fields: HTTPFields = [.contentType: result.contentType]
+        for (name, value) in result.headers { if let n = HTTPField.Name(name) { fields[n] = value } }
+        return Response(status: .init(code: result.status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: result.body)))
+    }
+
+    func route(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
+        let s = request.segments
+        switch s.first {
+        case "v1" where s.count == 4 && s[1] == "projects" && s[3] == "messages:send":
+            try cloud.identity.authorize(request.headers["authorization"])
+            guard request.method == "POST" else { throw .notFound("messages:send takes POST") }
+            return LocalResponse(json: try await cloud.fcm.send(project: s[2], body: try request.json()))
+        case "v1":
+            try cloud.identity.authorize(request.headers["authorization"])
+            return try await firestore.handle(request)
+        case "token" where request.method == "POST":
+            let base = "http://\(request.headers["host"] ?? "\(cloud.options.host):\(cloud.options.port)")"
+            let (status, json) = await cloud.identity.exchange(formBody: String(decoding: request.body, as: UTF8.self), tokenURI: "\(base)/token")
+            return LocalResponse(status: status, json: json)
+        case "computeMetadata":
+            return try await metadata(request)
+        case "herald":
+            return try await AdminAPI(cloud: cloud).handle(request)
+        case nil:
+            return LocalResponse(json: ["service": "herald local cloud", "project": .string(cloud.options.project)])
+        default:
+            throw .notFound("Nothing at /\(s.joined(separator: "/").prefix(200)).")
+        }
+    }
+
+    /// The parts of the metadata server a Cloud Run function uses.
+    func metadata(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
+        guard request.headers["metadata-flavor"] == "Google" else {
+            return LocalResponse(status: 403, text: "Missing required header: Metadata-Flavor: Google\n", contentType: "text/plain")
+        }
+        let path = request.segments.dropFirst(2).joined(separator: "/")
+        switch path {
+        case "project/project-id":
+            return LocalResponse(text: cloud.options.project, contentType: "application/text")
+        case "instance/service-accounts/default/email":
+            return LocalResponse(text: cloud.identity.clientEmail, contentType: "application/text")
+        case "instance/service-accounts/default/token":
+            return LocalResponse(json: cloud.identity.issueAccessToken(email: cloud.identity.clientEmail, scope: ServiceScope.cloudPlatform))
+        case "instance/service-accounts/default/identity":
+            guard let audience = request.query["audience"]?.first, !audience.isEmpty else { throw .invalidArgument("audience is required") }
+            do {
+                return LocalResponse(text: try await cloud.identity.identityToken(audience: audience), contentType: "application/text")
+            } catch { throw .internalError("cannot sign an identity token") }
+        default:
+            return LocalResponse(status: 404, text: "Not found\n", contentType: "text/plain")
+        }
+    }
+}
+
+enum ServiceScope {
+    static let cloudPlatform = "https://www.googleapis.com/auth/cloud-platform"
+}

@@ -1,0 +1,211 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreModel
+import GRDB
+import Logging
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// How the local cloud retries a delivery, and the faults it injects to prove exactly-once.
+public struct DeliveryOptions: Sendable {
+    /// Attempts before an event goes to the dead-letter table.
+    public var maximumAttempts = 5
+    public var minimumBackoff: Duration = .seconds(1)
+    public var maximumBackoff: Duration = .seconds(60)
+    public var timeout: Duration = .seconds(60)
+    public var concurrency = 16
+    public var faults = DeliveryFaults()
+
+    public init() {}
+}
+
+/// Test knobs: each delivery may be held back, sent twice, or have its answer dropped (the
+/// function ran, but the local cloud acts as if it timed out and retries).
+public struct DeliveryFaults: Sendable, Hashable {
+    public var duplicateProbability = 0.0
+    public var dropResponseProbability = 0.0
+    /// Each delivery waits up to this long first, so events overtake each other.
+    public var maximumDelay: Duration = .zero
+
+    public init(duplicateProbability: Double = 0, dropResponseProbability: Double = 0, maximumDelay: Duration = .zero) {
+        self.duplicateProbability = duplicateProbability
+        self.dropResponseProbability = dropResponseProbability
+        self.maximumDelay = maximumDelay
+    }
+}
+
+/// One delivery attempt's outcome, for the live log and for tests.
+public struct DeliveryReport: Sendable {
+    public var deliveryID: Int64
+    public var trigger: String
+    public var eventType: String
+    public var document: String
+    public var attempt: Int
+    /// HTTP status, or nil for a transport failure or timeout.
+    public var status: Int?
+    public var error: String?
+    public var deadLettered: Bool
+    public var injected: String?
+}
+
+/// Delivers pending events (Eventarc's part): POSTs each to its trigger's URL, retries non-2xx and
+/// timeouts with exponential backoff, and dead-letters after the last attempt.
+public final class EventDelivery: Service, Sendable {
+    let database: LocalCloudDatabase
+    let registry: TriggerRegistry
+    let httpClient: HTTPClient
+    let options: Mutex<DeliveryOptions>
+    let logger: Logger
+    let onReport: @Sendable (DeliveryReport) -> Void
+    let signal: AsyncStream<Void>
+    let signalContinuation: AsyncStream<Void>.Continuation
+    let inFlight = Mutex(0)
+
+    init(database: LocalCloudDatabase, registry: TriggerRegistry, httpClient: HTTPClient, options: DeliveryOptions,
+         logger: Logger, onReport: @escaping @Sendable (DeliveryReport) -> Void) {
+        self.database = database
+        self.registry = registry
+        self.httpClient = httpClient
+        self.options = Mutex(options)
+        self.logger = logger
+        self.onReport = onReport
+        (signal, signalContinuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Looks for due deliveries now rather than at the next tick.
+    public func wake() { signalContinuation.yield() }
+
+    public var faults: DeliveryFaults {
+        get { options.withLock { $0.faults } }
+        set { options.withLock { $0.faults = newValue } }
+    }
+
+    public func run() async throws {
+        // Deliveries a previous process was sending when it stopped are due again.
+        try await database.write { db in try db.execute(sql: "UPDATE deliveries SET state = 'pending' WHERE state = 'in_flight'") }
+        let signalContinuation = self.signalContinuation
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .milliseconds(100))
+                    signalContinuation.yield()
+                }
+            }
+            for await _ in signal.cancelOnGracefulShutdown() {
+                let free = options.withLock { $0.concurrency } - inFlight.withLock { $0 }
+                guard free > 0, let due = try? await claim(limit: free) else { continue }
+                for delivery in due {
+                    inFlight.withLock { $0 += 1 }
+                    group.addTask {
+                        await self.deliver(delivery)
+                        self.inFlight.withLock { $0 -= 1 }
+                        self.wake()
+                    }
+                }
+            }
+            group.cancelAll()
+        }
+        signalContinuation.finish()
+    }
+
+    struct Claimed: Sendable {
+        var id: Int64
+        var trigger: String
+        var eventType: String
+        var document: String
+        var headers: [String: String]
+        var body: Data
+        var attempts: Int
+    }
+
+    func claim(limit: Int) async throws(LocalAPIError) -> [Claimed] {
+        let now = Date().timeIntervalSince1970
+        return try await database.write { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?",
+                                        arguments: [now, limit])
+            var claimed: [Claimed] = []
+            for row in rows {
+                let id: Int64 = row["id"]
+                try db.execute(sql: "UPDATE deliveries SET state = 'in_flight' WHERE id = ?", arguments: [id])
+                let headersText: String = row["headers"]
+                let headers = (try? JSONValue(parsing: headersText))?.objectValue?.compactMapValues(\.stringValue) ?? [:]
+                claimed.append(Claimed(id: id, trigger: row["trigger"], eventType: row["event_type"], document: row["document"],
+                                       headers: headers, body: row["body"], attempts: row["attempts"]))
+            }
+            return claimed
+        }
+    }
+
+    func deliver(_ delivery: Claimed) async {
+        let options = self.options.withLock { $0 }
+        guard let trigger = registry[delivery.trigger] else {
+            // Not registered (yet): keep the event, look again shortly, and don't count an attempt.
+            try? await database.write { db in
+                try db.execute(sql: "UPDATE deliveries SET state = 'pending', next_attempt_at = ? WHERE id = ?",
+                               arguments: [Date().timeIntervalSince1970 + 1, delivery.id])
+            }
+            return
+        }
+        let faults = options.faults
+        if faults.maximumDelay > .zero {
+            try? await Task.sleep(for: faults.maximumDelay * Double.random(in: 0...1))
+        }
+        var status = await post(delivery, to: trigger.url, timeout: options.timeout)
+        var injected: String?
+        if Double.random(in: 0..<1) < faults.duplicateProbability {
+            injected = "duplicate"
+            _ = await post(delivery, to: trigger.url, timeout: options.timeout)
+        }
+        if case .success = status, Double.random(in: 0..<1) < faults.dropResponseProbability {
+            injected = "response dropped"
+            status = .failure("response dropped (injected)")
+        }
+        let attempt = delivery.attempts + 1
+        var report = DeliveryReport(deliveryID: delivery.id, trigger: delivery.trigger, eventType: delivery.eventType, document: delivery.document,
+                                    attempt: attempt, status: nil, error: nil, deadLettered: false, injected: injected)
+        let now = Date().timeIntervalSince1970
+        switch status {
+        case .success(let code):
+            report.status = code
+            try? await database.write { db in
+                try db.execute(sql: "UPDATE deliveries SET state = 'delivered', attempts = ?, finished_at = ?, last_error = NULL WHERE id = ?",
+                               arguments: [attempt, now, delivery.id])
+            }
+        case .rejected(let code, let body):
+            report.status = code
+            report.error = body
+        case .failure(let reason):
+            report.error = reason
+        }
+        if report.error != nil {
+            let dead = attempt >= options.maximumAttempts
+            report.deadLettered = dead
+            let backoff = min(options.minimumBackoff * Int(1 << min(attempt - 1, 20)), options.maximumBackoff)
+            let next = now + Double(backoff.components.seconds) + Double(backoff.components.attoseconds) / 1e18
+            let reason = report.status.map { "HTTP \($0): \(report.error ?? "")" } ?? (report.error ?? "")
+            try? await database.write { db in
+                try db.execute(sql: "UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, finished_at = ?, last_error = ? WHERE id = ?",
+                               arguments: [dead ? "dead" : "pending", attempt, next, dead ? now : nil, String(reason.prefix(2000)), delivery.id])
+            }
+        }
+        onReport(report)
+    }
+
+    enum PostResult { case success(Int), rejected(Int, String), failure(String) }
+
+    func post(_ delivery: Claimed, to url: String, timeout: Duration) async -> PostResult {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        for (name, value) in delivery.headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: delivery.body))
+        do {
+            let response = try await httpClient.execute(request, timeout: .init(timeout))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            let code = Int(response.status.code)
+            return (200..<300).contains(code) ? .success(code) : .rejected(code, String(buffer: body))
+        } catch {
+            return .failure("\(error)")
+        }
+    }
+}

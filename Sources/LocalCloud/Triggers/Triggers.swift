@@ -1,0 +1,120 @@
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import GRDB
+import HeraldCore
+import Synchronization
+
+/// One Eventarc-style trigger: Firestore events of one kind on documents matching a pattern,
+/// delivered to an HTTP endpoint as CloudEvents in binary mode.
+public struct TriggerRegistration: Sendable, Hashable {
+    public enum ContentType: String, Sendable, Hashable { case protobuf = "application/protobuf", json = "application/json" }
+
+    public var name: String
+    public var pattern: String
+    public var kind: DocumentChange.Kind
+    public var url: String
+    public var contentType: ContentType
+    /// `projects/P/databases/D`; nil matches every database.
+    public var database: String?
+
+    public init(name: String, pattern: String, kind: DocumentChange.Kind, url: String, contentType: ContentType = .protobuf, database: String? = nil) {
+        self.name = name
+        self.pattern = pattern
+        self.kind = kind
+        self.url = url
+        self.contentType = contentType
+        self.database = database
+    }
+
+    public var eventType: String { "google.cloud.firestore.document.v1.\(kind.rawValue)" }
+
+    func matches(_ change: LocalFirestore.Change) -> Bool {
+        if let database, database != change.name.databaseName { return false }
+        guard Trigger(pattern: pattern, kinds: [kind]).match(change.name) != nil else { return false }
+        switch (kind, change.before, change.after) {
+        case (.written, _, _): return true
+        case (.created, nil, .some), (.updated, .some, .some), (.deleted, .some, nil): return true
+        default: return false
+        }
+    }
+}
+
+/// The triggers in force; `herald dev` and tests register them, at start or while running.
+public final class TriggerRegistry: Sendable {
+    let triggers = Mutex<[String: TriggerRegistration]>([:])
+
+    public init(_ initial: [TriggerRegistration] = []) {
+        triggers.withLock { for t in initial { $0[t.name] = t } }
+    }
+
+    public func register(_ trigger: TriggerRegistration) { triggers.withLock { $0[trigger.name] = trigger } }
+    public func remove(_ name: String) { triggers.withLock { _ = $0.removeValue(forKey: name) } }
+    public subscript(name: String) -> TriggerRegistration? { triggers.withLock { $0[name] } }
+    public var all: [TriggerRegistration] { triggers.withLock { $0.values.sorted { $0.name < $1.name } } }
+}
+
+/// Writes the events of each commit into the `deliveries` table, inside the commit's own SQLite
+/// transaction: a change is never committed without its events, and events survive restarts.
+final class EventOutbox: Sendable {
+    let registry: TriggerRegistry
+    let location: String
+    let wake: @Sendable () -> Void
+
+    init(registry: TriggerRegistry, location: String = "local", wake: @escaping @Sendable () -> Void) {
+        self.registry = registry
+        self.location = location
+        self.wake = wake
+    }
+
+    func enqueue(_ changes: [LocalFirestore.Change], commitTime: Timestamp, _ db: Database) throws {
+        let triggers = registry.all
+        let now = Date().timeIntervalSince1970
+        for change in changes {
+            for trigger in triggers where trigger.matches(change) {
+                let event = DocumentChange(
+                    eventID: UUID().uuidString.lowercased(), kind: trigger.kind, time: commitTime, document: change.name,
+                    oldDocument: change.before, newDocument: change.after,
+                    updateMask: change.before != nil && change.after != nil ? ChangeMask.paths(change.before!.fields, change.after!.fields) : nil
+                )
+                let (headers, body) = Self.cloudEvent(event, type: trigger.eventType, contentType: trigger.contentType, location: location)
+                try db.execute(sql: """
+                    INSERT INTO deliveries (trigger, event_id, event_type, document, headers, body, next_attempt_at, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [trigger.name, event.eventID, trigger.eventType, change.name.path,
+                                     JSONValue.object(headers.mapValues { .string($0) }).serialized(), body, now, now])
+            }
+        }
+    }
+
+    /// Eventarc's binary-mode CloudEvent for a Firestore change: `ce-*` attributes and the data.
+    static func cloudEvent(_ event: DocumentChange, type: String, contentType: TriggerRegistration.ContentType, location: String) -> ([String: String], Data) {
+        let name = event.document
+        let headers = [
+            "ce-id": event.eventID, "ce-source": "//firestore.googleapis.com/\(name.databaseName)", "ce-specversion": "1.0",
+            "ce-type": type, "ce-subject": "documents/\(name.path)", "ce-time": event.time.rfc3339,
+            "ce-database": name.database, "ce-namespace": "(default)", "ce-document": name.path,
+            "ce-location": location, "ce-project": name.project, "content-type": contentType.rawValue,
+        ]
+        let body = contentType == .protobuf ? event.protobufData() : Data(event.jsonData().serialized().utf8)
+        return (headers, body)
+    }
+}
+
+/// The field paths an update changed, as an event's `updateMask` lists them: leaves inside maps
+/// that both versions hold, whole fields otherwise.
+enum ChangeMask {
+    static func paths(_ old: [String: FirestoreValue], _ new: [String: FirestoreValue], prefix: [String] = []) -> [String] {
+        var result: [String] = []
+        for key in Set(old.keys).union(new.keys).sorted(by: ValueOrder.utf8Less) {
+            let (a, b) = (old[key], new[key])
+            if a == b { continue }
+            if case .map(let x)? = a, case .map(let y)? = b {
+                result += paths(x, y, prefix: prefix + [key])
+            } else {
+                result.append(FieldPath(prefix + [key]).description)
+            }
+        }
+        return result
+    }
+}
