@@ -134,6 +134,7 @@ public final class LocalFirestore: Sendable {
         for write in writes where write.document.databaseName != databaseName {
             throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
         }
+        try WriteApplication.checkCombination(writes)
         var transactionReads: [DocumentName: Int64?] = [:]
         if let transaction {
             try checkTransaction(transaction, writing: !writes.isEmpty)
@@ -151,8 +152,9 @@ public final class LocalFirestore: Sendable {
             }
             var current = before
             var results: CommitResult = .init(commitTime: commitTime, writeResults: [])
+            var written: Set<DocumentName> = []
             for write in writes {
-                let outcome = try WriteApplication.apply(write, to: current[write.document], commitTime: commitTime)
+                let outcome = try WriteApplication.apply(write, to: current[write.document], isFirst: written.insert(write.document).inserted, commitTime: commitTime)
                 if let document = outcome.document {
                     guard DocumentSize.of(document) <= Self.maximumDocumentBytes else {
                         throw LocalAPIError.invalidArgument("Document \(write.document.path) cannot be written because its size (\(DocumentSize.of(document)) bytes) exceeds the maximum allowed size of 1,048,576 bytes.")

@@ -19,7 +19,8 @@ enum QueryEvaluation {
 
     static func inequalityFields(_ filter: StructuredQuery.Filter?) -> [FieldPath] {
         switch filter {
-        case nil, .unary: return []
+        case nil: return []
+        case .unary(let path, let op): return op == .isNotNull || op == .isNotNaN ? [path] : []
         case .field(let path, let op, _):
             switch op {
             case .lessThan, .lessThanOrEqual, .greaterThan, .greaterThanOrEqual, .notEqual, .notIn: return [path]
@@ -45,6 +46,39 @@ enum QueryEvaluation {
             }
         }
         try check(query.filter)
+        if arrayContainsPerDisjunction(query.filter) > 1 {
+            throw .invalidArgument("A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction.")
+        }
+        let operators = operators(query.filter)
+        if operators.contains(.notIn), operators.contains(.in) || operators.contains(.arrayContainsAny) || containsOr(query.filter) {
+            throw .invalidArgument("'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
+        }
+    }
+
+    /// The most ARRAY_CONTAINS / ARRAY_CONTAINS_ANY filters any one branch of the filter ANDs together.
+    static func arrayContainsPerDisjunction(_ filter: StructuredQuery.Filter?) -> Int {
+        switch filter {
+        case nil, .unary: 0
+        case .field(_, let op, _): op == .arrayContains || op == .arrayContainsAny ? 1 : 0
+        case .and(let filters): Set(filters).map(arrayContainsPerDisjunction).reduce(0, +)
+        case .or(let filters): filters.map(arrayContainsPerDisjunction).max() ?? 0
+        }
+    }
+
+    static func operators(_ filter: StructuredQuery.Filter?) -> [StructuredQuery.Operator] {
+        switch filter {
+        case nil, .unary: []
+        case .field(_, let op, _): [op]
+        case .and(let filters), .or(let filters): filters.flatMap(operators)
+        }
+    }
+
+    static func containsOr(_ filter: StructuredQuery.Filter?) -> Bool {
+        switch filter {
+        case .or: true
+        case .and(let filters): filters.contains(where: containsOr)
+        default: false
+        }
     }
 
     static func run(_ query: StructuredQuery, over candidates: [FirestoreDocument]) throws(LocalAPIError) -> [FirestoreDocument] {
@@ -122,7 +156,7 @@ enum QueryEvaluation {
             let c = ValueOrder.compare(v, operand)
             switch op {
             case .equal: return c == 0
-            case .notEqual: return c != 0 && v != .null
+            case .notEqual: return c != 0 && v != .null && operand != .null
             case .lessThan: return sameKind && c < 0 && !isNaN(v) && !isNaN(operand)
             case .lessThanOrEqual: return sameKind && c <= 0 && !isNaN(v) && !isNaN(operand)
             case .greaterThan: return sameKind && c > 0 && !isNaN(v) && !isNaN(operand)
@@ -132,7 +166,10 @@ enum QueryEvaluation {
                 let wanted = operand.arrayValue ?? []
                 return v.arrayValue?.contains { item in wanted.contains { ValueOrder.equivalent($0, item) } } ?? false
             case .in: return (operand.arrayValue ?? []).contains { ValueOrder.equivalent($0, v) }
-            case .notIn: return v != .null && !(operand.arrayValue ?? []).contains { ValueOrder.equivalent($0, v) }
+            case .notIn:
+                // A list holding null matches nothing, as Firestore answers it.
+                let list = operand.arrayValue ?? []
+                return v != .null && !list.contains(.null) && !list.contains { ValueOrder.equivalent($0, v) }
             }
         }
     }

@@ -15,16 +15,44 @@ enum WriteApplication {
         case .exists(false) where current != nil:
             throw .alreadyExists("Document already exists: \(name.resourceName)")
         case .updateTime(let required):
-            guard let current else { throw .notFound("No document to update: \(name.resourceName)") }
-            guard current.updateTime == required else {
-                throw .failedPrecondition("the stored version (\(current.updateTime?.rfc3339 ?? "none")) does not match the required base version (\(required.rfc3339))")
+            guard let current, current.updateTime == required else {
+                throw .failedPrecondition("the stored version (\(current?.updateTime?.rfc3339 ?? "none")) does not match the required base version (\(required.rfc3339))")
             }
         default: return
         }
     }
 
-    static func apply(_ write: Write, to current: FirestoreDocument?, commitTime: Timestamp) throws(LocalAPIError) -> Outcome {
-        try check(write.precondition, current, name: write.document)
+    /// Several writes to one document in one commit: the combinations Firestore refuses before it
+    /// looks at any data (as Google's emulator answers them).
+    static func checkCombination(_ writes: [Write]) throws(LocalAPIError) {
+        var earlier: [DocumentName: [Write]] = [:]
+        for write in writes {
+            defer { earlier[write.document, default: []].append(write) }
+            guard let before = earlier[write.document] else { continue }
+            if isVersioned(write.precondition), before.contains(where: { $0.precondition != write.precondition }) {
+                throw .invalidArgument("Cannot collapse mutations with different version preconditions on \(write.document.path).")
+            }
+            if write.precondition == .exists(false), let last = before.last(where: { if case .delete = $0.operation { false } else { true } }) {
+                let kind = switch last.precondition {
+                case .exists(true)?, .updateTime?: "update"
+                case .exists(false)?: "insert"
+                case nil: "upsert"
+                }
+                throw .invalidArgument("Cannot \(kind) then insert an entity in the same request.")
+            }
+        }
+    }
+
+    static func isVersioned(_ precondition: Precondition?) -> Bool {
+        if case .updateTime? = precondition { return true }
+        return false
+    }
+
+    /// Applies `write` to `current`. Firestore collapses a commit's writes to one document into one
+    /// mutation: a version precondition is checked once, against the document before the commit
+    /// (`isFirst`), and existence ones against the document as the earlier writes left it.
+    static func apply(_ write: Write, to current: FirestoreDocument?, isFirst: Bool, commitTime: Timestamp) throws(LocalAPIError) -> Outcome {
+        if isFirst || !isVersioned(write.precondition) { try check(write.precondition, current, name: write.document) }
         var fields: [String: FirestoreValue]
         switch write.operation {
         case .delete:
