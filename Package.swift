@@ -79,7 +79,14 @@ let package = Package(
         .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients"], swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
-            dependencies: ["HeraldRuntime", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "HeraldRuntime", "LocalCloud", "ChatFunctions", "GoogleClients", "HeraldCore", "FirestoreModel", "FirestoreEvents",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         // Test support: start a function server in-process on a free port, find fixtures, executables, Python.

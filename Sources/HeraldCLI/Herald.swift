@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatFunctions
 import HeraldRuntime
 
 @main
@@ -6,12 +7,36 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "Herald's developer command line.",
-        subcommands: [Version.self]
+        discussion: "`herald function NAME [serve|invoke] …` runs one function, as its own executable would.",
+        subcommands: [Dev.self, Send.self, Version.self]
     )
+
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "function" { await runFunction(Array(arguments.dropFirst())) }
+        do {
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// `herald function onMessageCreated serve …`: how `herald dev` starts each function from this one binary.
+    static func runFunction(_ arguments: [String]) async -> Never {
+        let rest = Array(arguments.dropFirst())
+        switch arguments.first {
+        case OnMessageCreated.name: await FunctionCommand<OnMessageCreated>.run(arguments: rest)
+        case OnReadReceipt.name: await FunctionCommand<OnReadReceipt>.run(arguments: rest)
+        case PresenceSweeper.name: await FunctionCommand<PresenceSweeper>.run(arguments: rest)
+        case TokenCleanup.name: await FunctionCommand<TokenCleanup>.run(arguments: rest)
+        default:
+            exit(withError: ValidationError("herald function takes one of onMessageCreated, onReadReceipt, presenceSweeper, tokenCleanup"))
+        }
+    }
 }
 
 struct Version: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print Herald's version.")
     func run() { print("herald \(HeraldVersion.current)") }
 }
-

@@ -9,6 +9,8 @@ public struct RuntimeConfiguration: Sendable {
     public var credentialsFile: String?
     /// `HOST:PORT` of a Firestore emulator (or `herald dev`); Firestore calls go there with `Bearer owner`.
     public var firestoreEmulatorHost: String?
+    /// Firestore's REST endpoint when it is not Google's, reached with the real credentials.
+    public var firestoreEndpoint: URL?
     public var database: String
     public var fcmEndpoint: URL?
     /// A built-in preset name or a path to a schema JSON file.
@@ -37,6 +39,13 @@ public struct RuntimeConfiguration: Sendable {
             let parts = host.split(separator: ":")
             if parts.count < 2 || Int(parts.last!).map({ !(1...65535).contains($0) }) ?? true || host.contains("/") {
                 problems.append("FIRESTORE_EMULATOR_HOST must be HOST:PORT, not \"\(host)\"")
+            }
+        }
+        if let endpoint = value("FIRESTORE_ENDPOINT") {
+            if let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil {
+                firestoreEndpoint = url
+            } else {
+                problems.append("FIRESTORE_ENDPOINT must be an http(s) URL, not \"\(endpoint)\"")
             }
         }
         database = value("FIRESTORE_DATABASE") ?? "(default)"

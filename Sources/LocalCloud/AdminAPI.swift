@@ -40,7 +40,7 @@ struct AdminAPI: Sendable {
                                                    maximumDelay: .milliseconds(Int64(number("maximumDelayMilliseconds"))))
             return LocalResponse(json: .object([:]))
         case ("GET", "deliveries"):
-            return LocalResponse(json: ["deliveries": .array(try await deliveries(state: request.query["state"]?.first))])
+            return LocalResponse(json: ["deliveries": .array(try await cloud.deliveries(state: request.query["state"]?.first))])
         case ("GET", "triggers"):
             return LocalResponse(json: ["triggers": .array(cloud.triggers.all.map(Self.json))])
         case ("PUT", "triggers"), ("POST", "triggers"):
@@ -65,19 +65,5 @@ struct AdminAPI: Sendable {
     static func json(_ trigger: TriggerRegistration) -> JSONValue {
         ["name": .string(trigger.name), "pattern": .string(trigger.pattern), "kind": .string(trigger.kind.rawValue),
          "url": .string(trigger.url), "contentType": .string(trigger.contentType.rawValue)]
-    }
-
-    func deliveries(state: String?) async throws(LocalAPIError) -> [JSONValue] {
-        try await cloud.database.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error FROM deliveries"
-                                        + (state == nil ? "" : " WHERE state = ?") + " ORDER BY id",
-                                        arguments: state.map { [$0] } ?? [])
-            return rows.map { row in
-                let error: String? = row["last_error"]
-                return ["id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),
-                        "eventType": .string(row["event_type"]), "document": .string(row["document"]), "state": .string(row["state"]),
-                        "attempts": .integer(row["attempts"] as Int64), "lastError": error.map { .string($0) } ?? .null] as JSONValue
-            }
-        }
     }
 }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import FirestoreModel
+import GRDB
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -33,7 +34,8 @@ public final class LocalCloud: Sendable {
     let stateDirectory: String
 
     public init(options: LocalCloudOptions, logger: Logger, httpClient: HTTPClient = .shared,
-                onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in }) async throws {
+                onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
+                onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in }) async throws {
         self.options = options
         self.logger = logger
         database = try LocalCloudDatabase(directory: options.dataDirectory)
@@ -42,7 +44,7 @@ public final class LocalCloud: Sendable {
         delivery = EventDelivery(database: database, registry: triggers, httpClient: httpClient, options: options.delivery, logger: logger, onReport: onDelivery)
         let delivery = self.delivery
         firestore = LocalFirestore(database: database, outbox: EventOutbox(registry: triggers, wake: { delivery.wake() }))
-        fcm = FCMSink(database: database)
+        fcm = FCMSink(database: database, onRecord: onPush)
         identity = try await LocalIdentity(project: options.project, directory: stateDirectory)
     }
 
@@ -63,7 +65,27 @@ public final class LocalCloud: Sendable {
         return path
     }
 
-    /// The HTTP server; run it together with `delivery` (see `services`).
+    /// Deliveries (optionally only those in one state: pending, in_flight, delivered, dead), oldest first.
+    public func deliveries(state: String? = nil) async throws(LocalAPIError) -> [JSONValue] {
+        try await database.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error FROM deliveries"
+                                        + (state == nil ? "" : " WHERE state = ?") + " ORDER BY id",
+                                        arguments: state.map { [$0] } ?? [])
+            return rows.map { row in
+                let error: String? = row["last_error"]
+                return ["id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),
+                        "eventType": .string(row["event_type"]), "document": .string(row["document"]), "state": .string(row["state"]),
+                        "attempts": .integer(row["attempts"] as Int64), "lastError": error.map { .string($0) } ?? .null] as JSONValue
+            }
+        }
+    }
+
+    /// Events not yet delivered nor dead-lettered.
+    public func pendingDeliveries() async throws(LocalAPIError) -> Int {
+        try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'in_flight')") ?? 0 }
+    }
+
+    /// The HTTP server; run it together with `delivery`.
     public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()
         let handler = LocalCloudHandler(cloud: self)
@@ -96,6 +118,7 @@ struct LocalCloudHandler: Sendable {
         var request = request
         var headers: [String: String] = [:]
         for field in request.headers where headers[field.name.canonicalName] == nil { headers[field.name.canonicalName] = field.value }
+        if let authority = request.head.authority { headers["host"] = authority }
         let body: ByteBuffer
         do { body = try await request.collectBody(upTo: Self.maximumBodyBytes) } catch {
             return Self.response(LocalResponse(.invalidArgument("request body over 16 MiB")))
@@ -126,6 +149,7 @@ struct LocalCloudHandler: Sendable {
         case "token" where request.method == "POST":
             let base = "http://\(request.headers["host"] ?? "\(cloud.options.host):\(cloud.options.port)")"
             let (status, json) = await cloud.identity.exchange(formBody: String(decoding: request.body, as: UTF8.self), tokenURI: "\(base)/token")
+            if status != 200 { cloud.logger.warning("refused a token request: \(json["error_description"]?.stringValue ?? "")") }
             return LocalResponse(status: status, json: json)
         case "computeMetadata":
             return try await metadata(request)

@@ -5,6 +5,7 @@ import Foundation
 /// 1. `FIRESTORE_EMULATOR_HOST` set: Firestore goes to the emulator as `Bearer owner`;
 /// 2. `GOOGLE_APPLICATION_CREDENTIALS`: a service-account key file, exchanged for tokens;
 /// 3. the metadata server (`GCE_METADATA_HOST` or metadata.google.internal), as on Cloud Run.
+/// With 2 or 3, `FIRESTORE_ENDPOINT` sends Firestore calls elsewhere than Google (e.g. `herald dev`).
 public struct ApplicationDefaultCredentials: Sendable {
     public var firestore: any AccessTokenProvider
     public var messaging: any AccessTokenProvider
@@ -39,6 +40,8 @@ public struct ApplicationDefaultCredentials: Sendable {
         if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
             return ApplicationDefaultCredentials(firestore: EmulatorCredentials(), messaging: messaging, firestoreEndpoint: "http://\(host)", project: project)
         }
-        return ApplicationDefaultCredentials(firestore: cloud, messaging: messaging, firestoreEndpoint: FirestoreClient.productionEndpoint, project: project)
+        // FIRESTORE_ENDPOINT: another Firestore REST endpoint reached with the real credentials (`herald dev`'s local cloud).
+        let endpoint = environment["FIRESTORE_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 } ?? FirestoreClient.productionEndpoint
+        return ApplicationDefaultCredentials(firestore: cloud, messaging: messaging, firestoreEndpoint: endpoint, project: project)
     }
 }

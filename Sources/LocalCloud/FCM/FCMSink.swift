@@ -30,7 +30,12 @@ public final class FCMSink: Sendable {
     static let messageFields: Set<String> = ["name", "data", "notification", "android", "webpush", "apns", "fcm_options", "fcmOptions", "token", "topic", "condition"]
     static let notificationFields: Set<String> = ["title", "body", "image"]
 
-    init(database: LocalCloudDatabase) { self.database = database }
+    let onRecord: @Sendable (Recorded) -> Void
+
+    init(database: LocalCloudDatabase, onRecord: @escaping @Sendable (Recorded) -> Void = { _ in }) {
+        self.database = database
+        self.onRecord = onRecord
+    }
 
     public func inject(_ failures: [InjectedFailure]) { pendingFailures.withLock { $0 += failures } }
     public func setFailureRate(_ rate: Double) { failureRate.withLock { $0 = rate } }
@@ -63,14 +68,15 @@ public final class FCMSink: Sendable {
                                     details: [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "UNREGISTERED"]])
             }
         }
-        let id = UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased()
-        let name = "projects/\(project)/messages/0:\(id)"
+        let name = "projects/\(project)/messages/0:\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
         let now = Date().timeIntervalSince1970
-        try await database.write { db in
+        let id = try await database.write { db in
             try db.execute(sql: "INSERT INTO fcm_messages (project, name, token, topic, condition, message, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
                            arguments: [project, name, token, message["topic"]?.stringValue, message["condition"]?.stringValue,
                                        JSONValue.object(message).serialized(), now])
+            return db.lastInsertedRowID
         }
+        onRecord(Recorded(id: id, name: name, token: token, receivedAt: now, message: .object(message)))
         return ["name": .string(name)]
     }
 

@@ -58,11 +58,11 @@ public final class LocalIdentity: Sendable {
         guard let assertion = form["assertion"] else { return (400, ["error": "invalid_request", "error_description": "Missing required parameter: assertion"]) }
         let claims: AssertionClaims
         do { claims = try await keys.verify(assertion, as: AssertionClaims.self) } catch {
-            return (400, ["error": "invalid_grant", "error_description": "Invalid JWT Signature."])
+            return (400, ["error": "invalid_grant", "error_description": .string("Invalid JWT Signature. \(error)")])
         }
         guard claims.iss == clientEmail else { return (400, ["error": "invalid_grant", "error_description": "Invalid issuer: unknown service account"]) }
         guard claims.aud == tokenURI || claims.aud == "https://oauth2.googleapis.com/token" else {
-            return (400, ["error": "invalid_grant", "error_description": "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values"])
+            return (400, ["error": "invalid_grant", "error_description": .string("Invalid JWT: the audience must be this token endpoint (\(tokenURI)), not \(claims.aud)")])
         }
         let now = Date().timeIntervalSince1970
         guard claims.exp > now, claims.iat <= now + 300, claims.exp - claims.iat <= 3600 else {

@@ -1,0 +1,88 @@
+import Foundation
+import FirestoreModel
+
+/// A small world for `herald dev --seed demo`, in any schema: Alice, Bob and Carol with push tokens
+/// (Bob on a phone and an iPad), a 1:1 chat between Alice and Bob, and the group "Family".
+public struct DemoWorld: Sendable {
+    public struct Person: Sendable {
+        public var id: String
+        public var name: String
+        public var tokens: [String]
+    }
+
+    public let schema: Schema
+    public let project: String
+    public let database: String
+
+    public static let people = [
+        Person(id: "alice", name: "Alice", tokens: ["tok-alice-phone"]),
+        Person(id: "bob", name: "Bob", tokens: ["tok-bob-phone", "tok-bob-ipad"]),
+        Person(id: "carol", name: "Carol", tokens: ["tok-carol-phone"]),
+    ]
+    /// Conversation id → (members, group name or nil for 1:1).
+    public static let conversations: [(id: String, members: [String], group: String?)] = [
+        ("family", ["alice", "bob", "carol"], "Family"),
+        ("alice-bob", ["alice", "bob"], nil),
+    ]
+
+    public init(schema: Schema, project: String, database: String = "(default)") {
+        self.schema = schema
+        self.project = project
+        self.database = database
+    }
+
+    func name(_ path: String) throws -> DocumentName { try DocumentName(project: project, database: database, path: path) }
+
+    /// The writes that create the world (each only if the document is not there yet).
+    public func seed() throws -> [Write] {
+        var writes: [Write] = []
+        for person in Self.people {
+            var fields: [String: FirestoreValue] = [schema.displayNameField: .string(person.name), schema.badgeField: .integer(0)]
+            switch schema.tokens {
+            case .single(let field): fields[field] = .string(person.tokens[0])
+            case .array(let field): fields[field] = .array(person.tokens.map { .string($0) })
+            case .mapKeys(let field): fields[field] = .map(Dictionary(uniqueKeysWithValues: person.tokens.map { ($0, .boolean(true)) }))
+            case .subcollection(let collection):
+                for token in person.tokens {
+                    writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil)))
+                }
+            }
+            writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
+        }
+        for conversation in Self.conversations {
+            var fields: [String: FirestoreValue] = [schema.unreadCountField: .map(Dictionary(uniqueKeysWithValues: conversation.members.map { ($0, .integer(0)) }))]
+            for field in schema.memberFields { fields[field] = .array(conversation.members.map { .string($0) }) }
+            if let flag = schema.groupFlagField { fields[flag] = .boolean(conversation.group != nil) }
+            if let typeField = schema.groupTypeField { fields[typeField] = .string(conversation.group != nil ? schema.groupTypeValue ?? "group" : "direct") }
+            if let group = conversation.group { fields[schema.groupNameField] = .string(group) }
+            writes.append(Write(.update(try name("\(schema.conversationCollection)/\(conversation.id)"), fields: fields, mask: nil), precondition: .exists(false)))
+        }
+        return writes
+    }
+
+    /// A new message as the app would write it.
+    public func message(from sender: String, in conversation: String, text: String, id: String, at time: Timestamp) throws -> Write {
+        var path = schema.messagePattern
+        let placeholders = path.split(separator: "/").filter { $0.hasPrefix("{") }
+        if schema.conversationIDField == nil, let first = placeholders.first { path = path.replacingOccurrences(of: first, with: conversation) }
+        if let last = placeholders.last { path = path.replacingOccurrences(of: last, with: id) }
+        var fields: [String: FirestoreValue] = [
+            schema.senderIDField: .string(sender), schema.textField: .string(text), schema.typeField: .string("text"),
+            schema.timestampField: .timestamp(time), schema.statusField: .string("sending"), "readBy": .array([.string(sender)]),
+        ]
+        if let field = schema.conversationIDField { fields[field] = .string(conversation) }
+        if let field = schema.senderNameField, let person = Self.people.first(where: { $0.id == sender }) { fields[field] = .string(person.name) }
+        return Write(.update(try name(path), fields: fields, mask: nil), precondition: .exists(false))
+    }
+
+    /// Parses `alice→family: Dinner at 6pm` (also `alice->family: …`) into sender, conversation and text.
+    public static func parseSend(_ text: String) -> (sender: String, conversation: String, text: String)? {
+        let normalized = text.replacingOccurrences(of: "->", with: "→")
+        guard let arrow = normalized.firstIndex(of: "→"), let colon = normalized[arrow...].firstIndex(of: ":") else { return nil }
+        let sender = normalized[..<arrow].trimmingCharacters(in: .whitespaces)
+        let conversation = normalized[normalized.index(after: arrow)..<colon].trimmingCharacters(in: .whitespaces)
+        let body = normalized[normalized.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !sender.isEmpty, !conversation.isEmpty, !body.isEmpty else { return nil }
+        return (sender, conversation, body)
+    }
+}

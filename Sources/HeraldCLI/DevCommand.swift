@@ -1,0 +1,105 @@
+import ArgumentParser
+import ChatFunctions
+import Foundation
+import FirestoreModel
+import HeraldCore
+import Hummingbird
+import LocalCloud
+import Logging
+import ServiceLifecycle
+
+struct Dev: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the whole backend on this machine: the local cloud and the four functions, wired by triggers.",
+        discussion: """
+            The local cloud serves Firestore's REST API (over SQLite), delivers Firestore events to the functions \
+            as Eventarc does (retries, dead letters), records FCM pushes, and issues the functions' credentials. \
+            Each function runs as its own process on its own port. Ctrl-C stops everything.
+            """
+    )
+
+    @Option(help: "Port of the local cloud.") var port = 8787
+    @Option(help: ArgumentHelp("Where the state lives (SQLite database, local key).", valueName: "dir")) var data = ".herald"
+    @Flag(help: "Use a temporary database, removed at exit.") var ephemeral = false
+    @Option(help: ArgumentHelp("Load a small world first: demo (Alice, Bob, Carol; a 1:1 chat and the group \"family\").", valueName: "world"))
+    var seed: String?
+    @Option(name: .customLong("send"), help: ArgumentHelp("Write a message once running, e.g. 'alice→family: Dinner at 6pm'. Repeatable.", valueName: "message"))
+    var messages: [String] = []
+    @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file.") var schema = "default"
+    @Option(help: "Project id the local cloud serves.") var project = "herald-local"
+    @Option(help: "Delivery attempts before an event is dead-lettered.") var maxAttempts = 5
+    @Flag(help: "Start only the local cloud; register triggers yourself (PUT /herald/triggers).") var noFunctions = false
+    @Flag(help: "Exit once the --send messages have been delivered and their pushes recorded (for scripts and tests).")
+    var exitWhenIdle = false
+
+    func validate() throws {
+        if let seed, seed != "demo" { throw ValidationError("--seed takes demo") }
+        for message in messages where DemoWorld.parseSend(message) == nil {
+            throw ValidationError("--send takes 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
+        }
+        do { _ = try Schema.load(schema) } catch { throw ValidationError(error.description) }
+    }
+
+    func run() async throws {
+        let console = Console()
+        var options = LocalCloudOptions()
+        options.port = port
+        options.dataDirectory = ephemeral ? nil : data
+        options.project = project
+        options.delivery.maximumAttempts = maxAttempts
+        let logger = Logger(label: "herald-dev") { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let cloud = try await LocalCloud(options: options, logger: logger,
+                                         onDelivery: { console.print(LiveLog.delivery($0)) },
+                                         onPush: { console.print(LiveLog.push($0)) })
+        defer { cloud.close() }
+        let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+        let app = cloud.application { portContinuation.yield($0) }
+        let supervisor = DevSupervisor(command: self, cloud: cloud, ports: ports, console: console)
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: app), .init(service: cloud.delivery),
+                       .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        try await group.run()
+        if let failure = supervisor.failure.withLock({ $0 }) { throw failure }
+    }
+}
+
+/// Prints whole lines from many tasks without interleaving them.
+final class Console: Sendable {
+    let lock = NSLock()
+    func print(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    }
+}
+
+/// The live log's lines for what the local cloud itself sees.
+enum LiveLog {
+    static func delivery(_ report: DeliveryReport) -> String {
+        let kind = report.eventType.split(separator: ".").last.map(String.init) ?? report.eventType
+        let outcome: String
+        if let status = report.status, report.error == nil {
+            outcome = "\(status)"
+        } else if report.deadLettered {
+            outcome = "failed for good after \(report.attempt) attempts → dead letters: \(report.error ?? "")"
+        } else {
+            outcome = "\(report.status.map(String.init) ?? "no answer") (attempt \(report.attempt), will retry): \(report.error?.prefix(160) ?? "")"
+        }
+        let injected = report.injected.map { " [injected: \($0)]" } ?? ""
+        return "event   \(kind) \(report.document) → \(report.trigger): \(outcome)\(injected)"
+    }
+
+    static func push(_ record: FCMSink.Recorded) -> String {
+        let notification = record.message["notification"]
+        let title = notification?["title"]?.stringValue
+        let body = notification?["body"]?.stringValue
+        let badge = record.message["apns"]?["payload"]?["aps"]?["badge"].map { " badge \($0.serialized())" } ?? ""
+        let content = title.map { "\"\($0)\": \"\(body ?? "")\"" } ?? "silent \(record.message["data"]?.serialized() ?? "")"
+        return "push    → \(record.token ?? record.message["topic"]?.stringValue ?? "?"): \(content)\(badge)"
+    }
+}

@@ -1,0 +1,151 @@
+import ChatFunctions
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import HeraldCore
+import LocalCloud
+import ServiceLifecycle
+import Synchronization
+
+/// Once the local cloud listens: starts each function as a process, registers its trigger, seeds,
+/// sends, and on shutdown stops the functions.
+final class DevSupervisor: Service, Sendable {
+    struct Settings: Sendable {
+        var schema: String
+        var project: String
+        var seed: Bool
+        var messages: [String]
+        var startFunctions: Bool
+        var exitWhenIdle: Bool
+        var dataDescription: String
+    }
+
+    let settings: Settings
+    let cloud: LocalCloud
+    let ports: AsyncStream<Int>
+    let console: Console
+    let failure = Mutex<(any Error)?>(nil)
+
+    init(command: Dev, cloud: LocalCloud, ports: AsyncStream<Int>, console: Console) {
+        settings = Settings(schema: command.schema, project: command.project, seed: command.seed == "demo", messages: command.messages,
+                            startFunctions: !command.noFunctions, exitWhenIdle: command.exitWhenIdle,
+                            dataDescription: command.ephemeral ? "temporary database" : "data in \(command.data)/")
+        self.cloud = cloud
+        self.ports = ports
+        self.console = console
+    }
+
+    /// The functions `herald dev` runs, with the trigger each one needs in this schema.
+    static func functions(schema: String) throws -> [(name: String, trigger: Trigger)] {
+        let settings = FunctionSettings(schema: schema)
+        return [
+            (OnMessageCreated.name, try OnMessageCreated(settings: settings).trigger),
+            (OnReadReceipt.name, try OnReadReceipt(settings: settings).trigger),
+            (PresenceSweeper.name, try PresenceSweeper(settings: settings).trigger),
+            (TokenCleanup.name, try TokenCleanup(settings: settings).trigger),
+        ]
+    }
+
+    func run() async throws {
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else { return }
+        let base = "http://127.0.0.1:\(port)"
+        var processes: [FunctionProcess] = []
+        do {
+            if settings.startFunctions { processes = try await startFunctions(base: base) }
+            if settings.seed { try await seed() }
+            printBanner(base: base, processes: processes)
+            try await sendMessages()
+            if settings.exitWhenIdle {
+                try await waitUntilIdle()
+            } else {
+                try? await gracefulShutdown()
+            }
+        } catch {
+            failure.withLock { $0 = error }
+        }
+        for process in processes { await process.stop() }
+        await printDeadLetters()
+    }
+
+    func startFunctions(base: String) async throws -> [FunctionProcess] {
+        let keyFile = try cloud.writeKeyFile(baseURL: base)
+        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let environment = [
+            "GOOGLE_CLOUD_PROJECT": settings.project, "GOOGLE_APPLICATION_CREDENTIALS": keyFile, "FIRESTORE_ENDPOINT": base,
+            "FIRESTORE_EMULATOR_HOST": "", "FCM_ENDPOINT": base, "HERALD_SCHEMA": settings.schema, "LOG_FORMAT": "json",
+        ]
+        var processes: [FunctionProcess] = []
+        for (name, trigger) in try Self.functions(schema: settings.schema) {
+            let process = try FunctionProcess(name: name, port: try FunctionProcess.freePort(), executable: executable,
+                                              environment: environment, printLine: console.print)
+            processes.append(process)
+            cloud.triggers.register(TriggerRegistration(
+                name: name, pattern: trigger.pattern, kind: trigger.kinds.count == 1 ? trigger.kinds.first! : .written,
+                url: "http://127.0.0.1:\(process.port)/"))
+        }
+        for process in processes {
+            let healthy = await process.waitUntilHealthy()
+            if healthy { continue }
+            for p in processes { await p.stop() }
+            throw DevError("\(process.name) did not start; see its output above")
+        }
+        return processes
+    }
+
+    func seed() async throws {
+        let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
+        let databaseName = "projects/\(settings.project)/databases/(default)"
+        var created = 0
+        // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.
+        for write in try world.seed() {
+            do {
+                _ = try await cloud.firestore.commit([write], databaseName: databaseName)
+                created += 1
+            } catch {
+                if error.status != "ALREADY_EXISTS" { throw error }
+            }
+        }
+        console.print("seed    demo world: \(created) documents written (Alice, Bob, Carol; chats \"family\" and \"alice-bob\")")
+    }
+
+    func sendMessages() async throws {
+        let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
+        for text in settings.messages {
+            guard let parsed = DemoWorld.parseSend(text) else { continue }
+            let now = Date().timeIntervalSince1970
+            let write = try world.message(from: parsed.sender, in: parsed.conversation, text: parsed.text, id: "m-\(UInt64(now * 1000))",
+                                          at: Timestamp(seconds: Int64(now), nanos: Int32((now - now.rounded(.down)) * 1e6) * 1000))
+            _ = try await cloud.firestore.commit([write], databaseName: "projects/\(settings.project)/databases/(default)")
+            console.print("write   \(write.document.path): \(parsed.sender) → \(parsed.conversation): \"\(parsed.text)\"")
+        }
+    }
+
+    /// Until no delivery is pending for a moment (functions' own writes cause more events).
+    func waitUntilIdle() async throws {
+        var quiet = 0
+        while quiet < 5 {
+            try await Task.sleep(for: .milliseconds(200))
+            quiet = try await cloud.pendingDeliveries() == 0 ? quiet + 1 : 0
+        }
+    }
+
+    func printBanner(base: String, processes: [FunctionProcess]) {
+        let database = "projects/\(settings.project)/databases/(default)"
+        var lines = [
+            "Herald local cloud on \(base)  (project \(settings.project), schema \(settings.schema), \(settings.dataDescription))",
+            "  Firestore REST   \(base)/v1/\(database)/documents   (FIRESTORE_EMULATOR_HOST=127.0.0.1:\(base.split(separator: ":").last!))",
+            "  FCM pushes       \(base)/herald/fcm/messages",
+            "  deliveries       \(base)/herald/deliveries   (dead letters: ?state=dead)",
+        ]
+        for process in processes { lines.append("  \(process.name.padding(toLength: 17, withPad: " ", startingAt: 0))http://127.0.0.1:\(process.port)/") }
+        lines.append("Send a message:  swift run herald send --url \(base) 'alice→family: Dinner at 6pm'    Stop: Ctrl-C")
+        console.print(lines.joined(separator: "\n"))
+    }
+
+    func printDeadLetters() async {
+        guard let dead = try? await cloud.deliveries(state: "dead"), !dead.isEmpty else { return }
+        console.print("dead letters: \(dead.count) event(s) could not be delivered:")
+        for item in dead.prefix(20) { console.print("  \(item.serialized())") }
+    }
+}
