@@ -36,6 +36,12 @@ public struct TestResponse: Sendable {
     public var status: Int
     public var headers: [String: String]
     public var body: String
+
+    public init(status: Int, headers: [String: String], body: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 }
 
 extension HTTPClient {

@@ -1,0 +1,163 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldTesting
+import Hummingbird
+import LocalCloud
+import Synchronization
+import Testing
+
+/// A function endpoint that decodes every event it is sent, and answers with a scripted status.
+final class EventReceiver: Sendable {
+    let events = Mutex<[DecodedEvent]>([])
+    let calls = Counter()
+    let answer: @Sendable (_ call: Int) -> HTTPResponse.Status
+
+    init(answer: @escaping @Sendable (Int) -> HTTPResponse.Status = { _ in .ok }) { self.answer = answer }
+
+    var router: Router<BasicRequestContext> {
+        let router = Router()
+        router.post("/") { request, _ in
+            var request = request
+            let body = try await request.collectBody(upTo: 1 << 20)
+            var headers: [String: String] = [:]
+            for field in request.headers { headers[field.name.canonicalName] = field.value }
+            let call = self.calls.increment()
+            let status = self.answer(call)
+            if status == .ok, let event = try? EventDecoder.decode(EventRequest(headers: headers, body: Array(buffer: body))) {
+                self.events.withLock { $0.append(event) }
+            }
+            return Response(status: status)
+        }
+        return router
+    }
+
+    var received: [DecodedEvent] { events.withLock { $0 } }
+
+    /// Waits (up to 10 s) until `condition` holds.
+    func wait(until condition: @Sendable ([DecodedEvent]) -> Bool) async throws {
+        for _ in 0..<200 {
+            if condition(received) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("timed out; received \(received.map { "\($0.envelope.type) \($0.change.document.path)" })")
+    }
+}
+
+@Suite struct TriggerDeliveryTests {
+    @Test func everyCommittedChangeProducesExactlyTheMatchingEvents() async throws {
+        let receiver = EventReceiver()
+        try await withTestHTTPServer(receiver.router) { port in
+            try await withLocalCloud { local in
+                let url = "http://127.0.0.1:\(port)/"
+                local.cloud.triggers.register(TriggerRegistration(name: "created", pattern: "rooms/{r}/messages/{m}", kind: .created, url: url))
+                local.cloud.triggers.register(TriggerRegistration(name: "updated", pattern: "rooms/{r}/messages/{m}", kind: .updated, url: url, contentType: .json))
+                local.cloud.triggers.register(TriggerRegistration(name: "written", pattern: "users/{u}", kind: .written, url: url))
+                let db = local.firestore()
+                let message = try db.name("rooms/r1/messages/m1")
+                let user = try db.name("users/u1")
+                _ = try await db.commit([Write(.update(message, fields: ["text": .string("hi"), "meta": .map(["a": .integer(1), "b": .integer(2)])], mask: nil)),
+                                         Write(.update(user, fields: ["name": .string("U")], mask: nil))])
+                // A write that changes nothing produces no event.
+                _ = try await db.commit([Write(.update(user, fields: ["name": .string("U")], mask: nil))])
+                _ = try await db.commit([Write(.update(message, fields: ["meta": .map(["a": .integer(1), "b": .integer(3)])], mask: [FieldPath("meta")]))])
+                _ = try await db.commit([Write(.delete(user)), Write(.delete(message))])
+                // Not matching any pattern.
+                _ = try await db.commit([Write(.update(try db.name("rooms/r1"), fields: [:], mask: nil))])
+
+                try await receiver.wait { $0.count >= 4 }
+                try await Task.sleep(for: .milliseconds(300))
+                let events = receiver.received.sorted { ($0.change.time, $0.change.document.path) < ($1.change.time, $1.change.document.path) }
+                // The no-op write, the message's deletion (no `deleted` trigger) and rooms/r1 (no pattern) produce nothing.
+                #expect(events.map { "\($0.envelope.type.split(separator: ".").last!) \($0.change.document.path)" } == [
+                    "created rooms/r1/messages/m1", "written users/u1", "updated rooms/r1/messages/m1", "written users/u1",
+                ])
+                let update = try #require(events.first { $0.envelope.type.hasSuffix(".updated") })
+                #expect(update.envelope.encoding == .binaryJSON)
+                #expect(update.change.updateMask == ["meta.b"])
+                #expect(update.change.oldDocument?["meta"] == .map(["a": .integer(1), "b": .integer(2)]))
+                #expect(update.change.newDocument?["meta"] == .map(["a": .integer(1), "b": .integer(3)]))
+                let created = try #require(events.first { $0.envelope.type.hasSuffix(".created") })
+                #expect(created.envelope.encoding == .binaryProtobuf)
+                #expect(created.change.newDocument?["text"] == .string("hi"))
+                #expect(created.envelope.source == "//firestore.googleapis.com/projects/herald-test/databases/(default)")
+                let deletion = try #require(events.last { $0.change.document == user })
+                #expect(deletion.change.newDocument == nil && deletion.change.oldDocument?["name"] == .string("U"))
+                #expect(Set(events.map(\.change.eventID)).count == 4)
+            }
+        }
+    }
+
+    @Test func failedDeliveriesAreRetriedThenDeadLettered() async throws {
+        // The first two attempts fail (503, then 500); the third succeeds. A second trigger always fails.
+        let flaky = EventReceiver { call in call <= 2 ? (call == 1 ? .serviceUnavailable : .internalServerError) : .ok }
+        let broken = EventReceiver { _ in .badRequest }
+        try await withTestHTTPServer(flaky.router) { flakyPort in
+            try await withTestHTTPServer(broken.router) { brokenPort in
+                var options = LocalCloudOptions.testing
+                options.delivery.maximumAttempts = 3
+                options.triggers = [
+                    TriggerRegistration(name: "flaky", pattern: "a/{id}", kind: .created, url: "http://127.0.0.1:\(flakyPort)/"),
+                    TriggerRegistration(name: "broken", pattern: "a/{id}", kind: .created, url: "http://127.0.0.1:\(brokenPort)/"),
+                ]
+                try await withLocalCloud(options) { local in
+                    _ = try await local.firestore().commit([Write(.update(try local.firestore().name("a/1"), fields: [:], mask: nil))])
+                    try await flaky.wait { $0.count == 1 }
+                    #expect(flaky.calls.value == 3)
+                    for _ in 0..<100 where try await local.cloud.deliveries(state: "dead").isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+                    let dead = try await local.cloud.deliveries(state: "dead")
+                    #expect(dead.count == 1)
+                    #expect(dead.first?["trigger"] == "broken" && dead.first?["attempts"] == 3)
+                    #expect(dead.first?["lastError"]?.stringValue?.hasPrefix("HTTP 400") == true)
+                    #expect(broken.calls.value == 3)
+                    #expect(try await local.cloud.pendingDeliveries() == 0)
+                }
+            }
+        }
+    }
+
+    @Test func pendingDeliveriesSurviveARestart() async throws {
+        let directory = NSTemporaryDirectory() + "herald-restart-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var options = LocalCloudOptions.testing
+        options.dataDirectory = directory
+        // First run: the function is down (nothing listens on the trigger's port), so the event stays pending.
+        let unreachable = "http://127.0.0.1:1/"
+        options.triggers = [TriggerRegistration(name: "fn", pattern: "a/{id}", kind: .created, url: unreachable)]
+        options.delivery.maximumAttempts = 1000
+        try await withLocalCloud(options) { local in
+            _ = try await local.firestore().commit([Write(.update(try local.firestore().name("a/kept"), fields: ["v": .integer(1)], mask: nil))])
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(try await local.cloud.pendingDeliveries() == 1)
+        }
+        // Second run on the same data: the document is still there, and the event is delivered once the function is up.
+        let receiver = EventReceiver()
+        let restart = options
+        try await withTestHTTPServer(receiver.router) { port in
+            var options = restart
+            options.triggers = [TriggerRegistration(name: "fn", pattern: "a/{id}", kind: .created, url: "http://127.0.0.1:\(port)/")]
+            try await withLocalCloud(options) { local in
+                #expect(try await local.firestore().get(try local.firestore().name("a/kept"))?["v"] == .integer(1))
+                try await receiver.wait { $0.count == 1 }
+                #expect(receiver.received.first?.change.document.path == "a/kept")
+            }
+        }
+    }
+
+    @Test func injectedDuplicatesReachTheFunctionTwice() async throws {
+        let receiver = EventReceiver()
+        try await withTestHTTPServer(receiver.router) { port in
+            var options = LocalCloudOptions.testing
+            options.delivery.faults = DeliveryFaults(duplicateProbability: 1)
+            options.triggers = [TriggerRegistration(name: "fn", pattern: "a/{id}", kind: .created, url: "http://127.0.0.1:\(port)/")]
+            try await withLocalCloud(options) { local in
+                _ = try await local.firestore().commit([Write(.update(try local.firestore().name("a/1"), fields: [:], mask: nil))])
+                try await receiver.wait { $0.count == 2 }
+                let ids = receiver.received.map(\.change.eventID)
+                #expect(ids.count == 2 && ids[0] == ids[1], "a duplicate is the same event, as Eventarc redelivers it")
+            }
+        }
+    }
+}
