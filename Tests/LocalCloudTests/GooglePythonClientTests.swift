@@ -1,0 +1,33 @@
+import Foundation
+import FirestoreModel
+import HeraldTesting
+import Testing
+
+/// Google's own Python client (google-cloud-firestore over its REST transport) against Herald's
+/// local cloud: documents, transforms, queries, batches, collection groups, transactions and a
+/// conflict error. (Google's emulator cannot serve as the oracle here: its streamed answers end
+/// with a newline after `]`, which google-api-core's REST stream parser rejects.)
+@Suite(.serialized) struct GooglePythonClientTests {
+    static let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/firestore_client_check.py")
+
+    static func results(_ python: URL, backend: FirestoreBackend) async throws -> JSONValue? {
+        try await backend.run { host in
+            let run = try ProcessRunner.run(python, [script.path, host, "py-\(UInt32.random(in: 0...UInt32.max))"])
+            #expect(run.status == 0, "\(backend): \(run.stderr.suffix(3000))")
+            return try JSONValue(parsing: run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    @Test func googlesPythonClientWorksAgainstTheLocalCloud() async throws {
+        guard let python = PythonReference.forTest("GooglePythonClientTests", importing: "google.cloud.firestore_v1") else { return }
+        let herald = try #require(try await Self.results(python, backend: .herald))
+        let expected: JSONValue = [
+            "afterBatch": ["alice", "bob"], "afterTransaction": ["alice": 0, "bob": 5],
+            "alice": ["age": 31, "name": "Alice", "tags": ["a", "z"], "unread": 3], "aliceSeenIsTime": true, "count": 3,
+            "createTwice": "Conflict", "getAll": ["alice"], "groupMessages": ["rooms/r1/messages/m1"], "inNames": ["bob", "carol"],
+            "limitDesc": ["carol", "alice"], "missingExists": false, "older": ["alice", "carol"], "orQuery": ["bob", "carol"],
+            "startAfter": ["alice", "carol"], "tagA": ["alice", "carol"],
+        ]
+        #expect(herald == expected)
+    }
+}
