@@ -1,0 +1,54 @@
+import Foundation
+import FirestoreModel
+import HeraldTesting
+import LocalCloud
+import Testing
+
+/// `herald dev` as a newcomer runs it: the real binary, the four functions as separate processes,
+/// the demo world and one message; then the state it left is checked document by document.
+@Suite(.serialized) struct HeraldDevEndToEndTests {
+    @Test func aMessageBecomesDenormalizedFieldsAndPushesToEveryOtherDevice() async throws {
+        let directory = NSTemporaryDirectory() + "herald-dev-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try ProcessRunner.run(TestPaths.executable("herald"), [
+            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--seed", "demo",
+            "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late 🏃", "--exit-when-idle",
+        ])
+        #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
+        let log = run.stdoutText
+        #expect(log.contains("push    → tok-carol-phone: \"Family • Alice\": \"Dinner at 6pm\""), "live log:\n\(log)")
+        #expect(log.contains("onMessageCreated  applied"))
+        #expect(!log.contains("could not be delivered"))
+
+        // Open what it left behind, as a restarted `herald dev` would.
+        var options = LocalCloudOptions.testing
+        options.dataDirectory = directory
+        options.project = "e2e"
+        try await withLocalCloud(options) { local in
+            let db = local.firestore(project: "e2e")
+            let family = try #require(try await db.get(try db.name("conversations/family")))
+            #expect(family.value(at: ["lastMessage", "text"]) == .string("Dinner at 6pm"))
+            #expect(family.value(at: ["lastMessage", "senderId"]) == .string("alice"))
+            #expect(family["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(1), "carol": .integer(1)]))
+            let direct = try #require(try await db.get(try db.name("conversations/alice-bob")))
+            #expect(direct["unreadCount"] == .map(["alice": .integer(1), "bob": .integer(0)]))
+            // Alice has one unread (Bob's), Bob one (Alice's in the group), Carol one.
+            for (user, badge) in [("alice", 1), ("bob", 1), ("carol", 1)] {
+                #expect(try await db.get(try db.name("users/\(user)"))?["unreadTotal"] == .integer(Int64(badge)), "badge of \(user)")
+            }
+            let messages = try await db.runQuery(StructuredQuery(collectionID: "messages", allDescendants: true))
+            #expect(messages.count == 2)
+            #expect(messages.allSatisfy { $0["status"] == .string("sent") })
+
+            let pushes = try await local.cloud.fcm.messages()
+            #expect(pushes.map { $0.token ?? "" }.sorted() == ["tok-alice-phone", "tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
+            let toCarol = try #require(pushes.first { $0.token == "tok-carol-phone" })
+            #expect(toCarol.message["notification"]?["title"] == "Family • Alice")
+            #expect(toCarol.message["apns"]?["payload"]?["aps"]?["badge"] == 1)
+            let toAlice = try #require(pushes.first { $0.token == "tok-alice-phone" })
+            #expect(toAlice.message["notification"]?["title"] == "Bob")
+            #expect(toAlice.message["notification"]?["body"] == "Running late 🏃")
+            #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
+        }
+    }
+}
