@@ -54,13 +54,14 @@ struct Dev: AsyncParsableCommand {
         }
         let cloud = try await LocalCloud(options: options, logger: logger,
                                          onDelivery: { console.print(LiveLog.delivery($0)) },
-                                         onPush: { console.print(LiveLog.push($0)) })
+                                         onPush: { console.print(LiveLog.push($0)) },
+                                         onJob: { console.print("cron    \($0.job): \($0.status.map(String.init) ?? "no answer") \($0.error?.prefix(160) ?? "")") })
         defer { cloud.close() }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = cloud.application { portContinuation.yield($0) }
         let supervisor = DevSupervisor(command: self, cloud: cloud, ports: ports, console: console)
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: app), .init(service: cloud.delivery),
+            services: [.init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler),
                        .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

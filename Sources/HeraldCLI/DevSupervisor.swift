@@ -84,6 +84,17 @@ final class DevSupervisor: Service, Sendable {
                 name: name, pattern: trigger.pattern, kind: trigger.kinds.count == 1 ? trigger.kinds.first! : .written,
                 url: "http://127.0.0.1:\(process.port)/"))
         }
+        // Cloud Scheduler's jobs, as Infra/ declares them. Paused: presenceSweeper and tokenCleanup
+        // answer only Firestore events until their scheduled mode exists (run one: POST /herald/scheduler/jobs/NAME:run).
+        for process in processes {
+            switch process.name {
+            case PresenceSweeper.name:
+                cloud.scheduler.register(ScheduledJob(name: "presence-sweep", schedule: try CronSchedule("* * * * *"), url: "http://127.0.0.1:\(process.port)/", paused: true))
+            case TokenCleanup.name:
+                cloud.scheduler.register(ScheduledJob(name: "token-cleanup", schedule: try CronSchedule("0 3 * * *"), url: "http://127.0.0.1:\(process.port)/", paused: true))
+            default: break
+            }
+        }
         for process in processes {
             let healthy = await process.waitUntilHealthy()
             if healthy { continue }

@@ -35,12 +35,13 @@ extension LocalCloudOptions {
 public func withLocalCloud<Result: Sendable>(
     _ options: LocalCloudOptions = .testing,
     onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
+    onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in },
     _ body: @Sendable (TestLocalCloud) async throws -> Result
 ) async throws -> Result {
     let logger = Logger(label: "local-cloud") { _ in SwiftLogNoOpLogHandler() }
-    let cloud = try await LocalCloud(options: options, logger: logger, onDelivery: onDelivery)
+    let cloud = try await LocalCloud(options: options, logger: logger, onDelivery: onDelivery, onJob: onJob)
     defer { cloud.close() }
-    return try await withRunningApplication(logger: logger, alongside: [cloud.delivery], { onRunning in
+    return try await withRunningApplication(logger: logger, alongside: cloud.services, { onRunning in
         cloud.application(onRunning: onRunning)
     }, { port, _ in try await body(TestLocalCloud(cloud: cloud, port: port)) })
 }

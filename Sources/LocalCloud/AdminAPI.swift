@@ -52,6 +52,21 @@ struct AdminAPI: Sendable {
             let contentType = body.member("contentType")?.stringValue == "json" ? TriggerRegistration.ContentType.json : .protobuf
             cloud.triggers.register(TriggerRegistration(name: name, pattern: pattern, kind: kind, url: url, contentType: contentType))
             return LocalResponse(json: .object([:]))
+        case ("GET", "scheduler/jobs"):
+            return LocalResponse(json: ["jobs": .array(cloud.scheduler.all.map(Self.json))])
+        case ("PUT", "scheduler/jobs"), ("POST", "scheduler/jobs"):
+            let body = try request.json()
+            guard let name = body.member("name")?.stringValue, let schedule = body.member("schedule")?.stringValue,
+                  let url = body.member("url")?.stringValue
+            else { throw .invalidArgument("a job needs name, schedule (unix-cron) and url") }
+            cloud.scheduler.register(ScheduledJob(name: name, schedule: try CronSchedule(schedule), url: url,
+                                                  audience: body.member("audience")?.stringValue, paused: body.member("paused")?.boolValue ?? false))
+            return LocalResponse(json: .object([:]))
+        case ("POST", let path) where path.hasPrefix("scheduler/jobs/") && path.hasSuffix(":run"):
+            let name = String(path.dropFirst("scheduler/jobs/".count).dropLast(":run".count))
+            guard let job = cloud.scheduler.all.first(where: { $0.name == name }) else { throw .notFound("No job \(name.prefix(100)).") }
+            let report = await cloud.scheduler.runNow(job)
+            return LocalResponse(json: ["job": .string(name), "status": report.status.map { .integer($0) } ?? .null, "error": report.error.map { .string($0) } ?? .null])
         case ("GET", "oidc/jwks"):
             do { return LocalResponse(json: try cloud.identity.jwks()) } catch { throw .internalError("cannot export the public key") }
         case ("POST", "auth/revoke"):
@@ -60,6 +75,10 @@ struct AdminAPI: Sendable {
         default:
             throw .notFound("No admin endpoint \(route.0) /herald/\(route.1.prefix(100)).")
         }
+    }
+
+    static func json(_ job: ScheduledJob) -> JSONValue {
+        ["name": .string(job.name), "schedule": .string(job.schedule.description), "url": .string(job.url), "paused": .bool(job.paused)]
     }
 
     static func json(_ trigger: TriggerRegistration) -> JSONValue {

@@ -16,6 +16,7 @@ public struct LocalCloudOptions: Sendable {
     public var project = "herald-local"
     public var delivery = DeliveryOptions()
     public var triggers: [TriggerRegistration] = []
+    public var jobs: [ScheduledJob] = []
 
     public init() {}
 }
@@ -30,12 +31,14 @@ public final class LocalCloud: Sendable {
     public let identity: LocalIdentity
     public let triggers: TriggerRegistry
     public let delivery: EventDelivery
+    public let scheduler: Scheduler
     let logger: Logger
     let stateDirectory: String
 
     public init(options: LocalCloudOptions, logger: Logger, httpClient: HTTPClient = .shared,
                 onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
-                onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in }) async throws {
+                onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in },
+                onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in }) async throws {
         self.options = options
         self.logger = logger
         database = try LocalCloudDatabase(directory: options.dataDirectory)
@@ -46,7 +49,11 @@ public final class LocalCloud: Sendable {
         firestore = LocalFirestore(database: database, outbox: EventOutbox(registry: triggers, wake: { delivery.wake() }))
         fcm = FCMSink(database: database, onRecord: onPush)
         identity = try await LocalIdentity(project: options.project, directory: stateDirectory)
+        scheduler = Scheduler(identity: identity, httpClient: httpClient, jobs: options.jobs, onRun: onJob)
     }
+
+    /// The background work to run beside `application`: trigger delivery and the scheduler.
+    public var services: [any Service] { [delivery, scheduler] }
 
     /// Closes the database; a temporary one and its key are removed.
     public func close() {

@@ -1,0 +1,136 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import ServiceLifecycle
+import Synchronization
+
+/// A unix-cron schedule (`minute hour day-of-month month day-of-week`), as Cloud Scheduler takes
+/// it: `*`, numbers, `a-b` ranges, `*/n` and `a-b/n` steps, and comma lists. Times are UTC.
+public struct CronSchedule: Sendable, Hashable, CustomStringConvertible {
+    public let description: String
+    let fields: [Set<Int>]
+    static let ranges = [0...59, 0...23, 1...31, 1...12, 0...6]
+
+    public init(_ text: String) throws(LocalAPIError) {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 5 else { throw .invalidArgument("a schedule has five fields (minute hour day month weekday), not \"\(text)\"") }
+        var fields: [Set<Int>] = []
+        for (part, range) in zip(parts, Self.ranges) {
+            var values = Set<Int>()
+            for item in part.split(separator: ",") {
+                let pieces = item.split(separator: "/", maxSplits: 1)
+                let step = pieces.count == 2 ? Int(pieces[1]) : 1
+                var span = range
+                if pieces[0] != "*" {
+                    let bounds = pieces[0].split(separator: "-").map { Int($0) }
+                    guard let low = bounds.first ?? nil, let high = bounds.count == 2 ? bounds[1] : (pieces.count == 2 ? range.upperBound : low),
+                          range.contains(low), range.contains(high), low <= high
+                    else { throw .invalidArgument("bad schedule field \"\(part)\" in \"\(text)\"") }
+                    span = low...high
+                }
+                guard let step, step > 0 else { throw .invalidArgument("bad step in \"\(part)\"") }
+                values.formUnion(stride(from: span.lowerBound, through: span.upperBound, by: step))
+            }
+            fields.append(values)
+        }
+        self.fields = fields
+        self.description = text
+    }
+
+    /// The first whole minute strictly after `date` that the schedule names.
+    public func next(after date: Date) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        var candidate = Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60 + 60)
+        for _ in 0..<(366 * 24 * 60) {
+            let c = calendar.dateComponents([.minute, .hour, .day, .month, .weekday], from: candidate)
+            if fields[0].contains(c.minute!), fields[1].contains(c.hour!), fields[2].contains(c.day!), fields[3].contains(c.month!),
+               fields[4].contains(c.weekday! - 1) {
+                return candidate
+            }
+            candidate.addTimeInterval(60)
+        }
+        return .distantFuture
+    }
+}
+
+/// A Cloud Scheduler HTTP job: POST to `url` on a schedule, with a Google-signed OIDC identity token.
+public struct ScheduledJob: Sendable, Hashable {
+    public var name: String
+    public var schedule: CronSchedule
+    public var url: String
+    /// The identity token's audience (Cloud Scheduler's `oidcToken.audience`); the URL when nil.
+    public var audience: String?
+    public var paused: Bool
+
+    public init(name: String, schedule: CronSchedule, url: String, audience: String? = nil, paused: Bool = false) {
+        self.name = name
+        self.schedule = schedule
+        self.url = url
+        self.audience = audience
+        self.paused = paused
+    }
+}
+
+public struct JobRunReport: Sendable {
+    public var job: String
+    public var status: Int?
+    public var error: String?
+}
+
+/// Calls each job's URL when its schedule says, as Cloud Scheduler does (one attempt per run).
+public final class Scheduler: Service, Sendable {
+    let jobs = Mutex<[String: (job: ScheduledJob, next: Date)]>([:])
+    let identity: LocalIdentity
+    let httpClient: HTTPClient
+    let onRun: @Sendable (JobRunReport) -> Void
+
+    init(identity: LocalIdentity, httpClient: HTTPClient, jobs: [ScheduledJob], onRun: @escaping @Sendable (JobRunReport) -> Void) {
+        self.identity = identity
+        self.httpClient = httpClient
+        self.onRun = onRun
+        for job in jobs { register(job) }
+    }
+
+    public func register(_ job: ScheduledJob) {
+        jobs.withLock { $0[job.name] = (job, job.schedule.next(after: Date())) }
+    }
+
+    public var all: [ScheduledJob] { jobs.withLock { $0.values.map(\.job).sorted { $0.name < $1.name } } }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let now = Date()
+            let due: [ScheduledJob] = jobs.withLock { table in
+                var due: [ScheduledJob] = []
+                for (name, entry) in table where entry.next <= now {
+                    table[name]?.next = entry.job.schedule.next(after: now)
+                    if !entry.job.paused { due.append(entry.job) }
+                }
+                return due
+            }
+            for job in due { onRun(await runNow(job)) }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Runs a job once, now, whatever its schedule.
+    public func runNow(_ job: ScheduledJob) async -> JobRunReport {
+        do {
+            var request = HTTPClientRequest(url: job.url)
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "Bearer \(try await identity.identityToken(audience: job.audience ?? job.url))")
+            request.headers.add(name: "user-agent", value: "Google-Cloud-Scheduler")
+            request.headers.add(name: "x-cloudscheduler", value: "true")
+            request.headers.add(name: "x-cloudscheduler-jobname", value: job.name)
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: "{}"))
+            let response = try await httpClient.execute(request, timeout: .seconds(180))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            let code = Int(response.status.code)
+            return JobRunReport(job: job.name, status: code, error: (200..<300).contains(code) ? nil : String(buffer: body))
+        } catch {
+            return JobRunReport(job: job.name, status: nil, error: "\(error)")
+        }
+    }
+}
