@@ -2,6 +2,7 @@ import ArgumentParser
 import ChatFunctions
 import Foundation
 import FirestoreModel
+import GoogleClients
 import HeraldCore
 import Hummingbird
 import LocalCloud
@@ -28,6 +29,8 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file.") var schema = "default"
     @Option(help: "Project id the local cloud serves.") var project = "herald-local"
     @Option(help: "Delivery attempts before an event is dead-lettered.") var maxAttempts = 5
+    @Option(help: ArgumentHelp("Keep the documents in this Firestore emulator (e.g. Google's) instead of the embedded one; Herald still delivers the triggers.", valueName: "host:port"))
+    var firestore: String?
     @Flag(help: "Start only the local cloud; register triggers yourself (PUT /herald/triggers).") var noFunctions = false
     @Flag(help: "Exit once the --send messages have been delivered and their pushes recorded (for scripts and tests).")
     var exitWhenIdle = false
@@ -38,6 +41,9 @@ struct Dev: AsyncParsableCommand {
             throw ValidationError("--send takes 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
         }
         do { _ = try Schema.load(schema) } catch { throw ValidationError(error.description) }
+        if let firestore, firestore.split(separator: ":").count != 2 || Int(firestore.split(separator: ":").last ?? "") == nil {
+            throw ValidationError("--firestore takes HOST:PORT, not \"\(firestore)\"")
+        }
     }
 
     func run() async throws {
@@ -59,9 +65,11 @@ struct Dev: AsyncParsableCommand {
         defer { cloud.close() }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = cloud.application { portContinuation.yield($0) }
-        let supervisor = DevSupervisor(command: self, cloud: cloud, ports: ports, console: console)
+        let external = firestore.map { FirestoreClient(project: project, endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared) }
+        let supervisor = DevSupervisor(command: self, cloud: cloud, external: external, ports: ports, console: console)
+        let watcher: [ServiceGroupConfiguration.ServiceConfiguration] = external.map { [.init(service: ExternalFirestoreWatcher(firestore: $0, cloud: cloud))] } ?? []
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler),
+            services: watcher + [.init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler),
                        .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()

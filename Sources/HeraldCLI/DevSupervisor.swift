@@ -2,6 +2,7 @@ import ChatFunctions
 import Foundation
 import FirestoreEvents
 import FirestoreModel
+import GoogleClients
 import HeraldCore
 import LocalCloud
 import ServiceLifecycle
@@ -22,14 +23,18 @@ final class DevSupervisor: Service, Sendable {
 
     let settings: Settings
     let cloud: LocalCloud
+    /// The external Firestore (`--firestore`), or nil for the embedded one.
+    let external: FirestoreClient?
     let ports: AsyncStream<Int>
     let console: Console
     let failure = Mutex<(any Error)?>(nil)
 
-    init(command: Dev, cloud: LocalCloud, ports: AsyncStream<Int>, console: Console) {
+    init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, ports: AsyncStream<Int>, console: Console) {
+        self.external = external
         settings = Settings(schema: command.schema, project: command.project, seed: command.seed == "demo", messages: command.messages,
                             startFunctions: !command.noFunctions, exitWhenIdle: command.exitWhenIdle,
-                            dataDescription: command.ephemeral ? "temporary database" : "data in \(command.data)/")
+                            dataDescription: command.firestore.map { "documents in the Firestore at \($0)" }
+                                ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"))
         self.cloud = cloud
         self.ports = ports
         self.console = console
@@ -72,8 +77,9 @@ final class DevSupervisor: Service, Sendable {
         let keyFile = try cloud.writeKeyFile(baseURL: base)
         let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         let environment = [
-            "GOOGLE_CLOUD_PROJECT": settings.project, "GOOGLE_APPLICATION_CREDENTIALS": keyFile, "FIRESTORE_ENDPOINT": base,
-            "FIRESTORE_EMULATOR_HOST": "", "FCM_ENDPOINT": base, "HERALD_SCHEMA": settings.schema, "LOG_FORMAT": "json",
+            "GOOGLE_CLOUD_PROJECT": settings.project, "GOOGLE_APPLICATION_CREDENTIALS": keyFile,
+            "FIRESTORE_ENDPOINT": external == nil ? base : "", "FIRESTORE_EMULATOR_HOST": external.map { $0.endpointHost } ?? "",
+            "FCM_ENDPOINT": base, "HERALD_SCHEMA": settings.schema, "LOG_FORMAT": "json",
         ]
         var processes: [FunctionProcess] = []
         for (name, trigger) in try Self.functions(schema: settings.schema) {
@@ -106,17 +112,9 @@ final class DevSupervisor: Service, Sendable {
 
     func seed() async throws {
         let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
-        let databaseName = "projects/\(settings.project)/databases/(default)"
         var created = 0
         // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.
-        for write in try world.seed() {
-            do {
-                _ = try await cloud.firestore.commit([write], databaseName: databaseName)
-                created += 1
-            } catch {
-                if error.status != "ALREADY_EXISTS" { throw error }
-            }
-        }
+        for write in try world.seed() where try await commit(write) { created += 1 }
         console.print("seed    demo world: \(created) documents written (Alice, Bob, Carol; chats \"family\" and \"alice-bob\")")
     }
 
@@ -127,8 +125,24 @@ final class DevSupervisor: Service, Sendable {
             let now = Date().timeIntervalSince1970
             let write = try world.message(from: parsed.sender, in: parsed.conversation, text: parsed.text, id: "m-\(UInt64(now * 1000))",
                                           at: Timestamp(seconds: Int64(now), nanos: Int32((now - now.rounded(.down)) * 1e6) * 1000))
-            _ = try await cloud.firestore.commit([write], databaseName: "projects/\(settings.project)/databases/(default)")
+            _ = try await commit(write)
             console.print("write   \(write.document.path): \(parsed.sender) → \(parsed.conversation): \"\(parsed.text)\"")
+        }
+    }
+
+    /// Commits one write to wherever the documents live; false if its `exists: false` precondition failed.
+    func commit(_ write: Write) async throws -> Bool {
+        do {
+            if let external {
+                _ = try await external.commit([write])
+            } else {
+                _ = try await cloud.firestore.commit([write], databaseName: write.document.databaseName)
+            }
+            return true
+        } catch let error as LocalAPIError where error.status == "ALREADY_EXISTS" {
+            return false
+        } catch let error as GoogleAPIError where error.status == .alreadyExists {
+            return false
         }
     }
 
@@ -143,9 +157,11 @@ final class DevSupervisor: Service, Sendable {
 
     func printBanner(base: String, processes: [FunctionProcess]) {
         let database = "projects/\(settings.project)/databases/(default)"
+        let firestore = external.map { "http://\($0.endpointHost)/v1/\(database)/documents   (external)" }
+            ?? "\(base)/v1/\(database)/documents   (FIRESTORE_EMULATOR_HOST=127.0.0.1:\(base.split(separator: ":").last!))"
         var lines = [
             "Herald local cloud on \(base)  (project \(settings.project), schema \(settings.schema), \(settings.dataDescription))",
-            "  Firestore REST   \(base)/v1/\(database)/documents   (FIRESTORE_EMULATOR_HOST=127.0.0.1:\(base.split(separator: ":").last!))",
+            "  Firestore REST   \(firestore)",
             "  FCM pushes       \(base)/herald/fcm/messages",
             "  deliveries       \(base)/herald/deliveries   (dead letters: ?state=dead)",
         ]

@@ -87,6 +87,13 @@ public final class LocalCloud: Sendable {
         }
     }
 
+    /// Queues the events of changes made elsewhere (an external Firestore that `herald dev` watches).
+    public func enqueueEvents(for changes: [LocalFirestore.Change], at time: Timestamp) async throws(LocalAPIError) {
+        let outbox = firestore.outbox
+        try await database.write { db in try outbox.enqueue(changes, commitTime: time, db) }
+        delivery.wake()
+    }
+
     /// Events not yet delivered nor dead-lettered.
     public func pendingDeliveries() async throws(LocalAPIError) -> Int {
         try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'in_flight')") ?? 0 }

@@ -1,19 +1,29 @@
 import Foundation
 import FirestoreModel
+import GoogleClients
 import HeraldTesting
 import LocalCloud
 import Testing
 
 /// `herald dev` as a newcomer runs it: the real binary, the four functions as separate processes,
-/// the demo world and one message; then the state it left is checked document by document.
+/// the demo world and two messages; then the state it left is checked document by document. Once
+/// with the embedded Firestore, once with Google's emulator behind `--firestore`.
 @Suite(.serialized) struct HeraldDevEndToEndTests {
-    @Test func aMessageBecomesDenormalizedFieldsAndPushesToEveryOtherDevice() async throws {
+    @Test(arguments: FirestoreBackend.allCases)
+    func aMessageBecomesDenormalizedFieldsAndPushesToEveryOtherDevice(backend: FirestoreBackend) async throws {
+        switch backend {
+        case .herald: try await Self.check(external: nil)
+        case .google: _ = try await backend.run { host in try await Self.check(external: host) }
+        }
+    }
+
+    static func check(external: String?) async throws {
         let directory = NSTemporaryDirectory() + "herald-dev-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let run = try ProcessRunner.run(TestPaths.executable("herald"), [
             "dev", "--data", directory, "--port", "0", "--project", "e2e", "--seed", "demo",
             "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late 🏃", "--exit-when-idle",
-        ])
+        ] + (external.map { ["--firestore", $0] } ?? []))
         #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
         let log = run.stdoutText
         #expect(log.contains("push    → tok-carol-phone: \"Family • Alice\": \"Dinner at 6pm\""), "live log:\n\(log)")
@@ -25,7 +35,8 @@ import Testing
         options.dataDirectory = directory
         options.project = "e2e"
         try await withLocalCloud(options) { local in
-            let db = local.firestore(project: "e2e")
+            let db = external.map { FirestoreClient(project: "e2e", endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared) }
+                ?? local.firestore(project: "e2e")
             let family = try #require(try await db.get(try db.name("conversations/family")))
             #expect(family.value(at: ["lastMessage", "text"]) == .string("Dinner at 6pm"))
             #expect(family.value(at: ["lastMessage", "senderId"]) == .string("alice"))

@@ -31,6 +31,9 @@ public struct FirestoreClient: Sendable {
 
     public var databaseName: String { "projects/\(project)/databases/\(database)" }
 
+    /// `HOST:PORT` of the endpoint, as `FIRESTORE_EMULATOR_HOST` names it.
+    public var endpointHost: String { endpoint.replacingOccurrences(of: "http://", with: "").replacingOccurrences(of: "https://", with: "") }
+
     public func name(_ path: String) throws -> DocumentName { try DocumentName(project: project, database: database, path: path) }
 
     // MARK: Reads

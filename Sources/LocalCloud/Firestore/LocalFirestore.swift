@@ -17,6 +17,12 @@ public final class LocalFirestore: Sendable {
         public var name: DocumentName
         public var before: FirestoreDocument?
         public var after: FirestoreDocument?
+
+        public init(name: DocumentName, before: FirestoreDocument?, after: FirestoreDocument?) {
+            self.name = name
+            self.before = before
+            self.after = after
+        }
     }
 
     struct Transaction {
