@@ -47,6 +47,7 @@ struct Dev: AsyncParsableCommand {
     }
 
     func run() async throws {
+        signal(SIGPIPE, SIG_IGN)
         let console = Console()
         var options = LocalCloudOptions()
         options.port = port
@@ -83,7 +84,8 @@ final class Console: Sendable {
     func print(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        // A closed stdout (`herald dev | head`) must not kill the process and orphan its functions.
+        try? FileHandle.standardOutput.write(contentsOf: Data((line + "\n").utf8))
     }
 }
 

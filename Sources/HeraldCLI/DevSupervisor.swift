@@ -80,6 +80,7 @@ final class DevSupervisor: Service, Sendable {
             "GOOGLE_CLOUD_PROJECT": settings.project, "GOOGLE_APPLICATION_CREDENTIALS": keyFile,
             "FIRESTORE_ENDPOINT": external == nil ? base : "", "FIRESTORE_EMULATOR_HOST": external.map { $0.endpointHost } ?? "",
             "FCM_ENDPOINT": base, "HERALD_SCHEMA": settings.schema, "LOG_FORMAT": "json",
+            "HERALD_DEV_PARENT": String(getpid()),
         ]
         var processes: [FunctionProcess] = []
         for (name, trigger) in try Self.functions(schema: settings.schema) {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ChatFunctions
 import HeraldRuntime
 
@@ -25,6 +26,13 @@ struct Herald: AsyncParsableCommand {
     /// `herald function onMessageCreated serve …`: how `herald dev` starts each function from this one binary.
     static func runFunction(_ arguments: [String]) async -> Never {
         let rest = Array(arguments.dropFirst())
+        // Started by `herald dev`: go when it goes, even if it was killed without a chance to stop us.
+        if let parent = ProcessInfo.processInfo.environment["HERALD_DEV_PARENT"].flatMap(Int32.init) {
+            Task.detached {
+                while getppid() == parent { try? await Task.sleep(for: .seconds(1)) }
+                Foundation.exit(0)
+            }
+        }
         switch arguments.first {
         case OnMessageCreated.name: await FunctionCommand<OnMessageCreated>.run(arguments: rest)
         case OnReadReceipt.name: await FunctionCommand<OnReadReceipt>.run(arguments: rest)

@@ -62,4 +62,29 @@ import Testing
             #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
         }
     }
+
+    @Test func ctrlCStopsTheFunctionsAndTheCloudCleanly() throws {
+        let process = Process()
+        process.executableURL = TestPaths.executable("herald")
+        process.arguments = ["dev", "--ephemeral", "--port", "0"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var seen = ""
+        let deadline = Date().addingTimeInterval(60)
+        while !seen.contains("Stop: Ctrl-C"), Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += String(decoding: chunk, as: UTF8.self)
+        }
+        #expect(seen.contains("Stop: Ctrl-C"), "herald dev did not come up: \(seen)")
+        kill(process.processIdentifier, SIGINT)
+        seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        for name in ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"] {
+            #expect(seen.contains("\(name) stopped"), "\(name) was not stopped: \(seen.suffix(1500))")
+        }
+    }
 }

@@ -160,4 +160,21 @@ final class EventReceiver: Sendable {
             }
         }
     }
+
+    @Test func aDroppedAnswerMakesTheSameEventArriveAgain() async throws {
+        let receiver = EventReceiver()
+        try await withTestHTTPServer(receiver.router) { port in
+            var options = LocalCloudOptions.testing
+            options.delivery.faults = DeliveryFaults(dropResponseProbability: 1)
+            options.delivery.maximumAttempts = 3
+            options.triggers = [TriggerRegistration(name: "fn", pattern: "a/{id}", kind: .created, url: "http://127.0.0.1:\(port)/")]
+            try await withLocalCloud(options) { local in
+                _ = try await local.firestore().commit([Write(.update(try local.firestore().name("a/1"), fields: [:], mask: nil))])
+                try await receiver.wait { $0.count == 3 }
+                #expect(Set(receiver.received.map(\.change.eventID)).count == 1)
+                for _ in 0..<100 where try await local.cloud.deliveries(state: "dead").isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+                #expect(try await local.cloud.deliveries(state: "dead").first?["lastError"]?.stringValue?.contains("injected") == true)
+            }
+        }
+    }
 }
