@@ -75,6 +75,14 @@ public struct DemoWorld: Sendable {
         return Write(.update(try name(path), fields: fields, mask: nil), precondition: .exists(false))
     }
 
+    /// The message a `herald send` line (`alice→family: Dinner at 6pm`) writes, with an id from its time.
+    public func message(sending line: String, at date: Date) throws -> (write: Write, parsed: (sender: String, conversation: String, text: String))? {
+        guard let parsed = Self.parseSend(line) else { return nil }
+        let write = try message(from: parsed.sender, in: parsed.conversation, text: parsed.text,
+                                id: "m-\(UInt64(date.timeIntervalSince1970 * 1000))", at: Timestamp(microsecondsOf: date))
+        return (write, parsed)
+    }
+
     /// Parses `alice→family: Dinner at 6pm` (also `alice->family: …`) into sender, conversation and text.
     public static func parseSend(_ text: String) -> (sender: String, conversation: String, text: String)? {
         let normalized = text.replacingOccurrences(of: "->", with: "→")

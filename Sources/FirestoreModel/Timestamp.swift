@@ -1,3 +1,4 @@
+import Foundation
 /// A point in time with nanosecond precision, as Firestore and protobuf's Timestamp hold it.
 /// Valid range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -6,6 +7,13 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public static let minimumSeconds: Int64 = -62_135_596_800
     public static let maximumSeconds: Int64 = 253_402_300_799
+
+    /// The time `date` names, to the microsecond (Firestore's precision).
+    public init(microsecondsOf date: Date) {
+        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down))
+        let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
+        self.init(seconds: seconds, nanos: Int32(micros - seconds * 1_000_000) * 1000)
+    }
 
     public init(seconds: Int64, nanos: Int32 = 0) {
         self.seconds = seconds

@@ -3,6 +3,7 @@ import Foundation
 import FirestoreEvents
 import FirestoreModel
 import GoogleClients
+import HeraldRuntime
 import HeraldCore
 import LocalCloud
 import ServiceLifecycle
@@ -84,7 +85,7 @@ final class DevSupervisor: Service, Sendable {
         ]
         var processes: [FunctionProcess] = []
         for (name, trigger) in try Self.functions(schema: settings.schema) {
-            let process = try FunctionProcess(name: name, port: try FunctionProcess.freePort(), executable: executable,
+            let process = try FunctionProcess(name: name, port: try freeLoopbackPort(), executable: executable,
                                               environment: environment, printLine: console.print)
             processes.append(process)
             cloud.triggers.register(TriggerRegistration(
@@ -122,10 +123,7 @@ final class DevSupervisor: Service, Sendable {
     func sendMessages() async throws {
         let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
         for text in settings.messages {
-            guard let parsed = DemoWorld.parseSend(text) else { continue }
-            let now = Date().timeIntervalSince1970
-            let write = try world.message(from: parsed.sender, in: parsed.conversation, text: parsed.text, id: "m-\(UInt64(now * 1000))",
-                                          at: Timestamp(seconds: Int64(now), nanos: Int32((now - now.rounded(.down)) * 1e6) * 1000))
+            guard let (write, parsed) = try world.message(sending: text, at: Date()) else { continue }
             _ = try await commit(write)
             console.print("write   \(write.document.path): \(parsed.sender) → \(parsed.conversation): \"\(parsed.text)\"")
         }

@@ -14,11 +14,10 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Schema preset or schema JSON file.") var schema = "default"
 
     func run() async throws {
-        guard let parsed = DemoWorld.parseSend(message) else { throw ValidationError("expected 'SENDER→CONVERSATION: TEXT', not \"\(message)\"") }
         let world = DemoWorld(schema: try Schema.load(schema), project: project)
-        let now = Date().timeIntervalSince1970
-        let write = try world.message(from: parsed.sender, in: parsed.conversation, text: parsed.text, id: "m-\(UInt64(now * 1000))",
-                                      at: Timestamp(seconds: Int64(now), nanos: Int32((now - now.rounded(.down)) * 1e6) * 1000))
+        guard let (write, _) = try world.message(sending: message, at: Date()) else {
+            throw ValidationError("expected 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
+        }
         let firestore = FirestoreClient(project: project, endpoint: url, credentials: EmulatorCredentials(), httpClient: .shared)
         do {
             _ = try await firestore.commit([write])

@@ -31,8 +31,7 @@ public struct CloudLogHandler: LogHandler {
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
         let now = Date()
-        let seconds = now.timeIntervalSince1970
-        let time = Timestamp(seconds: Int64(seconds.rounded(.down)), nanos: Int32((seconds - seconds.rounded(.down)) * 1e6) * 1000)
+        let time = Timestamp(microsecondsOf: now)
         switch format {
         case .json:
             var fields: [String: JSONValue] = [

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRuntime
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,20 +67,7 @@ public enum GoogleFirestoreEmulator {
         return false
     }
 
-    public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw RawHTTPError("could not find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    public static func freePort() throws -> Int { try freeLoopbackPort() }
 }
 
 /// Hands out turns at running the emulator, first come first served.

@@ -118,7 +118,7 @@ struct FirestoreREST: Sendable {
         FirestoreJSON.json(mask.map { QueryEvaluation.project(document, $0) } ?? document)
     }
 
-    func readTime() -> JSONValue { .string(Timestamp(nanosSinceEpoch: Int64(Date().timeIntervalSince1970 * 1_000_000) * 1000).rfc3339) }
+    func readTime() -> JSONValue { .string(Timestamp(microsecondsOf: Date()).rfc3339) }
 
     // MARK: Document resources
 
