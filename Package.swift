@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(
             name: "LocalCloudTests",
             dependencies: [
-                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "ChatFunctions", "HeraldCLI",
+                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "ChatFunctions", "HeraldCLI", "onMessageCreated",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

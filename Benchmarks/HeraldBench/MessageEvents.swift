@@ -13,20 +13,21 @@ import Logging
 struct MessageEvents: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "messages",
-        abstract: "onMessageCreated end to end against Google's Firestore emulator and a local FCM sink.",
-        discussion: "Prints events/s, p50/p99 latency per event (decode to last push sent) and Firestore requests per event. Needs Google's Firestore emulator (on Herald's build machines); `herald dev` will stand in for it once the local cloud exists.")
+        abstract: "onMessageCreated end to end against a Firestore (Herald's local cloud, or Google's emulator) and a local FCM sink.",
+        discussion: "Prints events/s, p50/p99 latency per event (decode to last push sent) and Firestore requests per event.")
 
     @Option(help: "Message events to deliver.") var events = 300
     @Option(help: "Members of the conversation (each with one device).") var members = 3
     @Option(help: "Events in flight at once.") var concurrency = 8
+    @Option(help: "Firestore to run against: herald (the local cloud, in process) or google (Google's emulator).") var firestore = FirestoreBackend.herald
 
     func run() async throws {
-        guard GoogleFirestoreEmulator.isInstalled else { throw ValidationError("Google's Firestore emulator is not installed") }
+        let backend = firestore
         let sink = FakeFCM()
         let requests = Counter()
         let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let (events, members, concurrency) = (self.events, self.members, self.concurrency)
-        try await GoogleFirestoreEmulator.run { host in
+        _ = try await backend.run { host in
             try await withTestHTTPServer(sink.router) { fcmPort in
                 let seeding = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let counted = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared,
@@ -57,7 +58,7 @@ struct MessageEvents: AsyncParsableCommand {
                     guard response.status == 200 else { throw ValidationError("event \(i) answered \(response.status): \(response.body.serialized())") }
                 }
                 let pushes = sink.bodies.withLock { $0.count }
-                print("onMessageCreated end to end: \(events) events, \(members) members, \(concurrency) in flight (Google's Firestore emulator, local FCM sink)")
+                print("onMessageCreated end to end: \(events) events, \(members) members, \(concurrency) in flight (\(backend), local FCM sink)")
                 print(String(format: "  events/s                   %.0f", run.perSecond(events)))
                 print("  p50 / p99 per event        \(run.percentile(50)) / \(run.percentile(99))")
                 print(String(format: "  Firestore requests/event   %.2f", Double(requests.value) / Double(events)))
@@ -66,3 +67,5 @@ struct MessageEvents: AsyncParsableCommand {
         }
     }
 }
+
+extension FirestoreBackend: ExpressibleByArgument {}

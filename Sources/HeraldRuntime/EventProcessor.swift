@@ -2,6 +2,7 @@ import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 import Logging
+import Synchronization
 
 /// The answer to one delivered event: an HTTP status, a JSON body, and the report when there is one.
 public struct EventResponse: Sendable {
@@ -20,6 +21,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
     public let function: Function
     public let gateway: any DocumentGateway
     public let project: String?
+    /// What later read rounds asked for after the same first round, so a warm instance reads in one batch.
+    let readAhead = ReadAhead()
 
     public init(function: Function, gateway: any DocumentGateway, project: String? = nil) {
         self.function = function
@@ -62,12 +65,23 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 read = current
                 if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
             }
+            var firstRound: [DocumentName]?
             for _ in 0..<Self.maximumReadRounds {
-                let wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
+                var wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
                 if wanted.isEmpty { break }
+                if firstRound == nil {
+                    firstRound = wanted
+                    wanted += readAhead.prediction(after: wanted).filter { !wanted.contains($0) }
+                }
                 let more = try await gateway.read(wanted)
                 read.found.merge(more.found) { _, new in new }
                 read.missing.formUnion(more.missing)
+            }
+            if let firstRound {
+                // What the second round asks for, given the first round's documents alone: next time's prediction.
+                let firstOnly = DocumentsRead(found: read.found.filter { firstRound.contains($0.key) }, missing: read.missing.intersection(firstRound))
+                let second = Set(function.documentsToRead(for: change, alreadyRead: firstOnly)).subtracting(firstRound)
+                readAhead.remember(second, after: firstRound)
             }
             let plan = function.plan(for: change, documents: read)
             let outcome: EffectsReport.Outcome
@@ -122,5 +136,26 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
 
     static func failure(_ status: Int, _ code: String, _ message: String) -> EventResponse {
         EventResponse(status: status, body: ["error": ["code": .integer(status), "status": .string(code), "message": .string(message)]])
+    }
+}
+
+/// Remembers which documents a function asked for in its later read rounds after a given first
+/// round (a conversation → its members' user documents), and predicts them next time, so that a
+/// warm instance reads everything in one batch. A wrong prediction costs a few extra documents in
+/// that batch, never a wrong plan: the function still says what it needs from what was read.
+final class ReadAhead: Sendable {
+    let memory = Mutex<[[DocumentName]: Set<DocumentName>]>([:])
+    static let capacity = 10_000
+
+    func prediction(after firstRound: [DocumentName]) -> [DocumentName] {
+        memory.withLock { Array($0[firstRound.sorted()] ?? []).sorted() }
+    }
+
+    func remember(_ names: Set<DocumentName>, after firstRound: [DocumentName]) {
+        memory.withLock { table in
+            guard table[firstRound.sorted()] != names else { return }
+            if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
+            table[firstRound.sorted()] = names
+        }
     }
 }

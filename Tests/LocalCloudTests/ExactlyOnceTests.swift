@@ -1,0 +1,70 @@
+import ChatFunctions
+import Foundation
+import FirestoreModel
+import GoogleClients
+import HeraldTesting
+import LocalCloud
+import Testing
+
+/// onMessageCreated's real executable behind the local cloud, with deliveries duplicated, answers
+/// dropped (so events come again after they were applied) and events held back so they overtake
+/// each other. The end state must be what the messages alone say it should be.
+@Suite(.serialized) struct ExactlyOnceTests {
+    @Test func duplicatedDroppedAndReorderedEventsChangeNothingTwice() async throws {
+        var options = LocalCloudOptions.testing
+        options.delivery.faults = DeliveryFaults(duplicateProbability: 0.5, dropResponseProbability: 0.3, maximumDelay: .milliseconds(300))
+        options.delivery.maximumAttempts = 50
+        try await withLocalCloud(options) { local in
+            let function = try ServingProcess("onMessageCreated", arguments: [], environment: [
+                "FIRESTORE_EMULATOR_HOST": local.host, "GOOGLE_CLOUD_PROJECT": "herald-test", "FCM_ENDPOINT": local.baseURL,
+                "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": local.host, "HERALD_SCHEMA": "default",
+            ])
+            defer { function.signal(SIGTERM); _ = function.waitForExit() }
+            local.cloud.triggers.register(TriggerRegistration(name: "onMessageCreated", pattern: "conversations/{c}/messages/{m}", kind: .created,
+                                                              url: "http://127.0.0.1:\(function.port)/"))
+            let db = local.firestore()
+            let world = DemoWorld(schema: Schema.presets["default"]!, project: "herald-test")
+            _ = try await db.commit(try world.seed())
+
+            // Twelve messages in the family group from all three, written concurrently, timestamps in send order.
+            let senders = ["alice", "bob", "carol", "alice", "carol", "bob", "bob", "alice", "carol", "alice", "bob", "carol"]
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (i, sender) in senders.enumerated() {
+                    group.addTask {
+                        let write = try world.message(from: sender, in: "family", text: "message \(i)", id: "m\(i)",
+                                                      at: Timestamp(seconds: 1_795_165_200 + Int64(i)))
+                        _ = try await db.commit([write])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for _ in 0..<600 where try await local.cloud.pendingDeliveries() > 0 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(try await local.cloud.pendingDeliveries() == 0)
+            #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
+
+            let family = try #require(try await db.get(try db.name("conversations/family")))
+            var unread: [String: FirestoreValue] = [:]
+            for person in ["alice", "bob", "carol"] { unread[person] = .integer(Int64(senders.filter { $0 != person }.count)) }
+            #expect(family["unreadCount"] == .map(unread))
+            #expect(family.value(at: ["lastMessage", "text"]) == .string("message 11"), "the newest message, whatever order the events came in")
+            for person in ["alice", "bob", "carol"] {
+                #expect(try await db.get(try db.name("users/\(person)"))?["unreadTotal"] == unread[person])
+            }
+            // Every (message, device) pair got exactly one push: raw sink records, not collapsed ones.
+            var pushes: [String: Int] = [:]
+            for record in try await local.cloud.fcm.messages() {
+                let key = "\(record.message["apns"]?["headers"]?["apns-collapse-id"]?.stringValue ?? "?") → \(record.token ?? "?")"
+                pushes[key, default: 0] += 1
+            }
+            var expected: [String: Int] = [:]
+            for (i, sender) in senders.enumerated() {
+                for person in DemoWorld.people where person.id != sender {
+                    for token in person.tokens { expected["m\(i) → \(token)"] = 1 }
+                }
+            }
+            #expect(pushes == expected)
+            let deliveries = try await local.cloud.deliveries()
+            print("ExactlyOnceTests: \(senders.count) events, \(deliveries.reduce(0) { $0 + Int($1["attempts"]?.int64Value ?? 0) }) deliveries attempted, \(pushes.values.reduce(0, +)) pushes recorded")
+        }
+    }
+}
