@@ -54,7 +54,7 @@ import Testing
         }
         #expect(calls.value == 2)
         let refused = Counter()
-        try await withTestHTTPServer(flaky([(.conflict, Self.error(409, "ALREADY_EXISTS"), nil)], calls: refused)) { port in
+        _ = try await withTestHTTPServer(flaky([(.conflict, Self.error(409, "ALREADY_EXISTS"), nil)], calls: refused)) { port in
             await #expect { _ = try await client(port).commit([Write(.delete(try DocumentName(project: "p", path: "a/b")))]) } throws: {
                 ($0 as? GoogleAPIError)?.status == .alreadyExists
             }
@@ -80,7 +80,7 @@ import Testing
     @Test func theRetryBudgetIsBounded() async throws {
         let calls = Counter()
         let always = Array(repeating: (HTTPResponse.Status.serviceUnavailable, Self.error(503, "UNAVAILABLE"), String?.none), count: 50)
-        try await withTestHTTPServer(flaky(always, calls: calls)) { port in
+        _ = try await withTestHTTPServer(flaky(always, calls: calls)) { port in
             await #expect { _ = try await client(port).batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: {
                 ($0 as? GoogleAPIError)?.status == .unavailable
             }
@@ -92,7 +92,7 @@ import Testing
         let calls = Counter()
         let always = Array(repeating: (HTTPResponse.Status.serviceUnavailable, Self.error(503, "UNAVAILABLE"), String?.none), count: 50)
         let tight = RetryPolicy(maximumAttempts: 20, initialDelay: .milliseconds(150), maximumDelay: .milliseconds(150), totalBudget: .milliseconds(400))
-        try await withTestHTTPServer(flaky(always, calls: calls)) { port in
+        _ = try await withTestHTTPServer(flaky(always, calls: calls)) { port in
             let db = FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared, readRetry: tight)
             await #expect { _ = try await db.batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: { $0 is GoogleAPIError }
         }
@@ -112,7 +112,7 @@ import Testing
 
     @Test func aTimedOutReadIsRetried() async throws {
         let calls = Counter()
-        try await withTestHTTPServer(flaky([], calls: calls, delay: .milliseconds(600))) { port in
+        _ = try await withTestHTTPServer(flaky([], calls: calls, delay: .milliseconds(600))) { port in
             await #expect { _ = try await client(port, timeout: .milliseconds(200)).batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: {
                 $0 is TransportError
             }

@@ -28,7 +28,9 @@ public final class LocalIdentity: Sendable {
         } else {
             pem = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            FileManager.default.createFile(atPath: keyPath, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600])
+            guard FileManager.default.createFile(atPath: keyPath, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600]) else {
+                throw LocalAPIError.internalError("cannot write the local key to \(keyPath)")
+            }
         }
         let privateKey = try JWTKit.Insecure.RSA.PrivateKey(pem: pem)
         self.project = project
