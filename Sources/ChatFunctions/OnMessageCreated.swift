@@ -23,6 +23,15 @@ public struct OnMessageCreated: ConfigurableFunction {
         return members(of: found).compactMap { userName($0, near: conversation) }
     }
 
+    /// With tokens in a subcollection, each recipient's token collection once the conversation is read.
+    public func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath] {
+        guard case .subcollection = schema.tokens, let conversation = conversationName(for: change), let found = alreadyRead[conversation],
+              let senderID = change.newDocument?[schema.senderIDField]?.stringValue
+        else { return [] }
+        let store = TokenStore(schema.tokens)
+        return members(of: found).filter { $0 != senderID }.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
+    }
+
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
         guard let message = change.newDocument else { return .skip("the message no longer exists") }
         guard let conversationName = conversationName(for: change) else {
@@ -59,7 +68,7 @@ public struct OnMessageCreated: ConfigurableFunction {
         }
 
         let mutedBy = Set(conversation[schema.mutedByField ?? ""]?.arrayValue?.compactMap(\.stringValue) ?? [])
-        let tokenStore = TokenStore(schema.tokens)
+        let tokenStore = TokenStore(schema.tokens, documents: documents)
         var pushes: [PushMessage] = []
         for recipient in recipients where !mutedBy.contains(recipient) {
             guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }

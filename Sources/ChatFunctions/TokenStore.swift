@@ -1,20 +1,33 @@
 import Foundation
 import FirestoreModel
+import HeraldCore
 
 /// Reads and removes push tokens however the schema stores them.
 struct TokenStore {
     let storage: Schema.TokenStorage
-    init(_ storage: Schema.TokenStorage) { self.storage = storage }
+    /// What was read, for tokens kept in a subcollection (one document per token).
+    let documents: DocumentsRead
+    init(_ storage: Schema.TokenStorage, documents: DocumentsRead = DocumentsRead()) {
+        self.storage = storage
+        self.documents = documents
+    }
 
-    /// The user's tokens, deduplicated, without empty ones. (Subcollection tokens need a query;
-    /// planning from the user document alone finds none.)
+    /// The collection to list for a user's tokens, when they are kept in a subcollection.
+    func collection(of user: DocumentName) -> CollectionPath? {
+        guard case .subcollection(let collection) = storage else { return nil }
+        return CollectionPath(parent: user, collectionID: collection)
+    }
+
+    /// The user's tokens, deduplicated, without empty ones. A subcollection token is its document's
+    /// `token` field, or else its id (`users/{uid}/tokens/{token}`).
     func tokens(of user: FirestoreDocument) -> [String] {
         let raw: [String]
         switch storage {
         case .single(let field): raw = user[field]?.stringValue.map { [$0] } ?? []
         case .array(let field): raw = user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
         case .mapKeys(let field): raw = user[field]?.mapValue?.keys.sorted() ?? []
-        case .subcollection: raw = []
+        case .subcollection:
+            raw = collection(of: user.name).flatMap { documents.collections[$0] }?.map { $0["token"]?.stringValue ?? $0.name.documentID } ?? []
         }
         var seen = Set<String>()
         return raw.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && seen.insert($0).inserted }
@@ -32,8 +45,11 @@ struct TokenStore {
                          precondition: .exists(true))
         case .mapKeys(let field):
             return Write(.update(user.name, fields: [:], mask: [FieldPath(field, token)]), precondition: .exists(true))
-        case .subcollection(let collection):
-            return (try? user.name.sibling(path: "\(user.name.path)/\(collection)/\(token)")).map { Write(.delete($0)) }
+        case .subcollection:
+            // The document that holds the token, as it was listed.
+            let holder = collection(of: user.name).flatMap { documents.collections[$0] }?
+                .first { ($0["token"]?.stringValue ?? $0.name.documentID) == token }
+            return holder.map { Write(.delete($0.name), precondition: $0.updateTime.map { .updateTime($0) }) }
         }
     }
 }

@@ -15,6 +15,10 @@ public protocol EventFunction: Sendable {
     /// (a conversation's members are known only once it is read) until nothing new is wanted.
     func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName]
 
+    /// Collections whose documents the plan needs (push tokens kept in `users/{uid}/tokens`), asked
+    /// after each read round like `documentsToRead`. Most functions need none.
+    func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath]
+
     func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan
 }
 
@@ -60,14 +64,39 @@ public struct Trigger: Sendable, Hashable {
 public struct DocumentsRead: Sendable, Hashable {
     public var found: [DocumentName: FirestoreDocument]
     public var missing: Set<DocumentName>
+    /// The documents of each collection listed (empty for an empty collection).
+    public var collections: [CollectionPath: [FirestoreDocument]]
 
-    public init(found: [DocumentName: FirestoreDocument] = [:], missing: Set<DocumentName> = []) {
+    public init(found: [DocumentName: FirestoreDocument] = [:], missing: Set<DocumentName> = [],
+                collections: [CollectionPath: [FirestoreDocument]] = [:]) {
         self.found = found
         self.missing = missing
+        self.collections = collections
     }
 
     public subscript(name: DocumentName) -> FirestoreDocument? { found[name] }
 
     /// All names asked for, in a stable order.
     public var names: [DocumentName] { (Array(found.keys) + missing).sorted() }
+}
+
+extension EventFunction {
+    public func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath] { [] }
+}
+
+/// A collection under a document, e.g. `users/bob` + `tokens`.
+public struct CollectionPath: Sendable, Hashable, CustomStringConvertible {
+    public var parent: DocumentName
+    public var collectionID: String
+
+    public init(parent: DocumentName, collectionID: String) {
+        self.parent = parent
+        self.collectionID = collectionID
+    }
+
+    public var description: String { "\(parent.path)/\(collectionID)" }
+
+    public func contains(_ document: DocumentName) -> Bool {
+        document.parent == parent && document.collectionID == collectionID
+    }
 }

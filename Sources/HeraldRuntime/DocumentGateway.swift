@@ -6,10 +6,19 @@ import HeraldCore
 /// The runtime's side of a function's I/O: read documents, and carry out a plan.
 public protocol DocumentGateway: Sendable {
     func read(_ names: [DocumentName]) async throws -> DocumentsRead
+    /// Every document of each collection (a bounded number: these are small collections such as a user's tokens).
+    func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]]
     /// Carries the plan out exactly once for this change (a redelivered change reports `.duplicate`).
     func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome
     /// True when nothing is written or sent, only planned.
     var isDryRun: Bool { get }
+}
+
+extension DocumentGateway {
+    /// A gateway that cannot list collections sees each one empty.
+    public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
+        Dictionary(uniqueKeysWithValues: collections.map { ($0, []) })
+    }
 }
 
 /// A failure downstream, classified by what the trigger should do about it.
@@ -63,6 +72,12 @@ public struct SnapshotGateway: DocumentGateway {
             if let document = documents[name] { read.found[name] = document } else { read.missing.insert(name) }
         }
         return read
+    }
+
+    public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
+        Dictionary(uniqueKeysWithValues: collections.map { collection in
+            (collection, documents.values.filter { collection.contains($0.name) }.sorted { $0.name < $1.name })
+        })
     }
 
     public func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { .applied }

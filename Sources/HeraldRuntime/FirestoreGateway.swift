@@ -43,6 +43,24 @@ public struct FirestoreGateway: DocumentGateway {
         } catch { throw Self.classify(error) }
     }
 
+    public static let maximumListed = 100
+
+    public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
+        do {
+            return try await withThrowingTaskGroup(of: (CollectionPath, [FirestoreDocument]).self) { group in
+                for collection in collections {
+                    group.addTask {
+                        let query = StructuredQuery(collectionID: collection.collectionID, limit: Self.maximumListed)
+                        return (collection, try await firestore.runQuery(query, parent: collection.parent))
+                    }
+                }
+                var result: [CollectionPath: [FirestoreDocument]] = [:]
+                for try await (collection, documents) in group { result[collection] = documents }
+                return result
+            }
+        } catch { throw Self.classify(error) }
+    }
+
     /// The ledger document for this function and this write. A write is known by its document, kind and
     /// the document's update time, so one write delivered under two event ids is still caught; an event
     /// without document data falls back on its id. Hashed, so any of these makes a valid document id.

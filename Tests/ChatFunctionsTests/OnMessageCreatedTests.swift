@@ -134,6 +134,31 @@ struct World {
         #expect(try anonymous.plan().decision == .skip(reason: "the message has no senderId"))
     }
 
+    @Test func tokensInASubcollectionAreListedAndPushedTo() async throws {
+        var schema = Schema.presets["default"]!
+        schema.tokens = .subcollection(collection: "tokens")
+        func document(_ path: String, _ fields: [String: FirestoreValue] = [:]) throws -> FirestoreDocument {
+            FirestoreDocument(name: try DocumentName(project: "p", path: path), fields: fields, updateTime: Timestamp(seconds: 7))
+        }
+        let message = try document("conversations/c1/messages/m1", ["senderId": .string("alice"), "text": .string("Hey")])
+        let gateway = SnapshotGateway(documents: [
+            try document("conversations/c1", ["members": .array([.string("alice"), .string("bob"), .string("carol")]), "isGroup": .boolean(false)]),
+            try document("users/alice"), try document("users/bob"), try document("users/carol"),
+            try document("users/alice/tokens/tok-a"),
+            try document("users/bob/tokens/tok-b1"), try document("users/bob/tokens/entry", ["token": .string("tok-b2")]),
+            try document("users/bob/settings/tok-not-a-token"),
+        ])
+        let event = DecodedEvent(change: DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 9), document: message.name, newDocument: message),
+                                 envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
+        let request = try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let report = try #require(await EventProcessor(function: OnMessageCreated(schema: schema), gateway: gateway).process(request, logger: logger).report)
+        // Bob's two tokens (one by document id, one by its `token` field); Carol has none; never the sender's.
+        #expect(report.plan.pushes.map(\.token).sorted() == ["tok-b1", "tok-b2"])
+        #expect(report.plan.pushes.first { $0.token == "tok-b2" }?.removal?.document.path == "users/bob/tokens/entry")
+        #expect(report.documentsRead.collections.count == 2)  // bob's and carol's, not alice's
+    }
+
     @Test func aMissingConversationIsSkipped() throws {
         let messageName = try DocumentName(project: "p", path: "conversations/gone/messages/m1")
         let change = DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: messageName,
