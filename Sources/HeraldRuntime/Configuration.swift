@@ -15,6 +15,8 @@ public struct RuntimeConfiguration: Sendable {
     public var fcmEndpoint: URL?
     /// A built-in preset name or a path to a schema JSON file.
     public var schema: String
+    /// Where the exactly-once ledger documents live (`HERALD_LEDGER_COLLECTION`, a collection path).
+    public var ledgerCollection: String
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
     public var port: Int
@@ -58,6 +60,11 @@ public struct RuntimeConfiguration: Sendable {
             }
         }
         schema = value("HERALD_SCHEMA") ?? "default"
+        ledgerCollection = value("HERALD_LEDGER_COLLECTION") ?? "_herald/events/ledger"
+        let ledgerSegments = ledgerCollection.split(separator: "/", omittingEmptySubsequences: false)
+        if ledgerSegments.count % 2 == 0 || ledgerSegments.contains(where: \.isEmpty) {
+            problems.append("HERALD_LEDGER_COLLECTION must be a collection path (an odd number of segments), not \"\(ledgerCollection)\"")
+        }
         logLevel = .info
         if let level = value("LOG_LEVEL") {
             if let parsed = Self.parseLevel(level) { logLevel = parsed } else {

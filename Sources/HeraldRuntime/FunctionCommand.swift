@@ -61,7 +61,8 @@ struct SourceOptions: ParsableArguments {
         let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
         let fcm = FCMClient(project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
                             credentials: credentials.messaging, httpClients: lanes)
-        let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger)
+        let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
+                                       ledgerCollection: configuration.ledgerCollection)
         return Wiring(processor: EventProcessor(function: function, gateway: gateway, project: credentials.project), clients: lanes)
     }
 }
