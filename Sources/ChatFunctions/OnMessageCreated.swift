@@ -151,7 +151,10 @@ public struct OnMessageCreated: ConfigurableFunction {
         }
         let increments = recipients.map { FieldTransform(FieldPath(schema.unreadCountField, $0), .increment(.integer(1))) }
         if fields.isEmpty { return Write(.transform(conversation.name), transforms: increments, precondition: .exists(true)) }
-        return Write(.update(conversation.name, fields: fields, mask: mask), transforms: increments, precondition: .exists(true))
+        // Moving the last message is decided from the version read: if another message moved it since,
+        // the commit fails and the runtime plans again from the newer version, so it never moves backwards.
+        let precondition: Precondition = conversation.updateTime.map { .updateTime($0) } ?? .exists(true)
+        return Write(.update(conversation.name, fields: fields, mask: mask), transforms: increments, precondition: precondition)
     }
 
     func isNewer(_ sentAt: Timestamp, than conversation: FirestoreDocument) -> Bool {

@@ -28,10 +28,13 @@ public enum DownstreamError: Error, Sendable, CustomStringConvertible {
     case throttled(String, retryAfterSeconds: Int? = nil)
     /// Can never succeed as it stands (e.g. a permission or a document that is not what it should be).
     case rejected(String)
+    /// A document the plan relied on changed between the read and the commit; nothing was written.
+    /// The runtime reads and plans again at once, a few times, before handing the event back.
+    case changedDuringPlanning(String)
 
     public var description: String {
         switch self {
-        case .unavailable(let reason, _), .throttled(let reason, _), .rejected(let reason): reason
+        case .unavailable(let reason, _), .throttled(let reason, _), .rejected(let reason), .changedDuringPlanning(let reason): reason
         }
     }
 }

@@ -17,6 +17,8 @@ public struct EventResponse: Sendable {
 public struct EventProcessor<Function: EventFunction>: Sendable {
     /// A function that keeps asking for more documents is stopped after this many batches.
     static var maximumReadRounds: Int { 4 }
+    /// Reads and plans again at once when a document changed under the plan, up to this many times in all.
+    static var maximumPlanAttempts: Int { 5 }
 
     public let function: Function
     public let gateway: any DocumentGateway
@@ -55,72 +57,93 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             return finish(EffectsReport(function: Function.name, event: event, outcome: .skipped(reason: refusal),
                                         documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
         }
-        do {
-            var change = change
-            var read = DocumentsRead()
-            if change.isDataMissing {
-                // Eventarc drops data over its size limit: read the document as it is now.
-                logger.info("event carries no document data; reading \(change.document.path)")
-                let current = try await gateway.read([change.document])
-                read = current
-                if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
+        for attempt in 1...Self.maximumPlanAttempts {
+            do {
+                return try await readPlanAndExecute(event, logger: logger)
+            } catch DownstreamError.changedDuringPlanning(let reason) where attempt < Self.maximumPlanAttempts {
+                // Another event changed what this one read (two messages in one conversation): read and plan again.
+                logger.info("\(reason); planning again (attempt \(attempt + 1))")
+                try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
+            } catch {
+                return Self.response(to: error, logger: logger)
             }
-            var firstRound: [DocumentName]?
-            for _ in 0..<Self.maximumReadRounds {
-                var wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
-                let lists = function.collectionsToList(for: change, alreadyRead: read).filter { read.collections[$0] == nil }
-                if wanted.isEmpty && lists.isEmpty { break }
-                if firstRound == nil, !wanted.isEmpty {
-                    firstRound = wanted
-                    wanted += readAhead.prediction(after: wanted).filter { !wanted.contains($0) }
-                }
-                async let listed = lists.isEmpty ? [:] : gateway.list(lists)
-                let more = wanted.isEmpty ? DocumentsRead() : try await gateway.read(wanted)
-                read.found.merge(more.found) { _, new in new }
-                read.missing.formUnion(more.missing)
-                read.collections.merge(try await listed) { _, new in new }
+        }
+        return Self.failure(503, "UNAVAILABLE", "documents kept changing while the event was planned")
+    }
+
+    /// Reads what the function asks for (in rounds), plans, and has the gateway carry the plan out.
+    func readPlanAndExecute(_ event: DecodedEvent, logger: Logger) async throws -> EventResponse {
+        var change = event.change
+        var read = DocumentsRead()
+        if change.isDataMissing {
+            // Eventarc drops data over its size limit: read the document as it is now.
+            logger.info("event carries no document data; reading \(change.document.path)")
+            let current = try await gateway.read([change.document])
+            read = current
+            if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
+        }
+        var firstRound: [DocumentName]?
+        for _ in 0..<Self.maximumReadRounds {
+            var wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
+            let lists = function.collectionsToList(for: change, alreadyRead: read).filter { read.collections[$0] == nil }
+            if wanted.isEmpty && lists.isEmpty { break }
+            if firstRound == nil, !wanted.isEmpty {
+                firstRound = wanted
+                wanted += readAhead.prediction(after: wanted).filter { !wanted.contains($0) }
             }
-            if let firstRound {
-                // What the second round asks for, given the first round's documents alone: next time's prediction.
-                let firstOnly = DocumentsRead(found: read.found.filter { firstRound.contains($0.key) }, missing: read.missing.intersection(firstRound))
-                let second = Set(function.documentsToRead(for: change, alreadyRead: firstOnly)).subtracting(firstRound)
-                readAhead.remember(second, after: firstRound)
+            async let listed = lists.isEmpty ? [:] : gateway.list(lists)
+            let more = wanted.isEmpty ? DocumentsRead() : try await gateway.read(wanted)
+            read.found.merge(more.found) { _, new in new }
+            read.missing.formUnion(more.missing)
+            read.collections.merge(try await listed) { _, new in new }
+        }
+        if let firstRound {
+            // What the second round asks for, given the first round's documents alone: next time's prediction.
+            let firstOnly = DocumentsRead(found: read.found.filter { firstRound.contains($0.key) }, missing: read.missing.intersection(firstRound))
+            let second = Set(function.documentsToRead(for: change, alreadyRead: firstOnly)).subtracting(firstRound)
+            readAhead.remember(second, after: firstRound)
+        }
+        let plan = function.plan(for: change, documents: read)
+        let outcome: EffectsReport.Outcome
+        switch plan.decision {
+        case .skip(let reason):
+            logger.info("skipped: \(reason)")
+            outcome = .skipped(reason: reason)
+        case .apply:
+            outcome = try await gateway.execute(plan, for: change)
+            switch outcome {
+            case .duplicate: logger.info("duplicate delivery: already applied")
+            default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(plan.writes.count) writes, \(plan.pushes.count) pushes")
             }
-            let plan = function.plan(for: change, documents: read)
-            let outcome: EffectsReport.Outcome
-            switch plan.decision {
-            case .skip(let reason):
-                logger.info("skipped: \(reason)")
-                outcome = .skipped(reason: reason)
-            case .apply:
-                outcome = try await gateway.execute(plan, for: change)
-                switch outcome {
-                case .duplicate: logger.info("duplicate delivery: already applied")
-                default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(plan.writes.count) writes, \(plan.pushes.count) pushes")
-                }
-            }
-            return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
-                                        outcome: outcome, documentsRead: read, plan: plan, dryRun: gateway.isDryRun))
-        } catch let error as DownstreamError {
-            switch error {
-            case .unavailable(let reason, let after):
-                logger.warning("transient failure, the trigger will retry: \(reason)")
-                var response = Self.failure(503, "UNAVAILABLE", reason)
-                response.retryAfterSeconds = after
-                return response
-            case .throttled(let reason, let after):
-                logger.warning("throttled, the trigger will retry: \(reason)")
-                var response = Self.failure(429, "RESOURCE_EXHAUSTED", reason)
-                response.retryAfterSeconds = after
-                return response
-            case .rejected(let reason):
-                logger.error("cannot handle event: \(reason)")
-                return Self.failure(400, "FAILED_PRECONDITION", reason)
-            }
-        } catch {
+        }
+        return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
+                                    outcome: outcome, documentsRead: read, plan: plan, dryRun: gateway.isDryRun))
+    }
+
+    /// The answer to a failure: 503/429 when the trigger should retry, 400 when it never can succeed.
+    static func response(to error: any Error, logger: Logger) -> EventResponse {
+        guard let error = error as? DownstreamError else {
             // Unclassified: let the trigger retry; its dead-letter policy bounds the attempts.
             logger.error("unexpected failure, the trigger will retry: \(error)")
-            return Self.failure(500, "INTERNAL", "\(error)")
+            return failure(500, "INTERNAL", "\(error)")
+        }
+        switch error {
+        case .unavailable(let reason, let after):
+            logger.warning("transient failure, the trigger will retry: \(reason)")
+            var response = failure(503, "UNAVAILABLE", reason)
+            response.retryAfterSeconds = after
+            return response
+        case .changedDuringPlanning(let reason):
+            logger.warning("transient failure, the trigger will retry: \(reason)")
+            return failure(503, "UNAVAILABLE", reason)
+        case .throttled(let reason, let after):
+            logger.warning("throttled, the trigger will retry: \(reason)")
+            var response = failure(429, "RESOURCE_EXHAUSTED", reason)
+            response.retryAfterSeconds = after
+            return response
+        case .rejected(let reason):
+            logger.error("cannot handle event: \(reason)")
+            return failure(400, "FAILED_PRECONDITION", reason)
         }
     }
 

@@ -96,7 +96,7 @@ public struct FirestoreGateway: DocumentGateway {
         } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition {
             // A document the plan relied on changed between the read and the commit. Nothing was
             // written; a retry reads again and plans again.
-            throw DownstreamError.unavailable("a document changed while the event was planned (\(error.message)); retrying re-plans it")
+            throw DownstreamError.changedDuringPlanning("a document changed while the event was planned (\(error.message))")
         } catch {
             throw Self.classify(error)
         }
