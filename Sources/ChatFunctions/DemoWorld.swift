@@ -68,7 +68,7 @@ public struct DemoWorld: Sendable {
         if let last = placeholders.last { path = path.replacingOccurrences(of: last, with: id) }
         var fields: [String: FirestoreValue] = [
             schema.senderIDField: .string(sender), schema.textField: .string(text), schema.typeField: .string("text"),
-            schema.timestampField: .timestamp(time), schema.statusField: .string("sending"), "readBy": .array([.string(sender)]),
+            schema.timestampField: .timestamp(time), schema.statusField: .string("sending"), schema.readByField: .array([.string(sender)]),
         ]
         if let field = schema.conversationIDField { fields[field] = .string(conversation) }
         if let field = schema.senderNameField, let person = Self.people.first(where: { $0.id == sender }) { fields[field] = .string(person.name) }

@@ -18,53 +18,64 @@ public struct OnMessageCreated: ConfigurableFunction {
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
 
     public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
-        guard let conversation = conversationName(for: change) else { return [] }
+        guard let conversation = schema.conversationName(for: change) else { return [] }
         guard let found = alreadyRead[conversation] else { return alreadyRead.missing.contains(conversation) ? [] : [conversation] }
-        return members(of: found).compactMap { userName($0, near: conversation) }
+        return schema.members(of: found).compactMap { schema.userName($0, near: conversation) }
     }
 
     /// With tokens in a subcollection, each recipient's token collection once the conversation is read.
     public func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath] {
-        guard case .subcollection = schema.tokens, let conversation = conversationName(for: change), let found = alreadyRead[conversation],
+        guard case .subcollection = schema.tokens, let conversation = schema.conversationName(for: change), let found = alreadyRead[conversation],
               let senderID = change.newDocument?[schema.senderIDField]?.stringValue
         else { return [] }
         let store = TokenStore(schema.tokens)
-        return members(of: found).filter { $0 != senderID }.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
+        return schema.members(of: found).filter { $0 != senderID }.compactMap { schema.userName($0, near: conversation).flatMap(store.collection(of:)) }
     }
 
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
         guard let message = change.newDocument else { return .skip("the message no longer exists") }
-        guard let conversationName = conversationName(for: change) else {
+        guard let conversationName = schema.conversationName(for: change) else {
             return .skip("the message names no conversation (\(schema.conversationIDField ?? "pattern") is missing)")
         }
         guard let conversation = documents[conversationName] else { return .skip("conversation \(conversationName.path) does not exist") }
         guard let senderID = message[schema.senderIDField]?.stringValue, !senderID.isEmpty else {
             return .skip("the message has no \(schema.senderIDField)")
         }
-        let members = members(of: conversation)
+        let members = schema.members(of: conversation)
         guard members.contains(senderID) else {
             return .skip("suspicious: sender \(senderID) is not a member of \(conversationName.path)")
         }
         let recipients = members.filter { $0 != senderID }
+        // Who already read it (a receipt can land before this event is handled) is not counted as unread.
+        let alreadyRead = Set(message[schema.readByField]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        let counted = recipients.filter { !alreadyRead.contains($0) }
         let users = Dictionary(uniqueKeysWithValues: members.compactMap { id in
-            userName(id, near: conversationName).flatMap { name in documents[name].map { (id, $0) } }
+            schema.userName(id, near: conversationName).flatMap { name in documents[name].map { (id, $0) } }
         })
         let sentAt = message[schema.timestampField]?.timestampValue ?? message.createTime ?? change.time
         let senderName = message[schema.senderNameField ?? ""]?.stringValue ?? users[senderID]?[schema.displayNameField]?.stringValue ?? "Someone"
         let preview = Preview.of(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue)
-        let title = isGroup(conversation) ? "\(conversation[schema.groupNameField]?.stringValue ?? "Group") • \(senderName)" : senderName
+        let title = schema.isGroup(conversation) ? "\(conversation[schema.groupNameField]?.stringValue ?? "Group") • \(senderName)" : senderName
 
         var writes = [conversationWrite(conversation, message: message, senderID: senderID, senderName: senderName,
-                                        preview: preview, sentAt: sentAt, recipients: recipients)]
-        for recipient in recipients {
+                                        preview: preview, sentAt: sentAt, recipients: counted)]
+        for recipient in counted {
             guard let user = users[recipient] else { continue }
             writes.append(Write(.transform(user.name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1)))],
                                 precondition: .exists(true)))
         }
+        // The message: `sent` if the client left it sending, and a mark for each recipient counted, which
+        // onReadReceipt clears when it counts the read (its own write re-triggers it, so order never matters).
+        var messageFields: [String: FirestoreValue] = [:]
+        var messageMask = counted.map { FieldPath(schema.unreadMarkField, $0) }
+        if !counted.isEmpty { messageFields[schema.unreadMarkField] = .map(Dictionary(uniqueKeysWithValues: counted.map { ($0, .boolean(true)) })) }
         let status = message[schema.statusField]?.stringValue
         if status == nil || status == "sending" {
-            writes.append(Write(.update(message.name, fields: [schema.statusField: .string("sent")], mask: [FieldPath(schema.statusField)]),
-                                precondition: .exists(true)))
+            messageFields[schema.statusField] = .string("sent")
+            messageMask.append(FieldPath(schema.statusField))
+        }
+        if !messageMask.isEmpty {
+            writes.append(Write(.update(message.name, fields: messageFields, mask: messageMask), precondition: .exists(true)))
         }
 
         let mutedBy = Set(conversation[schema.mutedByField ?? ""]?.arrayValue?.compactMap(\.stringValue) ?? [])
@@ -72,7 +83,7 @@ public struct OnMessageCreated: ConfigurableFunction {
         var pushes: [PushMessage] = []
         for recipient in recipients where !mutedBy.contains(recipient) {
             guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }
-            let badge = Int(user[schema.badgeField]?.integerValue ?? 0) + 1
+            let badge = Int(user[schema.badgeField]?.integerValue ?? 0) + (counted.contains(recipient) ? 1 : 0)
             for token in tokenStore.tokens(of: user) {
                 let fcm = FCMMessage(
                     token: token, notification: .init(title: title, body: preview),
@@ -86,37 +97,6 @@ public struct OnMessageCreated: ConfigurableFunction {
             }
         }
         return Plan(writes: writes, pushes: pushes)
-    }
-
-    // MARK: Reading the schema
-
-    func conversationName(for change: DocumentChange) -> DocumentName? {
-        if let field = schema.conversationIDField {
-            guard let id = change.newDocument?[field]?.stringValue, !id.isEmpty, !id.contains("/") else { return nil }
-            return try? change.document.sibling(path: "\(schema.conversationCollection)/\(id)")
-        }
-        return change.document.parent
-    }
-
-    /// A member's user document, in the same database as the conversation.
-    func userName(_ id: String, near conversation: DocumentName) -> DocumentName? {
-        try? conversation.sibling(path: "\(schema.userCollection)/\(id)")
-    }
-
-    func members(of conversation: FirestoreDocument) -> [String] {
-        for field in schema.memberFields {
-            if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {
-                var seen = Set<String>()
-                return ids.filter { !$0.isEmpty && !$0.contains("/") && seen.insert($0).inserted }
-            }
-        }
-        return []
-    }
-
-    func isGroup(_ conversation: FirestoreDocument) -> Bool {
-        if let flag = schema.groupFlagField, let value = conversation[flag]?.booleanValue { return value }
-        if let field = schema.groupTypeField, let value = conversation[field]?.stringValue { return value == schema.groupTypeValue }
-        return members(of: conversation).count > 2
     }
 
     func isViewing(_ user: FirestoreDocument, conversation id: String, at now: Timestamp) -> Bool {

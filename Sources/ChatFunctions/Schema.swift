@@ -57,6 +57,14 @@ public struct Schema: Sendable, Hashable {
     public var viewingAtField: String?
     /// Conversation field listing users who muted it.
     public var mutedByField: String?
+    /// Who has read / received a message: arrays of user ids on the message.
+    public var readByField: String
+    public var deliveredToField: String?
+    /// "Read by N" for groups (PRD 000), kept on the message; nil: not kept.
+    public var readCountField: String?
+    /// Herald's own mark on a message: `{uid: true}` for each recipient whose unread count it holds,
+    /// so read receipts bring counts down exactly once, whatever the order of events.
+    public var unreadMarkField: String
 
     public var userPattern: String { "\(userCollection)/{userId}" }
 
@@ -67,13 +75,15 @@ public struct Schema: Sendable, Hashable {
         typeField: "type", timestampField: "timestamp", statusField: "status", lastMessage: .map(field: "lastMessage"),
         updatedAtField: "updatedAt", unreadCountField: "unreadCount", userCollection: "users", displayNameField: "displayName",
         badgeField: "unreadTotal", tokens: .array(field: "fcmTokens"), viewingField: "viewingConversationId",
-        viewingAtField: "viewingAt", mutedByField: "mutedBy")
+        viewingAtField: "viewingAt", mutedByField: "mutedBy", readByField: "readBy", deliveredToField: "deliveredTo",
+        readCountField: nil, unreadMarkField: "heraldUnread")
 
     public static let presets: [String: Schema] = {
         var prd000 = base
         prd000.name = "prd000"
         prd000.memberFields = ["participants"]
         prd000.groupNameField = "groupName"
+        prd000.readCountField = "readCount"
         var prd001 = base
         prd001.name = "prd001"
         prd001.messagePattern = "messages/{messageId}"

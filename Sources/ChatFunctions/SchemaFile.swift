@@ -6,12 +6,14 @@ enum SchemaFile {
         "messagePattern": \.messagePattern, "conversationCollection": \.conversationCollection, "groupNameField": \.groupNameField,
         "senderIDField": \.senderIDField, "textField": \.textField, "typeField": \.typeField, "timestampField": \.timestampField,
         "statusField": \.statusField, "unreadCountField": \.unreadCountField, "userCollection": \.userCollection,
-        "displayNameField": \.displayNameField, "badgeField": \.badgeField,
+        "displayNameField": \.displayNameField, "badgeField": \.badgeField, "readByField": \.readByField,
+        "unreadMarkField": \.unreadMarkField,
     ] }
     static var optionalStrings: [String: WritableKeyPath<Schema, String?>] { [
         "conversationIDField": \.conversationIDField, "groupFlagField": \.groupFlagField, "groupTypeField": \.groupTypeField,
         "groupTypeValue": \.groupTypeValue, "senderNameField": \.senderNameField, "updatedAtField": \.updatedAtField,
         "viewingField": \.viewingField, "viewingAtField": \.viewingAtField, "mutedByField": \.mutedByField,
+        "deliveredToField": \.deliveredToField, "readCountField": \.readCountField,
     ] }
 
     static func decode(_ json: JSONValue, name: String) throws(SchemaError) -> Schema {

@@ -51,7 +51,10 @@ extension Plan {
         ])
         #expect(plan.write(to: "users/alice") == nil)  // never the sender's badge
         #expect(plan.write(to: "users/bob")?.transforms.first?.operation == .increment(.integer(1)))
-        #expect(plan.write(to: "conversations/c-family/messages/m-1001")?.json["update"]?["fields"] == ["status": ["stringValue": "sent"]])
+        let message = plan.write(to: "conversations/c-family/messages/m-1001")?.json["update"]?["fields"]
+        #expect(message?["status"] == ["stringValue": "sent"])
+        // Each recipient counted is marked on the message, for onReadReceipt to count the read exactly once.
+        #expect(message?["heraldUnread"] == ["mapValue": ["fields": ["bob": ["booleanValue": true], "carol": ["booleanValue": true]]]])
     }
 
     @Test func prd000OneToOne() async throws {
@@ -59,8 +62,8 @@ extension Plan {
         // PRD 000 keeps no push token on the server: the writes happen, no push goes.
         #expect(plan.pushes.isEmpty)
         #expect(plan.write(to: "conversations/c-42")?.json["updateTransforms"] == [["fieldPath": "unreadCount.`u-ben`", "increment": ["integerValue": "1"]]])
-        // The message is already "sent": its status is left alone.
-        #expect(plan.write(to: "conversations/c-42/messages/m-7") == nil)
+        // The message is already "sent": its status is left alone; only the unread mark is added.
+        #expect(plan.write(to: "conversations/c-42/messages/m-7")?.json["update"]?["fields"] == ["heraldUnread": ["mapValue": ["fields": ["u-ben": ["booleanValue": true]]]]])
     }
 
     @Test func prd001TopLevelMessages() async throws {
@@ -69,7 +72,7 @@ extension Plan {
         let conversation = try #require(plan.write(to: "conversations/conv-9")?.json)
         #expect(conversation["update"]?["fields"]?["lastMessage"] == ["timestampValue": "2026-11-20T09:00:00Z"])
         #expect(conversation["update"]?["fields"]?["lastMessageText"] == ["stringValue": "Hey"])
-        #expect(plan.write(to: "messages/msg-555")?.json["update"]?["fields"] == ["status": ["stringValue": "sent"]])
+        #expect(plan.write(to: "messages/msg-555")?.json["update"]?["fields"]?["status"] == ["stringValue": "sent"])
     }
 
     @Test func prd004GroupWithSingleTokens() async throws {
@@ -81,7 +84,7 @@ extension Plan {
         #expect(fields["lastMessageSenderID"] == ["stringValue": "u1"])
         #expect(fields["lastMessageTimestamp"] == ["timestampValue": "2026-11-20T09:00:00Z"])
         #expect(fields["updatedAt"] == ["timestampValue": "2026-11-20T09:00:00Z"])
-        #expect(plan.write(to: "chats/chat-77/messages/msg-1")?.json["update"]?["fields"] == ["deliveryStatus": ["stringValue": "sent"]])
+        #expect(plan.write(to: "chats/chat-77/messages/msg-1")?.json["update"]?["fields"]?["deliveryStatus"] == ["stringValue": "sent"])
         // A dead single token is cleared only if the user document is unchanged since it was read.
         guard case .updateTime = plan.pushes.first?.removal?.precondition else { Issue.record("removal must be conditional"); return }
     }

@@ -67,4 +67,81 @@ import Testing
             print("ExactlyOnceTests: \(senders.count) events, \(deliveries.reduce(0) { $0 + Int($1["attempts"]?.int64Value ?? 0) }) deliveries attempted, \(pushes.values.reduce(0, +)) pushes recorded")
         }
     }
+
+    /// Messages and read receipts racing, with the same faults: every unread count and badge must equal
+    /// a recount from the messages themselves, and a message every recipient read must say so.
+    @Test func readsInAnyOrderEndAtTheExactCounts() async throws {
+        var options = LocalCloudOptions.testing
+        options.delivery.faults = DeliveryFaults(duplicateProbability: 0.3, dropResponseProbability: 0.2, maximumDelay: .milliseconds(200))
+        options.delivery.maximumAttempts = 50
+        try await withLocalCloud(options) { local in
+            let environment = ["FIRESTORE_EMULATOR_HOST": local.host, "GOOGLE_CLOUD_PROJECT": "herald-test", "FCM_ENDPOINT": local.baseURL,
+                               "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": local.host, "HERALD_SCHEMA": "default"]
+            let created = try ServingProcess("onMessageCreated", arguments: [], environment: environment)
+            let receipts = try ServingProcess("onReadReceipt", arguments: [], environment: environment)
+            defer {
+                for process in [created, receipts] { process.signal(SIGTERM); _ = process.waitForExit() }
+            }
+            let pattern = "conversations/{c}/messages/{m}"
+            local.cloud.triggers.register(TriggerRegistration(name: "onMessageCreated", pattern: pattern, kind: .created, url: "http://127.0.0.1:\(created.port)/"))
+            local.cloud.triggers.register(TriggerRegistration(name: "onReadReceipt", pattern: pattern, kind: .updated, url: "http://127.0.0.1:\(receipts.port)/"))
+            let db = local.firestore()
+            let world = DemoWorld(schema: Schema.presets["default"]!, project: "herald-test")
+            _ = try await db.commit(try world.seed())
+
+            var rng = SeededRandom(seed: 42)
+            let senders = (0..<10).map { _ in ["alice", "bob", "carol"].randomElement(using: &rng)! }
+            var reads: [(message: Int, reader: String)] = []
+            for (i, sender) in senders.enumerated() {
+                for reader in ["alice", "bob", "carol"] where reader != sender && Bool.random(using: &rng) { reads.append((i, reader)) }
+            }
+            reads.shuffle(using: &rng)
+            let plannedReads = reads
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (i, sender) in senders.enumerated() {
+                    group.addTask {
+                        _ = try await db.commit([try world.message(from: sender, in: "family", text: "message \(i)", id: "m\(i)",
+                                                                   at: Timestamp(seconds: 1_795_165_200 + Int64(i)))])
+                    }
+                }
+                try await group.waitForAll()
+                // Receipts arrive while the messages' own events are still being delivered, as a client's arrayUnion.
+                for (i, reader) in plannedReads {
+                    group.addTask {
+                        _ = try await db.commit([Write(.transform(try db.name("conversations/family/messages/m\(i)")),
+                                                       transforms: [FieldTransform(FieldPath("readBy"), .appendMissingElements([.string(reader)]))])])
+                    }
+                }
+                try await group.waitForAll()
+            }
+            for _ in 0..<900 where try await local.cloud.pendingDeliveries() > 0 { try await Task.sleep(for: .milliseconds(100)) }
+            #expect(try await local.cloud.pendingDeliveries() == 0)
+            #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
+
+            // The truth, recounted from the messages.
+            let messages = try await db.runQuery(StructuredQuery(collectionID: "messages"), parent: try db.name("conversations/family"))
+            #expect(messages.count == senders.count)
+            var truth: [String: Int64] = ["alice": 0, "bob": 0, "carol": 0]
+            for message in messages {
+                let sender = message["senderId"]?.stringValue
+                let readBy = Set(message["readBy"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+                let recipients = ["alice", "bob", "carol"].filter { $0 != sender }
+                for person in recipients where !readBy.contains(person) { truth[person, default: 0] += 1 }
+                #expect(message["status"] == .string(recipients.allSatisfy(readBy.contains) ? "read" : "sent"), "\(message.name.path)")
+                let marks = Set(message["heraldUnread"]?.mapValue?.keys.map { $0 } ?? [])
+                #expect(marks == Set(recipients.filter { !readBy.contains($0) }), "\(message.name.path): marks \(marks)")
+            }
+            let family = try #require(try await db.get(try db.name("conversations/family")))
+            #expect(family["unreadCount"] == .map(truth.mapValues { .integer($0) }))
+            for (person, count) in truth {
+                #expect(try await db.get(try db.name("users/\(person)"))?["unreadTotal"] == .integer(count), "badge of \(person)")
+            }
+            var notifications: [String: Int] = [:]
+            for record in try await local.cloud.fcm.messages() where record.message["notification"] != nil {
+                notifications["\(record.message["apns"]?["headers"]?["apns-collapse-id"]?.stringValue ?? "?") → \(record.token ?? "?")", default: 0] += 1
+            }
+            #expect(notifications.values.allSatisfy { $0 == 1 }, "a notification went twice: \(notifications.filter { $0.value > 1 })")
+            print("ExactlyOnceTests: \(senders.count) messages, \(plannedReads.count) receipts, unread \(truth)")
+        }
+    }
 }

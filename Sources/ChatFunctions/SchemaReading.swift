@@ -1,0 +1,35 @@
+import FirestoreEvents
+import FirestoreModel
+
+/// Reading the chat's documents through the schema: which conversation a message is in, who its
+/// members are, where their user documents live, and whether it is a group.
+extension Schema {
+    public func conversationName(for change: DocumentChange) -> DocumentName? {
+        if let field = conversationIDField {
+            guard let id = change.newDocument?[field]?.stringValue, !id.isEmpty, !id.contains("/") else { return nil }
+            return try? change.document.sibling(path: "\(conversationCollection)/\(id)")
+        }
+        return change.document.parent
+    }
+
+    /// A member's user document, in the same database as the conversation.
+    public func userName(_ id: String, near conversation: DocumentName) -> DocumentName? {
+        try? conversation.sibling(path: "\(userCollection)/\(id)")
+    }
+
+    public func members(of conversation: FirestoreDocument) -> [String] {
+        for field in memberFields {
+            if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {
+                var seen = Set<String>()
+                return ids.filter { !$0.isEmpty && !$0.contains("/") && seen.insert($0).inserted }
+            }
+        }
+        return []
+    }
+
+    public func isGroup(_ conversation: FirestoreDocument) -> Bool {
+        if let flag = groupFlagField, let value = conversation[flag]?.booleanValue { return value }
+        if let field = groupTypeField, let value = conversation[field]?.stringValue { return value == groupTypeValue }
+        return members(of: conversation).count > 2
+    }
+}
