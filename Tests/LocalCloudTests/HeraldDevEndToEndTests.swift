@@ -3,6 +3,7 @@ import FirestoreModel
 import GoogleClients
 import HeraldTesting
 import LocalCloud
+import Synchronization
 import Testing
 
 /// `herald dev` as a newcomer runs it: the real binary, the four functions as separate processes,
@@ -63,7 +64,7 @@ import Testing
         }
     }
 
-    @Test func ctrlCStopsTheFunctionsAndTheCloudCleanly() throws {
+    @Test func ctrlCStopsTheFunctionsAndTheCloudCleanly() async throws {
         let process = Process()
         process.executableURL = TestPaths.executable("herald")
         process.arguments = ["dev", "--ephemeral", "--port", "0"]
@@ -71,20 +72,23 @@ import Testing
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        var seen = ""
-        let deadline = Date().addingTimeInterval(60)
-        while !seen.contains("Stop: Ctrl-C"), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let seen = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let chunk = handle.availableData
+            if chunk.isEmpty { handle.readabilityHandler = nil } else { seen.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
         }
-        #expect(seen.contains("Stop: Ctrl-C"), "herald dev did not come up: \(seen)")
+        for _ in 0..<600 where !seen.withLock({ $0.contains("Stop: Ctrl-C") }) && process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(seen.withLock { $0.contains("Stop: Ctrl-C") }, "herald dev did not come up: \(seen.withLock { $0 })")
         kill(process.processIdentifier, SIGINT)
-        seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(!process.isRunning, "herald dev did not stop within 30 s of SIGINT")
+        guard !process.isRunning else { return }
         #expect(process.terminationStatus == 0)
+        try await Task.sleep(for: .milliseconds(200))
+        let log = seen.withLock { $0 }
         for name in ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"] {
-            #expect(seen.contains("\(name) stopped"), "\(name) was not stopped: \(seen.suffix(1500))")
+            #expect(log.contains("\(name) stopped"), "\(name) was not stopped: \(log.suffix(1500))")
         }
     }
 }
