@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import GoogleClients
 import FirestoreEvents
+import FirestoreModel
 import HeraldCore
 import Logging
 
@@ -42,12 +43,16 @@ struct SourceOptions: ParsableArguments {
 
     /// The function, wired to its documents: a snapshot file (offline), or Firestore and FCM found through
     /// Application Default Credentials. Call `shutdown` on the result when done.
-    func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger) async throws -> Wiring<Function> {
+    /// - eventDocument: with a snapshot, the event's own document as the event carries it, for a snapshot
+    ///   that does not hold it (functions read the changed document as it is now).
+    func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
+                                               eventDocument: FirestoreDocument? = nil) async throws -> Wiring<Function> {
         let settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database)
         let function: Function
         do { function = try Function(settings: settings) } catch { throw ValidationError("\(error)") }
         if let documents {
-            let gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
+            var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
+            if let eventDocument, gateway.documents[eventDocument.name] == nil { gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument]) }
             return Wiring(processor: EventProcessor(function: function, gateway: gateway, project: configuration.project), clients: [])
         }
         let credentials: ApplicationDefaultCredentials
@@ -159,7 +164,8 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         } catch {
             throw Self.badFixture("cannot read the event fixture \(event): \(error.localizedDescription)")
         }
-        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
+        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger,
+                                            eventDocument: (try? EventDecoder.decode(request))?.change.newDocument)
         let result = await wiring.processor.process(request, logger: logger)
         await wiring.shutdown()
         let output = result.report?.json ?? result.body
