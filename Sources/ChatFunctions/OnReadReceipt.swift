@@ -85,23 +85,18 @@ public struct OnReadReceipt: ConfigurableFunction {
 
         // Conditional on the message as read: a concurrent receipt makes the runtime plan again from the newer one.
         var writes = [Write(.update(message.name, fields: fields, mask: mask), precondition: message.updateTime.map { .updateTime($0) } ?? .exists(true))]
-        var conversationTransforms = toCount.flatMap { reader in
+        let conversationTransforms = toCount.flatMap { reader in
             [FieldTransform(FieldPath(schema.unreadCountField, reader), .increment(.integer(-1))),
              FieldTransform(FieldPath(schema.unreadCountField, reader), .maximum(.integer(0)))]
         }
-        var conversationFields: [String: FirestoreValue] = [:]
-        var conversationMask: [FieldPath] = []
+        var lastMessage: (fields: [String: FirestoreValue], mask: [FieldPath])?
         if status != current, case .map(let field) = schema.lastMessage,
            conversation.value(at: [field, "messageId"]) == .string(message.name.documentID) {
-            conversationFields[field] = .map(["status": .string(status)])
-            conversationMask.append(FieldPath(field, "status"))
+            lastMessage = ([field: .map(["status": .string(status)])], [FieldPath(field, "status")])
         }
-        if !conversationMask.isEmpty {
-            writes.append(Write(.update(conversation.name, fields: conversationFields, mask: conversationMask), transforms: conversationTransforms,
-                                precondition: .exists(true)))
-            conversationTransforms = []
-        } else if !conversationTransforms.isEmpty {
-            writes.append(Write(.transform(conversation.name), transforms: conversationTransforms, precondition: .exists(true)))
+        if lastMessage != nil || !conversationTransforms.isEmpty {
+            let operation: Write.Operation = lastMessage.map { .update(conversation.name, fields: $0.fields, mask: $0.mask) } ?? .transform(conversation.name)
+            writes.append(Write(operation, transforms: conversationTransforms, precondition: .exists(true)))
         }
 
         // Each counted reader's badge goes down, and their devices hear of it silently (an iPad clears when the phone reads).

@@ -127,24 +127,22 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             logger.error("unexpected failure, the trigger will retry: \(error)")
             return failure(500, "INTERNAL", "\(error)")
         }
+        let (status, code, retryAfter): (Int, String, Int?)
         switch error {
-        case .unavailable(let reason, let after):
-            logger.warning("transient failure, the trigger will retry: \(reason)")
-            var response = failure(503, "UNAVAILABLE", reason)
-            response.retryAfterSeconds = after
-            return response
-        case .changedDuringPlanning(let reason):
-            logger.warning("transient failure, the trigger will retry: \(reason)")
-            return failure(503, "UNAVAILABLE", reason)
-        case .throttled(let reason, let after):
-            logger.warning("throttled, the trigger will retry: \(reason)")
-            var response = failure(429, "RESOURCE_EXHAUSTED", reason)
-            response.retryAfterSeconds = after
-            return response
-        case .rejected(let reason):
-            logger.error("cannot handle event: \(reason)")
-            return failure(400, "FAILED_PRECONDITION", reason)
+        case .unavailable(_, let after), .throttled(_, let after):
+            let throttled = if case .throttled = error { true } else { false }
+            logger.warning("\(throttled ? "throttled" : "transient failure"), the trigger will retry: \(error.description)")
+            (status, code, retryAfter) = throttled ? (429, "RESOURCE_EXHAUSTED", after) : (503, "UNAVAILABLE", after)
+        case .changedDuringPlanning:
+            logger.warning("transient failure, the trigger will retry: \(error.description)")
+            (status, code, retryAfter) = (503, "UNAVAILABLE", nil)
+        case .rejected:
+            logger.error("cannot handle event: \(error.description)")
+            (status, code, retryAfter) = (400, "FAILED_PRECONDITION", nil)
         }
+        var response = failure(status, code, error.description)
+        response.retryAfterSeconds = retryAfter
+        return response
     }
 
     /// The HTTP answer is a summary; the whole report is for `invoke` and tests.
