@@ -83,6 +83,31 @@ public struct DemoWorld: Sendable {
         return (write, parsed)
     }
 
+    /// Where a conversation's messages are: the parent and query that list them.
+    public func messagesQuery(in conversation: String) throws -> (parent: DocumentName?, query: StructuredQuery) {
+        let pattern = schema.messagePattern.split(separator: "/").map(String.init)
+        let collection = pattern[pattern.count - 2]
+        if let field = schema.conversationIDField {
+            return (nil, StructuredQuery(collectionID: collection, filter: .field(FieldPath(field), .equal, .string(conversation))))
+        }
+        return (try name("\(schema.conversationCollection)/\(conversation)"), StructuredQuery(collectionID: collection))
+    }
+
+    /// What a reader's app writes on opening a conversation: itself into `readBy` of each message it did not send.
+    public func reads(by reader: String, of messages: [FirestoreDocument]) -> [Write] {
+        messages.filter { $0[schema.senderIDField]?.stringValue != reader }.map {
+            Write(.transform($0.name), transforms: [FieldTransform(FieldPath(schema.readByField), .appendMissingElements([.string(reader)]))],
+                  precondition: .exists(true))
+        }
+    }
+
+    /// Parses `bob→family` (also `bob->family`) into reader and conversation.
+    public static func parseRead(_ text: String) -> (reader: String, conversation: String)? {
+        let parts = text.replacingOccurrences(of: "->", with: "→").split(separator: "→", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !parts[1].contains(":") else { return nil }
+        return (parts[0], parts[1])
+    }
+
     /// Parses `alice→family: Dinner at 6pm` (also `alice->family: …`) into sender, conversation and text.
     public static func parseSend(_ text: String) -> (sender: String, conversation: String, text: String)? {
         let normalized = text.replacingOccurrences(of: "->", with: "→")

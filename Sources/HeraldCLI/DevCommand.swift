@@ -26,6 +26,8 @@ struct Dev: AsyncParsableCommand {
     var seed: String?
     @Option(name: .customLong("send"), help: ArgumentHelp("Write a message once running, e.g. 'alice→family: Dinner at 6pm'. Repeatable.", valueName: "message"))
     var messages: [String] = []
+    @Option(name: .customLong("read"), help: ArgumentHelp("Once the --send messages are delivered, mark a conversation read, e.g. 'bob→family'. Repeatable.", valueName: "reader→conversation"))
+    var reads: [String] = []
     @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file.") var schema = "default"
     @Option(help: "Project id the local cloud serves.") var project = "herald-local"
     @Option(help: "Delivery attempts before an event is dead-lettered.") var maxAttempts = 5
@@ -37,6 +39,9 @@ struct Dev: AsyncParsableCommand {
 
     func validate() throws {
         if let seed, seed != "demo" { throw ValidationError("--seed takes demo") }
+        for read in reads where DemoWorld.parseRead(read) == nil {
+            throw ValidationError("--read takes 'READER→CONVERSATION', not \"\(read)\"")
+        }
         for message in messages where DemoWorld.parseSend(message) == nil {
             throw ValidationError("--send takes 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
         }

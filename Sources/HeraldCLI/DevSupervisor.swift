@@ -17,6 +17,7 @@ final class DevSupervisor: Service, Sendable {
         var project: String
         var seed: Bool
         var messages: [String]
+        var reads: [String]
         var startFunctions: Bool
         var exitWhenIdle: Bool
         var dataDescription: String
@@ -32,7 +33,7 @@ final class DevSupervisor: Service, Sendable {
 
     init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, ports: AsyncStream<Int>, console: Console) {
         self.external = external
-        settings = Settings(schema: command.schema, project: command.project, seed: command.seed == "demo", messages: command.messages,
+        settings = Settings(schema: command.schema, project: command.project, seed: command.seed == "demo", messages: command.messages, reads: command.reads,
                             startFunctions: !command.noFunctions, exitWhenIdle: command.exitWhenIdle,
                             dataDescription: command.firestore.map { "documents in the Firestore at \($0)" }
                                 ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"))
@@ -62,6 +63,10 @@ final class DevSupervisor: Service, Sendable {
             if settings.seed { try await seed() }
             printBanner(base: base, processes: processes)
             try await sendMessages()
+            if !settings.reads.isEmpty {
+                try await waitUntilIdle()
+                try await markRead()
+            }
             if settings.exitWhenIdle {
                 try await waitUntilIdle()
             } else {
@@ -126,6 +131,19 @@ final class DevSupervisor: Service, Sendable {
             guard let (write, parsed) = try world.message(sending: text, at: Date()) else { continue }
             _ = try await commit(write)
             console.print("write   \(write.document.path): \(parsed.sender) → \(parsed.conversation): \"\(parsed.text)\"")
+        }
+    }
+
+    func markRead() async throws {
+        let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
+        for text in settings.reads {
+            guard let (reader, conversation) = DemoWorld.parseRead(text) else { continue }
+            let (parent, query) = try world.messagesQuery(in: conversation)
+            let messages = if let external { try await external.runQuery(query, parent: parent) } else {
+                try await cloud.firestore.runQuery(query, parent: parent.map { $0.path } ?? "", database: "projects/\(settings.project)/databases/(default)")
+            }
+            for write in world.reads(by: reader, of: messages) { _ = try await commit(write) }
+            console.print("read    \(reader) opened \(conversation): \(world.reads(by: reader, of: messages).count) message(s) marked read")
         }
     }
 

@@ -1,3 +1,4 @@
+import ChatFunctions
 import Foundation
 import FirestoreModel
 import GoogleClients
@@ -61,6 +62,57 @@ import Testing
             #expect(toAlice.message["notification"]?["title"] == "Bob")
             #expect(toAlice.message["notification"]?["body"] == "Running late 🏃")
             #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
+        }
+    }
+
+    /// Every schema preset through `herald dev`: a group message and a 1:1 message, then a reader opens
+    /// each conversation; counts, badges, statuses and pushes as the PRDs describe.
+    @Test(arguments: ["default", "prd000", "prd001", "prd004"])
+    func everyPresetSendsAndReads(preset: String) async throws {
+        let schema = try #require(Schema.presets[preset])
+        let directory = NSTemporaryDirectory() + "herald-preset-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try ProcessRunner.run(TestPaths.executable("herald"), [
+            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset, "--seed", "demo",
+            "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late",
+            "--read", "bob→family", "--read", "alice→alice-bob", "--exit-when-idle",
+        ])
+        #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
+        var options = LocalCloudOptions.testing
+        options.dataDirectory = directory
+        options.project = "e2e"
+        try await withLocalCloud(options) { local in
+            let db = local.firestore(project: "e2e")
+            let family = try #require(try await db.get(try db.name("\(schema.conversationCollection)/family")))
+            #expect(family[schema.unreadCountField] == .map(["alice": .integer(0), "bob": .integer(0), "carol": .integer(1)]), "\(preset)")
+            let direct = try #require(try await db.get(try db.name("\(schema.conversationCollection)/alice-bob")))
+            #expect(direct[schema.unreadCountField] == .map(["alice": .integer(0), "bob": .integer(0)]), "\(preset)")
+            for (user, badge) in [("alice", 0), ("bob", 0), ("carol", 1)] {
+                #expect(try await db.get(try db.name("\(schema.userCollection)/\(user)"))?[schema.badgeField] == .integer(Int64(badge)), "\(preset): badge of \(user)")
+            }
+            // 1:1: read once Alice read it. Group: still sent, Carol has not read it.
+            let world = DemoWorld(schema: schema, project: "e2e")
+            for (conversation, status) in [("alice-bob", "read"), ("family", "sent")] {
+                let (parent, query) = try world.messagesQuery(in: conversation)
+                let messages = try await db.runQuery(query, parent: parent)
+                #expect(messages.count == 1 && messages.first?[schema.statusField] == .string(status), "\(preset) \(conversation)")
+            }
+            if case .map(let field) = schema.lastMessage {
+                #expect(direct.value(at: [field, "status"]) == .string("read"), "\(preset): the chat list shows the tick")
+            }
+            let tokens = { (id: String) in
+                let all = DemoWorld.people.first { $0.id == id }!.tokens
+                if case .single = schema.tokens { return [all[0]] }
+                return all
+            }
+            let records = try await local.cloud.fcm.messages()
+            let notified = records.filter { $0.message["notification"] != nil }.map { $0.token ?? "" }.sorted()
+            #expect(notified == (tokens("bob") + tokens("carol") + tokens("alice")).sorted(), "\(preset)")
+            let silent = records.filter { $0.message["notification"] == nil }
+            #expect(silent.map { $0.token ?? "" }.sorted() == (tokens("bob") + tokens("alice")).sorted(), "\(preset)")
+            #expect(silent.allSatisfy { $0.message["apns"]?["payload"]?["aps"]?["badge"] == 0 })
+            let title = records.first { $0.token == tokens("carol")[0] }?.message["notification"]?["title"]
+            #expect(title == "Family • Alice", "\(preset)")
         }
     }
 
