@@ -28,8 +28,7 @@ public struct OnMessageCreated: ConfigurableFunction {
         guard case .subcollection = schema.tokens, let conversation = schema.conversationName(for: change), let found = alreadyRead[conversation],
               let senderID = change.newDocument?[schema.senderIDField]?.stringValue
         else { return [] }
-        let store = TokenStore(schema.tokens)
-        return schema.members(of: found).filter { $0 != senderID }.compactMap { schema.userName($0, near: conversation).flatMap(store.collection(of:)) }
+        return schema.tokenCollections(of: schema.members(of: found).filter { $0 != senderID }, near: conversation)
     }
 
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {

@@ -34,8 +34,7 @@ public struct OnReadReceipt: ConfigurableFunction {
     public func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath] {
         guard case .subcollection = schema.tokens, let conversation = schema.conversationName(for: change),
               let message = alreadyRead[change.document], let found = alreadyRead[conversation] else { return [] }
-        let store = TokenStore(schema.tokens)
-        return readersToCount(message, recipients: recipients(message, found)).compactMap { schema.userName($0, near: conversation).flatMap(store.collection(of:)) }
+        return schema.tokenCollections(of: readersToCount(message, recipients: recipients(message, found)), near: conversation)
     }
 
     func recipients(_ message: FirestoreDocument, _ conversation: FirestoreDocument) -> [String] {

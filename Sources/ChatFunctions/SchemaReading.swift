@@ -1,5 +1,6 @@
 import FirestoreEvents
 import FirestoreModel
+import HeraldCore
 
 /// Reading the chat's documents through the schema: which conversation a message is in, who its
 /// members are, where their user documents live, and whether it is a group.
@@ -15,6 +16,12 @@ extension Schema {
     /// A member's user document, in the same database as the conversation.
     public func userName(_ id: String, near conversation: DocumentName) -> DocumentName? {
         try? conversation.sibling(path: "\(userCollection)/\(id)")
+    }
+
+    /// The token collections to list for these users, when tokens are kept in a subcollection (else none).
+    func tokenCollections(of ids: [String], near conversation: DocumentName) -> [CollectionPath] {
+        let store = TokenStore(tokens)
+        return ids.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
     }
 
     public func members(of conversation: FirestoreDocument) -> [String] {

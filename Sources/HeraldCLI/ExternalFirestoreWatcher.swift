@@ -31,7 +31,7 @@ final class ExternalFirestoreWatcher: Service, Sendable {
                         return old?.updateTime == new?.updateTime && (old == nil) == (new == nil) ? nil : LocalFirestore.Change(name: name, before: old, after: new)
                     }
                     if !changes.isEmpty {
-                        let time = changes.compactMap { $0.after?.updateTime }.max() ?? Timestamp(seconds: Int64(Date().timeIntervalSince1970))
+                        let time = changes.compactMap { $0.after?.updateTime }.max() ?? Timestamp(microsecondsOf: Date())
                         try await cloud.enqueueEvents(for: changes, at: time)
                     }
                 }
