@@ -5,7 +5,7 @@ import HeraldCore
 
 /// A new message: denormalize it into its conversation, count it as unread for every recipient,
 /// mark it sent, and push it to the recipients' devices.
-public struct OnMessageCreated: ConfigurableFunction {
+public struct OnMessageCreated: EventFunction, ConfigurableFunction {
     public static let name = "onMessageCreated"
     public static let summary = "On a new message: push to the other participants and update the conversation."
     /// A "viewing this conversation" mark older than this is stale, like presence.

@@ -11,7 +11,7 @@ import HeraldCore
 /// in the same commit, conditional on the message's version. Every change to the message — including
 /// onMessageCreated's marks landing after a receipt — triggers this function again, and each run
 /// works from the message as it is now, so any order of events ends at the exact counts.
-public struct OnReadReceipt: ConfigurableFunction {
+public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     public static let name = "onReadReceipt"
     public static let summary = "On a message update: advance its status and bring unread counts and badges down."
     static let statusOrder = ["sending", "sent", "delivered", "read"]

@@ -65,6 +65,21 @@ public struct Schema: Sendable, Hashable {
     /// Herald's own mark on a message: `{uid: true}` for each recipient whose unread count it holds,
     /// so read receipts bring counts down exactly once, whatever the order of events.
     public var unreadMarkField: String
+    /// Presence on the user document: a boolean field (`online`, `isOnline`), or a string field whose
+    /// values say online and offline (PRD 000's `status`: "online"/"offline").
+    public var onlineField: String
+    public var onlineStatusValue: String?
+    public var offlineStatusValue: String?
+    /// The timestamp a client refreshes while it is online.
+    public var heartbeatField: String
+    /// Set to the last heartbeat when a user is marked offline; nil when the heartbeat is the last-seen time itself.
+    public var lastSeenField: String?
+    /// User fields saying in which conversation the user is typing, and since when.
+    public var typingField: String?
+    public var typingAtField: String?
+    /// When the user's tokens last changed: on the user document, or on each token document for
+    /// subcollection storage. tokenCleanup keeps it for the other storages; nil: tokens never expire.
+    public var tokensUpdatedAtField: String?
 
     public var userPattern: String { "\(userCollection)/{userId}" }
 
@@ -76,7 +91,9 @@ public struct Schema: Sendable, Hashable {
         updatedAtField: "updatedAt", unreadCountField: "unreadCount", userCollection: "users", displayNameField: "displayName",
         badgeField: "unreadTotal", tokens: .array(field: "fcmTokens"), viewingField: "viewingConversationId",
         viewingAtField: "viewingAt", mutedByField: "mutedBy", readByField: "readBy", deliveredToField: "deliveredTo",
-        readCountField: nil, unreadMarkField: "heraldUnread")
+        readCountField: nil, unreadMarkField: "heraldUnread", onlineField: "online", onlineStatusValue: nil, offlineStatusValue: nil,
+        heartbeatField: "heartbeatAt", lastSeenField: "lastSeen", typingField: "typingIn", typingAtField: "typingAt",
+        tokensUpdatedAtField: "tokensUpdatedAt")
 
     public static let presets: [String: Schema] = {
         var prd000 = base
@@ -84,6 +101,10 @@ public struct Schema: Sendable, Hashable {
         prd000.memberFields = ["participants"]
         prd000.groupNameField = "groupName"
         prd000.readCountField = "readCount"
+        prd000.onlineField = "status"
+        prd000.onlineStatusValue = "online"
+        prd000.offlineStatusValue = "offline"
+        prd000.heartbeatField = "lastHeartbeat"
         var prd001 = base
         prd001.name = "prd001"
         prd001.messagePattern = "messages/{messageId}"
@@ -92,6 +113,9 @@ public struct Schema: Sendable, Hashable {
         prd001.groupTypeField = "type"
         prd001.groupTypeValue = "group"
         prd001.lastMessage = .flat(text: "lastMessageText", senderID: "lastMessageSenderId", senderName: nil, timestamp: "lastMessage")
+        // PRD 001 keeps `online` and `lastSeen`: the client's heartbeat is its lastSeen.
+        prd001.heartbeatField = "lastSeen"
+        prd001.lastSeenField = nil
         var prd004 = base
         prd004.name = "prd004"
         prd004.messagePattern = "chats/{chatID}/messages/{messageID}"
@@ -105,6 +129,10 @@ public struct Schema: Sendable, Hashable {
         prd004.statusField = "deliveryStatus"
         prd004.lastMessage = .flat(text: "lastMessageText", senderID: "lastMessageSenderID", senderName: nil, timestamp: "lastMessageTimestamp")
         prd004.tokens = .single(field: "fcmToken")
+        prd004.onlineField = "isOnline"
+        prd004.heartbeatField = "lastSeenTimestamp"
+        prd004.lastSeenField = nil
+        prd004.tokensUpdatedAtField = "fcmTokenUpdatedAt"
         return ["default": base, "prd000": prd000, "prd001": prd001, "prd004": prd004]
     }()
 

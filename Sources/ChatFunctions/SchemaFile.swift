@@ -7,13 +7,15 @@ enum SchemaFile {
         "senderIDField": \.senderIDField, "textField": \.textField, "typeField": \.typeField, "timestampField": \.timestampField,
         "statusField": \.statusField, "unreadCountField": \.unreadCountField, "userCollection": \.userCollection,
         "displayNameField": \.displayNameField, "badgeField": \.badgeField, "readByField": \.readByField,
-        "unreadMarkField": \.unreadMarkField,
+        "unreadMarkField": \.unreadMarkField, "onlineField": \.onlineField, "heartbeatField": \.heartbeatField,
     ] }
     static var optionalStrings: [String: WritableKeyPath<Schema, String?>] { [
         "conversationIDField": \.conversationIDField, "groupFlagField": \.groupFlagField, "groupTypeField": \.groupTypeField,
         "groupTypeValue": \.groupTypeValue, "senderNameField": \.senderNameField, "updatedAtField": \.updatedAtField,
         "viewingField": \.viewingField, "viewingAtField": \.viewingAtField, "mutedByField": \.mutedByField,
-        "deliveredToField": \.deliveredToField, "readCountField": \.readCountField,
+        "deliveredToField": \.deliveredToField, "readCountField": \.readCountField, "onlineStatusValue": \.onlineStatusValue,
+        "offlineStatusValue": \.offlineStatusValue, "lastSeenField": \.lastSeenField, "typingField": \.typingField,
+        "typingAtField": \.typingAtField, "tokensUpdatedAtField": \.tokensUpdatedAtField,
     ] }
 
     static func decode(_ json: JSONValue, name: String) throws(SchemaError) -> Schema {
@@ -52,6 +54,9 @@ enum SchemaFile {
         }
         if segments.count == 2 && schema.conversationIDField == nil {
             throw SchemaError("key \"conversationIDField\" is needed when messages are a top-level collection")
+        }
+        if (schema.onlineStatusValue == nil) != (schema.offlineStatusValue == nil) {
+            throw SchemaError("keys \"onlineStatusValue\" and \"offlineStatusValue\" go together: set both for a string status field, or neither for a boolean")
         }
         for (key, value) in [("conversationCollection", schema.conversationCollection), ("userCollection", schema.userCollection)] where value.contains("/") {
             throw SchemaError("key \"\(key)\" must be a top-level collection id")

@@ -5,7 +5,7 @@ import HeraldCore
 /// On a user document write: normalise the push tokens (no empty or malformed ones, no duplicates,
 /// at most `maximumTokensPerUser`, keeping the newest). Its own write triggers it again and must then
 /// change nothing, so a normal document is a no-op.
-public struct TokenCleanup: ConfigurableFunction {
+public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let name = "tokenCleanup"
     public static let summary = "Normalise users' push tokens and remove stale or reassigned ones."
     public static let maximumTokensPerUser = 10

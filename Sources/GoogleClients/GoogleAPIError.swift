@@ -16,7 +16,15 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
         case unauthenticated = "UNAUTHENTICATED"
         case `internal` = "INTERNAL"
         case unknown = "UNKNOWN"
+
+        public static func named(grpcCode: Int) -> Status { GoogleAPIError.grpcCodes[grpcCode] ?? .unknown }
     }
+
+    /// google.rpc.Code numbers, as `batchWrite` and streamed answers report them.
+    static let grpcCodes: [Int: Status] = [
+        2: .unknown, 3: .invalidArgument, 4: .deadlineExceeded, 5: .notFound, 6: .alreadyExists, 7: .permissionDenied,
+        8: .resourceExhausted, 9: .failedPrecondition, 10: .aborted, 13: .internal, 14: .unavailable, 16: .unauthenticated,
+    ]
 
     public var httpStatus: Int
     public var status: Status

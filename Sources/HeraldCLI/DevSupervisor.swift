@@ -42,14 +42,15 @@ final class DevSupervisor: Service, Sendable {
         self.console = console
     }
 
-    /// The functions `herald dev` runs, with the trigger each one needs in this schema.
-    static func functions(schema: String) throws -> [(name: String, trigger: Trigger)] {
+    /// The functions `herald dev` runs, with the trigger each one needs in this schema (none for one
+    /// that only runs on a schedule), and Cloud Scheduler's job for those that run on one.
+    static func functions(schema: String) throws -> [(name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?)] {
         let settings = FunctionSettings(schema: schema)
         return [
-            (OnMessageCreated.name, try OnMessageCreated(settings: settings).trigger),
-            (OnReadReceipt.name, try OnReadReceipt(settings: settings).trigger),
-            (PresenceSweeper.name, try PresenceSweeper(settings: settings).trigger),
-            (TokenCleanup.name, try TokenCleanup(settings: settings).trigger),
+            (OnMessageCreated.name, try OnMessageCreated(settings: settings).trigger, nil),
+            (OnReadReceipt.name, try OnReadReceipt(settings: settings).trigger, nil),
+            (PresenceSweeper.name, nil, ("presence-sweep", "* * * * *", "/")),
+            (TokenCleanup.name, try TokenCleanup(settings: settings).trigger, ("token-cleanup", "0 3 * * *", "/sweep")),
         ]
     }
 
@@ -86,26 +87,25 @@ final class DevSupervisor: Service, Sendable {
             "GOOGLE_CLOUD_PROJECT": settings.project, "GOOGLE_APPLICATION_CREDENTIALS": keyFile,
             "FIRESTORE_ENDPOINT": external == nil ? base : "", "FIRESTORE_EMULATOR_HOST": external.map { $0.endpointHost } ?? "",
             "FCM_ENDPOINT": base, "HERALD_SCHEMA": settings.schema, "LOG_FORMAT": "json",
-            "HERALD_DEV_PARENT": String(getpid()),
+            "HERALD_DEV_PARENT": String(getpid()), "HERALD_OIDC_JWKS_URL": "\(base)/herald/oidc/jwks",
         ]
         var processes: [FunctionProcess] = []
-        for (name, trigger) in try Self.functions(schema: settings.schema) {
-            let process = try FunctionProcess(name: name, port: try freeLoopbackPort(), executable: executable,
-                                              environment: environment, printLine: console.print)
+        for (name, trigger, job) in try Self.functions(schema: settings.schema) {
+            let port = try freeLoopbackPort()
+            // Like Cloud Run without unauthenticated access: every caller needs an identity token for this service.
+            let service = "http://127.0.0.1:\(port)/"
+            let process = try FunctionProcess(name: name, port: port, executable: executable,
+                                              environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
+                                              printLine: console.print)
             processes.append(process)
-            cloud.triggers.register(TriggerRegistration(
-                name: name, pattern: trigger.pattern, kind: trigger.kinds.count == 1 ? trigger.kinds.first! : .written,
-                url: "http://127.0.0.1:\(process.port)/"))
-        }
-        // Cloud Scheduler's jobs, as Infra/ declares them. Paused: presenceSweeper and tokenCleanup
-        // answer only Firestore events until their scheduled mode exists (run one: POST /herald/scheduler/jobs/NAME:run).
-        for process in processes {
-            switch process.name {
-            case PresenceSweeper.name:
-                cloud.scheduler.register(ScheduledJob(name: "presence-sweep", schedule: try CronSchedule("* * * * *"), url: "http://127.0.0.1:\(process.port)/", paused: true))
-            case TokenCleanup.name:
-                cloud.scheduler.register(ScheduledJob(name: "token-cleanup", schedule: try CronSchedule("0 3 * * *"), url: "http://127.0.0.1:\(process.port)/", paused: true))
-            default: break
+            if let trigger {
+                cloud.triggers.register(TriggerRegistration(
+                    name: name, pattern: trigger.pattern, kind: trigger.kinds.count == 1 ? trigger.kinds.first! : .written, url: service))
+            }
+            if let job {
+                // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).
+                cloud.scheduler.register(ScheduledJob(name: job.name, schedule: try CronSchedule(job.schedule),
+                                                      url: "http://127.0.0.1:\(port)\(job.path)", audience: service))
             }
         }
         for process in processes {

@@ -3,11 +3,7 @@ import FirestoreModel
 
 /// A Herald function: which changes it answers, what it reads, and a pure plan from (change, documents)
 /// to effects. Functions do no I/O; the runtime reads, and an executor carries the plan out.
-public protocol EventFunction: Sendable {
-    /// The executable's name, e.g. `onMessageCreated`.
-    static var name: String { get }
-    static var summary: String { get }
-
+public protocol EventFunction: HeraldFunction {
     /// The document pattern and event kinds this function is deployed behind.
     var trigger: Trigger { get }
 

@@ -3,14 +3,37 @@ public struct FunctionSettings: Sendable, Hashable {
     /// A built-in schema preset name or a path to a schema JSON file.
     public var schema: String
     public var database: String
+    /// The process environment, for a function's own knobs (e.g. `HERALD_PRESENCE_STALE_AFTER`).
+    public var environment: [String: String]
 
-    public init(schema: String = "default", database: String = "(default)") {
+    public init(schema: String = "default", database: String = "(default)", environment: [String: String] = [:]) {
         self.schema = schema
         self.database = database
+        self.environment = environment
+    }
+
+    /// A whole number of seconds from the environment, or `fallback` when unset; an error names a bad value.
+    public func seconds(_ key: String, default fallback: Int64) throws(SettingsError) -> Int64 {
+        guard let text = environment[key]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return fallback }
+        guard let value = Int64(text), value > 0 else { throw SettingsError("\(key) must be a positive number of seconds, not \"\(text)\"") }
+        return value
+    }
+
+    public func flag(_ key: String) throws(SettingsError) -> Bool {
+        switch environment[key]?.trimmingCharacters(in: .whitespaces).lowercased() {
+        case nil, "", "0", "false", "no": return false
+        case "1", "true", "yes": return true
+        case let other?: throw SettingsError("\(key) must be true or false, not \"\(other)\"")
+        }
     }
 }
 
+public struct SettingsError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
 /// A function that can be built from its settings; what the runtime's commands need.
-public protocol ConfigurableFunction: EventFunction {
+public protocol ConfigurableFunction: HeraldFunction {
     init(settings: FunctionSettings) throws
 }

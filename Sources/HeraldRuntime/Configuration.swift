@@ -17,6 +17,12 @@ public struct RuntimeConfiguration: Sendable {
     public var schema: String
     /// Where the exactly-once ledger documents live (`HERALD_LEDGER_COLLECTION`, a collection path).
     public var ledgerCollection: String
+    /// When set, every request must carry an OIDC identity token for this audience (`HERALD_REQUIRE_OIDC_AUDIENCE`).
+    public var requiredAudience: String?
+    /// Where the identity tokens' keys are published (`HERALD_OIDC_JWKS_URL`; Google's by default).
+    public var oidcJWKSURL: String?
+    /// The whole environment, for the functions' own settings.
+    public var environment: [String: String]
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
     public var port: Int
@@ -65,6 +71,12 @@ public struct RuntimeConfiguration: Sendable {
         if ledgerSegments.count % 2 == 0 || ledgerSegments.contains(where: \.isEmpty) {
             problems.append("HERALD_LEDGER_COLLECTION must be a collection path (an odd number of segments), not \"\(ledgerCollection)\"")
         }
+        requiredAudience = value("HERALD_REQUIRE_OIDC_AUDIENCE")
+        oidcJWKSURL = value("HERALD_OIDC_JWKS_URL")
+        if let url = oidcJWKSURL, URL(string: url).map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
+            problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
+        }
+        self.environment = environment
         logLevel = .info
         if let level = value("LOG_LEVEL") {
             if let parsed = Self.parseLevel(level) { logLevel = parsed } else {

@@ -42,7 +42,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             if let id = error.eventID { logger[metadataKey: "eventId"] = "\(id)" }
             if let traceID, let project { logger[metadataKey: "logging.googleapis.com/trace"] = "\(TraceContext.loggingField(traceID: traceID, project: project))" }
             logger.error("refused event: \(error.reason)")
-            return Self.failure(400, "INVALID_ARGUMENT", error.reason)
+            return failure(400, "INVALID_ARGUMENT", error.reason)
         }
         let change = event.change
         logger[metadataKey: "eventId"] = "\(change.eventID)"
@@ -53,7 +53,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         logger.debug("decoded \(event.envelope.encoding.rawValue) event \(event.envelope.type)")
 
         if let refusal = function.trigger.refusal(of: change) {
-            logger.info("skipped: \(refusal)")
+            logger.debug("skipped: \(refusal)")
             return finish(EffectsReport(function: Function.name, event: event, outcome: .skipped(reason: refusal),
                                         documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
         }
@@ -65,10 +65,10 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 logger.info("\(reason); planning again (attempt \(attempt + 1))")
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
             } catch {
-                return Self.response(to: error, logger: logger)
+                return responseToFailure(error, logger: logger)
             }
         }
-        return Self.failure(503, "UNAVAILABLE", "documents kept changing while the event was planned")
+        return failure(503, "UNAVAILABLE", "documents kept changing while the event was planned")
     }
 
     /// Reads what the function asks for (in rounds), plans, and has the gateway carry the plan out.
@@ -107,7 +107,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         let outcome: EffectsReport.Outcome
         switch plan.decision {
         case .skip(let reason):
-            logger.info("skipped: \(reason)")
+            logger.debug("skipped: \(reason)")
             outcome = .skipped(reason: reason)
         case .apply:
             outcome = try await gateway.execute(plan, for: change)
@@ -118,31 +118,6 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         }
         return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
                                     outcome: outcome, documentsRead: read, plan: plan, dryRun: gateway.isDryRun))
-    }
-
-    /// The answer to a failure: 503/429 when the trigger should retry, 400 when it never can succeed.
-    static func response(to error: any Error, logger: Logger) -> EventResponse {
-        guard let error = error as? DownstreamError else {
-            // Unclassified: let the trigger retry; its dead-letter policy bounds the attempts.
-            logger.error("unexpected failure, the trigger will retry: \(error)")
-            return failure(500, "INTERNAL", "\(error)")
-        }
-        let (status, code, retryAfter): (Int, String, Int?)
-        switch error {
-        case .unavailable(_, let after), .throttled(_, let after):
-            let throttled = if case .throttled = error { true } else { false }
-            logger.warning("\(throttled ? "throttled" : "transient failure"), the trigger will retry: \(error.description)")
-            (status, code, retryAfter) = throttled ? (429, "RESOURCE_EXHAUSTED", after) : (503, "UNAVAILABLE", after)
-        case .changedDuringPlanning:
-            logger.warning("transient failure, the trigger will retry: \(error.description)")
-            (status, code, retryAfter) = (503, "UNAVAILABLE", nil)
-        case .rejected:
-            logger.error("cannot handle event: \(error.description)")
-            (status, code, retryAfter) = (400, "FAILED_PRECONDITION", nil)
-        }
-        var response = failure(status, code, error.description)
-        response.retryAfterSeconds = retryAfter
-        return response
     }
 
     /// The HTTP answer is a summary; the whole report is for `invoke` and tests.
@@ -157,10 +132,35 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         outcome["pushes"] = .integer(report.plan.pushes.count)
         return EventResponse(status: 200, body: .object(outcome), report: report)
     }
+}
 
-    static func failure(_ status: Int, _ code: String, _ message: String) -> EventResponse {
-        EventResponse(status: status, body: ["error": ["code": .integer(status), "status": .string(code), "message": .string(message)]])
+/// The answer to a failure: 503/429 when the trigger should retry, 400 when it never can succeed.
+func responseToFailure(_ error: any Error, logger: Logger) -> EventResponse {
+    guard let error = error as? DownstreamError else {
+        // Unclassified: let the trigger retry; its dead-letter policy bounds the attempts.
+        logger.error("unexpected failure, the trigger will retry: \(error)")
+        return failure(500, "INTERNAL", "\(error)")
     }
+    let (status, code, retryAfter): (Int, String, Int?)
+    switch error {
+    case .unavailable(_, let after), .throttled(_, let after):
+        let throttled = if case .throttled = error { true } else { false }
+        logger.warning("\(throttled ? "throttled" : "transient failure"), the trigger will retry: \(error.description)")
+        (status, code, retryAfter) = throttled ? (429, "RESOURCE_EXHAUSTED", after) : (503, "UNAVAILABLE", after)
+    case .changedDuringPlanning:
+        logger.warning("transient failure, the trigger will retry: \(error.description)")
+        (status, code, retryAfter) = (503, "UNAVAILABLE", nil)
+    case .rejected:
+        logger.error("cannot handle event: \(error.description)")
+        (status, code, retryAfter) = (400, "FAILED_PRECONDITION", nil)
+    }
+    var response = failure(status, code, error.description)
+    response.retryAfterSeconds = retryAfter
+    return response
+}
+
+func failure(_ status: Int, _ code: String, _ message: String) -> EventResponse {
+    EventResponse(status: status, body: ["error": ["code": .integer(status), "status": .string(code), "message": .string(message)]])
 }
 
 /// Remembers which documents a function asked for in its later read rounds after a given first

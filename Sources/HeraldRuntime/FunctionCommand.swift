@@ -11,18 +11,24 @@ import Logging
 import Glibc
 #endif
 
-/// The command line of every function executable: `NAME serve` (the default) and `NAME invoke`.
+/// The command line of every function executable: `NAME serve` (the default), `NAME invoke` for a
+/// function that takes events, `NAME sweep` for one that runs on a schedule.
 public struct FunctionCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
     public static var configuration: CommandConfiguration {
-        CommandConfiguration(
+        var subcommands: [any ParsableCommand.Type] = [ServeCommand<Function>.self]
+        if Function.self is any EventFunction.Type { subcommands.append(InvokeCommand<Function>.self) }
+        if Function.self is any ScheduledFunction.Type { subcommands.append(SweepCommand<Function>.self) }
+        return CommandConfiguration(
             commandName: Function.name,
             abstract: Function.summary,
             discussion: """
                 Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS, \
                 FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA \
-                (default, prd000, prd001, prd004, or a schema JSON file), LOG_LEVEL, LOG_FORMAT (json or text), PORT.
+                (default, prd000, prd001, prd004, or a schema JSON file), HERALD_REQUIRE_OIDC_AUDIENCE and \
+                HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), LOG_LEVEL, \
+                LOG_FORMAT (json or text), PORT.
                 """,
-            subcommands: [ServeCommand<Function>.self, InvokeCommand<Function>.self],
+            subcommands: subcommands,
             defaultSubcommand: ServeCommand<Function>.self
         )
     }
@@ -46,14 +52,16 @@ struct SourceOptions: ParsableArguments {
     /// - eventDocument: with a snapshot, the event's own document as the event carries it, for a snapshot
     ///   that does not hold it (functions read the changed document as it is now).
     func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
-                                               eventDocument: FirestoreDocument? = nil) async throws -> Wiring<Function> {
-        let settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database)
+                                               eventDocument: FirestoreDocument? = nil) async throws -> Wiring {
+        let settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
+                                        environment: configuration.environment)
         let function: Function
         do { function = try Function(settings: settings) } catch { throw ValidationError("\(error)") }
         if let documents {
             var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
             if let eventDocument, gateway.documents[eventDocument.name] == nil { gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument]) }
-            return Wiring(processor: EventProcessor(function: function, gateway: gateway, project: configuration.project), clients: [])
+            return Wiring(events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: configuration.project) },
+                          sweeper: nil, clients: [])
         }
         let credentials: ApplicationDefaultCredentials
         do {
@@ -68,13 +76,25 @@ struct SourceOptions: ParsableArguments {
                             credentials: credentials.messaging, httpClients: lanes)
         let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
                                        ledgerCollection: configuration.ledgerCollection)
-        return Wiring(processor: EventProcessor(function: function, gateway: gateway, project: credentials.project), clients: lanes)
+        return Wiring(
+            events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: credentials.project) },
+            sweeper: (function as? any ScheduledFunction).map { sweepRunner($0, firestore: firestore, fcm: fcm) },
+            clients: lanes)
+    }
+
+    func processor<Function: EventFunction>(_ function: Function, gateway: any DocumentGateway, project: String?) -> any EventHandling {
+        EventProcessor(function: function, gateway: gateway, project: project)
+    }
+
+    func sweepRunner<Function: ScheduledFunction>(_ function: Function, firestore: FirestoreClient, fcm: FCMClient) -> any SweepRunning {
+        SweepRunner(function: function, firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
 }
 
-/// A processor and the HTTP clients it owns.
-struct Wiring<Function: EventFunction>: Sendable {
-    let processor: EventProcessor<Function>
+/// A function's handlers and the HTTP clients they own.
+struct Wiring: Sendable {
+    let events: (any EventHandling)?
+    let sweeper: (any SweepRunning)?
     let clients: [HTTPClient]
     func shutdown() async {
         for client in clients { try? await client.shutdown() }
@@ -93,11 +113,12 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "serve",
-            abstract: "Serve POST / (one Firestore event per request) and GET /healthz over HTTP.",
+            abstract: "Serve POST / (one Firestore event per request, or a scheduled run), POST /sweep and GET /healthz over HTTP.",
             discussion: """
                 Answers 2xx once the event's effects are done (or nothing needs doing), 400 with a JSON reason \
-                for a request that can never succeed, 503/429 for a transient failure so the trigger retries. \
-                SIGTERM stops accepting, finishes the events in flight, and exits 0.
+                for a request that can never succeed, 503/429 for a transient failure so the trigger retries, \
+                401 when HERALD_REQUIRE_OIDC_AUDIENCE is set and the caller's identity token does not verify. \
+                SIGTERM stops accepting, finishes the requests in flight, and exits 0.
                 """
         )
     }
@@ -114,7 +135,10 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         let configuration = try loadConfiguration()
         let logger = Logger.herald(Function.name, configuration: configuration)
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
-        let server = FunctionServer(processor: wiring.processor, logger: logger)
+        let identity = configuration.requiredAudience.map { audience in
+            IdentityTokenVerifier(audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS, httpClient: .shared)
+        }
+        let server = FunctionServer(name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger)
         let port = self.port ?? configuration.port
         let app = server.application(host: host, port: port) { bound in
             logger.info("\(Function.name) listening on \(host):\(bound)")
@@ -166,7 +190,8 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         }
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger,
                                             eventDocument: (try? EventDecoder.decode(request))?.change.newDocument)
-        let result = await wiring.processor.process(request, logger: logger)
+        guard let events = wiring.events else { throw ValidationError("\(Function.name) takes no events") }
+        let result = await events.process(request, logger: logger)
         await wiring.shutdown()
         let output = result.report?.json ?? result.body
         print(output.serialized(pretty: true))
@@ -198,6 +223,47 @@ extension FunctionCommand {
             Self.exit()
         } catch {
             Self.exit(withError: error)
+        }
+    }
+}
+
+struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "sweep",
+            abstract: "Run the scheduled pass once (for cron) and print a JSON report of what it found and changed.",
+            discussion: "Exit status: 0 done, 75 transient failure (run it again), 1 otherwise."
+        )
+    }
+
+    @Flag(name: .long, help: "Query Firestore, but write and send nothing: only count what would change.")
+    var dryRun = false
+
+    @Option(name: .long, help: ArgumentHelp("Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA.", valueName: "schema"))
+    var schema: String?
+
+    func run() async throws {
+        var configuration = try loadConfiguration()
+        configuration.logFormat = .text
+        let logger = Logger.herald(Function.name, configuration: configuration, sink: LineSink { line in
+            FileHandle.standardError.write(Data((line + "\n").utf8))
+        })
+        var source = try SourceOptions.parse(dryRun ? ["--dry-run"] : [])
+        source.schema = schema
+        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
+        guard let sweeper = wiring.sweeper else {
+            await wiring.shutdown()
+            throw ValidationError("\(Function.name) does not run on a schedule")
+        }
+        do {
+            let report = try await sweeper.run(at: Date(), logger: logger)
+            await wiring.shutdown()
+            print(report.json.serialized(pretty: true))
+        } catch {
+            await wiring.shutdown()
+            let response = responseToFailure(error, logger: logger)
+            print(response.body.serialized(pretty: true))
+            throw ExitCode(response.status == 503 || response.status == 429 ? 75 : 1)
         }
     }
 }

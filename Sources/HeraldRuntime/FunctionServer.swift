@@ -1,55 +1,123 @@
+import Foundation
 import FirestoreEvents
 import FirestoreModel
+import GoogleClients
 import HeraldCore
 import Hummingbird
 import Logging
 import NIOCore
 
-/// The HTTP face of one function, as Cloud Run and Eventarc expect: `POST /` takes one event,
-/// `GET /healthz` answers 200. SIGTERM stops accepting, finishes in-flight events, and exits.
-public struct FunctionServer<Function: EventFunction>: Sendable {
+/// Handles one delivered event; `EventProcessor` is the one the runtime uses.
+public protocol EventHandling: Sendable {
+    func process(_ request: EventRequest, logger: Logger) async -> EventResponse
+}
+
+/// Runs a scheduled function once; `SweepRunner` is the one the runtime uses.
+public protocol SweepRunning: Sendable {
+    func run(at date: Date, logger: Logger) async throws -> SweepReport
+}
+
+extension EventProcessor: EventHandling {}
+extension SweepRunner: SweepRunning {}
+
+/// The HTTP face of one function, as Cloud Run, Eventarc and Cloud Scheduler expect: `POST /` takes one
+/// event (or, for a function that only runs on a schedule, runs it), `POST /sweep` runs a scheduled
+/// function, `GET /healthz` answers 200. With an identity verifier, every POST needs an OIDC token.
+/// SIGTERM stops accepting, finishes in-flight requests, and exits.
+public struct FunctionServer: Sendable {
     public static var maximumBodyBytes: Int { 10 * 1024 * 1024 }
 
-    public let processor: EventProcessor<Function>
+    public let name: String
+    let events: (any EventHandling)?
+    let sweeper: (any SweepRunning)?
+    let identity: IdentityTokenVerifier?
     public let logger: Logger
 
-    public init(processor: EventProcessor<Function>, logger: Logger) {
-        self.processor = processor
+    public init(name: String, events: (any EventHandling)?, sweeper: (any SweepRunning)?, identity: IdentityTokenVerifier? = nil, logger: Logger) {
+        self.name = name
+        self.events = events
+        self.sweeper = sweeper
+        self.identity = identity
         self.logger = logger
+    }
+
+    public init<Function: EventFunction>(processor: EventProcessor<Function>, identity: IdentityTokenVerifier? = nil, logger: Logger) {
+        self.init(name: Function.name, events: processor, sweeper: nil, identity: identity, logger: logger)
     }
 
     public func application(
         host: String = "0.0.0.0", port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
     ) -> some ApplicationProtocol {
         let router = Router()
-        let processor = self.processor
-        let logger = self.logger
+        let server = self
         router.get("/healthz") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
         }
         router.post("/") { request, _ in
-            var request = request
-            let body: ByteBuffer
-            do {
-                body = try await request.collectBody(upTo: Self.maximumBodyBytes)
-            } catch is NIOTooManyBytesError {
-                let reason = "body exceeds the \(Self.maximumBodyBytes / 1024 / 1024) MiB limit"
-                logger.error("refused event: \(reason)")
-                return Self.response(EventProcessor<Function>.failure(400, "INVALID_ARGUMENT", reason))
+            if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
+            if server.events != nil { return Self.response(await server.handleEvent(request)) }
+            return Self.response(await server.sweep())
+        }
+        router.post("/sweep") { request, _ in
+            if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
+            guard server.sweeper != nil else {
+                return Self.response(failure(404, "NOT_FOUND", "\(server.name) does not run on a schedule"))
             }
-            var headers: [String: String] = [:]
-            for field in request.headers where headers[field.name.canonicalName] == nil {
-                headers[field.name.canonicalName] = field.value
-            }
-            let result = await processor.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger)
-            return Self.response(result)
+            return Self.response(await server.sweep())
         }
         return Application(
             router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: Function.name),
+            configuration: .init(address: .hostname(host, port: port), serverName: name),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger
         )
+    }
+
+    /// 401 when an identity token is required and this one does not verify; 503 when its keys cannot be fetched.
+    func refusal(of request: Request) async -> EventResponse? {
+        guard let identity else { return nil }
+        do {
+            let claims = try await identity.verify(authorization: request.headers[.authorization])
+            logger.debug("caller \(claims.email ?? "(no email)") verified")
+            return nil
+        } catch {
+            switch error {
+            case .refused(let reason):
+                logger.warning("refused a caller: \(reason)")
+                return failure(401, "UNAUTHENTICATED", reason)
+            case .unavailable(let reason):
+                logger.error("cannot verify callers: \(reason)")
+                return failure(503, "UNAVAILABLE", reason)
+            }
+        }
+    }
+
+    func handleEvent(_ request: Request) async -> EventResponse {
+        guard let events else { return failure(404, "NOT_FOUND", "\(name) takes no events") }
+        var request = request
+        let body: ByteBuffer
+        do {
+            body = try await request.collectBody(upTo: Self.maximumBodyBytes)
+        } catch {
+            let reason = "body exceeds the \(Self.maximumBodyBytes / 1024 / 1024) MiB limit"
+            logger.error("refused event: \(reason)")
+            return failure(400, "INVALID_ARGUMENT", reason)
+        }
+        var headers: [String: String] = [:]
+        for field in request.headers where headers[field.name.canonicalName] == nil {
+            headers[field.name.canonicalName] = field.value
+        }
+        return await events.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger)
+    }
+
+    func sweep() async -> EventResponse {
+        guard let sweeper else { return failure(404, "NOT_FOUND", "\(name) does not run on a schedule") }
+        do {
+            let report = try await sweeper.run(at: Date(), logger: logger)
+            return EventResponse(status: 200, body: report.json)
+        } catch {
+            return responseToFailure(error, logger: logger)
+        }
     }
 
     static func response(_ result: EventResponse) -> Response {

@@ -44,11 +44,12 @@ public final class LocalCloud: Sendable {
         database = try LocalCloudDatabase(directory: options.dataDirectory)
         stateDirectory = options.dataDirectory ?? (NSTemporaryDirectory() + "herald-\(UUID().uuidString)")
         triggers = TriggerRegistry(options.triggers)
-        delivery = EventDelivery(database: database, registry: triggers, httpClient: httpClient, options: options.delivery, logger: logger, onReport: onDelivery)
+        identity = try await LocalIdentity(project: options.project, directory: stateDirectory)
+        delivery = EventDelivery(database: database, registry: triggers, httpClient: httpClient, options: options.delivery,
+                                 identity: identity, logger: logger, onReport: onDelivery)
         let delivery = self.delivery
         firestore = LocalFirestore(database: database, outbox: EventOutbox(registry: triggers, wake: { delivery.wake() }))
         fcm = FCMSink(database: database, onRecord: onPush)
-        identity = try await LocalIdentity(project: options.project, directory: stateDirectory)
         scheduler = Scheduler(identity: identity, httpClient: httpClient, jobs: options.jobs, onRun: onJob)
     }
 

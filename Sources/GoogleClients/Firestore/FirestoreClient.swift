@@ -129,6 +129,35 @@ public struct FirestoreClient: Sendable {
         })
     }
 
+    /// What became of one write of a `batchWrite`.
+    public enum WriteOutcome: Sendable, Equatable {
+        case applied(updateTime: Timestamp?)
+        case failed(GoogleAPIError)
+    }
+
+    /// Applies each write on its own, not atomically (`documents:batchWrite`): a write whose precondition
+    /// fails does not hold the others back. At most 500 writes; the outcomes are in the writes' order.
+    public func batchWrite(_ writes: [Write]) async throws -> [WriteOutcome] {
+        guard !writes.isEmpty else { return [] }
+        try Self.checkLimits(writes)
+        let request: JSONValue = ["writes": .array(writes.map(\.json))]
+        let bytes = try await GoogleHTTP.withRetries(writeRetry, isRetryable: Self.isRetryableWrite) {
+            try await http.send(.POST, url("\(databaseName)/documents:batchWrite"), body: request)
+        }
+        let json = try JSONValue(parsing: bytes)
+        let results = json["writeResults"]?.arrayValue ?? []
+        let statuses = json["status"]?.arrayValue ?? []
+        return try writes.indices.map { i in
+            let status = i < statuses.count ? statuses[i] : JSONValue.object([:])
+            if let code = status["code"]?.int64Value, code != 0 {
+                let name = GoogleAPIError.Status.named(grpcCode: Int(code))
+                return .failed(GoogleAPIError(httpStatus: 200, status: name, message: status["message"]?.stringValue ?? "write \(i) failed"))
+            }
+            let time = i < results.count ? results[i]["updateTime"] : nil
+            return .applied(updateTime: try time.map { try FirestoreJSON.timestamp($0, path: "writeResults[\(i)].updateTime") })
+        }
+    }
+
     /// Commits any number of writes in batches of at most 500. Not atomic as a whole: for sweeps.
     public func commitInBatches(_ writes: [Write]) async throws -> [CommitResult] {
         var results: [CommitResult] = []

@@ -61,9 +61,12 @@ public final class EventDelivery: Service, Sendable {
     let signal: AsyncStream<Void>
     let signalContinuation: AsyncStream<Void>.Continuation
     let inFlight = Mutex(0)
+    /// Signs the identity token each delivery carries, as Eventarc's trigger service account does.
+    let identity: LocalIdentity
 
     init(database: LocalCloudDatabase, registry: TriggerRegistry, httpClient: HTTPClient, options: DeliveryOptions,
-         logger: Logger, onReport: @escaping @Sendable (DeliveryReport) -> Void) {
+         identity: LocalIdentity, logger: Logger, onReport: @escaping @Sendable (DeliveryReport) -> Void) {
+        self.identity = identity
         self.database = database
         self.registry = registry
         self.httpClient = httpClient
@@ -198,6 +201,10 @@ public final class EventDelivery: Service, Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         for (name, value) in delivery.headers { request.headers.add(name: name, value: value) }
+        // Eventarc calls Cloud Run with an OIDC token whose audience is the destination service's URL.
+        if let token = try? await identity.identityToken(audience: TriggerRegistration.audience(of: url)) {
+            request.headers.add(name: "authorization", value: "Bearer \(token)")
+        }
         request.body = .bytes(ByteBuffer(bytes: delivery.body))
         do {
             let response = try await httpClient.execute(request, timeout: .init(timeout))

@@ -29,6 +29,13 @@ public struct TriggerRegistration: Sendable, Hashable {
 
     public var eventType: String { "google.cloud.firestore.document.v1.\(kind.rawValue)" }
 
+    /// The audience of the identity token a delivery carries: the destination's scheme, host and port
+    /// with a `/` path, as a Cloud Run service URL is.
+    public static func audience(of url: String) -> String {
+        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host else { return url }
+        return "\(scheme)://\(host)\(components.port.map { ":\($0)" } ?? "")/"
+    }
+
     func matches(_ change: LocalFirestore.Change) -> Bool {
         if let database, database != change.name.databaseName { return false }
         guard Trigger(pattern: pattern, kinds: [kind]).match(change.name) != nil else { return false }

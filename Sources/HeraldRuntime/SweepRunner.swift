@@ -1,0 +1,128 @@
+import Foundation
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import Logging
+
+/// What one run of a scheduled function did, per sweep.
+public struct SweepReport: Sendable, Hashable {
+    public struct Counts: Sendable, Hashable {
+        /// Documents the query found.
+        public var checked = 0
+        /// Writes applied (or, in a dry run, planned).
+        public var written = 0
+        /// Writes not applied because the document changed after the query read it: the client's write won.
+        public var raced = 0
+        /// Writes refused for another reason (logged).
+        public var failed = 0
+        /// Tokens checked with a validate-only send, and those FCM reported dead (removed).
+        public var validated = 0
+        public var dead = 0
+        public init() {}
+
+        public var json: JSONValue {
+            ["checked": .integer(checked), "written": .integer(written), "raced": .integer(raced), "failed": .integer(failed),
+             "validated": .integer(validated), "dead": .integer(dead)]
+        }
+    }
+
+    public var function: String
+    public var at: Timestamp
+    public var dryRun: Bool
+    /// In the order the function named its sweeps.
+    public var sweeps: [(label: String, counts: Counts)]
+
+    public subscript(label: String) -> Counts { sweeps.first { $0.label == label }?.counts ?? Counts() }
+
+    public var json: JSONValue {
+        ["function": .string(function), "at": .string(at.rfc3339), "dryRun": .bool(dryRun),
+         "sweeps": .object(Dictionary(sweeps.map { ($0.label, $0.counts.json) }, uniquingKeysWith: { a, _ in a }))]
+    }
+
+    public static func == (a: SweepReport, b: SweepReport) -> Bool { a.json == b.json }
+    public func hash(into hasher: inout Hasher) { hasher.combine(json) }
+}
+
+/// Runs a scheduled function once: pages through each of its queries, plans each document, applies the
+/// writes with `batchWrite` (at most 500 per request, each on its own precondition) and sends the
+/// validate-only checks. Safe to run twice at once: a write planned from a version that has changed fails
+/// its precondition and is counted as raced.
+public struct SweepRunner<Function: ScheduledFunction>: Sendable {
+    public let function: Function
+    public let firestore: FirestoreClient
+    public let fcm: FCMClient?
+    public let dryRun: Bool
+    public var pageSize: Int
+
+    public init(function: Function, firestore: FirestoreClient, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300) {
+        self.function = function
+        self.firestore = firestore
+        self.fcm = fcm
+        self.dryRun = dryRun
+        self.pageSize = pageSize
+    }
+
+    public func run(at date: Date = Date(), logger: Logger) async throws -> SweepReport {
+        let now = Timestamp(microsecondsOf: date)
+        var report = SweepReport(function: Function.name, at: now, dryRun: dryRun, sweeps: [])
+        for sweep in function.sweeps(at: now) {
+            var counts = SweepReport.Counts()
+            do {
+                try await firestore.forEachPage(of: sweep.query, pageSize: pageSize) { page in
+                    counts.checked += page.count
+                    let steps = page.map { function.plan(sweep, for: $0, at: now) }
+                    try await apply(steps.flatMap(\.writes), to: &counts, logger: logger)
+                    try await check(steps.flatMap(\.checks), counts: &counts, logger: logger)
+                }
+            } catch {
+                throw FirestoreGateway.classify(error)
+            }
+            logger.info("\(sweep.label): checked \(counts.checked), wrote \(counts.written), raced \(counts.raced), failed \(counts.failed)\(counts.validated > 0 ? ", validated \(counts.validated), dead \(counts.dead)" : "")")
+            report.sweeps.append((sweep.label, counts))
+        }
+        return report
+    }
+
+    func apply(_ writes: [Write], to counts: inout SweepReport.Counts, logger: Logger) async throws {
+        if dryRun { counts.written += writes.count; return }
+        for start in stride(from: 0, to: writes.count, by: FirestoreClient.maximumWritesPerCommit) {
+            let batch = Array(writes[start..<min(writes.count, start + FirestoreClient.maximumWritesPerCommit)])
+            for (write, outcome) in zip(batch, try await firestore.batchWrite(batch)) {
+                switch outcome {
+                case .applied: counts.written += 1
+                case .failed(let error) where error.status == .failedPrecondition || error.status == .notFound:
+                    counts.raced += 1
+                case .failed(let error):
+                    counts.failed += 1
+                    logger.error("write to \(write.document.path) refused: \(error)")
+                }
+            }
+        }
+    }
+
+    func check(_ checks: [PushMessage], counts: inout SweepReport.Counts, logger: Logger) async throws {
+        guard !checks.isEmpty else { return }
+        guard let fcm else { throw DownstreamError.rejected("the sweep has token checks but no FCM client is configured") }
+        counts.validated += checks.count
+        if dryRun { return }
+        let results = await fcm.sendAll(checks.map(\.requestBody).compactMap { $0["message"] }, validateOnly: true)
+        var removals: [Write] = []
+        for (check, result) in zip(checks, results) {
+            switch result {
+            case .dead(let reason):
+                counts.dead += 1
+                logger.info("a token of \(check.userID) is dead (\(reason)); removing it")
+                if let removal = check.removal { removals.append(removal) }
+            case .failed(let reason, true, let after):
+                // Checked again at the next run; the run as a whole still succeeds.
+                logger.warning("a token check failed transiently (\(reason))\(after.map { ", retry after \($0) s" } ?? "")")
+            case .failed(let reason, false, _):
+                logger.error("a token check failed: \(reason)")
+            case .sent:
+                break
+            }
+        }
+        var ignored = SweepReport.Counts()
+        try await apply(removals, to: &ignored, logger: logger)
+    }
+}
