@@ -129,7 +129,7 @@ let package = Package(
         .testTarget(
             name: "LocalCloudTests",
             dependencies: [
-                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "ChatFunctions", "HeraldCLI", "onMessageCreated", "onReadReceipt",
+                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "HeraldCLI", "onMessageCreated", "onReadReceipt",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

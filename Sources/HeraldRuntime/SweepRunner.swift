@@ -32,6 +32,13 @@ public struct SweepReport: Sendable, Hashable {
     /// In the order the function named its sweeps.
     public var sweeps: [(label: String, counts: Counts)]
 
+    public init(function: String, at: Timestamp, dryRun: Bool, sweeps: [(label: String, counts: Counts)] = []) {
+        self.function = function
+        self.at = at
+        self.dryRun = dryRun
+        self.sweeps = sweeps
+    }
+
     public subscript(label: String) -> Counts { sweeps.first { $0.label == label }?.counts ?? Counts() }
 
     public var json: JSONValue {
@@ -64,7 +71,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
 
     public func run(at date: Date = Date(), logger: Logger) async throws -> SweepReport {
         let now = Timestamp(microsecondsOf: date)
-        var report = SweepReport(function: Function.name, at: now, dryRun: dryRun, sweeps: [])
+        var report = SweepReport(function: Function.name, at: now, dryRun: dryRun)
         for sweep in function.sweeps(at: now) {
             var counts = SweepReport.Counts()
             do {

@@ -1,0 +1,97 @@
+import ChatFunctions
+import FirestoreModel
+import Foundation
+import GoogleClients
+import HeraldCore
+import HeraldRuntime
+import HeraldTesting
+import Logging
+import Testing
+
+/// presenceSweeper's whole run against the local cloud: query pages, batchWrite, preconditions, counts.
+@Suite struct PresenceSweepRunTests {
+    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    let logger = Logger(label: "sweep") { _ in SwiftLogNoOpLogHandler() }
+
+    func ago(_ seconds: Double) -> FirestoreValue { .timestamp(Timestamp(microsecondsOf: Self.now.addingTimeInterval(-seconds))) }
+
+    /// 1,250 users: even ones online with a heartbeat 5 minutes old, odd ones online and fresh, every tenth offline.
+    func seed(_ firestore: FirestoreClient) async throws {
+        var writes: [Write] = []
+        for i in 0..<1250 {
+            let heartbeat: FirestoreValue = i % 2 == 0 ? ago(300 + Double(i)) : ago(10)
+            let typingAt: FirestoreValue = i % 4 == 0 ? ago(30) : ago(2)
+            let fields: [String: FirestoreValue] = ["online": .boolean(i % 10 != 9), "heartbeatAt": heartbeat, "typingIn": .string("c1"), "typingAt": typingAt]
+            writes.append(Write(.update(try firestore.name("users/u\(String(format: "%04d", i))"), fields: fields, mask: nil)))
+        }
+        _ = try await firestore.commitInBatches(writes)
+    }
+
+    @Test func staleUsersGoOfflinePageByPageAndASecondRunFindsNothing() async throws {
+        try await withLocalCloud { cloud in
+            let firestore = cloud.firestore()
+            try await seed(firestore)
+            let runner = SweepRunner(function: PresenceSweeper(schema: Schema.presets["default"]!), firestore: firestore, fcm: nil, pageSize: 300)
+            let report = try await runner.run(at: Self.now, logger: logger)
+            // Even users are stale; of them, those with i % 10 == 9 are never even (9 is odd), so all 625 are online.
+            #expect(report["offline"].checked == 625 && report["offline"].written == 625 && report["offline"].raced == 0)
+            // Typing marks 30 s old: every fourth user, less those the offline pass already cleared (all of them are even).
+            #expect(report["typing"].checked == 0)
+
+            let users = try await firestore.runQuery(StructuredQuery(collectionID: "users"))
+            #expect(users.count == 1250)
+            for user in users {
+                let i = Int(user.name.documentID.dropFirst())!
+                if i % 2 == 0 {
+                    #expect(user["online"] == .boolean(false))
+                    #expect(user["lastSeen"] == ago(300 + Double(i)), "last seen is the last heartbeat, not the sweep time")
+                    #expect(user["typingIn"] == nil && user["typingAt"] == nil)
+                } else {
+                    #expect(user["online"] == .boolean(i % 10 != 9) && user["lastSeen"] == nil && user["typingIn"] == .string("c1"))
+                }
+            }
+            let again = try await runner.run(at: Self.now, logger: logger)
+            #expect(again["offline"].checked == 0 && again["offline"].written == 0)
+        }
+    }
+
+    /// A user whose document changed after the query read it keeps what the client wrote.
+    @Test func aWriteRacingTheSweepWinsAndIsCounted() async throws {
+        try await withLocalCloud { cloud in
+            let firestore = cloud.firestore()
+            try await seed(firestore)
+            let runner = SweepRunner(function: ChangedUnderneath(wrapped: PresenceSweeper(schema: Schema.presets["default"]!)),
+                                     firestore: firestore, fcm: nil, pageSize: 500)
+            let report = try await runner.run(at: Self.now, logger: logger)
+            #expect(report["offline"].checked == 625)
+            #expect(report["offline"].raced == 209 && report["offline"].written == 416)  // every third of the 625 even users
+            let raced = try #require(try await firestore.get(try firestore.name("users/u0000")))
+            #expect(raced["online"] == .boolean(true) && raced["lastSeen"] == nil)
+        }
+    }
+
+    @Test func aDryRunCountsButWritesNothing() async throws {
+        try await withLocalCloud { cloud in
+            let firestore = cloud.firestore()
+            try await seed(firestore)
+            let report = try await SweepRunner(function: PresenceSweeper(schema: Schema.presets["default"]!), firestore: firestore, fcm: nil, dryRun: true)
+                .run(at: Self.now, logger: logger)
+            #expect(report["offline"].written == 625 && report.dryRun)
+            #expect(try await firestore.count(StructuredQuery(collectionID: "users", filter: .field(FieldPath("online"), .equal, .boolean(false)))) == 125)
+        }
+    }
+}
+
+/// Plans like the wrapped function, but as if every third document had changed since the query read it.
+struct ChangedUnderneath<Wrapped: ScheduledFunction>: ScheduledFunction {
+    static var name: String { Wrapped.name }
+    static var summary: String { Wrapped.summary }
+    let wrapped: Wrapped
+    func sweeps(at now: Timestamp) -> [Sweep] { wrapped.sweeps(at: now) }
+    func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
+        var step = wrapped.plan(sweep, for: document, at: now)
+        guard let i = Int(document.name.documentID.dropFirst()), (i / 2) % 3 == 0 else { return step }
+        step.writes = step.writes.map { var write = $0; write.precondition = .updateTime(Timestamp(seconds: 1)); return write }
+        return step
+    }
+}

@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import FirestoreModel
+import Foundation
+import GoogleClients
+import HeraldRuntime
+import HeraldTesting
+import Logging
+import Testing
+
+/// HERALD_REQUIRE_OIDC_AUDIENCE: a function answers only callers with a valid identity token, verified
+/// against the JWKS the local cloud publishes, as a deployed one verifies Google's.
+@Suite struct IdentityVerificationTests {
+    static let audience = "https://presencesweeper-abc123-ew.a.run.app/"
+
+    struct CountingSweeper: SweepRunning {
+        let runs = Counter()
+        func run(at date: Date, logger: Logger) async throws -> SweepReport {
+            runs.increment()
+            return SweepReport(function: "test", at: Timestamp(seconds: 0), dryRun: false, sweeps: [])
+        }
+    }
+
+    func withGuardedServer(_ body: @Sendable (TestLocalCloud, TestFunctionServer, CountingSweeper) async throws -> Void) async throws {
+        try await withLocalCloud { cloud in
+            let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/oidc/jwks", httpClient: .shared)
+            let sweeper = CountingSweeper()
+            let server = FunctionServer(name: "presenceSweeper", events: nil, sweeper: sweeper, identity: verifier,
+                                        logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
+            try await withFunctionServer(server) { try await body(cloud, $0, sweeper) }
+        }
+    }
+
+    func post(_ server: TestFunctionServer, token: String?) async throws -> TestResponse {
+        try await HTTPClient.shared.post("\(server.baseURL)/", headers: token.map { ["authorization": "Bearer \($0)"] } ?? [:], body: [])
+    }
+
+    @Test func goodTokensPassAndEveryBadOneGets401WithAReason() async throws {
+        try await withGuardedServer { cloud, server, sweeper in
+            let good = try await cloud.cloud.identity.identityToken(audience: Self.audience)
+            #expect(try await post(server, token: good).status == 200)
+            #expect(sweeper.runs.value == 1)
+
+            let expired = try await cloud.cloud.identity.identityToken(audience: Self.audience, lifetime: -3600)
+            let wrongAudience = try await cloud.cloud.identity.identityToken(audience: "https://another-service.a.run.app/")
+            var parts = good.split(separator: ".").map(String.init)
+            // Claim another audience without re-signing: the signature no longer matches.
+            parts[1] = Data(#"{"iss":"https://accounts.google.com","aud":"x","exp":9999999999}"#.utf8).base64EncodedString()
+                .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            let tampered = parts.joined(separator: ".")
+            for (token, reason) in [(nil, "no Authorization header"), (expired, "expired"), (wrongAudience, "not \(Self.audience)"),
+                                    (tampered, "signature"), ("not-a-jwt", "signature")] as [(String?, String)] {
+                let response = try await post(server, token: token)
+                #expect(response.status == 401, "\(reason)")
+                #expect(response.body.contains(reason), "\(response.body)")
+                if let token { #expect(!response.body.contains(token), "the token never comes back") }
+            }
+            #expect(sweeper.runs.value == 1, "no refused call ran the function")
+        }
+    }
+
+    @Test func keysThatCannotBeFetchedAnswer503SoTheCallerRetries() async throws {
+        try await withLocalCloud { cloud in
+            let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/no-such-jwks", httpClient: .shared)
+            let server = FunctionServer(name: "presenceSweeper", events: nil, sweeper: CountingSweeper(), identity: verifier,
+                                        logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
+            try await withFunctionServer(server) { server in
+                let response = try await post(server, token: "a.b.c")
+                #expect(response.status == 503 && response.body.contains("JWKS"), "\(response.body)")
+            }
+        }
+    }
+}
