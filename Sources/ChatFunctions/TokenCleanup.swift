@@ -2,46 +2,106 @@ import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 
-/// On a user document write: normalise the push tokens (no empty or malformed ones, no duplicates,
-/// at most `maximumTokensPerUser`, keeping the newest). Its own write triggers it again and must then
-/// change nothing, so a normal document is a no-op.
+/// On a user document write: normalise the push tokens (no empty or malformed ones, no duplicates, at
+/// most `maximumTokensPerUser`, keeping the newest), note when they changed, and take a token the user
+/// just gained away from any other user who still has it (a phone that changed accounts must not get
+/// the previous account's messages). Its own write triggers it again and then changes nothing.
+/// Daily (`tokenCleanup sweep`, see TokenSweep.swift): remove tokens not refreshed for a long time.
 public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let name = "tokenCleanup"
     public static let summary = "Normalise users' push tokens and remove stale or reassigned ones."
     public static let maximumTokensPerUser = 10
 
     public let schema: Schema
-    public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
-    public init(schema: Schema) { self.schema = schema }
+    /// Seconds without a token change (and without the user being seen) after which tokens are removed
+    /// (`HERALD_TOKEN_STALE_AFTER`; 60 days, as Firebase recommends).
+    public let staleAfter: Int64
+    /// Seconds after which tokens are doubtful and checked with a validate-only send, when `validate` is on
+    /// (`HERALD_TOKEN_VALIDATE`, `HERALD_TOKEN_DOUBTFUL_AFTER`; 30 days).
+    public let validate: Bool
+    public let doubtfulAfter: Int64
+
+    public init(settings: FunctionSettings) throws {
+        self.init(schema: try Schema.load(settings.schema),
+                  staleAfter: try settings.seconds("HERALD_TOKEN_STALE_AFTER", default: 60 * 86_400),
+                  validate: try settings.flag("HERALD_TOKEN_VALIDATE"),
+                  doubtfulAfter: try settings.seconds("HERALD_TOKEN_DOUBTFUL_AFTER", default: 30 * 86_400))
+    }
+
+    public init(schema: Schema, staleAfter: Int64 = 60 * 86_400, validate: Bool = false, doubtfulAfter: Int64 = 30 * 86_400) {
+        self.schema = schema
+        self.staleAfter = staleAfter
+        self.validate = validate
+        self.doubtfulAfter = doubtfulAfter
+    }
 
     public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written, .created, .updated]) }
 
     public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { [] }
 
+    /// The other users who hold a token this user has just gained.
+    public func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup] {
+        gained(in: change).compactMap { token in
+            switch schema.tokens {
+            case .single(let field): ValueLookup(collectionID: schema.userCollection, field: FieldPath(field), .equals, .string(token))
+            case .array(let field): ValueLookup(collectionID: schema.userCollection, field: FieldPath(field), .arrayContains, .string(token))
+            case .mapKeys(let field): ValueLookup(collectionID: schema.userCollection, field: FieldPath(field, token), .present)
+            case .subcollection: nil
+            }
+        }
+    }
+
+    /// Well-formed tokens the new document has and the old one did not.
+    func gained(in change: DocumentChange) -> [String] {
+        guard let user = change.newDocument else { return [] }
+        let store = TokenStore(schema.tokens)
+        let before = Set(change.oldDocument.map(store.tokens(of:)) ?? [])
+        return store.tokens(of: user).filter { !before.contains($0) && Self.isWellFormed($0) }
+    }
+
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
         guard let user = change.newDocument else { return .skip("the user document was deleted") }
+        if case .subcollection = schema.tokens { return .skip("tokens in a subcollection are cleaned by the scheduled pass") }
+        var writes: [Write] = []
+        if let normalization = normalization(of: user, since: change.oldDocument) { writes.append(normalization) }
+        let store = TokenStore(schema.tokens)
+        for (lookup, holders) in documents.lookups.sorted(by: { $0.key.description < $1.key.description }) {
+            for holder in holders where holder.name != user.name && lookup.matches(holder) {
+                guard let token = lookup.value.stringValue ?? lookup.field.segments.last,
+                      let version = holder.updateTime, var removal = store.removal(of: token, from: holder) else { continue }
+                // Only from the holder as read: if it changed meanwhile, the event is planned again.
+                removal.precondition = .updateTime(version)
+                writes.append(removal)
+            }
+        }
+        return writes.isEmpty ? .skip("tokens already normal") : Plan(writes: writes)
+    }
+
+    /// The write that normalises the user's tokens and stamps when they changed, or nil when nothing needs it.
+    func normalization(of user: FirestoreDocument, since old: FirestoreDocument?) -> Write? {
         // Conditional on the version planned from: a token added meanwhile wins, and its own event re-plans.
         let precondition: Precondition = user.updateTime.map { .updateTime($0) } ?? .exists(true)
+        var fields: [String: FirestoreValue] = [:]
+        var mask: [FieldPath] = []
         switch schema.tokens {
         case .single(let field):
-            guard let value = user[field], value != .null else { return .skip("no token stored") }
-            if let token = value.stringValue, Self.isWellFormed(token) { return .skip("tokens already normal") }
-            return Plan(writes: [Write(.update(user.name, fields: [:], mask: [FieldPath(field)]), precondition: precondition)])
+            if let value = user[field], value != .null, !(value.stringValue.map(Self.isWellFormed) ?? false) { mask.append(FieldPath(field)) }
         case .array(let field):
-            guard let values = user[field]?.arrayValue else { return .skip("no tokens stored") }
-            let normal = Self.normalized(values.compactMap(\.stringValue))
-            guard normal.map(FirestoreValue.string) != values else { return .skip("tokens already normal") }
-            return Plan(writes: [Write(.update(user.name, fields: [field: .array(normal.map(FirestoreValue.string))], mask: [FieldPath(field)]),
-                                       precondition: precondition)])
+            if let values = user[field]?.arrayValue {
+                let normal = Self.normalized(values.compactMap(\.stringValue)).map(FirestoreValue.string)
+                if normal != values { fields[field] = .array(normal); mask.append(FieldPath(field)) }
+            }
         case .mapKeys(let field):
-            guard let map = user[field]?.mapValue else { return .skip("no tokens stored") }
             // Map keys carry no order: drop only the malformed ones.
-            let bad = map.keys.filter { !Self.isWellFormed($0) }.sorted()
-            guard !bad.isEmpty else { return .skip("tokens already normal") }
-            return Plan(writes: [Write(.update(user.name, fields: [:], mask: bad.map { FieldPath(field, $0) }), precondition: precondition)])
+            mask += (user[field]?.mapValue?.keys.filter { !Self.isWellFormed($0) }.sorted() ?? []).map { FieldPath(field, $0) }
         case .subcollection:
-            return .skip("tokens in a subcollection are cleaned by the scheduled pass")
+            return nil
         }
+        let store = TokenStore(schema.tokens)
+        let changed = Set(Self.normalized(store.tokens(of: user))) != Set(old.map { Self.normalized(store.tokens(of: $0)) } ?? [])
+        let stamp = schema.tokensUpdatedAtField.flatMap { changed ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }
+        guard !mask.isEmpty || stamp != nil else { return nil }
+        return Write(.update(user.name, fields: fields, mask: mask), transforms: stamp.map { [$0] } ?? [], precondition: precondition)
     }
 
     /// Conservative on purpose, since removing a working token loses a device: only empty tokens, very

@@ -12,6 +12,14 @@ struct TokenStore {
         self.documents = documents
     }
 
+    /// The user document's field that holds the tokens (nil for a subcollection).
+    var field: String? {
+        switch storage {
+        case .single(let field), .array(let field), .mapKeys(let field): field
+        case .subcollection: nil
+        }
+    }
+
     /// The collection to list for a user's tokens, when they are kept in a subcollection.
     func collection(of user: DocumentName) -> CollectionPath? {
         guard case .subcollection(let collection) = storage else { return nil }

@@ -15,6 +15,10 @@ public protocol EventFunction: HeraldFunction {
     /// after each read round like `documentsToRead`. Most functions need none.
     func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath]
 
+    /// Documents found by the value they hold (the other users who still have a push token), asked after
+    /// each read round like `documentsToRead`. Most functions need none.
+    func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup]
+
     func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan
 }
 
@@ -62,12 +66,15 @@ public struct DocumentsRead: Sendable, Hashable {
     public var missing: Set<DocumentName>
     /// The documents of each collection listed (empty for an empty collection).
     public var collections: [CollectionPath: [FirestoreDocument]]
+    /// The documents each lookup found.
+    public var lookups: [ValueLookup: [FirestoreDocument]]
 
     public init(found: [DocumentName: FirestoreDocument] = [:], missing: Set<DocumentName> = [],
-                collections: [CollectionPath: [FirestoreDocument]] = [:]) {
+                collections: [CollectionPath: [FirestoreDocument]] = [:], lookups: [ValueLookup: [FirestoreDocument]] = [:]) {
         self.found = found
         self.missing = missing
         self.collections = collections
+        self.lookups = lookups
     }
 
     public subscript(name: DocumentName) -> FirestoreDocument? { found[name] }
@@ -78,6 +85,48 @@ public struct DocumentsRead: Sendable, Hashable {
 
 extension EventFunction {
     public func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath] { [] }
+    public func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup] { [] }
+}
+
+/// The documents of a top-level collection that hold a value in a field: equal to it, containing it
+/// (an array), or present at all (a map key such as `notificationTokens.TOKEN`).
+public struct ValueLookup: Sendable, Hashable, CustomStringConvertible {
+    public enum Match: String, Sendable, Hashable { case equals, arrayContains, present }
+    public static let maximumFound = 50
+
+    public var collectionID: String
+    public var field: FieldPath
+    public var match: Match
+    public var value: FirestoreValue
+
+    public init(collectionID: String, field: FieldPath, _ match: Match, _ value: FirestoreValue = .null) {
+        self.collectionID = collectionID
+        self.field = field
+        self.match = match
+        self.value = value
+    }
+
+    public var description: String { "\(collectionID) where \(field) \(match.rawValue)" }
+
+    public func matches(_ document: FirestoreDocument) -> Bool {
+        guard document.name.segments.count == 2, document.name.collectionID == collectionID,
+              let held = document.value(at: field) else { return false }
+        switch match {
+        case .equals: return held == value
+        case .arrayContains: return held.arrayValue?.contains(value) ?? false
+        case .present: return held != .null
+        }
+    }
+
+    /// The same lookup as a Firestore query (at most `maximumFound` documents).
+    public var query: StructuredQuery {
+        let filter: StructuredQuery.Filter = switch match {
+        case .equals: .field(field, .equal, value)
+        case .arrayContains: .field(field, .arrayContains, value)
+        case .present: .unary(field, .isNotNull)
+        }
+        return StructuredQuery(collectionID: collectionID, filter: filter, limit: Self.maximumFound)
+    }
 }
 
 /// A collection under a document, e.g. `users/bob` + `tokens`.

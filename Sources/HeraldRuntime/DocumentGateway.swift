@@ -8,6 +8,8 @@ public protocol DocumentGateway: Sendable {
     func read(_ names: [DocumentName]) async throws -> DocumentsRead
     /// Every document of each collection (a bounded number: these are small collections such as a user's tokens).
     func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]]
+    /// The documents each lookup finds (at most `ValueLookup.maximumFound` each).
+    func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]]
     /// Carries the plan out exactly once for this change (a redelivered change reports `.duplicate`).
     func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome
     /// True when nothing is written or sent, only planned.
@@ -18,6 +20,11 @@ extension DocumentGateway {
     /// A gateway that cannot list collections sees each one empty.
     public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
         Dictionary(uniqueKeysWithValues: collections.map { ($0, []) })
+    }
+
+    /// A gateway that cannot look documents up finds nothing.
+    public func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] {
+        Dictionary(uniqueKeysWithValues: lookups.map { ($0, []) })
     }
 }
 
@@ -80,6 +87,12 @@ public struct SnapshotGateway: DocumentGateway {
     public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
         Dictionary(uniqueKeysWithValues: collections.map { collection in
             (collection, documents.values.filter { collection.contains($0.name) }.sorted { $0.name < $1.name })
+        })
+    }
+
+    public func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] {
+        Dictionary(uniqueKeysWithValues: lookups.map { lookup in
+            (lookup, Array(documents.values.filter(lookup.matches).sorted { $0.name < $1.name }.prefix(ValueLookup.maximumFound)))
         })
     }
 

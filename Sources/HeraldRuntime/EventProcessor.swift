@@ -86,16 +86,19 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         for _ in 0..<Self.maximumReadRounds {
             var wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
             let lists = function.collectionsToList(for: change, alreadyRead: read).filter { read.collections[$0] == nil }
-            if wanted.isEmpty && lists.isEmpty { break }
+            let lookups = function.lookups(for: change, alreadyRead: read).filter { read.lookups[$0] == nil }
+            if wanted.isEmpty && lists.isEmpty && lookups.isEmpty { break }
             if firstRound == nil, !wanted.isEmpty {
                 firstRound = wanted
                 wanted += readAhead.prediction(after: wanted).filter { !wanted.contains($0) }
             }
             async let listed = lists.isEmpty ? [:] : gateway.list(lists)
+            async let found = lookups.isEmpty ? [:] : gateway.lookUp(lookups)
             let more = wanted.isEmpty ? DocumentsRead() : try await gateway.read(wanted)
             read.found.merge(more.found) { _, new in new }
             read.missing.formUnion(more.missing)
             read.collections.merge(try await listed) { _, new in new }
+            read.lookups.merge(try await found) { _, new in new }
         }
         if let firstRound {
             // What the second round asks for, given the first round's documents alone: next time's prediction.

@@ -61,6 +61,19 @@ public struct FirestoreGateway: DocumentGateway {
         } catch { throw Self.classify(error) }
     }
 
+    public func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] {
+        do {
+            return try await withThrowingTaskGroup(of: (ValueLookup, [FirestoreDocument]).self) { group in
+                for lookup in lookups {
+                    group.addTask { (lookup, try await firestore.runQuery(lookup.query)) }
+                }
+                var result: [ValueLookup: [FirestoreDocument]] = [:]
+                for try await (lookup, documents) in group { result[lookup] = documents }
+                return result
+            }
+        } catch { throw Self.classify(error) }
+    }
+
     /// The ledger document for this function and this write. A write is known by its document, kind and
     /// the document's update time, so one write delivered under two event ids is still caught; an event
     /// without document data falls back on its id. Hashed, so any of these makes a valid document id.

@@ -7,14 +7,16 @@ import Testing
 @Suite struct TokenCleanupTests {
     static let good = (0..<12).map { "dGVzdC10b2tlbi0\($0):APA91bH-abcdefghijklmnopqrstuvwxyz_\($0)" }
 
-    func change(_ fields: [String: FirestoreValue]) throws -> DocumentChange {
+    /// A write of users/u1 from `old` to `fields`; by default the tokens are the same before (no stamp).
+    func change(_ fields: [String: FirestoreValue], old: [String: FirestoreValue]? = nil) throws -> DocumentChange {
         let name = try DocumentName(project: "p", path: "users/u1")
         return DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: name,
+                              oldDocument: FirestoreDocument(name: name, fields: old ?? fields, updateTime: Timestamp(seconds: 5)),
                               newDocument: FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 9)))
     }
 
-    func plan(_ schema: String, _ fields: [String: FirestoreValue]) throws -> Plan {
-        TokenCleanup(schema: Schema.presets[schema]!).plan(for: try change(fields), documents: DocumentsRead())
+    func plan(_ schema: String, _ fields: [String: FirestoreValue], old: [String: FirestoreValue]? = nil) throws -> Plan {
+        TokenCleanup(schema: Schema.presets[schema]!).plan(for: try change(fields, old: old), documents: DocumentsRead())
     }
 
     @Test func arraysAreDedupedCleanedAndCappedKeepingTheNewest() throws {
@@ -34,7 +36,7 @@ import Testing
 
     @Test func aMalformedSingleTokenIsClearedAndAGoodOneLeftAlone() throws {
         #expect(try plan("prd004", ["fcmToken": .string(Self.good[0])]).decision == .skip(reason: "tokens already normal"))
-        #expect(try plan("prd004", [:]).decision == .skip(reason: "no token stored"))
+        #expect(try plan("prd004", [:]).decision == .skip(reason: "tokens already normal"))
         let clear = try #require(try plan("prd004", ["fcmToken": .string("  ")]).writes.first)
         guard case .update(_, let fields, let mask) = clear.operation else { Issue.record("expected an update"); return }
         #expect(fields.isEmpty && mask == [FieldPath("fcmToken")])  // masked and absent: the field is deleted
@@ -56,5 +58,73 @@ import Testing
                                      oldDocument: FirestoreDocument(name: name, fields: [:]))
         #expect(TokenCleanup(schema: Schema.presets["default"]!).plan(for: deleted, documents: DocumentsRead()).decision
             == .skip(reason: "the user document was deleted"))
+    }
+
+    @Test func aChangedTokenSetIsStampedOnceAndTheStampWriteIsANoOp() throws {
+        let plan = try plan("default", ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])])], old: ["fcmTokens": .array([.string(Self.good[0])])])
+        let write = try #require(plan.writes.first)
+        #expect(write.transforms == [FieldTransform(FieldPath("tokensUpdatedAt"), .setToRequestTime)])
+        guard case .update(_, let fields, let mask) = write.operation else { Issue.record("expected an update"); return }
+        #expect(fields.isEmpty && mask == [], "only the stamp: the tokens are already normal")
+        // The stamp's own event: the same tokens before and after.
+        let again = try self.plan("default", ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])]), "tokensUpdatedAt": .timestamp(Timestamp(seconds: 9))])
+        #expect(again.decision == .skip(reason: "tokens already normal"))
+    }
+
+    /// Bob signs in on the phone Alice used: the token leaves Alice's document, conditional on the version read.
+    @Test(arguments: ["default", "prd004"])
+    func aTokenThatChangedAccountsLeavesThePreviousOwner(preset: String) throws {
+        let schema = Schema.presets[preset]!
+        let function = TokenCleanup(schema: schema)
+        let token = Self.good[3]
+        let (bobFields, aliceFields): ([String: FirestoreValue], [String: FirestoreValue]) = switch schema.tokens {
+        case .single(let field): ([field: .string(token)], [field: .string(token), "displayName": .string("Alice")])
+        default: (["fcmTokens": .array([.string(token)])], ["fcmTokens": .array([.string(Self.good[4]), .string(token)])])
+        }
+        let bob = try DocumentName(project: "p", path: "users/u1")
+        let change = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: bob,
+                                    oldDocument: FirestoreDocument(name: bob, fields: [:], updateTime: Timestamp(seconds: 5)),
+                                    newDocument: FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9)))
+        let lookups = function.lookups(for: change, alreadyRead: DocumentsRead())
+        #expect(lookups.count == 1)
+        let alice = FirestoreDocument(name: try DocumentName(project: "p", path: "users/alice"), fields: aliceFields, updateTime: Timestamp(seconds: 7))
+        let bobAsFound = FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9))
+        #expect(lookups[0].matches(alice) && lookups[0].matches(bobAsFound))
+        let plan = function.plan(for: change, documents: DocumentsRead(lookups: [lookups[0]: [alice, bobAsFound]]))
+        let removals = plan.writes.filter { $0.document == alice.name }
+        #expect(removals.count == 1 && removals[0].precondition == .updateTime(Timestamp(seconds: 7)))
+        #expect(!plan.writes.contains { $0.document == bob && $0.transforms.isEmpty }, "Bob keeps his token")
+        switch removals[0].operation {
+        case .update(_, let fields, let mask): #expect(fields.isEmpty && mask == [FieldPath("fcmToken")])
+        case .transform: #expect(removals[0].transforms == [FieldTransform(FieldPath("fcmTokens"), .removeAllFromArray([.string(token)]))])
+        default: Issue.record("unexpected removal \(removals[0])")
+        }
+        // Nothing gained (a heartbeat): no lookup at all.
+        let heartbeat = DocumentChange(eventID: "h", kind: .written, time: Timestamp(seconds: 11), document: bob,
+                                       oldDocument: change.newDocument, newDocument: change.newDocument)
+        #expect(function.lookups(for: heartbeat, alreadyRead: DocumentsRead()).isEmpty)
+    }
+
+    @Test func theDailyPassRemovesStaleTokensOfUsersNotSeenAndChecksDoubtfulOnes() throws {
+        let day: Int64 = 86_400
+        let now = Timestamp(seconds: 400 * day)
+        let function = TokenCleanup(schema: Schema.presets["default"]!, validate: true)
+        let sweep = try #require(function.sweeps(at: now).first)
+        #expect(sweep.query.filter == .field(FieldPath("tokensUpdatedAt"), .lessThan, .timestamp(Timestamp(seconds: 370 * day))))
+        func user(changed daysAgo: Int64, seen seenDaysAgo: Int64?) throws -> FirestoreDocument {
+            var fields: [String: FirestoreValue] = ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])]),
+                                                    "tokensUpdatedAt": .timestamp(Timestamp(seconds: now.seconds - daysAgo * day))]
+            if let seenDaysAgo { fields["heartbeatAt"] = .timestamp(Timestamp(seconds: now.seconds - seenDaysAgo * day)) }
+            return FirestoreDocument(name: try DocumentName(project: "p", path: "users/u1"), fields: fields, updateTime: Timestamp(seconds: 3))
+        }
+        let stale = function.plan(sweep, for: try user(changed: 61, seen: 70), at: now)
+        #expect(stale.writes.count == 1 && stale.checks.isEmpty && stale.writes[0].precondition == .updateTime(Timestamp(seconds: 3)))
+        // Seen yesterday: the app is in use and refreshes its token; only checked.
+        let active = function.plan(sweep, for: try user(changed: 61, seen: 1), at: now)
+        #expect(active.writes.isEmpty && active.checks.map(\.token) == [Self.good[0], Self.good[1]])
+        #expect(active.checks.allSatisfy { $0.removal != nil })
+        #expect(function.plan(sweep, for: try user(changed: 10, seen: nil), at: now).isEmpty)
+        #expect(TokenCleanup(schema: Schema.presets["default"]!).plan(sweep, for: try user(changed: 40, seen: nil), at: now).isEmpty,
+                "without validate, doubtful tokens are left alone")
     }
 }

@@ -58,8 +58,6 @@ public final class FCMSink: Sendable {
         }
         guard case .object(let message)? = request["message"] else { throw .invalidArgument("Request contains an invalid argument: message is required.") }
         try Self.validate(message)
-        let validateOnly = (request["validate_only"] ?? request["validateOnly"])?.boolValue ?? false
-        if validateOnly { return ["name": .string("projects/\(project)/messages/fake_message_id")] }
         let token = message["token"]?.stringValue
         if let token {
             let dead = try await database.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM fcm_dead_tokens WHERE token = ?", arguments: [token]) ?? false }
@@ -68,6 +66,9 @@ public final class FCMSink: Sendable {
                                     details: [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "UNREGISTERED"]])
             }
         }
+        // A validate-only send checks the message and the token, as FCM does, and delivers nothing.
+        let validateOnly = (request["validate_only"] ?? request["validateOnly"])?.boolValue ?? false
+        if validateOnly { return ["name": .string("projects/\(project)/messages/fake_message_id")] }
         let name = "projects/\(project)/messages/0:\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
         let now = Date().timeIntervalSince1970
         let id = try await database.write { db in

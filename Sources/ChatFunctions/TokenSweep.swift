@@ -1,0 +1,47 @@
+import FirestoreModel
+import HeraldCore
+
+/// tokenCleanup's daily pass: tokens that have not changed for `staleAfter` seconds, of a user not seen
+/// for as long, are removed (Firebase's advice: a token not refreshed for two months is most likely
+/// dead); with `validate` on, tokens older than `doubtfulAfter` are checked with a validate-only send and
+/// removed if FCM reports them dead. Dead tokens FCM reports during a send are removed by the sending
+/// function at once (and again at the next send if that removal lost a race).
+extension TokenCleanup: ScheduledFunction {
+    static let tokensSweep = "tokens"
+
+    public func sweeps(at now: Timestamp) -> [Sweep] {
+        guard let field = schema.tokensUpdatedAtField else { return [] }
+        let age = validate ? min(doubtfulAfter, staleAfter) : staleAfter
+        let old = StructuredQuery.Filter.field(FieldPath(field), .lessThan, .timestamp(Timestamp(seconds: now.seconds - age, nanos: now.nanos)))
+        // With a subcollection, each token document carries its own time: a collection group query reaches them all.
+        let (collection, everywhere) = if case .subcollection(let name) = schema.tokens { (name, true) } else { (schema.userCollection, false) }
+        return [Sweep(Self.tokensSweep, query: StructuredQuery(collectionID: collection, allDescendants: everywhere, filter: old,
+                                                               orderBy: [StructuredQuery.Order(FieldPath(field))]))]
+    }
+
+    public func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
+        guard sweep.label == Self.tokensSweep, let field = schema.tokensUpdatedAtField,
+              let changedAt = document[field]?.timestampValue, let version = document.updateTime else { return .nothing }
+        let age = now.seconds - changedAt.seconds
+        if case .subcollection = schema.tokens {
+            let token = document["token"]?.stringValue ?? document.name.documentID
+            let removal = Write(.delete(document.name), precondition: .updateTime(version))
+            if age > staleAfter { return SweepStep(writes: [removal]) }
+            return validate && age > doubtfulAfter ? SweepStep(checks: [check(token, of: document.name.parent?.documentID ?? "", removal: removal)]) : .nothing
+        }
+        let store = TokenStore(schema.tokens)
+        let tokens = store.tokens(of: document)
+        guard !tokens.isEmpty, let tokenField = store.field else { return .nothing }
+        // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
+        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { document[$0]?.timestampValue } }.max()
+        if age > staleAfter, seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true {
+            return SweepStep(writes: [Write(.update(document.name, fields: [:], mask: [FieldPath(tokenField)]), precondition: .updateTime(version))])
+        }
+        guard validate, age > doubtfulAfter else { return .nothing }
+        return SweepStep(checks: tokens.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
+    }
+
+    func check(_ token: String, of userID: String, removal: Write?) -> PushMessage {
+        PushMessage(userID: userID, token: token, content: .object([:]), removal: removal)
+    }
+}
