@@ -44,7 +44,7 @@ import Glibc
         #expect(probe.waitForExit().status == 0)
     }
 
-    @Test(arguments: ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"])
+    @Test(arguments: ["onMessageCreated", "onReadReceipt", "tokenCleanup"])
     func invokePrintsAReportForEveryPreset(_ function: String) throws {
         for preset in ["default", "prd000", "prd001", "prd004"] {
             let result = try ProcessRunner.run(TestPaths.executable(function), [
@@ -56,7 +56,7 @@ import Glibc
             #expect(report["function"] == .string(function))
             #expect(report["event"]?["id"] == .string("\(preset)-evt-1"))
             #expect(report["event"]?["encoding"] == "cloudevent-binary-protobuf")
-            // onMessageCreated plans for real; the others skip a message event (not their trigger) or are not written yet.
+            // onMessageCreated plans for real; the others skip a message event: not their trigger.
             #expect(report["outcome"]?["status"] == (function == "onMessageCreated" ? "applied" : "skipped"))
             #expect(report["dryRun"] == true)
         }
@@ -101,12 +101,36 @@ import Glibc
     }
 
     @Test func everyExecutableHasHelpThatNamesItsCommands() throws {
-        for name in ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"] {
+        for (name, commands) in [("onMessageCreated", ["invoke"]), ("onReadReceipt", ["invoke"]), ("presenceSweeper", ["sweep"]),
+                                 ("tokenCleanup", ["invoke", "sweep"])] {
             let result = try ProcessRunner.run(TestPaths.executable(name), ["--help"])
             #expect(result.status == 0)
-            #expect(result.stdoutText.contains("serve (default)") && result.stdoutText.contains("invoke"))
+            #expect(result.stdoutText.contains("serve (default)"), "\(name)")
+            for command in commands { #expect(result.stdoutText.contains("  \(command) "), "\(name) \(command)") }
+            #expect(result.stdoutText.contains("  invoke ") == commands.contains("invoke"), "\(name)")
         }
         let version = try ProcessRunner.run(TestPaths.executable("herald"), ["version"])
         #expect(version.stdoutText.hasPrefix("herald \(HeraldVersion.current)"))
+    }
+
+    /// `presenceSweeper sweep` as cron runs it: one pass against Firestore, a JSON report, exit 0.
+    @Test func sweepRunsOncePrintsCountsAndExits() async throws {
+        try await withLocalCloud { cloud in
+            let db = cloud.firestore(project: "cron")
+            let stale = Timestamp(microsecondsOf: Date().addingTimeInterval(-600))
+            _ = try await db.commit([
+                Write(.update(try db.name("users/gone"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(stale)], mask: nil)),
+                Write(.update(try db.name("users/here"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(Timestamp(microsecondsOf: Date()))], mask: nil)),
+            ])
+            var environment = ProcessInfo.processInfo.environment
+            environment["FIRESTORE_EMULATOR_HOST"] = cloud.host
+            environment["GOOGLE_CLOUD_PROJECT"] = "cron"
+            let result = try ProcessRunner.run(TestPaths.executable("presenceSweeper"), ["sweep"], environment: environment)
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONValue(parsing: result.stdout)
+            #expect(report["sweeps"]?["offline"]?["checked"] == 1 && report["sweeps"]?["offline"]?["written"] == 1, "\(result.stdoutText)")
+            #expect(try await db.get(try db.name("users/gone"))?["lastSeen"] == .timestamp(stale))
+            #expect(try await db.get(try db.name("users/here"))?["online"] == .boolean(true))
+        }
     }
 }
