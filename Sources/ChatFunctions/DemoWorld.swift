@@ -101,6 +101,36 @@ public struct DemoWorld: Sendable {
         }
     }
 
+    /// The app's presence heartbeat: online, and the heartbeat time.
+    public func heartbeat(of user: String, at time: Timestamp) throws -> Write {
+        let online = schema.onlineStatusValue.map(FirestoreValue.string) ?? .boolean(true)
+        return Write(.update(try name("\(schema.userCollection)/\(user)"), fields: [schema.onlineField: online, schema.heartbeatField: .timestamp(time)],
+                            mask: [FieldPath(schema.onlineField), FieldPath(schema.heartbeatField)]), precondition: .exists(true))
+    }
+
+    /// The app's typing indicator, when the schema keeps one.
+    public func typing(_ user: String, in conversation: String, at time: Timestamp) throws -> Write? {
+        guard let field = schema.typingField, let atField = schema.typingAtField else { return nil }
+        return Write(.update(try name("\(schema.userCollection)/\(user)"), fields: [field: .string(conversation), atField: .timestamp(time)],
+                            mask: [FieldPath(field), FieldPath(atField)]), precondition: .exists(true))
+    }
+
+    /// What the app writes when `user` signs in on the device with `token`: the token joins the user's
+    /// (or, for a single-token schema, replaces it).
+    public func signIn(_ user: String, onDeviceWith token: String) throws -> Write {
+        let document = try name("\(schema.userCollection)/\(user)")
+        switch schema.tokens {
+        case .single(let field):
+            return Write(.update(document, fields: [field: .string(token)], mask: [FieldPath(field)]), precondition: .exists(true))
+        case .array(let field):
+            return Write(.transform(document), transforms: [FieldTransform(FieldPath(field), .appendMissingElements([.string(token)]))], precondition: .exists(true))
+        case .mapKeys(let field):
+            return Write(.update(document, fields: [field: .map([token: .boolean(true)])], mask: [FieldPath(field, token)]), precondition: .exists(true))
+        case .subcollection(let collection):
+            return Write(.update(try name("\(schema.userCollection)/\(user)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil))
+        }
+    }
+
     /// Parses `bob→family` (also `bob->family`) into reader and conversation.
     public static func parseRead(_ text: String) -> (reader: String, conversation: String)? {
         let parts = text.replacingOccurrences(of: "->", with: "→").split(separator: "→", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
