@@ -9,7 +9,9 @@ Encodings per scenario:
   *.structured.json       application/cloudevents+json with "data"
   *.legacy.json           1st-gen {"data": ..., "context": ...}
   *.legacy-flat.json      the older 1st-gen shape, context fields beside "data" (+ "params")
-Also <preset>/documents.json, a snapshot for `invoke --documents`.
+Also <preset>/documents.json, a snapshot for `invoke --documents`; <preset>/presence.json for
+`presenceSweeper sweep --documents … --at 2026-11-20T09:02:00Z`; and <preset>/account-change.json, where
+another user still holds the token user-written gives (presets that keep tokens on the server).
 Run: pip install google-events; python3 Scripts/make-fixtures.py
 """
 import base64, json, os, shutil
@@ -98,6 +100,43 @@ PRESETS = {
     },
 }
 
+# Presence fields per preset: (online field, online value, offline value, heartbeat field).
+PRESENCE = {
+    "default": ("online", b(True), "heartbeatAt"),
+    "prd000": ("status", s("online"), "heartbeat"),
+    "prd001": ("online", b(True), "lastSeen"),
+    "prd004": ("isOnline", b(True), "lastSeenTimestamp"),
+}
+# The previous owner of the token the user-written event gives, where the preset keeps tokens on the server.
+PREVIOUS_OWNER = {
+    "default": ("dave", {"displayName": s("Dave"), "fcmTokens": arr(s("tok-dave-tablet"), s("tok-bob-new"))}),
+    "prd004": ("u9", {"displayName": s("Dan"), "fcmToken": s("tok-u2-new")}),
+}
+
+
+def write_snapshot(folder, name, documents):
+    with open(os.path.join(folder, name), "w") as f:
+        json.dump({"documents": documents}, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def write_sweep_snapshots(preset, p, folder):
+    """At 09:02:00: Gone's heartbeat is 2 minutes old (offline, last seen 09:00:00), Here's 10 s,
+    Quiet is typing since 09:01:00 while online; Away is offline already."""
+    online_field, online, heartbeat = PRESENCE[preset]
+    people = {
+        "gone": {online_field: online, heartbeat: ts("2026-11-20T09:00:00Z"), "typingIn": s("c-1"), "typingAt": ts("2026-11-20T08:59:59Z")},
+        "here": {online_field: online, heartbeat: ts("2026-11-20T09:01:50Z")},
+        "quiet": {online_field: online, heartbeat: ts("2026-11-20T09:01:55Z"), "typingIn": s("c-1"), "typingAt": ts("2026-11-20T09:01:00Z")},
+        "away": {online_field: s("offline") if preset == "prd000" else b(False), heartbeat: ts("2026-11-20T07:00:00Z")},
+    }
+    write_snapshot(folder, "presence.json", [doc(f"users/{u}", f, updated="2026-11-20T09:01:55Z") for u, f in people.items()])
+    if preset in PREVIOUS_OWNER:
+        uid, fields = PREVIOUS_OWNER[preset]
+        snapshot = [doc(*p["conversation"])] + [doc(f"users/{u}", f) for u, f in {**p["users"], uid: fields}.items()]
+        write_snapshot(folder, "account-change.json", snapshot)
+
+
 # Every value kind, for the codec tests.
 ALL_KINDS = {
     "null": {"nullValue": None}, "yes": b(True), "no": b(False),
@@ -178,9 +217,8 @@ def main():
                         event_data(value=after, old_value=before, mask=sorted(changed)), f"{preset}-evt-3")
         write_encodings(folder, "message-deleted", "deleted", p["message"], event_data(old_value=message), f"{preset}-evt-4")
         snapshot = [doc(*p["conversation"])] + [doc(f"users/{u}", f) for u, f in p["users"].items()] + [message]
-        with open(os.path.join(folder, "documents.json"), "w") as f:
-            json.dump({"documents": snapshot}, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        write_snapshot(folder, "documents.json", snapshot)
+        write_sweep_snapshots(preset, p, folder)
     values = os.path.join(OUT, "values")
     os.makedirs(values)
     write_encodings(values, "all-kinds", "written", "kinds/every",

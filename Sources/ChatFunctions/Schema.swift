@@ -104,7 +104,7 @@ public struct Schema: Sendable, Hashable {
         prd000.onlineField = "status"
         prd000.onlineStatusValue = "online"
         prd000.offlineStatusValue = "offline"
-        prd000.heartbeatField = "lastHeartbeat"
+        prd000.heartbeatField = "heartbeat"
         var prd001 = base
         prd001.name = "prd001"
         prd001.messagePattern = "messages/{messageId}"

@@ -61,7 +61,8 @@ struct SourceOptions: ParsableArguments {
             var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
             if let eventDocument, gateway.documents[eventDocument.name] == nil { gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument]) }
             return Wiring(events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: configuration.project) },
-                          sweeper: nil, clients: [])
+                          sweeper: (function as? any ScheduledFunction).map { snapshotSweeper($0, documents: Array(gateway.documents.values)) },
+                          clients: [])
         }
         let credentials: ApplicationDefaultCredentials
         do {
@@ -84,6 +85,10 @@ struct SourceOptions: ParsableArguments {
 
     func processor<Function: EventFunction>(_ function: Function, gateway: any DocumentGateway, project: String?) -> any EventHandling {
         EventProcessor(function: function, gateway: gateway, project: project)
+    }
+
+    func snapshotSweeper<Function: ScheduledFunction>(_ function: Function, documents: [FirestoreDocument]) -> any SweepRunning {
+        SnapshotSweeper(function: function, documents: documents)
     }
 
     func sweepRunner<Function: ScheduledFunction>(_ function: Function, firestore: FirestoreClient, fcm: FCMClient) -> any SweepRunning {
@@ -232,15 +237,17 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         CommandConfiguration(
             commandName: "sweep",
             abstract: "Run the scheduled pass once (for cron) and print a JSON report of what it found and changed.",
-            discussion: "Exit status: 0 done, 75 transient failure (run it again), 1 otherwise."
+            discussion: """
+                With --documents FILE it runs fully offline over a snapshot and lists the writes it would make. \
+                Exit status: 0 done, 75 transient failure (run it again), 1 otherwise.
+                """
         )
     }
 
-    @Flag(name: .long, help: "Query Firestore, but write and send nothing: only count what would change.")
-    var dryRun = false
+    @OptionGroup var source: SourceOptions
 
-    @Option(name: .long, help: ArgumentHelp("Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA.", valueName: "schema"))
-    var schema: String?
+    @Option(name: .long, help: ArgumentHelp("Sweep as if it were this time (RFC 3339), e.g. to replay a snapshot; default: now.", valueName: "time"))
+    var at: String?
 
     func run() async throws {
         var configuration = try loadConfiguration()
@@ -248,15 +255,18 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         let logger = Logger.herald(Function.name, configuration: configuration, sink: LineSink { line in
             FileHandle.standardError.write(Data((line + "\n").utf8))
         })
-        var source = try SourceOptions.parse(dryRun ? ["--dry-run"] : [])
-        source.schema = schema
+        var date = Date()
+        if let at {
+            guard let time = Timestamp(rfc3339: at) else { throw ValidationError("--at must be an RFC 3339 time such as 2026-11-20T09:02:00Z, not \"\(at)\"") }
+            date = Date(timeIntervalSince1970: Double(time.seconds) + Double(time.nanos) / 1e9)
+        }
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
         guard let sweeper = wiring.sweeper else {
             await wiring.shutdown()
             throw ValidationError("\(Function.name) does not run on a schedule")
         }
         do {
-            let report = try await sweeper.run(at: Date(), logger: logger)
+            let report = try await sweeper.run(at: date, logger: logger)
             await wiring.shutdown()
             print(report.json.serialized(pretty: true))
         } catch {

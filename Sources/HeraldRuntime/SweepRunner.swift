@@ -31,6 +31,9 @@ public struct SweepReport: Sendable, Hashable {
     public var dryRun: Bool
     /// In the order the function named its sweeps.
     public var sweeps: [(label: String, counts: Counts)]
+    /// In a dry run, the writes and checks that would be made (the first `maximumListed`), as Firestore's REST JSON.
+    public var planned: [JSONValue] = []
+    public static let maximumListed = 200
 
     public init(function: String, at: Timestamp, dryRun: Bool, sweeps: [(label: String, counts: Counts)] = []) {
         self.function = function
@@ -39,11 +42,21 @@ public struct SweepReport: Sendable, Hashable {
         self.sweeps = sweeps
     }
 
+    mutating func record(_ steps: [SweepStep]) {
+        for step in steps where planned.count < Self.maximumListed {
+            planned += step.writes.map(\.json) + step.checks.map { ["validateOnly": $0.requestBody] }
+        }
+    }
+
     public subscript(label: String) -> Counts { sweeps.first { $0.label == label }?.counts ?? Counts() }
 
     public var json: JSONValue {
-        ["function": .string(function), "at": .string(at.rfc3339), "dryRun": .bool(dryRun),
-         "sweeps": .object(Dictionary(sweeps.map { ($0.label, $0.counts.json) }, uniquingKeysWith: { a, _ in a }))]
+        var members: [String: JSONValue] = [
+            "function": .string(function), "at": .string(at.rfc3339), "dryRun": .bool(dryRun),
+            "sweeps": .object(Dictionary(sweeps.map { ($0.label, $0.counts.json) }, uniquingKeysWith: { a, _ in a })),
+        ]
+        if dryRun { members["planned"] = .array(planned) }
+        return .object(members)
     }
 
     public static func == (a: SweepReport, b: SweepReport) -> Bool { a.json == b.json }
@@ -78,6 +91,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
                 try await firestore.forEachPage(of: sweep.query, pageSize: pageSize) { page in
                     counts.checked += page.count
                     let steps = page.map { function.plan(sweep, for: $0, at: now) }
+                    if dryRun { report.record(steps) }
                     try await apply(steps.flatMap(\.writes), to: &counts, logger: logger)
                     try await check(steps.flatMap(\.checks), counts: &counts, logger: logger)
                 }
@@ -131,5 +145,41 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         }
         var ignored = SweepReport.Counts()
         try await apply(removals, to: &ignored, logger: logger)
+    }
+}
+
+/// A scheduled function over a snapshot of documents, fully offline (`sweep --documents FILE`): each
+/// document of the queried collection is planned (the plans check their own conditions), nothing is
+/// written, and the report lists what would be.
+public struct SnapshotSweeper<Function: ScheduledFunction>: SweepRunning {
+    public let function: Function
+    public let documents: [FirestoreDocument]
+
+    public init(function: Function, documents: [FirestoreDocument]) {
+        self.function = function
+        self.documents = documents.sorted { $0.name < $1.name }
+    }
+
+    public func run(at date: Date, logger: Logger) async throws -> SweepReport {
+        let now = Timestamp(microsecondsOf: date)
+        var report = SweepReport(function: Function.name, at: now, dryRun: true)
+        // A document written by an earlier sweep of this run has a new version: a later write planned from
+        // the snapshot would fail its precondition, so it is not planned.
+        var written = Set<DocumentName>()
+        for sweep in function.sweeps(at: now) {
+            let candidates = documents.filter {
+                $0.name.collectionID == sweep.query.collectionID && (sweep.query.allDescendants || $0.name.segments.count == 2)
+                    && !written.contains($0.name)
+            }
+            let steps = candidates.map { function.plan(sweep, for: $0, at: now) }.filter { !$0.isEmpty }
+            var counts = SweepReport.Counts()
+            counts.checked = steps.count
+            counts.written = steps.map(\.writes.count).reduce(0, +)
+            counts.validated = steps.map(\.checks.count).reduce(0, +)
+            report.record(steps)
+            written.formUnion(steps.flatMap(\.writes).map(\.document))
+            report.sweeps.append((sweep.label, counts))
+        }
+        return report
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ChatFunctions
 import FirestoreModel
 import HeraldRuntime
 import HeraldTesting
@@ -132,5 +133,35 @@ import Glibc
             #expect(try await db.get(try db.name("users/gone"))?["lastSeen"] == .timestamp(stale))
             #expect(try await db.get(try db.name("users/here"))?["online"] == .boolean(true))
         }
+    }
+
+    /// The fixture sets run offline: a presence sweep over a snapshot at a fixed time, and a phone that
+    /// changed accounts, for every preset that has them.
+    @Test(arguments: ["default", "prd000", "prd001", "prd004"])
+    func fixturesRunOffline(preset: String) throws {
+        let sweep = try ProcessRunner.run(TestPaths.executable("presenceSweeper"), [
+            "sweep", "--documents", TestPaths.fixture("\(preset)/presence.json").path, "--at", "2026-11-20T09:02:00Z", "--schema", preset,
+        ])
+        #expect(sweep.status == 0, "\(sweep.stderr)")
+        let report = try JSONValue(parsing: sweep.stdout)
+        // Gone goes offline (typing cleared with it), Quiet stops typing; Here and Away are left alone.
+        #expect(report["sweeps"]?["offline"]?["written"] == 1 && report["sweeps"]?["typing"]?["written"] == 1, "\(preset): \(sweep.stdoutText)")
+        let planned = report["planned"]?.arrayValue ?? []
+        #expect(planned.compactMap { $0["update"]?["name"]?.stringValue?.split(separator: "/").last.map(String.init) } == ["gone", "quiet"])
+        let schema = try #require(Schema.presets[preset])
+        if let lastSeen = schema.lastSeenField {
+            #expect(planned.first?["update"]?["fields"]?[lastSeen]?["timestampValue"] == "2026-11-20T09:00:00Z", "\(preset)")
+        }
+
+        let account = TestPaths.fixture("\(preset)/account-change.json")
+        guard FileManager.default.fileExists(atPath: account.path) else { return }
+        let invoke = try ProcessRunner.run(TestPaths.executable("tokenCleanup"), [
+            "invoke", "--event", TestPaths.fixture("\(preset)/user-written.binary-protobuf.json").path, "--documents", account.path, "--schema", preset,
+        ])
+        #expect(invoke.status == 0, "\(invoke.stderr)")
+        let writes = try JSONValue(parsing: invoke.stdout)["writes"]?.arrayValue ?? []
+        let previousOwner = preset == "prd004" ? "users/u9" : "users/dave"
+        #expect(writes.contains { ($0["update"]?["name"] ?? $0["transform"]?["document"])?.stringValue?.hasSuffix(previousOwner) == true },
+                "\(preset): the token leaves its previous owner: \(invoke.stdoutText)")
     }
 }
