@@ -9,7 +9,7 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Herald's developer command line.",
         discussion: "`herald function NAME [serve|invoke] …` runs one function, as its own executable would.",
-        subcommands: [Dev.self, Send.self, Version.self]
+        subcommands: [Dev.self, Send.self, Indexes.self, Version.self]
     )
 
     static func main() async {
@@ -47,4 +47,21 @@ struct Herald: AsyncParsableCommand {
 struct Version: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print Herald's version.")
     func run() { print("herald \(HeraldVersion.current)") }
+}
+
+struct Indexes: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the firestore.indexes.json a schema needs (Infra/firestore/ holds one per preset).")
+
+    @Option(name: .long, help: "Schema preset or schema JSON file.")
+    var schema = "default"
+
+    @Option(name: .long, help: "The ledger collection (HERALD_LEDGER_COLLECTION).")
+    var ledgerCollection = "_herald/events/ledger"
+
+    func run() throws {
+        let loaded: Schema
+        do { loaded = try Schema.load(schema) } catch { throw ValidationError(error.description) }
+        print(loaded.firestoreIndexes(ledgerCollection: ledgerCollection).serialized(pretty: true))
+    }
 }

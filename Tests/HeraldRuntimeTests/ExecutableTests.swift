@@ -164,4 +164,19 @@ import Glibc
         #expect(writes.contains { ($0["update"]?["name"] ?? $0["transform"]?["document"])?.stringValue?.hasSuffix(previousOwner) == true },
                 "\(preset): the token leaves its previous owner: \(invoke.stdoutText)")
     }
+
+    /// Infra/firestore/ declares, per preset, the indexes the functions' queries need; it must match the code.
+    @Test(arguments: ["default", "prd000", "prd001", "prd004"])
+    func declaredIndexesMatchTheQueries(preset: String) throws {
+        let printed = try ProcessRunner.run(TestPaths.executable("herald"), ["indexes", "--schema", preset])
+        let declared = try Data(contentsOf: TestPaths.packageRoot.appendingPathComponent("Infra/firestore/\(preset).indexes.json"))
+        #expect(try JSONValue(parsing: printed.stdout) == JSONValue(parsing: Array(declared)), "run: swift run herald indexes --schema \(preset) > Infra/firestore/\(preset).indexes.json")
+        // The presence query: equality on the online field, range on the heartbeat, in one composite index.
+        let schema = try #require(Schema.presets[preset])
+        let query = PresenceSweeper(schema: schema).sweeps(at: Timestamp(seconds: 0))[0].query
+        guard case .and(let filters) = query.filter else { Issue.record("expected a composite filter"); return }
+        let fields = filters.compactMap { if case .field(let path, _, _) = $0 { path.description } else { nil } }
+        let index = try JSONValue(parsing: Array(declared))["indexes"]?.arrayValue?.first?["fields"]?.arrayValue?.compactMap { $0["fieldPath"]?.stringValue }
+        #expect(index == fields)
+    }
 }

@@ -1,0 +1,23 @@
+import FirestoreModel
+
+/// The `firestore.indexes.json` a deployment with this schema needs (the Firebase CLI's format): the
+/// composite index presenceSweeper's query uses, a collection-group index for token documents when
+/// tokens live in a subcollection, and the TTL policy that expires the exactly-once ledger.
+extension Schema {
+    public func firestoreIndexes(ledgerCollection: String = "_herald/events/ledger") -> JSONValue {
+        func field(_ path: String) -> JSONValue { ["fieldPath": .string(path), "order": "ASCENDING"] }
+        let indexes: [JSONValue] = [
+            ["collectionGroup": .string(userCollection), "queryScope": "COLLECTION", "fields": [field(onlineField), field(heartbeatField)]],
+        ]
+        var overrides: [JSONValue] = []
+        if case .subcollection(let collection) = tokens, let stamp = tokensUpdatedAtField {
+            overrides.append(["collectionGroup": .string(collection), "fieldPath": .string(stamp), "indexes": [
+                ["order": "ASCENDING", "queryScope": "COLLECTION"], ["order": "ASCENDING", "queryScope": "COLLECTION_GROUP"],
+            ]])
+        }
+        let ledgerGroup = ledgerCollection.split(separator: "/").last.map(String.init) ?? ledgerCollection
+        // Ledger documents are only ever read by name: no index on them, and a TTL on expireAt.
+        overrides.append(["collectionGroup": .string(ledgerGroup), "fieldPath": "expireAt", "ttl": true, "indexes": []])
+        return ["indexes": .array(indexes), "fieldOverrides": .array(overrides)]
+    }
+}
