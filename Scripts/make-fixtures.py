@@ -132,8 +132,12 @@ def write_sweep_snapshots(preset, p, folder):
     }
     write_snapshot(folder, "presence.json", [doc(f"users/{u}", f, updated="2026-11-20T09:01:55Z") for u, f in people.items()])
     if preset in PREVIOUS_OWNER:
-        uid, fields = PREVIOUS_OWNER[preset]
-        snapshot = [doc(*p["conversation"])] + [doc(f"users/{u}", f) for u, f in {**p["users"], uid: fields}.items()]
+        # The user as the user-written event leaves it, and the previous owner still holding the token.
+        changed_uid, changed = p["user_update"]
+        users = {**p["users"], changed_uid: {**p["users"][changed_uid], **changed}}
+        owner, fields = PREVIOUS_OWNER[preset]
+        snapshot = [doc(*p["conversation"])] + [
+            doc(f"users/{u}", f, updated="2026-11-20T09:06:00Z" if u == changed_uid else None) for u, f in {**users, owner: fields}.items()]
         write_snapshot(folder, "account-change.json", snapshot)
 
 

@@ -37,7 +37,11 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
 
     public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written, .created, .updated]) }
 
-    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { [] }
+    /// The user document as it is now, when this write needs anything done: the writes are conditional
+    /// on its current version (the event's may be long gone: presence heartbeats write the same document).
+    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
+        needsWork(change) ? [change.document] : []
+    }
 
     /// The other users who hold a token this user has just gained.
     public func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup] {
@@ -59,17 +63,34 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         return store.tokens(of: user).filter { !before.contains($0) && Self.isWellFormed($0) }
     }
 
-    public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
-        guard let user = change.newDocument else { return .skip("the user document was deleted") }
-        if case .subcollection = schema.tokens { return .skip("tokens in a subcollection are cleaned by the scheduled pass") }
-        var writes: [Write] = []
-        if let normalization = normalization(of: user, since: change.oldDocument) { writes.append(normalization) }
+    /// Whether this write changed the set of (normal) tokens.
+    func tokensChanged(in change: DocumentChange) -> Bool {
         let store = TokenStore(schema.tokens)
+        return Set(change.newDocument.map { Self.normalized(store.tokens(of: $0)) } ?? [])
+            != Set(change.oldDocument.map { Self.normalized(store.tokens(of: $0)) } ?? [])
+    }
+
+    func needsWork(_ change: DocumentChange) -> Bool {
+        if case .subcollection = schema.tokens { return false }
+        guard let user = change.newDocument else { return false }
+        return tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
+    }
+
+    public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
+        guard change.newDocument != nil else { return .skip("the user document was deleted") }
+        if case .subcollection = schema.tokens { return .skip("tokens in a subcollection are cleaned by the scheduled pass") }
+        guard needsWork(change) else { return .skip("tokens already normal") }
+        guard let user = documents[change.document] else { return .skip("the user document was deleted since") }
+        var writes: [Write] = []
+        if let normalization = normalization(of: user, stamp: tokensChanged(in: change)) { writes.append(normalization) }
+        let store = TokenStore(schema.tokens)
+        let held = Set(store.tokens(of: user))
         for (lookup, holders) in documents.lookups.sorted(by: { $0.key.description < $1.key.description }) {
             for holder in holders where holder.name != user.name && lookup.matches(holder) {
-                guard let token = lookup.value.stringValue ?? lookup.field.segments.last,
+                // Only a token this user still has, and only from the holder as read: if it changed
+                // meanwhile, the event is planned again.
+                guard let token = lookup.value.stringValue ?? lookup.field.segments.last, held.contains(token),
                       let version = holder.updateTime, var removal = store.removal(of: token, from: holder) else { continue }
-                // Only from the holder as read: if it changed meanwhile, the event is planned again.
                 removal.precondition = .updateTime(version)
                 writes.append(removal)
             }
@@ -77,8 +98,8 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         return writes.isEmpty ? .skip("tokens already normal") : Plan(writes: writes)
     }
 
-    /// The write that normalises the user's tokens and stamps when they changed, or nil when nothing needs it.
-    func normalization(of user: FirestoreDocument, since old: FirestoreDocument?) -> Write? {
+    /// The write that normalises the user's tokens (and stamps the time when `stamp`), or nil when nothing needs it.
+    func normalization(of user: FirestoreDocument, stamp: Bool) -> Write? {
         // Conditional on the version planned from: a token added meanwhile wins, and its own event re-plans.
         let precondition: Precondition = user.updateTime.map { .updateTime($0) } ?? .exists(true)
         var fields: [String: FirestoreValue] = [:]
@@ -97,11 +118,9 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         case .subcollection:
             return nil
         }
-        let store = TokenStore(schema.tokens)
-        let changed = Set(Self.normalized(store.tokens(of: user))) != Set(old.map { Self.normalized(store.tokens(of: $0)) } ?? [])
-        let stamp = schema.tokensUpdatedAtField.flatMap { changed ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }
-        guard !mask.isEmpty || stamp != nil else { return nil }
-        return Write(.update(user.name, fields: fields, mask: mask), transforms: stamp.map { [$0] } ?? [], precondition: precondition)
+        let stampTransform = schema.tokensUpdatedAtField.flatMap { stamp ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }
+        guard !mask.isEmpty || stampTransform != nil else { return nil }
+        return Write(.update(user.name, fields: fields, mask: mask), transforms: stampTransform.map { [$0] } ?? [], precondition: precondition)
     }
 
     /// Conservative on purpose, since removing a working token loses a device: only empty tokens, very

@@ -10,6 +10,16 @@ public struct ProcessResult: Sendable {
 }
 
 public enum ProcessRunner {
+    /// `run`, waiting on a dispatch thread rather than a task's: a child that calls back into a server
+    /// of this process (an in-process local cloud) needs the cooperative threads to stay free.
+    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessResult {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try run(executable, arguments, stdin: nil, environment: environment) })
+            }
+        }
+    }
+
     public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable

@@ -15,8 +15,12 @@ import Testing
                               newDocument: FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 9)))
     }
 
+    /// The plan, with the user document read as the event left it.
     func plan(_ schema: String, _ fields: [String: FirestoreValue], old: [String: FirestoreValue]? = nil) throws -> Plan {
-        TokenCleanup(schema: Schema.presets[schema]!).plan(for: try change(fields, old: old), documents: DocumentsRead())
+        let change = try change(fields, old: old)
+        let function = TokenCleanup(schema: Schema.presets[schema]!)
+        let read = function.documentsToRead(for: change, alreadyRead: DocumentsRead())
+        return function.plan(for: change, documents: DocumentsRead(found: Dictionary(uniqueKeysWithValues: read.map { ($0, change.newDocument!) })))
     }
 
     @Test func arraysAreDedupedCleanedAndCappedKeepingTheNewest() throws {
@@ -46,7 +50,8 @@ import Testing
         var schema = Schema.presets["default"]!
         schema.tokens = .mapKeys(field: "notificationTokens")
         let fields: [String: FirestoreValue] = ["notificationTokens": .map([Self.good[0]: .boolean(true), "bad token": .boolean(true)])]
-        let plan = TokenCleanup(schema: schema).plan(for: try change(fields), documents: DocumentsRead())
+        let change = try change(fields)
+        let plan = TokenCleanup(schema: schema).plan(for: change, documents: DocumentsRead(found: [change.document: change.newDocument!]))
         guard case .update(_, let set, let mask) = plan.writes.first?.operation else { Issue.record("expected an update"); return }
         #expect(set.isEmpty)
         #expect(mask == [FieldPath("notificationTokens", "bad token")])
@@ -90,7 +95,8 @@ import Testing
         let alice = FirestoreDocument(name: try DocumentName(project: "p", path: "users/alice"), fields: aliceFields, updateTime: Timestamp(seconds: 7))
         let bobAsFound = FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9))
         #expect(lookups[0].matches(alice) && lookups[0].matches(bobAsFound))
-        let plan = function.plan(for: change, documents: DocumentsRead(lookups: [lookups[0]: [alice, bobAsFound]]))
+        #expect(function.documentsToRead(for: change, alreadyRead: DocumentsRead()) == [bob])
+        let plan = function.plan(for: change, documents: DocumentsRead(found: [bob: bobAsFound], lookups: [lookups[0]: [alice, bobAsFound]]))
         let removals = plan.writes.filter { $0.document == alice.name }
         #expect(removals.count == 1 && removals[0].precondition == .updateTime(Timestamp(seconds: 7)))
         #expect(!plan.writes.contains { $0.document == bob && $0.transforms.isEmpty }, "Bob keeps his token")
@@ -126,5 +132,18 @@ import Testing
         #expect(function.plan(sweep, for: try user(changed: 10, seen: nil), at: now).isEmpty)
         #expect(TokenCleanup(schema: Schema.presets["default"]!).plan(sweep, for: try user(changed: 40, seen: nil), at: now).isEmpty,
                 "without validate, doubtful tokens are left alone")
+    }
+
+    /// The event's document may be long gone (a heartbeat since): the writes are made from the document as it is now.
+    @Test func writesAreConditionalOnTheCurrentVersionNotTheEventsOne() throws {
+        let change = try change(["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])])])
+        let now = FirestoreDocument(name: change.document, fields: ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 20))],
+                                    updateTime: Timestamp(seconds: 21))
+        let plan = TokenCleanup(schema: Schema.presets["default"]!).plan(for: change, documents: DocumentsRead(found: [change.document: now]))
+        #expect(plan.writes.first?.precondition == .updateTime(Timestamp(seconds: 21)))
+        // A heartbeat alone needs no read at all.
+        let heartbeat = try self.change(["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 30))],
+                                        old: ["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 0))])
+        #expect(TokenCleanup(schema: Schema.presets["default"]!).documentsToRead(for: heartbeat, alreadyRead: DocumentsRead()).isEmpty)
     }
 }

@@ -126,7 +126,7 @@ import Glibc
             var environment = ProcessInfo.processInfo.environment
             environment["FIRESTORE_EMULATOR_HOST"] = cloud.host
             environment["GOOGLE_CLOUD_PROJECT"] = "cron"
-            let result = try ProcessRunner.run(TestPaths.executable("presenceSweeper"), ["sweep"], environment: environment)
+            let result = try await ProcessRunner.run(TestPaths.executable("presenceSweeper"), ["sweep"], environment: environment)
             #expect(result.status == 0, "\(result.stderr)")
             let report = try JSONValue(parsing: result.stdout)
             #expect(report["sweeps"]?["offline"]?["checked"] == 1 && report["sweeps"]?["offline"]?["written"] == 1, "\(result.stdoutText)")

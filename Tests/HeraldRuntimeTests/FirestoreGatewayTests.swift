@@ -92,7 +92,7 @@ import Testing
             env["FIRESTORE_EMULATOR_HOST"] = host
             env["GOOGLE_CLOUD_PROJECT"] = "herald-demo"
             env["GOOGLE_APPLICATION_CREDENTIALS"] = nil
-            let result = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), [
+            let result = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), [
                 "invoke", "--dry-run", "--event", TestPaths.fixture("values/data-omitted.binary-protobuf.json").path,
             ], environment: env)
             #expect(result.status == 0, "\(result.stderr)")

@@ -12,7 +12,7 @@ import Testing
 
     static func results(_ python: URL, backend: FirestoreBackend) async throws -> JSONValue? {
         try await backend.run { host in
-            let run = try ProcessRunner.run(python, [script.path, host, "py-\(UInt32.random(in: 0...UInt32.max))"])
+            let run = try await ProcessRunner.run(python, [script.path, host, "py-\(UInt32.random(in: 0...UInt32.max))"])
             #expect(run.status == 0, "\(backend): \(run.stderr.suffix(3000))")
             return try JSONValue(parsing: run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
         }

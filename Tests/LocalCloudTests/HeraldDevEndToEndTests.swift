@@ -22,7 +22,7 @@ import Testing
     static func check(external: String?) async throws {
         let directory = NSTemporaryDirectory() + "herald-dev-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try ProcessRunner.run(TestPaths.executable("herald"), [
+        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
             "dev", "--data", directory, "--port", "0", "--project", "e2e", "--seed", "demo",
             "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late 🏃", "--exit-when-idle",
         ] + (external.map { ["--firestore", $0] } ?? []))
@@ -72,7 +72,7 @@ import Testing
         let schema = try #require(Schema.presets[preset])
         let directory = NSTemporaryDirectory() + "herald-preset-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try ProcessRunner.run(TestPaths.executable("herald"), [
+        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
             "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset, "--seed", "demo",
             "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late",
             "--read", "bob→family", "--read", "alice→alice-bob", "--exit-when-idle",

@@ -16,7 +16,7 @@ import Testing
     @Test(arguments: ["default", "prd000", "prd001", "prd004"])
     func peopleComeAndGoMessageReadAndSwitchAccounts(preset: String) async throws {
         let schema = try #require(Schema.presets[preset])
-        let dev = try RunningDev(["--schema", preset, "--seed", "demo"],
+        let dev = try await RunningDev.start(["--schema", preset, "--seed", "demo"],
                                  environment: ["HERALD_PRESENCE_STALE_AFTER": "2", "HERALD_TYPING_STALE_AFTER": "1"])
         defer { dev.kill() }
         let db = FirestoreClient(project: "e2e", endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared)
@@ -88,7 +88,8 @@ import Testing
         #expect(toPhone?["message"]?["apns"]?["payload"]?["aps"]?["badge"] == 2, "\(preset): with Carol's badge")
         let silent = records.filter { $0["message"]?["notification"] == nil }.compactMap { $0["message"]?["token"]?.stringValue }.sorted()
         #expect(silent == (single ? ["tok-bob-phone"] : ["tok-bob-ipad", "tok-bob-phone"]), "\(preset): Bob's badge cleared on every device")
-        #expect(try await dev.deadLetters().isEmpty, "\(preset)")
+        let dead = try await dev.deadLetters()
+        #expect(dead.isEmpty, "\(preset): \(dead.map { $0.serialized() }.joined(separator: "\n"))")
 
         let exit = try await dev.stop()
         #expect(exit == 0, "\(preset): \(dev.output.suffix(2000))")
@@ -112,18 +113,24 @@ struct TokensOf {
 final class RunningDev: Sendable {
     final class Transcript: Sendable { let text = Mutex("") }
     let process: Process
-    let transcript = Transcript()
+    let transcript: Transcript
     let base: String
 
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        process = Process()
+    init(process: Process, transcript: Transcript, base: String) {
+        self.process = process
+        self.transcript = transcript
+        self.base = base
+    }
+
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningDev {
+        let process = Process()
         process.executableURL = TestPaths.executable("herald")
         process.arguments = ["dev", "--ephemeral", "--port", "0", "--project", "e2e"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = output
-        let transcript = self.transcript
+        let transcript = Transcript()
         output.fileHandleForReading.readabilityHandler = { handle in
             let chunk = handle.availableData
             if chunk.isEmpty { handle.readabilityHandler = nil } else { transcript.text.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
@@ -135,11 +142,11 @@ final class RunningDev: Sendable {
             if text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) {
                 base = String(text[range].dropFirst("Herald local cloud on ".count))
             } else {
-                Thread.sleep(forTimeInterval: 0.1)
+                try await Task.sleep(for: .milliseconds(100))
             }
         }
         guard let base else { throw DevDidNotStart(output: transcript.text.withLock { $0 }) }
-        self.base = base
+        return RunningDev(process: process, transcript: transcript, base: base)
     }
 
     struct DevDidNotStart: Error, CustomStringConvertible {
