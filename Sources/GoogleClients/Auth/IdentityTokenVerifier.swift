@@ -59,7 +59,9 @@ public actor IdentityTokenVerifier {
             }
         }
         guard issuers.contains(claims.iss) else { throw .refused("the identity token's issuer \(claims.iss) is not accepted") }
-        guard claims.aud.value.contains(audience) else {
+        // `https://service.run.app` and `https://service.run.app/` name the same service.
+        func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
+        guard claims.aud.value.contains(where: { trimmed($0) == trimmed(audience) }) else {
             throw .refused("the identity token is for audience \(claims.aud.value.joined(separator: ", ")), not \(audience)")
         }
         // Google allows a few minutes of clock skew; five is what its own libraries accept.

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Deploys Herald's four functions to Google Cloud, in order, idempotently (run it again after a change):
+#   1. APIs            2. service accounts (one per function, one for Eventarc, one for Cloud Scheduler)
+#   3. IAM roles       4. Firestore indexes, field overrides and the ledger's TTL policy
+#   5. Cloud Run services (Infra/cloudrun/*.yaml), each invocable only by its caller's service account
+#   6. a dead-letter topic, Eventarc triggers with retry and dead-letter policies
+#   7. Cloud Scheduler jobs calling with OIDC tokens
+# The image must already be in Artifact Registry (Infra/build-images.sh --push REPOSITORY).
+#
+# Usage: Infra/deploy.sh PROJECT REGION [--schema default|prd000|prd001|prd004] [--image IMAGE]
+#                        [--firestore-location LOCATION] [--database DATABASE] [--dry-run]
+# --dry-run prints every command and runs none; values only Google knows (the project number, a
+# trigger's subscription) appear as PROJECT_NUMBER and SUBSCRIPTION_OF_<trigger>.
+set -euo pipefail
+
+usage() {
+  echo "usage: $0 PROJECT REGION [--schema default|prd000|prd001|prd004] [--image IMAGE] [--firestore-location LOCATION] [--database DATABASE] [--dry-run]" >&2
+  exit 2
+}
+
+[ $# -ge 2 ] || usage
+PROJECT=$1
+REGION=$2
+shift 2
+SCHEMA=default
+IMAGE=""
+FIRESTORE_LOCATION=""
+DATABASE="(default)"
+DRY_RUN=false
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --schema) SCHEMA=${2:?--schema needs a value}; shift 2 ;;
+    --image) IMAGE=${2:?--image needs a value}; shift 2 ;;
+    --firestore-location) FIRESTORE_LOCATION=${2:?--firestore-location needs a value}; shift 2 ;;
+    --database) DATABASE=${2:?--database needs a value}; shift 2 ;;
+    --dry-run) DRY_RUN=true; shift ;;
+    *) usage ;;
+  esac
+done
+case "$PROJECT" in *[!a-z0-9-]* | "") echo "error: PROJECT must be a project id, not \"$PROJECT\"" >&2; exit 2 ;; esac
+case "$REGION" in *[!a-z0-9-]* | "") echo "error: REGION must be a region such as europe-west1, not \"$REGION\"" >&2; exit 2 ;; esac
+
+# Where each preset keeps messages and users (Sources/ChatFunctions/Schema.swift; a test keeps them equal).
+case "$SCHEMA" in
+  default | prd000) MESSAGE_PATTERN='conversations/{conversationId}/messages/{messageId}' ;;
+  prd001) MESSAGE_PATTERN='messages/{messageId}' ;;
+  prd004) MESSAGE_PATTERN='chats/{chatID}/messages/{messageID}' ;;
+  *) echo "error: unknown schema \"$SCHEMA\": use default, prd000, prd001 or prd004" >&2; exit 2 ;;
+esac
+USER_PATTERN='users/{userId}'
+IMAGE=${IMAGE:-$REGION-docker.pkg.dev/$PROJECT/herald/herald:latest}
+FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
+HERE=$(cd "$(dirname "$0")" && pwd)
+INDEXES="$HERE/firestore/$SCHEMA.indexes.json"
+RENDERED=${HERALD_RENDER_DIR:-$(mktemp -d)}
+mkdir -p "$RENDERED"
+
+FUNCTIONS=(onMessageCreated onReadReceipt presenceSweeper tokenCleanup)
+PUSHING=(onMessageCreated onReadReceipt tokenCleanup)   # FCM senders; presenceSweeper sends nothing
+TRIGGER_SA="herald-trigger@$PROJECT.iam.gserviceaccount.com"
+SCHEDULER_SA="herald-scheduler@$PROJECT.iam.gserviceaccount.com"
+DEAD_LETTERS=herald-dead-letters
+
+service_of() { echo "herald-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; }
+account_of() { echo "$(service_of "$1")@$PROJECT.iam.gserviceaccount.com"; }
+
+quote() { printf '%q ' "$@" | sed 's/ $//'; }
+# Prints the command, and runs it unless --dry-run.
+run() {
+  echo "+ $(quote "$@")"
+  if ! $DRY_RUN; then "$@"; fi
+}
+# ensure DESCRIBE... -- CREATE...: creates only what does not exist yet.
+ensure() {
+  local describe=()
+  while [ "$1" != "--" ]; do describe+=("$1"); shift; done
+  shift
+  if $DRY_RUN; then echo "+ $(quote "${describe[@]}") >/dev/null 2>&1 || $(quote "$@")"; return; fi
+  if "${describe[@]}" >/dev/null 2>&1; then echo "= exists: ${describe[*]}"; else run "$@"; fi
+}
+# upsert DESCRIBE... -- UPDATE... -- CREATE...: updates what exists, creates the rest.
+upsert() {
+  local describe=() update=()
+  while [ "$1" != "--" ]; do describe+=("$1"); shift; done
+  shift
+  while [ "$1" != "--" ]; do update+=("$1"); shift; done
+  shift
+  if $DRY_RUN; then echo "+ $(quote "${describe[@]}") >/dev/null 2>&1 && $(quote "${update[@]}") || $(quote "$@")"; return; fi
+  if "${describe[@]}" >/dev/null 2>&1; then run "${update[@]}"; else run "$@"; fi
+}
+# A value only Google knows; PLACEHOLDER in a dry run.
+value() {
+  local placeholder=$1
+  shift
+  if $DRY_RUN; then echo "$placeholder"; else "$@"; fi
+}
+# Creates, counting "already exists" as done (for resources without a name to describe).
+create_once() {
+  echo "+ $(quote "$@")"
+  if $DRY_RUN; then return; fi
+  local output
+  if ! output=$("$@" 2>&1); then
+    case "$output" in *ALREADY_EXISTS* | *"already exists"*) echo "= exists" ;; *) echo "$output" >&2; return 1 ;; esac
+  fi
+}
+
+echo "# Herald → project $PROJECT, region $REGION, schema $SCHEMA, image $IMAGE"
+
+echo "# 1. APIs"
+run gcloud services enable run.googleapis.com eventarc.googleapis.com firestore.googleapis.com fcm.googleapis.com \
+  cloudscheduler.googleapis.com pubsub.googleapis.com --project="$PROJECT"
+PROJECT_NUMBER=$(value PROJECT_NUMBER gcloud projects describe "$PROJECT" --format='value(projectNumber)')
+PUBSUB_AGENT="service-$PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+echo "# 2. Service accounts"
+for function in "${FUNCTIONS[@]}"; do
+  ensure gcloud iam service-accounts describe "$(account_of "$function")" --project="$PROJECT" -- \
+    gcloud iam service-accounts create "$(service_of "$function")" --display-name="Herald $function" --project="$PROJECT"
+done
+ensure gcloud iam service-accounts describe "$TRIGGER_SA" --project="$PROJECT" -- \
+  gcloud iam service-accounts create herald-trigger --display-name="Herald Eventarc triggers" --project="$PROJECT"
+ensure gcloud iam service-accounts describe "$SCHEDULER_SA" --project="$PROJECT" -- \
+  gcloud iam service-accounts create herald-scheduler --display-name="Herald Cloud Scheduler jobs" --project="$PROJECT"
+
+echo "# 3. IAM: the least each identity needs"
+bind() { run gcloud projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:$1" --role="$2" --condition=None --quiet; }
+for function in "${FUNCTIONS[@]}"; do bind "$(account_of "$function")" roles/datastore.user; done
+for function in "${PUSHING[@]}"; do bind "$(account_of "$function")" roles/firebasecloudmessaging.admin; done
+bind "$TRIGGER_SA" roles/eventarc.eventReceiver
+# Pub/Sub signs Eventarc's pushes with the trigger's account.
+bind "$PUBSUB_AGENT" roles/iam.serviceAccountTokenCreator
+
+echo "# 4. Firestore indexes, field overrides, TTL ($INDEXES)"
+while IFS= read -r index; do
+  group=$(jq -r '.collectionGroup' <<<"$index")
+  scope=$(jq -r '.queryScope' <<<"$index")
+  configs=()
+  while IFS= read -r config; do configs+=("--field-config=$config"); done < <(jq -r '.fields[] | "field-path=\(.fieldPath),order=\(.order | ascii_downcase)"' <<<"$index")
+  create_once gcloud firestore indexes composite create --project="$PROJECT" --database="$DATABASE" \
+    --collection-group="$group" --query-scope="$(tr '[:upper:]' '[:lower:]' <<<"$scope" | tr '_' '-')" "${configs[@]}" --async
+done < <(jq -c '.indexes[]' "$INDEXES")
+while IFS= read -r override; do
+  group=$(jq -r '.collectionGroup' <<<"$override")
+  field=$(jq -r '.fieldPath' <<<"$override")
+  if [ "$(jq -r '.ttl // false' <<<"$override")" = true ]; then
+    run gcloud firestore fields ttls update "$field" --collection-group="$group" --enable-ttl --database="$DATABASE" --project="$PROJECT" --async
+  fi
+  if [ "$(jq -r '.indexes | length' <<<"$override")" = 0 ]; then
+    run gcloud firestore indexes fields update "$field" --collection-group="$group" --disable-indexes --database="$DATABASE" --project="$PROJECT" --async
+  fi
+done < <(jq -c '.fieldOverrides[]' "$INDEXES")
+
+echo "# 5. Cloud Run services (rendered into $RENDERED)"
+url_of() { echo "https://$(service_of "$1")-$PROJECT_NUMBER.$REGION.run.app"; }
+for function in "${FUNCTIONS[@]}"; do
+  manifest="$RENDERED/$function.yaml"
+  sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$IMAGE|g" -e "s|value: SCHEMA|value: $SCHEMA|" -e "s|SERVICE_URL|$(url_of "$function")|" \
+    "$HERE/cloudrun/$function.yaml" >"$manifest"
+  run gcloud run services replace "$manifest" --region="$REGION" --project="$PROJECT"
+done
+invoker() {
+  run gcloud run services add-iam-policy-binding "$(service_of "$1")" --member="serviceAccount:$2" --role=roles/run.invoker \
+    --region="$REGION" --project="$PROJECT"
+}
+invoker onMessageCreated "$TRIGGER_SA"
+invoker onReadReceipt "$TRIGGER_SA"
+invoker tokenCleanup "$TRIGGER_SA"
+invoker presenceSweeper "$SCHEDULER_SA"
+invoker tokenCleanup "$SCHEDULER_SA"
+
+echo "# 6. Dead letters and Eventarc triggers"
+ensure gcloud pubsub topics describe "$DEAD_LETTERS" --project="$PROJECT" -- \
+  gcloud pubsub topics create "$DEAD_LETTERS" --project="$PROJECT"
+ensure gcloud pubsub subscriptions describe "$DEAD_LETTERS" --project="$PROJECT" -- \
+  gcloud pubsub subscriptions create "$DEAD_LETTERS" --topic="$DEAD_LETTERS" --message-retention-duration=7d --project="$PROJECT"
+run gcloud pubsub topics add-iam-policy-binding "$DEAD_LETTERS" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.publisher --project="$PROJECT"
+trigger() {
+  local function=$1 kind=$2 pattern=$3 name
+  name=$(service_of "$function")
+  ensure gcloud eventarc triggers describe "$name" --location="$FIRESTORE_LOCATION" --project="$PROJECT" -- \
+    gcloud eventarc triggers create "$name" --location="$FIRESTORE_LOCATION" \
+    --destination-run-service="$name" --destination-run-region="$REGION" \
+    --event-filters="type=google.cloud.firestore.document.v1.$kind" --event-filters="database=$DATABASE" \
+    --event-filters-path-pattern="document=$pattern" --event-data-content-type=application/protobuf \
+    --service-account="$TRIGGER_SA" --project="$PROJECT"
+  local subscription
+  subscription=$(value "SUBSCRIPTION_OF_$name" gcloud eventarc triggers describe "$name" --location="$FIRESTORE_LOCATION" \
+    --project="$PROJECT" --format='value(transport.pubsub.subscription)')
+  # Pub/Sub retries with backoff from 10 s to 600 s; after 10 attempts the event goes to the dead letters.
+  run gcloud pubsub subscriptions update "$subscription" --dead-letter-topic="projects/$PROJECT/topics/$DEAD_LETTERS" \
+    --max-delivery-attempts=10 --min-retry-delay=10s --max-retry-delay=600s --project="$PROJECT"
+  run gcloud pubsub subscriptions add-iam-policy-binding "$subscription" --member="serviceAccount:$PUBSUB_AGENT" \
+    --role=roles/pubsub.subscriber --project="$PROJECT"
+}
+trigger onMessageCreated created "$MESSAGE_PATTERN"
+trigger onReadReceipt updated "$MESSAGE_PATTERN"
+trigger tokenCleanup written "$USER_PATTERN"
+
+echo "# 7. Cloud Scheduler jobs"
+job() {
+  local name=$1 schedule=$2 function=$3 path=$4 deadline=$5 flags
+  flags=(--location="$REGION" --schedule="$schedule" --uri="$(url_of "$function")$path" --http-method=POST
+    --oidc-service-account-email="$SCHEDULER_SA" --oidc-token-audience="$(url_of "$function")"
+    --attempt-deadline="$deadline" --project="$PROJECT")
+  upsert gcloud scheduler jobs describe "$name" --location="$REGION" --project="$PROJECT" -- \
+    gcloud scheduler jobs update http "$name" "${flags[@]}" -- \
+    gcloud scheduler jobs create http "$name" "${flags[@]}"
+}
+job herald-presence-sweep '* * * * *' presenceSweeper / 60s
+job herald-token-cleanup '0 3 * * *' tokenCleanup /sweep 600s
+
+echo "# done"

@@ -1,0 +1,174 @@
+import ChatFunctions
+import Foundation
+import FirestoreModel
+import HeraldTesting
+import Testing
+
+/// Infra/deploy.sh --dry-run: every command, in order, consistent with the code's schemas; and every
+/// file under Infra/ linted.
+@Suite struct InfraTests {
+    static let script = TestPaths.packageRoot.appendingPathComponent("Infra/deploy.sh")
+
+    struct DryRun {
+        let commands: [String]
+        let rendered: URL
+
+        /// The index of the first command containing every fragment.
+        func index(_ fragments: String...) -> Int? {
+            commands.firstIndex { command in fragments.allSatisfy(command.contains) }
+        }
+        func all(_ fragment: String) -> [String] { commands.filter { $0.contains(fragment) } }
+    }
+
+    func dryRun(_ arguments: [String]) async throws -> (status: Int32, run: DryRun, stderr: String) {
+        let rendered = FileManager.default.temporaryDirectory.appendingPathComponent("herald-render-\(UUID().uuidString)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD_RENDER_DIR"] = rendered.path
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), [Self.script.path] + arguments, environment: environment)
+        let commands = result.stdoutText.split(separator: "\n").filter { $0.hasPrefix("+ ") }.map { String($0.dropFirst(2)) }
+        return (result.status, DryRun(commands: commands, rendered: rendered), result.stderr)
+    }
+
+    @Test(arguments: ["default", "prd000", "prd001", "prd004"])
+    func theDryRunDeploysEverythingInOrder(preset: String) async throws {
+        let (status, run, stderr) = try await dryRun(["herald-demo", "europe-west1", "--schema", preset, "--dry-run"])
+        defer { try? FileManager.default.removeItem(at: run.rendered) }
+        #expect(status == 0, "\(stderr)")
+        #expect(run.commands.count > 30)
+        #expect(run.commands.allSatisfy { $0.hasPrefix("gcloud ") && $0.contains("herald-demo") }, "every command names the project")
+
+        // Order: APIs, accounts, roles, indexes, services, invokers, triggers, jobs.
+        let phases = [
+            run.index("gcloud services enable", "eventarc.googleapis.com"),
+            run.index("service-accounts create herald-onmessagecreated"),
+            run.index("add-iam-policy-binding herald-demo", "roles/datastore.user"),
+            run.index("firestore indexes composite create"),
+            run.index("run services replace"),
+            run.index("roles/run.invoker"),
+            run.index("eventarc triggers create"),
+            run.index("scheduler jobs create http herald-presence-sweep"),
+        ]
+        #expect(phases.allSatisfy { $0 != nil }, "\(phases)")
+        #expect(phases.compactMap { $0 } == phases.compactMap { $0 }.sorted(), "phases out of order: \(phases)")
+
+        // Idempotent: whatever is created is looked for first.
+        for create in run.all(" create ") where !create.contains("indexes composite create") {
+            #expect(create.contains(" describe ") && create.contains(" || "), "not guarded: \(create)")
+        }
+
+        // Least privilege: FCM only for the functions that push; each function its own account.
+        let fcm = run.all("roles/firebasecloudmessaging.admin")
+        #expect(fcm.count == 3 && !fcm.contains { $0.contains("presencesweeper") })
+        #expect(run.all("run services replace").count == 4)
+        for name in ["onmessagecreated", "onreadreceipt", "presencesweeper", "tokencleanup"] {
+            #expect(run.all("herald-\(name)@herald-demo.iam.gserviceaccount.com --role=roles/datastore.user").count == 1)
+        }
+        #expect(run.all("roles/run.invoker").count == 5)
+        #expect(run.index("herald-presencesweeper", "herald-trigger@", "roles/run.invoker") == nil, "Eventarc never calls presenceSweeper")
+
+        // Triggers: the event types and document patterns each function's code declares.
+        let schema = try #require(Schema.presets[preset])
+        let escaped = { (pattern: String) in pattern.replacingOccurrences(of: "{", with: "\\{").replacingOccurrences(of: "}", with: "\\}") }
+        for (name, kind, pattern) in [("herald-onmessagecreated", "created", schema.messagePattern),
+                                      ("herald-onreadreceipt", "updated", schema.messagePattern),
+                                      ("herald-tokencleanup", "written", schema.userPattern)] {
+            let create = try #require(run.commands.first { $0.contains("eventarc triggers create \(name) ") }, "\(name)")
+            #expect(create.contains("--event-filters=type=google.cloud.firestore.document.v1.\(kind) "), "\(create)")
+            #expect(create.contains("--event-filters-path-pattern=document=\(escaped(pattern)) "), "\(preset): \(create)")
+            #expect(create.contains("--event-data-content-type=application/protobuf") && create.contains("--service-account=herald-trigger@"))
+            #expect(run.index("subscriptions update SUBSCRIPTION_OF_\(name)", "--dead-letter-topic=", "--max-delivery-attempts=") != nil)
+        }
+        // Scheduler: every minute and daily, with OIDC tokens of the scheduler's account for each service's URL.
+        let sweep = try #require(run.commands.first { $0.contains("scheduler jobs") && $0.contains("herald-presence-sweep") })
+        #expect(sweep.contains("--oidc-service-account-email=herald-scheduler@") && sweep.contains(#"--schedule=\*\ \*\ \*\ \*\ \*"#))
+        #expect(sweep.contains("--oidc-token-audience=https://herald-presencesweeper-PROJECT_NUMBER.europe-west1.run.app "))
+        let cleanup = try #require(run.commands.first { $0.contains("scheduler jobs") && $0.contains("herald-token-cleanup") })
+        #expect(cleanup.contains("/sweep ") && cleanup.contains(#"--schedule=0\ 3\ \*\ \*\ \*"#))
+
+        // The rendered manifests carry the schema, the image and the audience the function checks.
+        let manifest = try String(contentsOf: run.rendered.appendingPathComponent("onMessageCreated.yaml"), encoding: .utf8)
+        #expect(manifest.contains("value: \(preset)\n") && manifest.contains("image: europe-west1-docker.pkg.dev/herald-demo/herald/herald:latest"))
+        #expect(manifest.contains("value: https://herald-onmessagecreated-PROJECT_NUMBER.europe-west1.run.app\n"))
+        #expect(manifest.contains("run.googleapis.com/ingress: internal") && !manifest.contains("PROJECT_ID"))
+        // Indexes: the composite index of the presence query, from Infra/firestore.
+        let index = try #require(run.commands.first { $0.contains("indexes composite create") })
+        #expect(index.contains("field-path=\(schema.onlineField)") && index.contains("field-path=\(schema.heartbeatField)"))
+        #expect(run.index("ttls update expireAt", "--enable-ttl") != nil)
+    }
+
+    @Test func badArgumentsAreRefusedBeforeAnything() async throws {
+        for arguments in [[], ["only-project"], ["p", "r", "--schema", "prd999", "--dry-run"], ["Bad_Project", "europe-west1", "--dry-run"],
+                          ["p", "europe-west1", "--nonsense"]] {
+            let (status, run, stderr) = try await dryRun(arguments)
+            #expect(status == 2, "\(arguments)")
+            #expect(run.commands.isEmpty && !stderr.isEmpty, "\(arguments): \(stderr)")
+        }
+    }
+
+    /// Every command must get past gcloud's own argument parser (it then stops for want of an account).
+    @Test func gcloudAcceptsEveryCommand() async throws {
+        guard let gcloud = Self.tool("gcloud") else {
+            print("SKIPPED (InfraTests.gcloudAcceptsEveryCommand): gcloud is not installed")
+            return
+        }
+        let (status, run, _) = try await dryRun(["herald-demo", "europe-west1", "--schema", "prd004", "--dry-run"])
+        defer { try? FileManager.default.removeItem(at: run.rendered) }
+        #expect(status == 0)
+        let single = run.commands.flatMap { $0.components(separatedBy: " >/dev/null 2>&1 || ") }
+            .flatMap { $0.components(separatedBy: " >/dev/null 2>&1 && ") }.flatMap { $0.components(separatedBy: " || gcloud ") }
+            .map { $0.hasPrefix("gcloud ") ? $0 : "gcloud " + $0 }
+        let configuration = FileManager.default.temporaryDirectory.appendingPathComponent("herald-gcloud-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: configuration) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["CLOUDSDK_CONFIG"] = configuration.path
+        environment["CLOUDSDK_CORE_DISABLE_PROMPTS"] = "1"
+        environment["PATH"] = gcloud.deletingLastPathComponent().path + ":" + (environment["PATH"] ?? "")
+        let gcloudEnvironment = environment
+        // Unique shapes only (the same command for another function adds nothing), four at a time.
+        var seen = Set<String>()
+        let distinct = single.filter { seen.insert($0.split(separator: " ").prefix(5).joined(separator: " ")).inserted }
+        try await withThrowingTaskGroup(of: (String, ProcessResult).self) { group in
+            var next = 0
+            func start() {
+                let command = distinct[next]
+                next += 1
+                group.addTask { (command, try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), ["-c", command], environment: gcloudEnvironment)) }
+            }
+            while next < min(4, distinct.count) { start() }
+            for try await (command, result) in group {
+                let said = result.stderr + result.stdoutText
+                #expect(!said.contains("unrecognized arguments") && !said.contains("Invalid choice") && !said.contains("argument --")
+                        && !said.contains("Invalid value"), "gcloud refused: \(command)\n\(said.suffix(600))")
+                if next < distinct.count { start() }
+            }
+        }
+    }
+
+    /// yamllint, shellcheck and jq over Infra/ and the scripts; in CI (which installs them) a missing one fails.
+    @Test func infraFilesLintClean() async throws {
+        let root = TestPaths.packageRoot
+        let files = try FileManager.default.subpathsOfDirectory(atPath: root.appendingPathComponent("Infra").path).map { "Infra/" + $0 }
+        let yaml = files.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") } + [".yamllint"]
+        let shell = files.filter { $0.hasSuffix(".sh") } + [".ci/run"]
+        let json = files.filter { $0.hasSuffix(".json") }
+        #expect(!yaml.isEmpty && !shell.isEmpty && !json.isEmpty)
+        let linters: [(String, URL?, [String])] = [
+            ("yamllint", Self.tool("yamllint", alsoIn: root.appendingPathComponent(".venv/bin").path), ["-s"] + yaml),
+            ("shellcheck", Self.tool("shellcheck"), shell),
+            ("jq", Self.tool("jq"), ["-e", "type == \"object\""] + json),
+        ]
+        for (name, tool, arguments) in linters {
+            guard let tool else {
+                if PythonReference.isRequired { Issue.record("\(name) is missing: .ci/run installs it") } else { print("SKIPPED (lint): \(name) is not installed") }
+                continue
+            }
+            let result = try await ProcessRunner.run(tool, arguments.map { $0.hasPrefix("-") || $0.hasPrefix("type") ? $0 : root.appendingPathComponent($0).path })
+            #expect(result.status == 0, "\(name):\n\(result.stdoutText)\(result.stderr)")
+        }
+    }
+
+    static func tool(_ name: String, alsoIn directory: String? = nil) -> URL? {
+        let path = ((directory.map { [$0] } ?? []) + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init))
+        return path.map { URL(fileURLWithPath: $0).appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+    }
+}
