@@ -34,6 +34,11 @@ struct Dev: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Keep the documents in this Firestore emulator (e.g. Google's) instead of the embedded one; Herald still delivers the triggers.", valueName: "host:port"))
     var firestore: String?
     @Flag(help: "Start only the local cloud; register triggers yourself (PUT /herald/triggers).") var noFunctions = false
+    @Option(name: .customLong("function"), help: ArgumentHelp(
+        "A function running elsewhere (a container), e.g. onMessageCreated=http://onmessagecreated:8080/: its trigger and job call that URL, and no function process is started. Repeatable.",
+        valueName: "name=url"))
+    var remoteFunctions: [String] = []
+    @Option(help: "Address the local cloud listens on (0.0.0.0 in a container).") var host = "127.0.0.1"
     @Flag(help: "Exit once the --send messages have been delivered and their pushes recorded (for scripts and tests).")
     var exitWhenIdle = false
 
@@ -46,9 +51,20 @@ struct Dev: AsyncParsableCommand {
             throw ValidationError("--send takes 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
         }
         do { _ = try Schema.load(schema) } catch { throw ValidationError(error.description) }
+        for remote in remoteFunctions where Self.parseRemote(remote) == nil {
+            throw ValidationError("--function takes NAME=URL with NAME one of \(DevSupervisor.functionNames.joined(separator: ", ")), not \"\(remote)\"")
+        }
         if let firestore, firestore.split(separator: ":").count != 2 || Int(firestore.split(separator: ":").last ?? "") == nil {
             throw ValidationError("--firestore takes HOST:PORT, not \"\(firestore)\"")
         }
+    }
+
+    /// `onMessageCreated=http://host:8080/` → the function's name and its service URL (ending in `/`).
+    static func parseRemote(_ text: String) -> (name: String, url: String)? {
+        let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2, DevSupervisor.functionNames.contains(parts[0]), let url = URL(string: parts[1]),
+              ["http", "https"].contains(url.scheme ?? ""), url.host != nil else { return nil }
+        return (parts[0], parts[1].hasSuffix("/") ? parts[1] : parts[1] + "/")
     }
 
     func run() async throws {
@@ -56,6 +72,7 @@ struct Dev: AsyncParsableCommand {
         let console = Console()
         var options = LocalCloudOptions()
         options.port = port
+        options.host = host
         options.dataDirectory = ephemeral ? nil : data
         options.project = project
         options.delivery.maximumAttempts = maxAttempts

@@ -19,6 +19,8 @@ final class DevSupervisor: Service, Sendable {
         var messages: [String]
         var reads: [String]
         var startFunctions: Bool
+        /// Functions running elsewhere: name → service URL.
+        var remote: [String: String]
         var exitWhenIdle: Bool
         var dataDescription: String
     }
@@ -34,13 +36,17 @@ final class DevSupervisor: Service, Sendable {
     init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, ports: AsyncStream<Int>, console: Console) {
         self.external = external
         settings = Settings(schema: command.schema, project: command.project, seed: command.seed == "demo", messages: command.messages, reads: command.reads,
-                            startFunctions: !command.noFunctions, exitWhenIdle: command.exitWhenIdle,
+                            startFunctions: !command.noFunctions && command.remoteFunctions.isEmpty,
+                            remote: Dictionary(command.remoteFunctions.compactMap(Dev.parseRemote), uniquingKeysWith: { _, last in last }),
+                            exitWhenIdle: command.exitWhenIdle,
                             dataDescription: command.firestore.map { "documents in the Firestore at \($0)" }
                                 ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"))
         self.cloud = cloud
         self.ports = ports
         self.console = console
     }
+
+    static let functionNames = [OnMessageCreated.name, OnReadReceipt.name, PresenceSweeper.name, TokenCleanup.name]
 
     /// The functions `herald dev` runs, with the trigger each one needs in this schema (none for one
     /// that only runs on a schedule), and Cloud Scheduler's job for those that run on one.
@@ -61,6 +67,9 @@ final class DevSupervisor: Service, Sendable {
         var processes: [FunctionProcess] = []
         do {
             if settings.startFunctions { processes = try await startFunctions(base: base) }
+            for (name, trigger, job) in try Self.functions(schema: settings.schema) {
+                if let service = settings.remote[name] { try register(name: name, trigger: trigger, job: job, service: service) }
+            }
             if settings.seed { try await seed() }
             printBanner(base: base, processes: processes)
             try await sendMessages()
@@ -98,15 +107,7 @@ final class DevSupervisor: Service, Sendable {
                                               environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
                                               printLine: console.print)
             processes.append(process)
-            if let trigger {
-                cloud.triggers.register(TriggerRegistration(
-                    name: name, pattern: trigger.pattern, kind: trigger.kinds.count == 1 ? trigger.kinds.first! : .written, url: service))
-            }
-            if let job {
-                // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).
-                cloud.scheduler.register(ScheduledJob(name: job.name, schedule: try CronSchedule(job.schedule),
-                                                      url: "http://127.0.0.1:\(port)\(job.path)", audience: service))
-            }
+            try register(name: name, trigger: trigger, job: job, service: service)
         }
         for process in processes {
             let healthy = await process.waitUntilHealthy()
@@ -115,6 +116,19 @@ final class DevSupervisor: Service, Sendable {
             throw DevError("\(process.name) did not start; see its output above")
         }
         return processes
+    }
+
+    /// Registers the function's trigger and Cloud Scheduler job against its service URL.
+    func register(name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?, service: String) throws {
+        if let trigger {
+            cloud.triggers.register(TriggerRegistration(
+                name: name, pattern: trigger.pattern, kind: trigger.kinds.count == 1 ? trigger.kinds.first! : .written, url: service))
+        }
+        if let job {
+            // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).
+            cloud.scheduler.register(ScheduledJob(name: job.name, schedule: try CronSchedule(job.schedule),
+                                                  url: String(service.dropLast()) + job.path, audience: service))
+        }
     }
 
     func seed() async throws {

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Assembles a minimal root filesystem for the herald binary: the binary, exactly the shared libraries
+# it loads (found with ldd; the Swift runtime is linked in statically), CA certificates, a non-root
+# user and /tmp. The image is this folder on `FROM scratch`: nothing else is in it, not even a shell.
+# Usage: rootfs.sh BINARY OUT_DIR
+set -euo pipefail
+binary=${1:?usage: rootfs.sh BINARY OUT_DIR}
+out=${2:?usage: rootfs.sh BINARY OUT_DIR}
+rm -rf "$out"
+mkdir -p "$out/usr/local/bin" "$out/etc/ssl/certs" "$out/tmp"
+chmod 1777 "$out/tmp"
+cp "$binary" "$out/usr/local/bin/herald"
+ldd "$binary" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u | while read -r library; do
+  real=$(readlink -f "$library")
+  mkdir -p "$out$(dirname "$library")"
+  cp "$real" "$out$library"
+done
+cp /etc/ssl/certs/ca-certificates.crt "$out/etc/ssl/certs/ca-certificates.crt"
+printf 'root:x:0:0:root:/root:/sbin/nologin\nherald:x:10001:10001:herald:/tmp:/sbin/nologin\n' >"$out/etc/passwd"
+printf 'root:x:0:\nherald:x:10001:\n' >"$out/etc/group"
