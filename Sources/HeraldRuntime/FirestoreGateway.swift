@@ -10,7 +10,11 @@ import Logging
 /// 1. the plan's writes and a ledger document are committed atomically, the ledger with the
 ///    precondition that it does not exist yet: if it does, this event was applied before;
 /// 2. pushes not yet marked sent in the ledger are sent, and the ledger records what became of them,
-///    so a redelivery after a crash sends only what is still pending.
+///    so a redelivery after a crash sends only what is still pending;
+/// 3. whoever sends holds a claim on the ledger (`claimedAt`) until it has recorded the outcome: a
+///    redelivery that arrives while the first is still sending (a trigger's timeout) answers 503
+///    instead of sending the same pushes again, and takes over only once the claim is older than
+///    `pushLease` (its holder crashed).
 /// A dry run reads for real and writes and sends nothing.
 public struct FirestoreGateway: DocumentGateway {
     public let firestore: FirestoreClient
@@ -20,16 +24,20 @@ public struct FirestoreGateway: DocumentGateway {
     /// Ledger documents live at `{ledgerCollection}/{key}`; they carry `expireAt` for a TTL policy.
     public let ledgerCollection: String
     public let ledgerLifetime: TimeInterval
+    /// How long a claim on an event's pushes holds before another delivery may take them over; longer
+    /// than a send can take (the Cloud Run request timeout, 60 s).
+    public let pushLease: TimeInterval
     let logger: Logger
 
     public init(firestore: FirestoreClient, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
-                ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400) {
+                ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60) {
         self.firestore = firestore
         self.fcm = fcm
         self.isDryRun = dryRun
         self.functionName = functionName
         self.ledgerCollection = ledgerCollection
         self.ledgerLifetime = ledgerLifetime
+        self.pushLease = pushLease
         self.logger = logger
     }
 
@@ -98,7 +106,8 @@ public struct FirestoreGateway: DocumentGateway {
                 "function": .string(functionName), "eventId": .string(change.eventID), "document": .string(change.document.path),
                 "expireAt": .timestamp(Timestamp(seconds: Int64(Date().timeIntervalSince1970 + ledgerLifetime))),
                 "pushes": .map(Dictionary(plan.pushes.map { ($0.token, FirestoreValue.string("pending")) }, uniquingKeysWith: { first, _ in first })),
-            ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)], precondition: .exists(false))
+            ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)]
+                + (plan.pushes.isEmpty ? [] : [FieldTransform(FieldPath("claimedAt"), .setToRequestTime)]), precondition: .exists(false))
             _ = try await firestore.commit(plan.writes + [entry])
         } catch let error as GoogleAPIError where error.status == .alreadyExists {
             // Applied before, if the ledger says so. Send only what it still has pending.
@@ -106,6 +115,7 @@ public struct FirestoreGateway: DocumentGateway {
             duplicate = true
             let states = entry["pushes"]?.mapValue ?? [:]
             pending = plan.pushes.filter { states[$0.token] == .string("pending") }
+            if !pending.isEmpty { try await claim(entry) }
         } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition {
             // A document the plan relied on changed between the read and the commit. Nothing was
             // written; a retry reads again and plans again.
@@ -117,6 +127,27 @@ public struct FirestoreGateway: DocumentGateway {
             try await send(pending, ledger: ledger)
         }
         return duplicate && pending.isEmpty ? .duplicate : .applied
+    }
+
+    /// Takes the pending pushes of an event applied before, unless another delivery is sending them now.
+    func claim(_ entry: FirestoreDocument) async throws {
+        if let claimedAt = entry["claimedAt"]?.timestampValue {
+            let age = Date().timeIntervalSince1970 - (Double(claimedAt.seconds) + Double(claimedAt.nanos) / 1e9)
+            if age < pushLease {
+                throw DownstreamError.unavailable("another delivery of this event is sending its pushes (claimed \(Int(age)) s ago)",
+                                                  retryAfterSeconds: Int(pushLease - age) + 1)
+            }
+        }
+        guard let version = entry.updateTime else { throw DownstreamError.unavailable("the ledger entry has no version") }
+        do {
+            _ = try await firestore.commit([Write(.update(entry.name, fields: [:], mask: []),
+                                                  transforms: [FieldTransform(FieldPath("claimedAt"), .setToRequestTime)],
+                                                  precondition: .updateTime(version))])
+        } catch let error as GoogleAPIError where error.status == .failedPrecondition || error.status == .notFound {
+            throw DownstreamError.unavailable("another delivery of this event took its pushes over")
+        } catch {
+            throw Self.classify(error)
+        }
     }
 
     func send(_ pushes: [PushMessage], ledger: DocumentName) async throws {
@@ -140,12 +171,13 @@ public struct FirestoreGateway: DocumentGateway {
                 logger.error("push to a device of \(push.userID) failed for good: \(reason)")
             }
         }
-        if !marks.isEmpty {
-            let mask = marks.keys.map { FieldPath("pushes", $0) }
-            do {
-                _ = try await firestore.commit([Write(.update(ledger, fields: ["pushes": .map(marks)], mask: mask), precondition: .exists(true))])
-            } catch { throw Self.classify(error) }
-        }
+        // What became of each push, and the claim released (masked and absent: deleted) so a redelivery
+        // for the transient failures may send them at once.
+        let mask = marks.keys.map { FieldPath("pushes", $0) } + [FieldPath("claimedAt")]
+        do {
+            _ = try await firestore.commit([Write(.update(ledger, fields: marks.isEmpty ? [:] : ["pushes": .map(marks)], mask: mask),
+                                                  precondition: .exists(true))])
+        } catch { throw Self.classify(error) }
         for removal in removals {
             // One at a time and best effort: a token changed since it was read must not be removed,
             // and its precondition failing must not fail the event.

@@ -70,6 +70,23 @@ import Testing
         #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 2])
     }
 
+    /// A trigger that times out redelivers while the first delivery is still sending: the second waits
+    /// (503, with the lease left as Retry-After) instead of sending the same pushes again.
+    @Test func aRedeliveryWhileTheFirstIsStillSendingDoesNotSendTwice() async throws {
+        let fake = FakeFCM(delay: .milliseconds(1500))
+        try await withWorld(fake) { firestore, processor in
+            async let first = deliver(Rooms.created(id: "evt-slow"), to: processor)
+            try await Task.sleep(for: .milliseconds(700))
+            let second = try await deliver(Rooms.created(id: "evt-slow"), to: processor)
+            #expect(second.status == 503, "\(second.body)")
+            #expect(second.retryAfterSeconds.map { (55...61).contains($0) } == true)
+            #expect(try await first.status == 200)
+            // Once the first has recorded its pushes, a redelivery is a plain duplicate.
+            #expect(try await deliver(Rooms.created(id: "evt-slow"), to: processor).report?.outcome == .duplicate)
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1])
+    }
+
     @Test func aDryRunReadsButWritesAndSendsNothing() async throws {
         let fake = FakeFCM()
         try await withWorld(fake, dryRun: true) { firestore, processor in
