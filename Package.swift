@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["HeraldCLI"]),
         .executable(name: "herald-bench", targets: ["HeraldBench"]),
+        .executable(name: "herald-fuzz", targets: ["HeraldFuzz"]),
     ] + functionNames.map { .executable(name: $0, targets: [$0]) },
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -101,6 +102,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreModel"], path: "Fuzz/HeraldFuzz", swiftSettings: strict),
         .executableTarget(
             name: "HeraldBench",
             dependencies: ["GoogleClients", "HeraldTesting", "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents",
