@@ -51,7 +51,7 @@ public enum GoogleFirestoreEmulator {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.launchAlone()
         return process
     }
 

@@ -29,7 +29,7 @@ public enum ProcessRunner {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = input
-        try process.run()
+        try process.launchAlone()
         // Read both pipes while the process runs, so a large output cannot block it.
         let stdoutData = LockedData(), stderrData = LockedData()
         let group = DispatchGroup()
@@ -92,5 +92,18 @@ public enum PythonReference {
             if isRequired { Issue.record(Comment(rawValue: message)) } else { print("SKIPPED \(suite): \(message)") }
         }
         return found
+    }
+}
+
+extension Process {
+    static let launches = NSLock()
+
+    /// `run()`, one launch at a time in this process. Tests start children from many threads at once,
+    /// and a full run once saw a child's pipe descriptor already closed at launch (EBADF): launching
+    /// one at a time takes Foundation's descriptor handling out of that race.
+    public func launchAlone() throws {
+        Self.launches.lock()
+        defer { Self.launches.unlock() }
+        try run()
     }
 }

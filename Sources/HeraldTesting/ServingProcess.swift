@@ -20,7 +20,7 @@ public final class ServingProcess: @unchecked Sendable {
         output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.standardError
-        try process.run()
+        try process.launchAlone()
         var seen = ""
         let deadline = Date().addingTimeInterval(30)
         var found: Int?

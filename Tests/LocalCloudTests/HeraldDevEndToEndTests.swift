@@ -4,7 +4,6 @@ import FirestoreModel
 import GoogleClients
 import HeraldTesting
 import LocalCloud
-import Synchronization
 import Testing
 
 /// `herald dev` as a newcomer runs it: the real binary, the four functions as separate processes,
@@ -117,28 +116,11 @@ import Testing
     }
 
     @Test func ctrlCStopsTheFunctionsAndTheCloudCleanly() async throws {
-        let process = Process()
-        process.executableURL = TestPaths.executable("herald")
-        process.arguments = ["dev", "--ephemeral", "--port", "0"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let seen = Mutex("")
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil } else { seen.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
-        }
-        for _ in 0..<600 where !seen.withLock({ $0.contains("Stop: Ctrl-C") }) && process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(seen.withLock { $0.contains("Stop: Ctrl-C") }, "herald dev did not come up: \(seen.withLock { $0 })")
-        kill(process.processIdentifier, SIGINT)
-        for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(!process.isRunning, "herald dev did not stop within 30 s of SIGINT")
-        guard !process.isRunning else { return }
-        #expect(process.terminationStatus == 0)
-        try await Task.sleep(for: .milliseconds(200))
-        let log = seen.withLock { $0 }
+        let dev = try await RunningDev.start([])
+        defer { dev.kill() }
+        let status = try await dev.stop()
+        #expect(status == 0, "herald dev did not stop cleanly within 30 s of SIGINT: \(dev.output.suffix(1500))")
+        let log = dev.output
         for name in ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"] {
             #expect(log.contains("\(name) stopped"), "\(name) was not stopped: \(log.suffix(1500))")
         }

@@ -1,11 +1,9 @@
 import AsyncHTTPClient
 import ChatFunctions
 import Foundation
-import Glibc
 import FirestoreModel
 import GoogleClients
 import HeraldTesting
-import Synchronization
 import Testing
 
 /// A day in the life of each preset on `herald dev --ephemeral` with all four functions: people come
@@ -107,81 +105,4 @@ struct TokensOf {
         case .subcollection: []
         }
     }
-}
-
-/// `herald dev --ephemeral --port 0` running in the background, its output collected.
-final class RunningDev: Sendable {
-    final class Transcript: Sendable { let text = Mutex("") }
-    let process: Process
-    let transcript: Transcript
-    let base: String
-
-    init(process: Process, transcript: Transcript, base: String) {
-        self.process = process
-        self.transcript = transcript
-        self.base = base
-    }
-
-    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningDev {
-        let process = Process()
-        process.executableURL = TestPaths.executable("herald")
-        process.arguments = ["dev", "--ephemeral", "--port", "0", "--project", "e2e"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        let transcript = Transcript()
-        output.fileHandleForReading.readabilityHandler = { handle in
-            let chunk = handle.availableData
-            if chunk.isEmpty { handle.readabilityHandler = nil } else { transcript.text.withLock { $0 += String(decoding: chunk, as: UTF8.self) } }
-        }
-        try process.run()
-        var base: String?
-        for _ in 0..<600 where base == nil && process.isRunning {
-            let text = transcript.text.withLock { $0 }
-            if text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) {
-                base = String(text[range].dropFirst("Herald local cloud on ".count))
-            } else {
-                try await Task.sleep(for: .milliseconds(100))
-            }
-        }
-        guard let base else { throw DevDidNotStart(output: transcript.text.withLock { $0 }) }
-        return RunningDev(process: process, transcript: transcript, base: base)
-    }
-
-    struct DevDidNotStart: Error, CustomStringConvertible {
-        let output: String
-        var description: String { "herald dev did not come up: \(output.suffix(2000))" }
-    }
-
-    var output: String { transcript.text.withLock { $0 } }
-
-    /// Until no delivery is pending twice in a row (a function's writes make new events).
-    func waitUntilIdle() async throws {
-        var quiet = 0
-        for _ in 0..<300 {
-            let pending = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=pending").body.utf8))
-            quiet = pending["deliveries"]?.arrayValue?.isEmpty == true ? quiet + 1 : 0
-            if quiet >= 3 { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("deliveries still pending after 30 s")
-    }
-
-    func pushes() async throws -> [JSONValue] {
-        try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
-    }
-
-    func deadLetters() async throws -> [JSONValue] {
-        try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=dead").body.utf8))["deliveries"]?.arrayValue ?? []
-    }
-
-    /// Ctrl-C, and the exit status.
-    func stop() async throws -> Int32 {
-        Glibc.kill(process.processIdentifier, SIGINT)
-        for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        return process.isRunning ? -1 : process.terminationStatus
-    }
-
-    func kill() { if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) } }
 }

@@ -41,7 +41,7 @@ import Testing
         function.arguments = ["serve", "--host", "127.0.0.1"]
         function.environment = ProcessInfo.processInfo.environment.merging(environment(dev: dev, port: port)) { _, new in new }
         function.standardOutput = FileHandle.nullDevice
-        try function.run()
+        try function.launchAlone()
         defer { if function.isRunning { function.terminate() } }
         #expect(try await Self.waitUntilHealthy(port: port) != nil)
         try await checkMessageFlows(through: dev)
@@ -78,7 +78,7 @@ import Testing
                          "/usr/local/bin/herald", "function", "onMessageCreated", "serve", "--host", "127.0.0.1"]
         run.standardOutput = FileHandle.nullDevice
         let started = Date()
-        try run.run()
+        try run.launchAlone()
         defer { if run.isRunning { kill(run.processIdentifier, SIGTERM) } }
         let healthy = try await Self.waitUntilHealthy(port: port)
         #expect(healthy != nil, "the container did not answer /healthz")

@@ -1,0 +1,85 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreModel
+import Glibc
+import HeraldTesting
+import Testing
+
+/// `herald dev --ephemeral --port 0` running in the background. Its output goes to a file, not a pipe:
+/// pipes read through FileHandle's readability handlers were the one place tests closed descriptors
+/// behind Foundation's back, and a descriptor closed twice is another thread's file (a SQLite database).
+final class RunningDev: Sendable {
+    let process: Process
+    let log: URL
+    let base: String
+
+    init(process: Process, log: URL, base: String) {
+        self.process = process
+        self.log = log
+        self.base = base
+    }
+
+    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningDev {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString).log")
+        guard FileManager.default.createFile(atPath: log.path, contents: nil), let sink = FileHandle(forWritingAtPath: log.path) else {
+            throw DevDidNotStart(output: "cannot create \(log.path)")
+        }
+        let process = Process()
+        process.executableURL = TestPaths.executable("herald")
+        process.arguments = ["dev", "--ephemeral", "--port", "0", "--project", "e2e"] + arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = sink
+        process.standardError = sink
+        try process.launchAlone()
+        try? sink.close()
+        let dev = RunningDev(process: process, log: log, base: "")
+        for _ in 0..<600 where process.isRunning {
+            let text = dev.output
+            if text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) {
+                return RunningDev(process: process, log: log, base: String(text[range].dropFirst("Herald local cloud on ".count)))
+            }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        dev.kill()
+        throw DevDidNotStart(output: dev.output)
+    }
+
+    struct DevDidNotStart: Error, CustomStringConvertible {
+        let output: String
+        var description: String { "herald dev did not come up: \(output.suffix(2000))" }
+    }
+
+    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+
+    /// Until no delivery is pending three times in a row (a function's writes make new events).
+    func waitUntilIdle() async throws {
+        var quiet = 0
+        for _ in 0..<300 {
+            let pending = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=pending").body.utf8))
+            quiet = pending["deliveries"]?.arrayValue?.isEmpty == true ? quiet + 1 : 0
+            if quiet >= 3 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("deliveries still pending after 30 s")
+    }
+
+    func pushes() async throws -> [JSONValue] {
+        try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
+    }
+
+    func deadLetters() async throws -> [JSONValue] {
+        try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=dead").body.utf8))["deliveries"]?.arrayValue ?? []
+    }
+
+    /// Ctrl-C, and the exit status (-1 if it is still running 30 s later).
+    func stop() async throws -> Int32 {
+        Glibc.kill(process.processIdentifier, SIGINT)
+        for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
+        return process.isRunning ? -1 : process.terminationStatus
+    }
+
+    func kill() {
+        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(at: log)
+    }
+}
