@@ -45,14 +45,8 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
 
     /// The other users who hold a token this user has just gained.
     public func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup] {
-        gained(in: change).compactMap { token in
-            switch schema.tokens {
-            case .single(let field): ValueLookup(collectionID: schema.userCollection, field: FieldPath(field), .equals, .string(token))
-            case .array(let field): ValueLookup(collectionID: schema.userCollection, field: FieldPath(field), .arrayContains, .string(token))
-            case .mapKeys(let field): ValueLookup(collectionID: schema.userCollection, field: FieldPath(field, token), .present)
-            case .subcollection: nil
-            }
-        }
+        let store = TokenStore(schema.tokens)
+        return gained(in: change).compactMap { store.holders(of: $0, in: schema.userCollection) }
     }
 
     /// Well-formed tokens the new document has and the old one did not.

@@ -41,6 +41,17 @@ struct TokenStore {
         return raw.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && seen.insert($0).inserted }
     }
 
+    /// The users (documents of `userCollection`) who hold `token`; nil for a subcollection, whose token
+    /// documents a query on the users cannot find.
+    func holders(of token: String, in userCollection: String) -> ValueLookup? {
+        switch storage {
+        case .single(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field), .equals, .string(token))
+        case .array(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field), .arrayContains, .string(token))
+        case .mapKeys(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field, token), .present)
+        case .subcollection: nil
+        }
+    }
+
     /// The write that removes a dead token, only if it is still there as it was read.
     func removal(of token: String, from user: FirestoreDocument) -> Write? {
         switch storage {

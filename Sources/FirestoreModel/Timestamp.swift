@@ -15,6 +15,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         self.init(seconds: seconds, nanos: Int32(micros - seconds * 1_000_000) * 1000)
     }
 
+    /// The same instant as a `Date` (to Date's precision, about a microsecond).
+    public var date: Date { Date(timeIntervalSince1970: Double(seconds) + Double(nanos) / 1e9) }
+
     public init(seconds: Int64, nanos: Int32 = 0) {
         self.seconds = seconds
         self.nanos = nanos

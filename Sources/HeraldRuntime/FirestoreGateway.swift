@@ -54,29 +54,27 @@ public struct FirestoreGateway: DocumentGateway {
     public static let maximumListed = 100
 
     public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
-        do {
-            return try await withThrowingTaskGroup(of: (CollectionPath, [FirestoreDocument]).self) { group in
-                for collection in collections {
-                    group.addTask {
-                        let query = StructuredQuery(collectionID: collection.collectionID, limit: Self.maximumListed)
-                        return (collection, try await firestore.runQuery(query, parent: collection.parent))
-                    }
-                }
-                var result: [CollectionPath: [FirestoreDocument]] = [:]
-                for try await (collection, documents) in group { result[collection] = documents }
-                return result
-            }
-        } catch { throw Self.classify(error) }
+        try await runQueries(collections) { (StructuredQuery(collectionID: $0.collectionID, limit: Self.maximumListed), $0.parent) }
     }
 
     public func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] {
+        try await runQueries(lookups) { ($0.query, nil) }
+    }
+
+    /// One query per key, all at once: what each key's query (and parent, nil for the root) found.
+    func runQueries<Key: Hashable & Sendable>(
+        _ keys: [Key], _ query: @escaping @Sendable (Key) -> (StructuredQuery, DocumentName?)
+    ) async throws -> [Key: [FirestoreDocument]] {
         do {
-            return try await withThrowingTaskGroup(of: (ValueLookup, [FirestoreDocument]).self) { group in
-                for lookup in lookups {
-                    group.addTask { (lookup, try await firestore.runQuery(lookup.query)) }
+            return try await withThrowingTaskGroup(of: (Key, [FirestoreDocument]).self) { group in
+                for key in keys {
+                    group.addTask {
+                        let (structured, parent) = query(key)
+                        return (key, try await firestore.runQuery(structured, parent: parent))
+                    }
                 }
-                var result: [ValueLookup: [FirestoreDocument]] = [:]
-                for try await (lookup, documents) in group { result[lookup] = documents }
+                var result: [Key: [FirestoreDocument]] = [:]
+                for try await (key, documents) in group { result[key] = documents }
                 return result
             }
         } catch { throw Self.classify(error) }
@@ -132,7 +130,7 @@ public struct FirestoreGateway: DocumentGateway {
     /// Takes the pending pushes of an event applied before, unless another delivery is sending them now.
     func claim(_ entry: FirestoreDocument) async throws {
         if let claimedAt = entry["claimedAt"]?.timestampValue {
-            let age = Date().timeIntervalSince1970 - (Double(claimedAt.seconds) + Double(claimedAt.nanos) / 1e9)
+            let age = Date().timeIntervalSince(claimedAt.date)
             if age < pushLease {
                 throw DownstreamError.unavailable("another delivery of this event is sending its pushes (claimed \(Int(age)) s ago)",
                                                   retryAfterSeconds: Int(pushLease - age) + 1)

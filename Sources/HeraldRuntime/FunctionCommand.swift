@@ -258,7 +258,7 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         var date = Date()
         if let at {
             guard let time = Timestamp(rfc3339: at) else { throw ValidationError("--at must be an RFC 3339 time such as 2026-11-20T09:02:00Z, not \"\(at)\"") }
-            date = Date(timeIntervalSince1970: Double(time.seconds) + Double(time.nanos) / 1e9)
+            date = time.date
         }
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
         guard let sweeper = wiring.sweeper else {
