@@ -257,7 +257,12 @@ struct FirestoreREST: Sendable {
     func batchWrite(_ databaseName: String, _ body: JSONValue) async throws(LocalAPIError) -> LocalResponse {
         var results: [JSONValue] = []
         var statuses: [JSONValue] = []
-        for write in try writes(body) {
+        let writes = try writes(body)
+        // Google refuses the whole request, not the second write (checked against its emulator).
+        guard Set(writes.map(\.document)).count == writes.count else {
+            throw .invalidArgument("the same document cannot be written more than once in a single request")
+        }
+        for write in writes {
             do {
                 let r = try await firestore.commit([write], databaseName: databaseName)
                 results.append(r.writeResults.first?.updateTime.map { ["updateTime": .string($0.rfc3339)] } ?? .object([:]))
