@@ -44,10 +44,13 @@ public struct PushMessage: Sendable, Hashable {
         self.removal = removal
     }
 
-    /// The request body for `projects.messages.send`.
-    public var requestBody: JSONValue {
+    /// The FCM v1 `message` object, addressed to this device.
+    public var message: JSONValue {
         var message = content.objectValue ?? [:]
         message["token"] = .string(token)
-        return ["message": .object(message)]
+        return .object(message)
     }
+
+    /// The request body for `projects.messages.send`.
+    public var requestBody: JSONValue { ["message": message] }
 }

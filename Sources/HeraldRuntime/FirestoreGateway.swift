@@ -150,7 +150,7 @@ public struct FirestoreGateway: DocumentGateway {
 
     func send(_ pushes: [PushMessage], ledger: DocumentName) async throws {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
-        let results = await fcm.sendAll(pushes.map(\.requestBody).compactMap { $0["message"] })
+        let results = await fcm.sendAll(pushes.map(\.message))
         var marks: [String: FirestoreValue] = [:]
         var retryable: [(String, Int?)] = []
         var removals: [Write] = []

@@ -106,17 +106,14 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
 
     func apply(_ writes: [Write], to counts: inout SweepReport.Counts, logger: Logger) async throws {
         if dryRun { counts.written += writes.count; return }
-        for start in stride(from: 0, to: writes.count, by: FirestoreClient.maximumWritesPerCommit) {
-            let batch = Array(writes[start..<min(writes.count, start + FirestoreClient.maximumWritesPerCommit)])
-            for (write, outcome) in zip(batch, try await firestore.batchWrite(batch)) {
-                switch outcome {
-                case .applied: counts.written += 1
-                case .failed(let error) where error.status == .failedPrecondition || error.status == .notFound:
-                    counts.raced += 1
-                case .failed(let error):
-                    counts.failed += 1
-                    logger.error("write to \(write.document.path) refused: \(error)")
-                }
+        for (write, outcome) in zip(writes, try await firestore.batchWrite(writes)) {
+            switch outcome {
+            case .applied: counts.written += 1
+            case .failed(let error) where error.status == .failedPrecondition || error.status == .notFound:
+                counts.raced += 1
+            case .failed(let error):
+                counts.failed += 1
+                logger.error("write to \(write.document.path) refused: \(error)")
             }
         }
     }
@@ -126,7 +123,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         guard let fcm else { throw DownstreamError.rejected("the sweep has token checks but no FCM client is configured") }
         counts.validated += checks.count
         if dryRun { return }
-        let results = await fcm.sendAll(checks.map(\.requestBody).compactMap { $0["message"] }, validateOnly: true)
+        let results = await fcm.sendAll(checks.map(\.message), validateOnly: true)
         var removals: [Write] = []
         for (check, result) in zip(checks, results) {
             switch result {

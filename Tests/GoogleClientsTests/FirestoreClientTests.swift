@@ -15,6 +15,30 @@ import Testing
         }
     }
 
+    /// batchWrite: each write on its own, any number (sent 500 per request), outcomes in order.
+    @Test(arguments: FirestoreBackend.allCases) func batchWritesApplyEachWriteOnItsOwn(backend: FirestoreBackend) async throws {
+        try await Self.withBackend(backend) { db in
+            // Every 100th document exists already: its create fails alone.
+            _ = try await db.commit(try [99, 199, 299, 399, 499].map { Write(.update(try db.name("users/u\($0)"), fields: [:], mask: nil)) })
+            let writes = try (0..<520).map { i in
+                Write(.update(try db.name("users/u\(i)"), fields: ["n": .integer(Int64(i))], mask: nil), precondition: .exists(false))
+            }
+            let outcomes = try await db.batchWrite(writes)
+            #expect(outcomes.count == 520)
+            for (i, outcome) in outcomes.enumerated() {
+                switch outcome {
+                case .applied(let time): #expect(i % 100 != 99 && time != nil, "write \(i)")
+                case .failed(let error): #expect(i % 100 == 99 && error.status == .alreadyExists, "write \(i): \(error)")
+                }
+            }
+            #expect(try await db.count(StructuredQuery(collectionID: "users", filter: .unary(FieldPath("n"), .isNotNull))) == 515)
+            #expect(try await db.batchWrite([]).isEmpty)
+            // One document twice in one request is refused as a whole, as Google does.
+            let twice = Write(.update(try db.name("users/twice"), fields: [:], mask: nil))
+            await #expect { try await db.batchWrite([twice, twice]) } throws: { ($0 as? GoogleAPIError)?.status == .invalidArgument }
+        }
+    }
+
     @Test(arguments: FirestoreBackend.allCases) func documentsWritesPreconditionsAndTransforms(backend: FirestoreBackend) async throws {
         try await Self.withBackend(backend) { db in
             let conversation = try db.name("conversations/c1")

@@ -136,9 +136,17 @@ public struct FirestoreClient: Sendable {
     }
 
     /// Applies each write on its own, not atomically (`documents:batchWrite`): a write whose precondition
-    /// fails does not hold the others back. At most 500 writes; the outcomes are in the writes' order.
+    /// fails does not hold the others back. Any number of writes, sent 500 per request (nothing atomic is
+    /// lost by splitting); the outcomes are in the writes' order.
     public func batchWrite(_ writes: [Write]) async throws -> [WriteOutcome] {
-        guard !writes.isEmpty else { return [] }
+        var outcomes: [WriteOutcome] = []
+        for start in stride(from: 0, to: writes.count, by: Self.maximumWritesPerCommit) {
+            outcomes += try await batchWriteRequest(Array(writes[start..<min(writes.count, start + Self.maximumWritesPerCommit)]))
+        }
+        return outcomes
+    }
+
+    func batchWriteRequest(_ writes: [Write]) async throws -> [WriteOutcome] {
         try Self.checkLimits(writes)
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
         let bytes = try await GoogleHTTP.withRetries(writeRetry, isRetryable: Self.isRetryableWrite) {
