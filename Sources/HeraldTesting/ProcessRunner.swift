@@ -12,15 +12,17 @@ public struct ProcessResult: Sendable {
 public enum ProcessRunner {
     /// `run`, waiting on a dispatch thread rather than a task's: a child that calls back into a server
     /// of this process (an in-process local cloud) needs the cooperative threads to stay free.
-    public static func run(_ executable: URL, _ arguments: [String], environment: [String: String]? = nil) async throws -> ProcessResult {
+    /// Tests call this one: a synchronous wait inside a test holds one of the few cooperative threads.
+    public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) async throws -> ProcessResult {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(with: Result { try run(executable, arguments, stdin: nil, environment: environment) })
+                continuation.resume(with: Result { try runBlocking(executable, arguments, stdin: stdin, environment: environment) })
             }
         }
     }
 
-    public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
+    /// Waits on the calling thread: for synchronous code outside tests' async functions.
+    public static func runBlocking(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) throws -> ProcessResult {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -66,7 +68,7 @@ public enum PythonReference {
         for candidate in candidates where FileManager.default.isExecutableFile(atPath: candidate) {
             let url = URL(fileURLWithPath: candidate)
             let args = candidate == "/usr/bin/env" ? ["python3", "-c", "import \(module)"] : ["-c", "import \(module)"]
-            if let result = try? ProcessRunner.run(url, args), result.status == 0 {
+            if let result = try? ProcessRunner.runBlocking(url, args), result.status == 0 {
                 return candidate == "/usr/bin/env" ? resolvePython3() : url
             }
         }
@@ -74,7 +76,7 @@ public enum PythonReference {
     }
 
     static func resolvePython3() -> URL? {
-        guard let result = try? ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import sys; print(sys.executable)"]),
+        guard let result = try? ProcessRunner.runBlocking(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import sys; print(sys.executable)"]),
             result.status == 0
         else { return nil }
         return URL(fileURLWithPath: result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))

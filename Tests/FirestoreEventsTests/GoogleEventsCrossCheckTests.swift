@@ -15,9 +15,9 @@ import Testing
         PythonReference.forTest("GoogleEventsCrossCheckTests", importing: "google.events.cloud.firestore_v1")
     }
 
-    @Test func eventsSerializedByGoogleDecodeToTheSameValues() throws {
+    @Test func eventsSerializedByGoogleDecodeToTheSameValues() async throws {
         guard let python = Self.python() else { return }
-        let result = try ProcessRunner.run(python, [Self.script.path, "generate", "300", "42"])
+        let result = try await ProcessRunner.run(python, [Self.script.path, "generate", "300", "42"])
         #expect(result.status == 0, "\(result.stderr)")
         let cases = try #require(try JSONValue(parsing: result.stdout).arrayValue)
         #expect(cases.count == 300)
@@ -48,12 +48,12 @@ import Testing
         }
     }
 
-    @Test func herladsProtobufParsesInGooglesLibraryToTheSameValues() throws {
+    @Test func herladsProtobufParsesInGooglesLibraryToTheSameValues() async throws {
         guard let python = Self.python() else { return }
         var rng = SeededRandom(seed: 77)
         let changes = try (0..<300).map { try randomChange(&rng, index: $0) }
         let payload = JSONValue.array(changes.map { .string($0.protobufData().base64EncodedString()) })
-        let result = try ProcessRunner.run(python, [Self.script.path, "decode"], stdin: Data(payload.serialized().utf8))
+        let result = try await ProcessRunner.run(python, [Self.script.path, "decode"], stdin: Data(payload.serialized().utf8))
         #expect(result.status == 0, "\(result.stderr)")
         let parsed = try #require(try JSONValue(parsing: result.stdout).arrayValue)
         #expect(parsed.count == changes.count)

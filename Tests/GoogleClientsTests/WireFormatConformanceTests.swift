@@ -96,7 +96,7 @@ final class CapturingAPI: Sendable {
             let (_, apiName, schema) = try #require(schemas.first { path.hasSuffix($0.0) }, "unexpected request \(path)")
             checks.append(["api": .string(apiName), "schema": .string(schema), "body": body])
         }
-        let result = try ProcessRunner.run(python, [Self.script, "discovery"], stdin: Data(JSONValue.array(checks).serialized().utf8))
+        let result = try await ProcessRunner.run(python, [Self.script, "discovery"], stdin: Data(JSONValue.array(checks).serialized().utf8))
         #expect(result.status == 0, "\(result.stderr)")
         let errors = try JSONValue(parsing: result.stdout).arrayValue ?? []
         for (check, problems) in zip(checks, errors) {
@@ -104,11 +104,11 @@ final class CapturingAPI: Sendable {
         }
         // A deliberately wrong body is caught, so the checker is not vacuous.
         let wrong: JSONValue = [["api": "fcm", "schema": "SendMessageRequest", "body": ["message": ["token": "t", "android": ["prio": "high"]]]]]
-        let caught = try ProcessRunner.run(python, [Self.script, "discovery"], stdin: Data(wrong.serialized().utf8))
+        let caught = try await ProcessRunner.run(python, [Self.script, "discovery"], stdin: Data(wrong.serialized().utf8))
         #expect(caught.stdoutText.contains("android.prio: not a field"))
     }
 
-    @Test func fcmMessagesEncodeExactlyAsFirebaseAdminDoes() throws {
+    @Test func fcmMessagesEncodeExactlyAsFirebaseAdminDoes() async throws {
         guard let python = Self.python("firebase_admin") else { return }
         let cases: [(FCMMessage, JSONValue)] = [
             (Self.fullMessage, [
@@ -125,7 +125,7 @@ final class CapturingAPI: Sendable {
                 "token": "t3", "title": "John", "body": "Hey 👋", "android": ["priority": "normal"],
             ]),
         ]
-        let result = try ProcessRunner.run(python, [Self.script, "fcm"], stdin: Data(JSONValue.array(cases.map(\.1)).serialized().utf8))
+        let result = try await ProcessRunner.run(python, [Self.script, "fcm"], stdin: Data(JSONValue.array(cases.map(\.1)).serialized().utf8))
         #expect(result.status == 0, "\(result.stderr)")
         let encoded = try JSONValue(parsing: result.stdout).arrayValue ?? []
         #expect(encoded.count == cases.count)

@@ -46,9 +46,9 @@ import Glibc
     }
 
     @Test(arguments: ["onMessageCreated", "onReadReceipt", "tokenCleanup"])
-    func invokePrintsAReportForEveryPreset(_ function: String) throws {
+    func invokePrintsAReportForEveryPreset(_ function: String) async throws {
         for preset in ["default", "prd000", "prd001", "prd004"] {
-            let result = try ProcessRunner.run(TestPaths.executable(function), [
+            let result = try await ProcessRunner.run(TestPaths.executable(function), [
                 "invoke", "--event", TestPaths.fixture("\(preset)/message-created.binary-protobuf.json").path,
                 "--documents", TestPaths.fixture("\(preset)/documents.json").path, "--schema", preset,
             ])
@@ -63,7 +63,7 @@ import Glibc
         }
     }
 
-    @Test func invokeRefusesBadFixturesWithExitStatus2() throws {
+    @Test func invokeRefusesBadFixturesWithExitStatus2() async throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("herald-bad-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -76,41 +76,41 @@ import Glibc
         for (index, (content, fragment)) in cases.enumerated() {
             let file = dir.appendingPathComponent("bad-\(index).json")
             try content.write(to: file, atomically: true, encoding: .utf8)
-            let result = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", file.path, "--documents", Self.documents])
+            let result = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", file.path, "--documents", Self.documents])
             #expect(result.status == 2, "\(content): \(result.stderr)")
             #expect((result.stderr + result.stdoutText).contains(fragment), "\(result.stderr) \(result.stdoutText)")
         }
-        let missing = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "/nonexistent.json", "--documents", Self.documents])
+        let missing = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "/nonexistent.json", "--documents", Self.documents])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot read the event fixture"))
     }
 
-    @Test func badConfigurationIsReportedAtStart() throws {
+    @Test func badConfigurationIsReportedAtStart() async throws {
         var env = ProcessInfo.processInfo.environment
         env["LOG_LEVEL"] = "loud"
         env["FCM_ENDPOINT"] = "not a url"
         env["HERALD_SCHEMA"] = "prd999"
-        let result = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
+        let result = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
         #expect(result.status != 0)
         #expect(result.stderr.contains("LOG_LEVEL"))
         #expect(result.stderr.contains("FCM_ENDPOINT"))
         env["LOG_LEVEL"] = nil
         env["FCM_ENDPOINT"] = nil
         let fixture = TestPaths.fixture("default/message-created.legacy.json").path
-        let schema = try ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", fixture, "--documents", Self.documents], environment: env)
+        let schema = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", fixture, "--documents", Self.documents], environment: env)
         #expect(schema.stderr.contains("unknown schema \"prd999\""))
     }
 
-    @Test func everyExecutableHasHelpThatNamesItsCommands() throws {
+    @Test func everyExecutableHasHelpThatNamesItsCommands() async throws {
         for (name, commands) in [("onMessageCreated", ["invoke"]), ("onReadReceipt", ["invoke"]), ("presenceSweeper", ["sweep"]),
                                  ("tokenCleanup", ["invoke", "sweep"])] {
-            let result = try ProcessRunner.run(TestPaths.executable(name), ["--help"])
+            let result = try await ProcessRunner.run(TestPaths.executable(name), ["--help"])
             #expect(result.status == 0)
             #expect(result.stdoutText.contains("serve (default)"), "\(name)")
             for command in commands { #expect(result.stdoutText.contains("  \(command) "), "\(name) \(command)") }
             #expect(result.stdoutText.contains("  invoke ") == commands.contains("invoke"), "\(name)")
         }
-        let version = try ProcessRunner.run(TestPaths.executable("herald"), ["version"])
+        let version = try await ProcessRunner.run(TestPaths.executable("herald"), ["version"])
         #expect(version.stdoutText.hasPrefix("herald \(HeraldVersion.current)"))
     }
 
@@ -138,8 +138,8 @@ import Glibc
     /// The fixture sets run offline: a presence sweep over a snapshot at a fixed time, and a phone that
     /// changed accounts, for every preset that has them.
     @Test(arguments: ["default", "prd000", "prd001", "prd004"])
-    func fixturesRunOffline(preset: String) throws {
-        let sweep = try ProcessRunner.run(TestPaths.executable("presenceSweeper"), [
+    func fixturesRunOffline(preset: String) async throws {
+        let sweep = try await ProcessRunner.run(TestPaths.executable("presenceSweeper"), [
             "sweep", "--documents", TestPaths.fixture("\(preset)/presence.json").path, "--at", "2026-11-20T09:02:00Z", "--schema", preset,
         ])
         #expect(sweep.status == 0, "\(sweep.stderr)")
@@ -155,7 +155,7 @@ import Glibc
 
         let account = TestPaths.fixture("\(preset)/account-change.json")
         guard FileManager.default.fileExists(atPath: account.path) else { return }
-        let invoke = try ProcessRunner.run(TestPaths.executable("tokenCleanup"), [
+        let invoke = try await ProcessRunner.run(TestPaths.executable("tokenCleanup"), [
             "invoke", "--event", TestPaths.fixture("\(preset)/user-written.binary-protobuf.json").path, "--documents", account.path, "--schema", preset,
         ])
         #expect(invoke.status == 0, "\(invoke.stderr)")
@@ -167,8 +167,8 @@ import Glibc
 
     /// Infra/firestore/ declares, per preset, the indexes the functions' queries need; it must match the code.
     @Test(arguments: ["default", "prd000", "prd001", "prd004"])
-    func declaredIndexesMatchTheQueries(preset: String) throws {
-        let printed = try ProcessRunner.run(TestPaths.executable("herald"), ["indexes", "--schema", preset])
+    func declaredIndexesMatchTheQueries(preset: String) async throws {
+        let printed = try await ProcessRunner.run(TestPaths.executable("herald"), ["indexes", "--schema", preset])
         let declared = try Data(contentsOf: TestPaths.packageRoot.appendingPathComponent("Infra/firestore/\(preset).indexes.json"))
         #expect(try JSONValue(parsing: printed.stdout) == JSONValue(parsing: Array(declared)), "run: swift run herald indexes --schema \(preset) > Infra/firestore/\(preset).indexes.json")
         // The presence query: equality on the online field, range on the heartbeat, in one composite index.

@@ -69,7 +69,7 @@ import Testing
         let created = try await Self.buildah(buildah, ["from", Self.image])
         let container = created.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(created.status == 0 && !container.isEmpty, "\(created.stderr)")
-        defer { _ = try? ProcessRunner.run(URL(fileURLWithPath: buildah), ["--storage-driver", "vfs", "rm", container]) }
+        defer { _ = try? ProcessRunner.runBlocking(URL(fileURLWithPath: buildah), ["--storage-driver", "vfs", "rm", container]) }
         let env = environment(dev: dev, port: port).sorted { $0.key < $1.key }.flatMap { ["--env", "\($0.key)=\($0.value)"] }
         _ = try await Self.buildah(buildah, ["config"] + env + [container])
         let run = Process()
