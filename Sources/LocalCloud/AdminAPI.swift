@@ -78,7 +78,8 @@ struct AdminAPI: Sendable {
     }
 
     static func json(_ job: ScheduledJob) -> JSONValue {
-        ["name": .string(job.name), "schedule": .string(job.schedule.description), "url": .string(job.url), "paused": .bool(job.paused)]
+        ["name": .string(job.name), "schedule": .string(job.schedule.description), "url": .string(job.url),
+         "audience": job.audience.map(JSONValue.string) ?? .null, "paused": .bool(job.paused)]
     }
 
     static func json(_ trigger: TriggerRegistration) -> JSONValue {

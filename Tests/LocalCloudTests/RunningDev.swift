@@ -63,6 +63,18 @@ final class RunningDev: Sendable {
         Issue.record("deliveries still pending after 30 s")
     }
 
+    /// Pauses Cloud Scheduler's jobs, so only the test runs them (`POST …/jobs/NAME:run` still does).
+    func pauseJobs() async throws {
+        let jobs = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/scheduler/jobs").body.utf8))["jobs"]?.arrayValue ?? []
+        for job in jobs {
+            guard case .object(var members) = job else { continue }
+            members["paused"] = true
+            let answer = try await HTTPClient.shared.post("\(base)/herald/scheduler/jobs", headers: ["content-type": "application/json"],
+                                                         body: Array(JSONValue.object(members).serialized().utf8))
+            #expect(answer.status == 200, "\(answer.body)")
+        }
+    }
+
     func pushes() async throws -> [JSONValue] {
         try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
     }
