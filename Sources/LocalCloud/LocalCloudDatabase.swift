@@ -22,6 +22,8 @@ public struct LocalCloudDatabase: Sendable {
         }
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
+        // WAL with NORMAL survives a crash of the process (not of the machine) without a disk sync per commit.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
     }

@@ -262,12 +262,15 @@ struct FirestoreREST: Sendable {
         guard Set(writes.map(\.document)).count == writes.count else {
             throw .invalidArgument("the same document cannot be written more than once in a single request")
         }
-        for write in writes {
-            do {
-                let r = try await firestore.commit([write], databaseName: databaseName)
+        guard writes.count <= LocalFirestore.maximumWrites else {
+            throw .invalidArgument("maximum \(LocalFirestore.maximumWrites) writes allowed per request")
+        }
+        for outcome in try await firestore.applyEach(writes, databaseName: databaseName) {
+            switch outcome {
+            case .success(let r):
                 results.append(r.writeResults.first?.updateTime.map { ["updateTime": .string($0.rfc3339)] } ?? .object([:]))
                 statuses.append(.object([:]))
-            } catch {
+            case .failure(let error):
                 results.append(.object([:]))
                 statuses.append(["code": .integer(Self.grpcCode(error.status)), "message": .string(error.message)])
             }

@@ -149,39 +149,69 @@ public final class LocalFirestore: Sendable {
         let outbox = self.outbox
         let reads = transactionReads
         defer { outbox.wake() }
+        return try await database.write { db in try Self.apply(writes, checking: reads, outbox: outbox, db) }
+    }
+
+    /// `batchWrite`: each write applied on its own, in one SQLite transaction with a savepoint per
+    /// write (one disk sync for the whole batch, not one per write).
+    public func applyEach(_ writes: [Write], databaseName: String) async throws(LocalAPIError) -> [Result<CommitResult, LocalAPIError>] {
+        for write in writes where write.document.databaseName != databaseName {
+            throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
+        }
+        let outbox = self.outbox
+        defer { outbox.wake() }
         return try await database.write { db in
-            let commitTime = try Self.nextCommitTime(db)
-            let names = Array(Set(writes.map(\.document)).union(reads.keys))
-            let before = try Self.load(names, db)
-            for (name, version) in reads where before[name]?.updateTime?.nanosSinceEpoch != version {
-                throw LocalAPIError.aborted("Transaction aborted: \(name.path) changed after the transaction read it; retry the transaction.")
-            }
-            var current = before
-            var results: CommitResult = .init(commitTime: commitTime, writeResults: [])
-            var written: Set<DocumentName> = []
+            var outcomes: [Result<CommitResult, LocalAPIError>] = []
             for write in writes {
-                let outcome = try WriteApplication.apply(write, to: current[write.document], isFirst: written.insert(write.document).inserted, commitTime: commitTime)
-                if let document = outcome.document {
-                    guard DocumentSize.of(document) <= Self.maximumDocumentBytes else {
-                        throw LocalAPIError.invalidArgument("Document \(write.document.path) cannot be written because its size (\(DocumentSize.of(document)) bytes) exceeds the maximum allowed size of 1,048,576 bytes.")
+                var outcome: Result<CommitResult, LocalAPIError> = .failure(.internalError("not applied"))
+                try db.inSavepoint {
+                    do {
+                        outcome = .success(try Self.apply([write], checking: [:], outbox: outbox, db))
+                        return .commit
+                    } catch let error as LocalAPIError {
+                        outcome = .failure(error)
+                        return .rollback
                     }
                 }
-                current[write.document] = outcome.document
-                let updateTime: Timestamp? = if case .delete = write.operation { commitTime } else { outcome.document?.updateTime }
-                results.writeResults.append((updateTime, outcome.transformResults))
+                outcomes.append(outcome)
             }
-            var changes: [Change] = []
-            for name in Set(writes.map(\.document)).sorted() {
-                let (old, new) = (before[name], current[name])
-                guard old != new else { continue }
-                changes.append(Change(name: name, before: old, after: new))
-                if let new { try Self.store(new, db) } else {
-                    try db.execute(sql: "DELETE FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
+            return outcomes
+        }
+    }
+
+    /// Applies `writes` atomically inside the caller's SQLite transaction and queues their events.
+    static func apply(_ writes: [Write], checking reads: [DocumentName: Int64?], outbox: EventOutbox, _ db: Database) throws -> CommitResult {
+        let commitTime = try nextCommitTime(db)
+        let names = Array(Set(writes.map(\.document)).union(reads.keys))
+        let before = try load(names, db)
+        for (name, version) in reads where before[name]?.updateTime?.nanosSinceEpoch != version {
+            throw LocalAPIError.aborted("Transaction aborted: \(name.path) changed after the transaction read it; retry the transaction.")
+        }
+        var current = before
+        var results: CommitResult = .init(commitTime: commitTime, writeResults: [])
+        var written: Set<DocumentName> = []
+        for write in writes {
+            let outcome = try WriteApplication.apply(write, to: current[write.document], isFirst: written.insert(write.document).inserted, commitTime: commitTime)
+            if let document = outcome.document {
+                guard DocumentSize.of(document) <= maximumDocumentBytes else {
+                    throw LocalAPIError.invalidArgument("Document \(write.document.path) cannot be written because its size (\(DocumentSize.of(document)) bytes) exceeds the maximum allowed size of 1,048,576 bytes.")
                 }
             }
-            try outbox.enqueue(changes, commitTime: commitTime, db)
-            return results
+            current[write.document] = outcome.document
+            let updateTime: Timestamp? = if case .delete = write.operation { commitTime } else { outcome.document?.updateTime }
+            results.writeResults.append((updateTime, outcome.transformResults))
         }
+        var changes: [Change] = []
+        for name in Set(writes.map(\.document)).sorted() {
+            let (old, new) = (before[name], current[name])
+            guard old != new else { continue }
+            changes.append(Change(name: name, before: old, after: new))
+            if let new { try store(new, db) } else {
+                try db.execute(sql: "DELETE FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
+            }
+        }
+        try outbox.enqueue(changes, commitTime: commitTime, db)
+        return results
     }
 
     /// Strictly increasing commit times, in microseconds as Firestore's are.
