@@ -77,7 +77,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // The chat backend's functions, as plain types behind `EventFunction`.
-        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients"], swiftSettings: strict),
+        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients",
+                                                .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
@@ -94,7 +95,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients",
+                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -139,6 +140,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .testTarget(name: "ChaosTests", dependencies: ["HeraldTesting", "HeraldCLI"], swiftSettings: strict),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",

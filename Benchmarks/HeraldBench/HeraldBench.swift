@@ -9,7 +9,7 @@ import HeraldTesting
 @main
 struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "herald-bench", abstract: "Herald's benchmarks; each prints its figures.", subcommands: [FCMFanOut.self, MessageEvents.self])
+        commandName: "herald-bench", abstract: "Herald's benchmarks; each prints its figures.", subcommands: [FCMFanOut.self, MessageEvents.self, ChaosSoak.self])
 }
 
 struct FCMFanOut: AsyncParsableCommand {

@@ -8,6 +8,25 @@ public struct DemoWorld: Sendable {
         public var id: String
         public var name: String
         public var tokens: [String]
+
+        public init(id: String, name: String, tokens: [String]) {
+            self.id = id
+            self.name = name
+            self.tokens = tokens
+        }
+    }
+
+    public struct Conversation: Sendable {
+        public var id: String
+        public var members: [String]
+        /// The group's name, or nil for a 1:1 chat.
+        public var group: String?
+
+        public init(id: String, members: [String], group: String?) {
+            self.id = id
+            self.members = members
+            self.group = group
+        }
     }
 
     public let schema: Schema
@@ -20,9 +39,9 @@ public struct DemoWorld: Sendable {
         Person(id: "carol", name: "Carol", tokens: ["tok-carol-phone"]),
     ]
     /// Conversation id → (members, group name or nil for 1:1).
-    public static let conversations: [(id: String, members: [String], group: String?)] = [
-        ("family", ["alice", "bob", "carol"], "Family"),
-        ("alice-bob", ["alice", "bob"], nil),
+    public static let conversations = [
+        Conversation(id: "family", members: ["alice", "bob", "carol"], group: "Family"),
+        Conversation(id: "alice-bob", members: ["alice", "bob"], group: nil),
     ]
 
     public init(schema: Schema, project: String, database: String = "(default)") {
@@ -34,9 +53,12 @@ public struct DemoWorld: Sendable {
     func name(_ path: String) throws -> DocumentName { try DocumentName(project: project, database: database, path: path) }
 
     /// The writes that create the world (each only if the document is not there yet).
-    public func seed() throws -> [Write] {
+    public func seed() throws -> [Write] { try seed(people: Self.people, conversations: Self.conversations) }
+
+    /// The writes that create these people and conversations (each only if the document is not there yet).
+    public func seed(people: [Person], conversations: [Conversation]) throws -> [Write] {
         var writes: [Write] = []
-        for person in Self.people {
+        for person in people {
             var fields: [String: FirestoreValue] = [schema.displayNameField: .string(person.name), schema.badgeField: .integer(0)]
             switch schema.tokens {
             case .single(let field): fields[field] = .string(person.tokens[0])
@@ -49,7 +71,7 @@ public struct DemoWorld: Sendable {
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
-        for conversation in Self.conversations {
+        for conversation in conversations {
             var fields: [String: FirestoreValue] = [schema.unreadCountField: .map(Dictionary(uniqueKeysWithValues: conversation.members.map { ($0, .integer(0)) }))]
             for field in schema.memberFields { fields[field] = .array(conversation.members.map { .string($0) }) }
             if let flag = schema.groupFlagField { fields[flag] = .boolean(conversation.group != nil) }
@@ -61,7 +83,8 @@ public struct DemoWorld: Sendable {
     }
 
     /// A new message as the app would write it.
-    public func message(from sender: String, in conversation: String, text: String, id: String, at time: Timestamp) throws -> Write {
+    public func message(from sender: String, in conversation: String, text: String, id: String, at time: Timestamp,
+                        senderName: String? = nil) throws -> Write {
         var path = schema.messagePattern
         let placeholders = path.split(separator: "/").filter { $0.hasPrefix("{") }
         if schema.conversationIDField == nil, let first = placeholders.first { path = path.replacingOccurrences(of: first, with: conversation) }
@@ -71,7 +94,7 @@ public struct DemoWorld: Sendable {
             schema.timestampField: .timestamp(time), schema.statusField: .string("sending"), schema.readByField: .array([.string(sender)]),
         ]
         if let field = schema.conversationIDField { fields[field] = .string(conversation) }
-        if let field = schema.senderNameField, let person = Self.people.first(where: { $0.id == sender }) { fields[field] = .string(person.name) }
+        if let field = schema.senderNameField, let name = senderName ?? Self.people.first(where: { $0.id == sender })?.name { fields[field] = .string(name) }
         return Write(.update(try name(path), fields: fields, mask: nil), precondition: .exists(false))
     }
 

@@ -24,6 +24,9 @@ extension Schema {
         return ids.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
     }
 
+    /// The push tokens a user document holds (none for tokens kept in a subcollection).
+    public func tokens(of user: FirestoreDocument) -> [String] { TokenStore(tokens).tokens(of: user) }
+
     public func members(of conversation: FirestoreDocument) -> [String] {
         for field in memberFields {
             if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {

@@ -1,3 +1,4 @@
+import Crypto
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
@@ -20,16 +21,24 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     /// (`HERALD_TOKEN_VALIDATE`, `HERALD_TOKEN_DOUBTFUL_AFTER`; 30 days).
     public let validate: Bool
     public let doubtfulAfter: Int64
+    /// Where the latest sign-in of each token is kept (`HERALD_TOKEN_CLAIMS_COLLECTION`), one document
+    /// per token named by its SHA-256: events arrive in any order, and only the latest gain of a token
+    /// may take it from others.
+    public let claimsCollection: String
+    public static let defaultClaimsCollection = "_herald/tokens/claims"
 
     public init(settings: FunctionSettings) throws {
         self.init(schema: try Schema.load(settings.schema),
                   staleAfter: try settings.seconds("HERALD_TOKEN_STALE_AFTER", default: 60 * 86_400),
                   validate: try settings.flag("HERALD_TOKEN_VALIDATE"),
-                  doubtfulAfter: try settings.seconds("HERALD_TOKEN_DOUBTFUL_AFTER", default: 30 * 86_400))
+                  doubtfulAfter: try settings.seconds("HERALD_TOKEN_DOUBTFUL_AFTER", default: 30 * 86_400),
+                  claimsCollection: settings.environment["HERALD_TOKEN_CLAIMS_COLLECTION"] ?? Self.defaultClaimsCollection)
     }
 
-    public init(schema: Schema, staleAfter: Int64 = 60 * 86_400, validate: Bool = false, doubtfulAfter: Int64 = 30 * 86_400) {
+    public init(schema: Schema, staleAfter: Int64 = 60 * 86_400, validate: Bool = false, doubtfulAfter: Int64 = 30 * 86_400,
+                claimsCollection: String = defaultClaimsCollection) {
         self.schema = schema
+        self.claimsCollection = claimsCollection
         self.staleAfter = staleAfter
         self.validate = validate
         self.doubtfulAfter = doubtfulAfter
@@ -40,7 +49,13 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     /// The user document as it is now, when this write needs anything done: the writes are conditional
     /// on its current version (the event's may be long gone: presence heartbeats write the same document).
     public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
-        needsWork(change) ? [change.document] : []
+        needsWork(change) ? [change.document] + gained(in: change).compactMap { claimName(of: $0, near: change.document) } : []
+    }
+
+    /// The claim document of a token, in the user document's database.
+    func claimName(of token: String, near user: DocumentName) -> DocumentName? {
+        let hash = SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        return try? DocumentName(project: user.project, database: user.database, path: "\(claimsCollection)/\(hash)")
     }
 
     /// The other users who hold a token this user has just gained.
@@ -75,16 +90,33 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         if case .subcollection = schema.tokens { return .skip("tokens in a subcollection are cleaned by the scheduled pass") }
         guard needsWork(change) else { return .skip("tokens already normal") }
         guard let user = documents[change.document] else { return .skip("the user document was deleted since") }
-        var writes: [Write] = []
-        if let normalization = normalization(of: user, stamp: tokensChanged(in: change)) { writes.append(normalization) }
         let store = TokenStore(schema.tokens)
         let held = Set(store.tokens(of: user))
+        let gainedAt = change.newDocument?.updateTime ?? change.time
+        var writes: [Write] = []
+        // Tokens this user gained last, each with the user whose (earlier) gain the claim recorded before.
+        var claimed: [String: String] = [:]
+        // Tokens signed in elsewhere after this user gained them: this user gives them up.
+        var superseded = Set<String>()
+        for token in gained(in: change) where held.contains(token) {
+            switch claim(of: token, gainedBy: user.name, at: gainedAt, documents: documents) {
+            case .superseded: superseded.insert(token)
+            case .held(let previous): claimed[token] = previous
+            case .write(let write, let previous):
+                claimed[token] = previous
+                writes.append(write)
+            }
+        }
+        if let normalization = normalization(of: user, stamp: tokensChanged(in: change), dropping: superseded) { writes.insert(normalization, at: 0) }
         for (lookup, holders) in documents.lookups.sorted(by: { $0.key.description < $1.key.description }) {
             for holder in holders where holder.name != user.name && lookup.matches(holder) {
-                // Only a token this user still has, and only from the holder as read: if it changed
-                // meanwhile, the event is planned again.
-                guard let token = lookup.value.stringValue ?? lookup.field.segments.last, held.contains(token),
-                      let version = holder.updateTime, var removal = store.removal(of: token, from: holder) else { continue }
+                // Only a token this user claims, and only from a holder who got it earlier: one whose
+                // document has not changed since, or whose gain the claim recorded. A holder changed
+                // since may have signed in later; its own event decides. The removal is conditional on
+                // the holder as read: if it changed meanwhile, the event is planned again.
+                guard let token = lookup.value.stringValue ?? lookup.field.segments.last, let previous = claimed[token],
+                      let version = holder.updateTime, version <= gainedAt || previous == holder.name.path,
+                      var removal = store.removal(of: token, from: holder) else { continue }
                 removal.precondition = .updateTime(version)
                 writes.append(removal)
             }
@@ -92,23 +124,47 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         return writes.isEmpty ? .skip("tokens already normal") : Plan(writes: writes)
     }
 
+    enum Claim {
+        /// A later sign-in on the device, by someone else, has claimed the token: its own event takes
+        /// the token from the others, and this user gives it up.
+        case superseded
+        /// This user holds the latest claim already (it names who held it before, or "").
+        case held(previous: String)
+        /// The claim to write with the plan, and who it named before ("" for nobody).
+        case write(Write, previous: String)
+    }
+
+    /// Whether this user's gain of `token` at `time` is the latest sign-in on that device.
+    func claim(of token: String, gainedBy user: DocumentName, at time: Timestamp, documents: DocumentsRead) -> Claim {
+        guard let name = claimName(of: token, near: user) else { return .held(previous: "") }
+        let claim = documents[name]
+        let claimedBy = claim?["user"]?.stringValue ?? ""
+        let claimedAt = claim?["gainedAt"]?.timestampValue
+        if let claimedAt, claimedAt > time { return claimedBy == user.path ? .held(previous: "") : .superseded }
+        if claimedBy == user.path, claimedAt == time { return .held(previous: "") }
+        return .write(Write(.update(name, fields: ["user": .string(user.path), "gainedAt": .timestamp(time)], mask: nil),
+                            precondition: claim?.updateTime.map { .updateTime($0) } ?? .exists(false)), previous: claimedBy)
+    }
+
     /// The write that normalises the user's tokens (and stamps the time when `stamp`), or nil when nothing needs it.
-    func normalization(of user: FirestoreDocument, stamp: Bool) -> Write? {
+    func normalization(of user: FirestoreDocument, stamp: Bool, dropping superseded: Set<String> = []) -> Write? {
         // Conditional on the version planned from: a token added meanwhile wins, and its own event re-plans.
         let precondition: Precondition = user.updateTime.map { .updateTime($0) } ?? .exists(true)
         var fields: [String: FirestoreValue] = [:]
         var mask: [FieldPath] = []
         switch schema.tokens {
         case .single(let field):
-            if let value = user[field], value != .null, !(value.stringValue.map(Self.isWellFormed) ?? false) { mask.append(FieldPath(field)) }
+            if let value = user[field], value != .null, !(value.stringValue.map { Self.isWellFormed($0) && !superseded.contains($0) } ?? false) {
+                mask.append(FieldPath(field))
+            }
         case .array(let field):
             if let values = user[field]?.arrayValue {
-                let normal = Self.normalized(values.compactMap(\.stringValue)).map(FirestoreValue.string)
+                let normal = Self.normalized(values.compactMap(\.stringValue).filter { !superseded.contains($0) }).map(FirestoreValue.string)
                 if normal != values { fields[field] = .array(normal); mask.append(FieldPath(field)) }
             }
         case .mapKeys(let field):
             // Map keys carry no order: drop only the malformed ones.
-            mask += (user[field]?.mapValue?.keys.filter { !Self.isWellFormed($0) }.sorted() ?? []).map { FieldPath(field, $0) }
+            mask += (user[field]?.mapValue?.keys.filter { !Self.isWellFormed($0) || superseded.contains($0) }.sorted() ?? []).map { FieldPath(field, $0) }
         case .subcollection:
             return nil
         }

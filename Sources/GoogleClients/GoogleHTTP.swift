@@ -40,12 +40,15 @@ struct GoogleHTTP: Sendable {
     let credentials: any AccessTokenProvider
     let requestTimeout: TimeAmount
     let observer: RequestObserver?
+    let userAgent: String
 
-    init(httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: TimeAmount = .seconds(30), observer: RequestObserver? = nil) {
+    init(httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: TimeAmount = .seconds(30), observer: RequestObserver? = nil,
+         userAgent: String = "herald") {
         self.httpClient = httpClient
         self.credentials = credentials
         self.requestTimeout = requestTimeout
         self.observer = observer
+        self.userAgent = userAgent
     }
 
     /// Sends once; on 401 refreshes the token and sends once more. Returns the 2xx body or throws
@@ -58,7 +61,7 @@ struct GoogleHTTP: Sendable {
             var request = HTTPClientRequest(url: url)
             request.method = method
             request.headers.add(name: "authorization", value: "Bearer \(token)")
-            request.headers.add(name: "user-agent", value: "herald")
+            request.headers.add(name: "user-agent", value: userAgent)
             if let body {
                 request.headers.add(name: "content-type", value: "application/json")
                 request.body = .bytes(ByteBuffer(string: body.serialized()))

@@ -8,18 +8,39 @@ import Glibc
 #endif
 
 /// One function running as its own process (`herald function NAME serve`), as Cloud Run would run
-/// its container; its JSON log lines are turned into the live log.
+/// its container; its JSON log lines are turned into the live log. A process that dies (a crash, a
+/// SIGKILL) is started again on the same port, as Cloud Run starts a new instance.
 final class FunctionProcess: Sendable {
     let name: String
     let port: Int
-    let process: Process
+    let executable: URL
+    let environment: [String: String]
     let printLine: @Sendable (String) -> Void
     let buffer = Mutex("")
+    let state = Mutex(State())
+
+    struct State {
+        var current: Process?
+        var stopping = false
+        var restarts = 0
+        /// Deaths in a row within a second of starting: each one doubles the wait before the next start.
+        var quickDeaths = 0
+        var startedAt = ContinuousClock.now
+    }
 
     init(name: String, port: Int, executable: URL, environment: [String: String], printLine: @escaping @Sendable (String) -> Void) throws {
         self.name = name
         self.port = port
+        self.executable = executable
+        self.environment = environment
         self.printLine = printLine
+        try launch()
+    }
+
+    var process: Process? { state.withLock { $0.current } }
+    var restarts: Int { state.withLock { $0.restarts } }
+
+    private func launch() throws {
         let process = Process()
         process.executableURL = executable
         process.arguments = ["function", name, "serve", "--host", "127.0.0.1", "--port", String(port)]
@@ -27,7 +48,6 @@ final class FunctionProcess: Sendable {
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
-        self.process = process
         pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self else { return }
@@ -37,7 +57,31 @@ final class FunctionProcess: Sendable {
             }
             self.consume(String(decoding: data, as: UTF8.self))
         }
-        try process.run()
+        process.terminationHandler = { [weak self] ended in self?.ended(ended) }
+        let started = try state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            try process.run()
+            state.current = process
+            state.startedAt = .now
+            return true
+        }
+        if !started { try? pipe.fileHandleForWriting.close() }
+    }
+
+    private func ended(_ process: Process) {
+        let delay: Duration? = state.withLock { state in
+            guard !state.stopping, state.current === process else { return nil }
+            state.quickDeaths = ContinuousClock.now - state.startedAt < .seconds(1) ? state.quickDeaths + 1 : 0
+            state.restarts += 1
+            return .milliseconds(100) * (1 << min(state.quickDeaths, 7))
+        }
+        guard let delay else { return }
+        let how = process.terminationReason == .uncaughtSignal ? "was killed by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
+        printLine("\(name.padding(toLength: 17, withPad: " ", startingAt: 0)) \(how); starting it again, as Cloud Run starts a new instance")
+        Task {
+            try? await Task.sleep(for: delay)
+            do { try self.launch() } catch { self.printLine("\(self.name): cannot start again: \(error)") }
+        }
     }
 
     func consume(_ text: String) {
@@ -62,7 +106,7 @@ final class FunctionProcess: Sendable {
     /// Waits until `GET /healthz` answers, or the process dies, or 30 s pass.
     func waitUntilHealthy() async -> Bool {
         for _ in 0..<300 {
-            guard process.isRunning else { return false }
+            guard process?.isRunning == true else { return false }
             if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz"), timeout: .seconds(1)),
                response.status == .ok {
                 return true
@@ -72,9 +116,13 @@ final class FunctionProcess: Sendable {
         return false
     }
 
-    /// SIGTERM, as Cloud Run stops a container; SIGKILL after 10 s.
+    /// SIGTERM, as Cloud Run stops a container; SIGKILL after 10 s. No restart after this.
     func stop() async {
-        guard process.isRunning else { return }
+        let process = state.withLock { state in
+            state.stopping = true
+            return state.current
+        }
+        guard let process, process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
         for _ in 0..<100 where process.isRunning { try? await Task.sleep(for: .milliseconds(100)) }
         if process.isRunning { kill(process.processIdentifier, SIGKILL) }

@@ -11,13 +11,16 @@ public struct Plan: Sendable, Hashable {
     public var decision: Decision
     /// Committed atomically, in order.
     public var writes: [Write]
-    /// Sent after the writes are durable.
+    /// Sent after the writes are durable; at most one per device token.
     public var pushes: [PushMessage]
 
+    /// A device token named twice (two users who both still hold a phone that changed accounts) gets
+    /// the first push only: a device gets one notification per event, and the ledger counts by token.
     public init(writes: [Write], pushes: [PushMessage] = []) {
         self.decision = .apply
         self.writes = writes
-        self.pushes = pushes
+        var seen = Set<String>()
+        self.pushes = pushes.filter { seen.insert($0.token).inserted }
     }
 
     public static func skip(_ reason: String) -> Plan {

@@ -21,6 +21,12 @@ public struct RuntimeConfiguration: Sendable {
     public var requiredAudience: String?
     /// Where the identity tokens' keys are published (`HERALD_OIDC_JWKS_URL`; Google's by default).
     public var oidcJWKSURL: String?
+    /// How long one request to a Google API may take (`HERALD_API_TIMEOUT`, seconds; 30 by default).
+    public var apiTimeout: Duration
+    /// How long a delivery that is sending pushes holds them before a redelivery may take over
+    /// (`HERALD_PUSH_LEASE`, seconds; 60 by default, Cloud Run's request timeout). Keep it above the
+    /// longest a send can take.
+    public var pushLease: Double
     /// The whole environment, for the functions' own settings.
     public var environment: [String: String]
     public var logLevel: Logger.Level
@@ -75,6 +81,18 @@ public struct RuntimeConfiguration: Sendable {
         oidcJWKSURL = value("HERALD_OIDC_JWKS_URL")
         if let url = oidcJWKSURL, URL(string: url).map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
             problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
+        }
+        apiTimeout = .seconds(30)
+        if let text = value("HERALD_API_TIMEOUT") {
+            if let seconds = Double(text), seconds > 0, seconds <= 3600 { apiTimeout = .milliseconds(Int64(seconds * 1000)) } else {
+                problems.append("HERALD_API_TIMEOUT must be a number of seconds (at most 3600), not \"\(text)\"")
+            }
+        }
+        pushLease = 60
+        if let text = value("HERALD_PUSH_LEASE") {
+            if let seconds = Double(text), seconds >= 1, seconds <= 86_400 { pushLease = seconds } else {
+                problems.append("HERALD_PUSH_LEASE must be a number of seconds from 1 to 86400, not \"\(text)\"")
+            }
         }
         self.environment = environment
         logLevel = .info

@@ -171,10 +171,14 @@ public struct FirestoreGateway: DocumentGateway {
         }
         // What became of each push, and the claim released (masked and absent: deleted) so a redelivery
         // for the transient failures may send them at once.
+        // The pushes are out: losing this record would send them again, so it is retried for as long as
+        // half the lease, even when a failure leaves unknown whether it was applied (writing it twice is harmless).
         let mask = marks.keys.map { FieldPath("pushes", $0) } + [FieldPath("claimedAt")]
+        let budget = RetryPolicy(maximumAttempts: 100, initialDelay: .milliseconds(50), maximumDelay: .seconds(2),
+                                 totalBudget: .milliseconds(Int64(pushLease * 500)))
         do {
-            _ = try await firestore.commit([Write(.update(ledger, fields: marks.isEmpty ? [:] : ["pushes": .map(marks)], mask: mask),
-                                                  precondition: .exists(true))])
+            _ = try await firestore.commitIdempotent([Write(.update(ledger, fields: marks.isEmpty ? [:] : ["pushes": .map(marks)], mask: mask),
+                                                            precondition: .exists(true))], retry: budget)
         } catch { throw Self.classify(error) }
         for removal in removals {
             // One at a time and best effort: a token changed since it was read must not be removed,

@@ -71,12 +71,13 @@ struct SourceOptions: ParsableArguments {
             throw ValidationError("no Firestore to read (pass --documents FILE to run offline): \(error)")
         }
         let firestore = FirestoreClient(project: credentials.project, database: configuration.database,
-                                        endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared)
+                                        endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
+                                        requestTimeout: configuration.apiTimeout)
         let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
         let fcm = FCMClient(project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
-                            credentials: credentials.messaging, httpClients: lanes)
+                            credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout)
         let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
-                                       ledgerCollection: configuration.ledgerCollection)
+                                       ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease)
         return Wiring(
             events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: credentials.project) },
             sweeper: (function as? any ScheduledFunction).map { sweepRunner($0, firestore: firestore, fcm: fcm) },

@@ -6,5 +6,15 @@ public final class Counter: Sendable {
     public init() {}
     /// Adds one and returns the new count.
     @discardableResult public func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+    /// Adds one and returns the count before.
+    public func take() -> Int { count.withLock { $0 += 1; return $0 - 1 } }
     public var value: Int { count.withLock { $0 } }
+}
+
+/// A yes/no shared between concurrent tasks: set once, read by many.
+public final class Flag: Sendable {
+    private let state = Mutex(false)
+    public init() {}
+    public func set() { state.withLock { $0 = true } }
+    public var isSet: Bool { state.withLock { $0 } }
 }

@@ -66,7 +66,7 @@ extension HTTPClient {
 
     public func get(_ url: String) async throws -> TestResponse {
         let response = try await execute(HTTPClientRequest(url: url), timeout: .seconds(30))
-        let bytes = try await response.body.collect(upTo: 1024 * 1024)
+        let bytes = try await response.body.collect(upTo: 256 * 1024 * 1024)
         return TestResponse(status: Int(response.status.code), headers: [:], body: String(buffer: bytes))
     }
 }

@@ -39,6 +39,12 @@ struct AdminAPI: Sendable {
                                                    dropResponseProbability: number("dropResponseProbability"),
                                                    maximumDelay: .milliseconds(Int64(number("maximumDelayMilliseconds"))))
             return LocalResponse(json: .object([:]))
+        case ("POST", "faults"), ("PUT", "faults"):
+            cloud.faults.plan = try APIFaultPlan(json: try request.json())
+            return LocalResponse(json: ["plan": cloud.faults.plan.json])
+        case ("GET", "faults"):
+            let injected = cloud.faults.injected.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.integer(Int64($0.value))) }
+            return LocalResponse(json: ["plan": cloud.faults.plan.json, "injected": .object(Dictionary(uniqueKeysWithValues: injected))])
         case ("GET", "deliveries"):
             return LocalResponse(json: ["deliveries": .array(try await cloud.deliveries(state: request.query["state"]?.first))])
         case ("GET", "triggers"):

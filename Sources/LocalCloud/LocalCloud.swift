@@ -32,6 +32,7 @@ public final class LocalCloud: Sendable {
     public let triggers: TriggerRegistry
     public let delivery: EventDelivery
     public let scheduler: Scheduler
+    public let faults = APIFaults()
     let logger: Logger
     let stateDirectory: String
 
@@ -139,11 +140,44 @@ struct LocalCloudHandler: Sendable {
             return Self.response(LocalResponse(.invalidArgument("request body over 16 MiB")))
         }
         let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
+        let fault = Self.api(of: local).flatMap { cloud.faults.draw(for: $0, userAgent: headers["user-agent"]) }
+        switch fault {
+        case .unavailable?:
+            return Self.response(LocalResponse(LocalAPIError(code: 503, status: "UNAVAILABLE", message: "injected fault: unavailable", retryAfterSeconds: 1)))
+        case .rateLimited?:
+            return Self.response(LocalResponse(LocalAPIError(code: 429, status: "RESOURCE_EXHAUSTED", message: "injected fault: rate limited", retryAfterSeconds: 1)))
+        case .reset?:
+            return Self.reset
+        case .timeout?:
+            try? await Task.sleep(for: cloud.faults.plan.hangFor)
+            return Self.reset
+        case .resetAfterApplying?, nil:
+            break
+        }
         let result: LocalResponse
         do { result = try await route(local) } catch { result = LocalResponse(error) }
         if result.status >= 500 { cloud.logger.warning("\(local.method) \(request.uri.path) → \(result.status) \(result.body.prefix(300))") }
-        return Self.response(result)
+        return fault == .resetAfterApplying ? Self.reset : Self.response(result)
     }
+
+    /// The Google API a request is for, as fault injection tells them apart.
+    static func api(of request: LocalRequest) -> APIFaultPlan.API? {
+        let s = request.segments
+        switch s.first {
+        case "v1" where s.count == 4 && s[3] == "messages:send": return .fcm
+        case "v1": return .firestore
+        case "token": return .token
+        default: return nil
+        }
+    }
+
+    /// A response whose body fails before its first byte: the server closes the connection, and the
+    /// caller sees it reset with no answer.
+    static var reset: Response {
+        Response(status: .ok, headers: [.contentLength: "2"], body: ResponseBody { _ in throw ConnectionReset() })
+    }
+
+    struct ConnectionReset: Error {}
 
     static func response(_ result: LocalResponse) -> Response {
         var fields: HTTPFields = [.contentType: result.contentType]

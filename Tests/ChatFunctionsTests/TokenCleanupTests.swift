@@ -95,10 +95,16 @@ import Testing
         let alice = FirestoreDocument(name: try DocumentName(project: "p", path: "users/alice"), fields: aliceFields, updateTime: Timestamp(seconds: 7))
         let bobAsFound = FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9))
         #expect(lookups[0].matches(alice) && lookups[0].matches(bobAsFound))
-        #expect(function.documentsToRead(for: change, alreadyRead: DocumentsRead()) == [bob])
+        let toRead = function.documentsToRead(for: change, alreadyRead: DocumentsRead())
+        #expect(toRead.count == 2 && toRead[0] == bob && toRead[1].path.hasPrefix("_herald/tokens/claims/"), "Bob's document and the token's claim")
         let plan = function.plan(for: change, documents: DocumentsRead(found: [bob: bobAsFound], lookups: [lookups[0]: [alice, bobAsFound]]))
         let removals = plan.writes.filter { $0.document == alice.name }
         #expect(removals.count == 1 && removals[0].precondition == .updateTime(Timestamp(seconds: 7)))
+        let claim = try #require(plan.writes.first { $0.document == toRead[1] })
+        #expect(claim.precondition == .exists(false), "the first claim of this token")
+        if case .update(_, let fields, _) = claim.operation {
+            #expect(fields == ["user": .string("users/u1"), "gainedAt": .timestamp(Timestamp(seconds: 9))])
+        } else { Issue.record("the claim is an update") }
         #expect(!plan.writes.contains { $0.document == bob && $0.transforms.isEmpty }, "Bob keeps his token")
         switch removals[0].operation {
         case .update(_, let fields, let mask): #expect(fields.isEmpty && mask == [FieldPath("fcmToken")])
@@ -145,5 +151,69 @@ import Testing
         let heartbeat = try self.change(["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 30))],
                                         old: ["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 0))])
         #expect(TokenCleanup(schema: Schema.presets["default"]!).documentsToRead(for: heartbeat, alreadyRead: DocumentsRead()).isEmpty)
+    }
+
+    /// Sign-ins on one device reach tokenCleanup in any order: the claim keeps the latest, so an older
+    /// gain arriving late neither takes the token back nor keeps it.
+    struct Roaming {
+        let function = TokenCleanup(schema: Schema.presets["default"]!)
+        let token = TokenCleanupTests.good[5]
+
+        func user(_ id: String, tokens: [String], at seconds: Int64) throws -> FirestoreDocument {
+            FirestoreDocument(name: try DocumentName(project: "p", path: "users/\(id)"),
+                              fields: ["fcmTokens": .array(tokens.map(FirestoreValue.string))], updateTime: Timestamp(seconds: seconds))
+        }
+
+        /// The plan for `id` gaining the token at `gainedAt`, with the claim as recorded and the other holders as found now.
+        func plan(gain id: String, at gainedAt: Int64, claim: (user: String, at: Int64)?, holders: [FirestoreDocument]) throws -> Plan {
+            let now = try user(id, tokens: [token], at: gainedAt)
+            let change = DocumentChange(eventID: "e-\(id)", kind: .written, time: Timestamp(seconds: gainedAt), document: now.name,
+                                        oldDocument: try user(id, tokens: [], at: gainedAt - 1), newDocument: now)
+            let claimName = try #require(function.documentsToRead(for: change, alreadyRead: DocumentsRead()).last)
+            var found = [now.name: now]
+            if let claim {
+                found[claimName] = FirestoreDocument(name: claimName, fields: ["user": .string("users/\(claim.user)"), "gainedAt": .timestamp(Timestamp(seconds: claim.at))],
+                                                     updateTime: Timestamp(seconds: claim.at + 1))
+            }
+            let lookup = try #require(function.lookups(for: change, alreadyRead: DocumentsRead()).first)
+            return function.plan(for: change, documents: DocumentsRead(found: found, lookups: [lookup: holders + [now]]))
+        }
+
+        func removals(in plan: Plan, from id: String) -> Int {
+            plan.writes.filter { $0.document.path == "users/\(id)" && $0.transforms.contains { $0.field == FieldPath("fcmTokens") } }.count
+        }
+    }
+
+    /// Carol signed in at 12 and her event came first; Bob's sign-in at 9 arrives late: Bob gives the
+    /// token up, Carol keeps it, and the claim stays hers.
+    @Test func aLateOlderSignInGivesTheTokenUpInsteadOfTakingItBack() throws {
+        let roaming = Roaming()
+        let plan = try roaming.plan(gain: "bob", at: 9, claim: ("carol", 12), holders: [try roaming.user("carol", tokens: [roaming.token], at: 12)])
+        #expect(roaming.removals(in: plan, from: "carol") == 0)
+        #expect(plan.writes.count == 1, "only Bob's own document: no claim write")
+        let bob = try #require(plan.writes.first)
+        #expect(bob.document.path == "users/bob" && bob.precondition == .updateTime(Timestamp(seconds: 9)))
+        guard case .update(_, let fields, let mask) = bob.operation else { Issue.record("expected an update"); return }
+        #expect(mask == [FieldPath("fcmTokens")] && fields["fcmTokens"] == .array([]))
+    }
+
+    /// A holder whose document changed after Bob's sign-in may have signed in later (its event not yet
+    /// here): left alone. The holder the claim named before Bob is the device's previous account: removed
+    /// even though its document changed since (a heartbeat).
+    @Test func onlyHoldersThatGotTheTokenEarlierLoseIt() throws {
+        let roaming = Roaming()
+        let alice = try roaming.user("alice", tokens: [roaming.token], at: 20)
+        let dave = try roaming.user("dave", tokens: [roaming.token], at: 15)
+        let erin = try roaming.user("erin", tokens: [roaming.token], at: 4)
+        let plan = try roaming.plan(gain: "bob", at: 10, claim: ("alice", 3), holders: [alice, dave, erin])
+        #expect(roaming.removals(in: plan, from: "alice") == 1, "the previous claimant")
+        #expect(roaming.removals(in: plan, from: "dave") == 0, "changed after Bob's sign-in")
+        #expect(roaming.removals(in: plan, from: "erin") == 1, "unchanged since before Bob's sign-in")
+        let claim = try #require(plan.writes.first { $0.document.path.hasPrefix("_herald/") })
+        #expect(claim.precondition == .updateTime(Timestamp(seconds: 4)), "conditional on the claim as read")
+        // The same event again, after its claim was written: the claim is Bob's, nothing more to claim.
+        let again = try roaming.plan(gain: "bob", at: 10, claim: ("bob", 10), holders: [erin])
+        #expect(!again.writes.contains { $0.document.path.hasPrefix("_herald/") })
+        #expect(roaming.removals(in: again, from: "erin") == 1)
     }
 }

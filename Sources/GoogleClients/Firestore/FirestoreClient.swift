@@ -17,14 +17,15 @@ public struct FirestoreClient: Sendable {
     public var writeRetry: RetryPolicy
 
     /// - endpoint: `https://firestore.googleapis.com`, or `http://HOST:PORT` for an emulator.
+    /// - userAgent: how requests name their sender (the local cloud's fault injection can spare one).
     public init(project: String, database: String = "(default)", endpoint: String = productionEndpoint,
                 credentials: any AccessTokenProvider, httpClient: HTTPClient,
                 readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
-                observer: RequestObserver? = nil) {
+                observer: RequestObserver? = nil, userAgent: String = "herald") {
         self.project = project
         self.database = database
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: .init(requestTimeout), observer: observer)
+        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: .init(requestTimeout), observer: observer, userAgent: userAgent)
         self.readRetry = readRetry
         self.writeRetry = writeRetry
     }
@@ -121,12 +122,28 @@ public struct FirestoreClient: Sendable {
         let bytes = try await GoogleHTTP.withRetries(transaction == nil ? writeRetry : .none, isRetryable: Self.isRetryableWrite) {
             try await http.send(.POST, url("\(databaseName)/documents:commit"), body: request)
         }
+        return try Self.commitResult(bytes)
+    }
+
+    static func commitResult(_ bytes: [UInt8]) throws -> CommitResult {
         let json = try JSONValue(parsing: bytes)
         let commitTime = try json["commitTime"].map { try FirestoreJSON.timestamp($0, path: "commitTime") } ?? Timestamp(seconds: 0)
         let results = json["writeResults"]?.arrayValue ?? []
         return CommitResult(commitTime: commitTime, updateTimes: try results.map { result in
             try result["updateTime"].map { try FirestoreJSON.timestamp($0, path: "updateTime") }
         })
+    }
+
+    /// Like `commit`, but retried also after a failure that leaves unknown whether the writes were
+    /// applied (a reset connection, a timeout, DEADLINE_EXCEEDED). Only for writes that give the same
+    /// result when applied twice: no transforms that add up, no create-only preconditions.
+    public func commitIdempotent(_ writes: [Write], retry: RetryPolicy? = nil) async throws -> CommitResult {
+        try Self.checkLimits(writes)
+        let request: JSONValue = ["writes": .array(writes.map(\.json))]
+        let bytes = try await GoogleHTTP.withRetries(retry ?? writeRetry, isRetryable: Self.isRetryableIdempotentWrite) {
+            try await http.send(.POST, url("\(databaseName)/documents:commit"), body: request)
+        }
+        return try Self.commitResult(bytes)
     }
 
     /// What became of one write of a `batchWrite`.
@@ -236,6 +253,12 @@ public struct FirestoreClient: Sendable {
     static func isRetryableWrite(_ error: any Error) -> Bool {
         guard let api = error as? GoogleAPIError else { return false }
         return [.unavailable, .resourceExhausted].contains(api.status)
+    }
+
+    static func isRetryableIdempotentWrite(_ error: any Error) -> Bool {
+        if error is TransportError { return true }
+        guard let api = error as? GoogleAPIError else { return false }
+        return [.unavailable, .resourceExhausted, .deadlineExceeded, .aborted, .internal].contains(api.status)
     }
 
     static func checkLimits(_ writes: [Write]) throws {

@@ -2,16 +2,15 @@ import AsyncHTTPClient
 import Foundation
 import FirestoreModel
 import Glibc
-import HeraldTesting
-import Testing
 
 /// `herald dev --ephemeral --port 0` running in the background. Its output goes to a file, not a pipe:
 /// pipes read through FileHandle's readability handlers were the one place tests closed descriptors
 /// behind Foundation's back, and a descriptor closed twice is another thread's file (a SQLite database).
-final class RunningDev: Sendable {
-    let process: Process
-    let log: URL
-    let base: String
+public final class RunningDev: Sendable {
+    public let process: Process
+    public let log: URL
+    /// The local cloud's URL (`http://127.0.0.1:PORT`).
+    public let base: String
 
     init(process: Process, log: URL, base: String) {
         self.process = process
@@ -19,7 +18,7 @@ final class RunningDev: Sendable {
         self.base = base
     }
 
-    static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningDev {
+    public static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningDev {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil), let sink = FileHandle(forWritingAtPath: log.path) else {
             throw DevDidNotStart(output: "cannot create \(log.path)")
@@ -44,54 +43,59 @@ final class RunningDev: Sendable {
         throw DevDidNotStart(output: dev.output)
     }
 
-    struct DevDidNotStart: Error, CustomStringConvertible {
+    public struct DevDidNotStart: Error, CustomStringConvertible {
         let output: String
-        var description: String { "herald dev did not come up: \(output.suffix(2000))" }
+        public var description: String { "herald dev did not come up: \(output.suffix(2000))" }
     }
 
-    var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+    public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
     /// Until no delivery is pending three times in a row (a function's writes make new events).
-    func waitUntilIdle() async throws {
+    public func waitUntilIdle(timeout: Duration = .seconds(30)) async throws {
         var quiet = 0
-        for _ in 0..<300 {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
             let pending = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=pending").body.utf8))
             quiet = pending["deliveries"]?.arrayValue?.isEmpty == true ? quiet + 1 : 0
             if quiet >= 3 { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        Issue.record("deliveries still pending after 30 s")
+        throw StillBusy(description: "deliveries still pending after \(timeout)")
     }
 
     /// Pauses Cloud Scheduler's jobs, so only the test runs them (`POST …/jobs/NAME:run` still does).
-    func pauseJobs() async throws {
+    public func pauseJobs() async throws {
         let jobs = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/scheduler/jobs").body.utf8))["jobs"]?.arrayValue ?? []
         for job in jobs {
             guard case .object(var members) = job else { continue }
             members["paused"] = true
             let answer = try await HTTPClient.shared.post("\(base)/herald/scheduler/jobs", headers: ["content-type": "application/json"],
                                                          body: Array(JSONValue.object(members).serialized().utf8))
-            #expect(answer.status == 200, "\(answer.body)")
+            guard answer.status == 200 else { throw StillBusy(description: "cannot pause \(job): \(answer.body)") }
         }
     }
 
-    func pushes() async throws -> [JSONValue] {
+    public func pushes() async throws -> [JSONValue] {
         try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
     }
 
-    func deadLetters() async throws -> [JSONValue] {
+    public func deadLetters() async throws -> [JSONValue] {
         try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=dead").body.utf8))["deliveries"]?.arrayValue ?? []
     }
 
     /// Ctrl-C, and the exit status (-1 if it is still running 30 s later).
-    func stop() async throws -> Int32 {
+    public func stop() async throws -> Int32 {
         Glibc.kill(process.processIdentifier, SIGINT)
         for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
         return process.isRunning ? -1 : process.terminationStatus
     }
 
-    func kill() {
+    public func kill() {
         if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: log)
     }
+}
+
+public struct StillBusy: Error, CustomStringConvertible {
+    public var description: String
 }

@@ -1,0 +1,252 @@
+import AsyncHTTPClient
+import ChatFunctions
+import Foundation
+import FirestoreModel
+import GoogleClients
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How hard a chaos run pushes `herald dev`.
+public struct ChaosSettings: Sendable {
+    public var schema = "default"
+    public var users = 200
+    public var conversations = 120
+    public var messages = 2000
+    /// App writers running at once.
+    public var writers = 12
+    /// After each message, the chance that some member opens a conversation (reads it), and that some user heartbeats.
+    public var readProbability = 0.35
+    public var heartbeatProbability = 0.5
+    public var roamingDevices = 10
+    public var tokenMoves = 60
+    /// Share of Herald's requests to Firestore, FCM and the token endpoint that fail.
+    public var faultRate = 0.1
+    /// A function process is SIGKILLed about this often (nil: never).
+    public var killInterval: Duration? = .seconds(4)
+    public var duplicateProbability = 0.05
+    public var dropResponseProbability = 0.05
+    public var maximumDelay: Duration = .milliseconds(300)
+    /// How long the backlog may take to drain once the faults stop.
+    public var settleTimeout: Duration = .seconds(300)
+    public var seed: UInt64 = 1
+
+    public init() {}
+
+    /// `herald dev` for a chaos run: API timeouts and push leases short enough for failures to resolve
+    /// within the run, and deliveries retried for as long as a real trigger would.
+    public static let devArguments = ["--max-attempts", "40"]
+    public static let devEnvironment = ["HERALD_API_TIMEOUT": "2", "HERALD_PUSH_LEASE": "10"]
+    /// The apps' own requests carry this user agent and get no faults: the faults are Google's, on Herald's traffic.
+    public static let appUserAgent = "herald-chaos-app"
+}
+
+/// Drives `herald dev` with concurrent app writers while Google's APIs fail and function processes
+/// die, then checks the documents and pushes against the truth computed from the messages.
+public struct ChaosRun: Sendable {
+    public let settings: ChaosSettings
+    public let dev: RunningDev
+    public let project: String
+
+    public init(settings: ChaosSettings, dev: RunningDev, project: String = "e2e") {
+        self.settings = settings
+        self.dev = dev
+        self.project = project
+    }
+
+    public func run() async throws -> ChaosReport {
+        let schema = try Schema.load(settings.schema)
+        switch schema.tokens {
+        case .array, .mapKeys: break
+        default: throw StillBusy(description: "chaos runs need a schema that keeps several tokens per user in the user document")
+        }
+        let world = ChaosWorld(users: settings.users, conversations: settings.conversations, roamingDevices: settings.roamingDevices, seed: settings.seed)
+        let demo = DemoWorld(schema: schema, project: project)
+        let app = FirestoreClient(project: project, endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared,
+                                  userAgent: ChaosSettings.appUserAgent)
+        _ = try await app.commitInBatches(try demo.seed(people: world.people, conversations: world.conversations))
+        try await dev.waitUntilIdle(timeout: .seconds(120))
+
+        try await setFaults(on: true)
+        let clock = ContinuousClock()
+        let started = clock.now
+        let done = Flag()
+        let calm = Flag()
+        let nextMessage = Counter()
+        let writerErrors = Counter()
+        let kills = Counter()
+        enum Finished: Sendable { case writer, killer, mover(owners: [String: String]), drained(after: Duration) }
+        var (owners, driven, drained): ([String: String], Duration, Duration) = ([:], .zero, .zero)
+        try await withThrowingTaskGroup(of: Finished.self) { group in
+            for _ in 0..<settings.writers {
+                group.addTask {
+                    while true {
+                        let n = nextMessage.take()
+                        guard n < settings.messages else { return .writer }
+                        do { try await appTurn(n, world: world, demo: demo, app: app) } catch { writerErrors.increment() }
+                    }
+                }
+            }
+            group.addTask { .mover(owners: try await moveDevices(world: world, demo: demo, app: app, done: done, errors: writerErrors)) }
+            if let interval = settings.killInterval {
+                // Functions die while the writers write and while the backlog drains.
+                group.addTask {
+                    while !calm.isSet {
+                        try await Task.sleep(for: interval * Double.random(in: 0.5...1.5))
+                        if !calm.isSet, killOneFunction() { kills.increment() }
+                    }
+                    return .killer
+                }
+            }
+            var writersLeft = settings.writers
+            while let finished = try await group.next() {
+                switch finished {
+                case .writer:
+                    writersLeft -= 1
+                    guard writersLeft == 0 else { continue }
+                    done.set()
+                    driven = clock.now - started
+                    // The faults go on until every event so far is handled.
+                    group.addTask {
+                        let start = clock.now
+                        try await dev.waitUntilIdle(timeout: settings.settleTimeout)
+                        calm.set()
+                        return .drained(after: clock.now - start)
+                    }
+                case .mover(let last): owners = last
+                case .drained(let after): drained = after
+                case .killer: break
+                }
+            }
+        }
+        try await setFaults(on: false)
+        let settleStart = clock.now
+        try await dev.waitUntilIdle(timeout: .seconds(60))
+        let settled = drained + (clock.now - settleStart)
+        // Restarts print asynchronously; give the last one a moment.
+        try await Task.sleep(for: .seconds(1))
+
+        let pushes = try await dev.pushes()
+        let output = dev.output
+        let interrupted = Self.interruptedMessages(in: output)
+        let truth = try await ChaosTruth(world: world, schema: schema, demo: demo, app: app, owners: owners, interrupted: interrupted).check(pushes: pushes)
+        let deliveries = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/deliveries").body.utf8))["deliveries"]?.arrayValue ?? []
+        let faults = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/faults").body.utf8))["injected"]?.objectValue ?? [:]
+        func lines(containing text: String) -> Int { output.components(separatedBy: text).count - 1 }
+        return ChaosReport(
+            messages: settings.messages, users: world.people.count, conversations: world.conversations.count,
+            events: deliveries.count, attempts: deliveries.reduce(0) { $0 + (Int($1["attempts"]?.serialized() ?? "") ?? 0) },
+            faults: faults.mapValues { Int($0.serialized()) ?? 0 },
+            injectedDuplicates: lines(containing: "[injected: duplicate]"), droppedAnswers: lines(containing: "[injected: response dropped]"),
+            kills: kills.value, restarts: lines(containing: "starting it again"),
+            duplicatesSeen: lines(containing: "duplicate delivery: already applied"),
+            pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,
+            interruptedDeliveries: interrupted.count, checks: truth.checks,
+            mismatches: truth.mismatches, deadLetters: try await dev.deadLetters().map { "\($0["document"]?.stringValue ?? "?"): \($0["lastError"]?.stringValue ?? "no reason")" },
+            writerErrors: writerErrors.value, driven: driven, settled: settled)
+    }
+
+    /// Messages whose onMessageCreated delivery got no answer because the process was killed under it.
+    static func interruptedMessages(in output: String) -> Set<String> {
+        Set(output.split(separator: "\n").compactMap { line -> String? in
+            guard line.contains("→ onMessageCreated: no answer"), line.contains("remoteConnectionClosed"),
+                  let range = line.range(of: #"/messages/m[0-9]+ "#, options: .regularExpression) else { return nil }
+            return String(line[range].dropFirst("/messages/".count).dropLast())
+        })
+    }
+
+    /// One app turn: message `n` in a random conversation; maybe someone opens a conversation, maybe someone heartbeats.
+    func appTurn(_ n: Int, world: ChaosWorld, demo: DemoWorld, app: FirestoreClient) async throws {
+        let conversation = world.conversations.randomElement()!
+        let sender = conversation.members.randomElement()!
+        // Message times follow n, so the newest message of a conversation is the one with the highest n.
+        let time = Timestamp(microsecondsOf: ChaosRun.epoch.addingTimeInterval(Double(n) / 1000))
+        _ = try await app.commit([try demo.message(from: sender, in: conversation.id, text: "Message \(n)", id: "m\(n)", at: time,
+                                                   senderName: world.name(of: sender))])
+        if Double.random(in: 0..<1) < settings.readProbability {
+            let opened = world.conversations.randomElement()!
+            let reader = opened.members.randomElement()!
+            let (parent, query) = try demo.messagesQuery(in: opened.id)
+            let unread = try await app.runQuery(query, parent: parent).filter {
+                !($0[demo.schema.readByField]?.arrayValue?.contains(.string(reader)) ?? false)
+            }
+            _ = try await app.commitInBatches(demo.reads(by: reader, of: unread))
+        }
+        if Double.random(in: 0..<1) < settings.heartbeatProbability {
+            _ = try await app.commit([try demo.heartbeat(of: world.people.randomElement()!.id, at: Timestamp(microsecondsOf: Date()))])
+        }
+    }
+
+    static let epoch = Date()
+
+    /// Signs roaming devices into users who have none and never had that one, one after another, until
+    /// the writers are done; returns who has each device last.
+    func moveDevices(world: ChaosWorld, demo: DemoWorld, app: FirestoreClient, done: Flag, errors: Counter) async throws -> [String: String] {
+        var owners = world.initialOwners
+        // A device never returns to an account it was in: a return that overtakes the events of the
+        // moves before it is the one order tokenCleanup's claims do not settle (see TokenCleanup).
+        var held = Set(owners.map { "\($0.key) \($0.value)" })
+        var moves = 0
+        while moves < settings.tokenMoves, !done.isSet, let device = world.roamingDevices.randomElement() {
+            let taken = Set(owners.values)
+            guard let user = world.people.map(\.id).filter({ !taken.contains($0) && !held.contains("\(device) \($0)") }).randomElement() else { break }
+            held.insert("\(device) \(user)")
+            do {
+                _ = try await app.commit([try demo.signIn(user, onDeviceWith: device)])
+                owners[device] = user
+                moves += 1
+            } catch {
+                errors.increment()
+            }
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 100...300)))
+        }
+        return owners
+    }
+
+    func setFaults(on: Bool) async throws {
+        let everything = APIKinds.all
+        let faults: JSONValue = [
+            "rate": .number(on ? String(settings.faultRate) : "0"), "hangMilliseconds": 3000, "sparedUserAgent": .string(ChaosSettings.appUserAgent),
+            // FCM gets only faults after which it did not accept the message: no sender can tell an accepted
+            // send whose answer was lost from one that failed, and the device collapses such a repeat.
+            "kinds": ["firestore": everything, "fcm": ["unavailable", "rateLimited", "reset", "timeout"], "token": everything],
+        ]
+        let delivery: JSONValue = [
+            "duplicateProbability": .number(on ? String(settings.duplicateProbability) : "0"),
+            "dropResponseProbability": .number(on ? String(settings.dropResponseProbability) : "0"),
+            "maximumDelayMilliseconds": .integer(on ? Int64(settings.maximumDelay / .milliseconds(1)) : 0),
+        ]
+        for (path, body) in [("faults", faults), ("delivery/faults", delivery)] {
+            let answer = try await HTTPClient.shared.post("\(dev.base)/herald/\(path)", headers: ["content-type": "application/json"], body: Array(body.serialized().utf8))
+            guard answer.status == 200 else { throw StillBusy(description: "cannot set \(path): \(answer.body)") }
+        }
+    }
+
+    enum APIKinds {
+        static let all: JSONValue = ["unavailable", "rateLimited", "reset", "resetAfterApplying", "timeout"]
+    }
+
+    /// SIGKILLs one of `herald dev`'s function processes; false when none is running.
+    func killOneFunction() -> Bool {
+        guard let victim = ChildProcesses.of(dev.process.processIdentifier).filter({ $0.commandLine.contains("function") }).randomElement() else { return false }
+        return kill(victim.pid, SIGKILL) == 0
+    }
+}
+
+/// A process's children, read from /proc.
+enum ChildProcesses {
+    static func of(_ parent: Int32) -> [(pid: Int32, commandLine: String)] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
+        return entries.compactMap { entry in
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            // After the command name in parentheses: state, then the parent's pid.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 1, Int32(fields[1]) == parent else { return nil }
+            let command = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(entry)/cmdline"))).map { String(decoding: $0, as: UTF8.self) } ?? ""
+            return (pid, command.replacingOccurrences(of: "\0", with: " "))
+        }
+    }
+}

@@ -1,0 +1,184 @@
+import ChatFunctions
+import Foundation
+import FirestoreModel
+import GoogleClients
+
+/// What the documents and pushes must be, computed from the messages themselves, and every place
+/// where they are not.
+struct ChaosTruth {
+    let world: ChaosWorld
+    let schema: Schema
+    let demo: DemoWorld
+    let app: FirestoreClient
+    /// Who signed in last on each roaming device.
+    let owners: [String: String]
+    /// Messages whose onMessageCreated delivery was cut off by a SIGKILL.
+    let interrupted: Set<String>
+
+    struct Outcome {
+        var checks = 0
+        var mismatches: [String] = []
+        var duplicatesEmitted = 0
+        var repeatsAfterKill = 0
+
+        mutating func expect(_ condition: Bool, _ what: @autoclosure () -> String) {
+            checks += 1
+            if !condition { mismatches.append(what()) }
+        }
+    }
+
+    func check(pushes: [JSONValue]) async throws -> Outcome {
+        var outcome = Outcome()
+        let users = try await all(StructuredQuery(collectionID: schema.userCollection))
+        let conversations = try await all(StructuredQuery(collectionID: schema.conversationCollection))
+        var unreadTotals: [String: Int64] = [:]
+        var alerts: [String: [String]] = [:]  // message id → tokens that must get exactly one push
+        for conversation in world.conversations {
+            guard let document = conversations[conversation.id] else {
+                outcome.expect(false, "conversation \(conversation.id) is missing")
+                continue
+            }
+            let (parent, query) = try demo.messagesQuery(in: conversation.id)
+            let messages = try await app.runQuery(query, parent: parent)
+            let newest = messages.max { number(of: $0) < number(of: $1) }
+            if let newest { expectLast(newest, in: document, conversation.id, &outcome) }
+            for member in conversation.members {
+                let unread = messages.filter { sender(of: $0) != member && !readers(of: $0).contains(member) }.count
+                unreadTotals[member, default: 0] += Int64(unread)
+                outcome.expect(document[schema.unreadCountField]?.mapValue?[member]?.integerValue == Int64(unread),
+                               "\(conversation.id): unread of \(member) is \(document[schema.unreadCountField]?.mapValue?[member]?.integerValue.map(String.init) ?? "missing"), truth \(unread)")
+            }
+            for message in messages {
+                let recipients = conversation.members.filter { $0 != sender(of: message) }
+                let allRead = Set(recipients).isSubset(of: readers(of: message))
+                let status = message[schema.statusField]?.stringValue ?? "none"
+                outcome.expect(allRead ? status == "read" : ["sent", "delivered"].contains(status),
+                               "\(message.name.path): status \(status) with \(allRead ? "every" : "not every") recipient having read it")
+                alerts[message.name.documentID] = world.stableDevices.filter { recipients.contains($0.value) }.map(\.key)
+            }
+        }
+        for person in world.people {
+            guard let user = users[person.id] else {
+                outcome.expect(false, "user \(person.id) is missing")
+                continue
+            }
+            let badge = user[schema.badgeField]?.integerValue
+            outcome.expect(badge == unreadTotals[person.id, default: 0], "badge of \(person.id) is \(badge.map(String.init) ?? "missing"), truth \(unreadTotals[person.id, default: 0])")
+            let roaming = Set(schema.tokens(of: user)).intersection(world.roamingDevices)
+            let truth = Set(owners.filter { $0.value == person.id }.map(\.key))
+            outcome.expect(roaming == truth, "\(person.id) holds roaming devices \(roaming.sorted()), truth \(truth.sorted())")
+        }
+        checkPushes(pushes, alerts: alerts, &outcome)
+        return outcome
+    }
+
+    /// Each (message, device) pair: exactly one alert for a recipient's own devices, at most one for a
+    /// roaming device (who held it when the message came is a race), none to anybody else.
+    func checkPushes(_ pushes: [JSONValue], alerts: [String: [String]], _ outcome: inout Outcome) {
+        var counts: [String: [String: Int]] = [:]
+        for push in pushes {
+            guard let message = push["message"], message["notification"] != nil,
+                  let id = message["data"]?["messageId"]?.stringValue, let token = message["token"]?.stringValue else { continue }
+            counts[id, default: [:]][token, default: 0] += 1
+        }
+        for (id, tokens) in alerts {
+            for token in tokens {
+                let count = counts[id]?[token] ?? 0
+                outcome.expect(count == 1 || (count > 1 && interrupted.contains(id)), "\(id) → \(token): \(count) pushes")
+            }
+        }
+        for (id, tokens) in counts {
+            let expected = Set(alerts[id] ?? [])
+            for (token, count) in tokens {
+                if count > 1 {
+                    // A process killed after FCM accepted a push and before the ledger recorded it sends
+                    // it again: FCM takes no idempotency key. The repeat has the same collapse key, tag
+                    // and apns-collapse-id, so the device replaces the notification. Anything else is a bug.
+                    if interrupted.contains(id) { outcome.repeatsAfterKill += count - 1 } else { outcome.duplicatesEmitted += count - 1 }
+                }
+                outcome.expect(expected.contains(token) || (world.roamingDevices.contains(token) && count == 1)
+                               || (interrupted.contains(id) && (expected.contains(token) || world.roamingDevices.contains(token))),
+                               "\(id) → \(token): \(count) pushes to a device that is not a recipient's")
+            }
+        }
+    }
+
+    func expectLast(_ newest: FirestoreDocument, in conversation: FirestoreDocument, _ id: String, _ outcome: inout Outcome) {
+        switch schema.lastMessage {
+        case .map(let field):
+            let last = conversation[field]?.mapValue?["messageId"]?.stringValue
+            outcome.expect(last == newest.name.documentID, "\(id): last message \(last ?? "none"), newest \(newest.name.documentID)")
+        case .flat(_, _, _, let timestamp?):
+            outcome.expect(conversation[timestamp] == newest[schema.timestampField], "\(id): last message time is not the newest message's")
+        case .flat:
+            break
+        }
+    }
+
+    func number(of message: FirestoreDocument) -> Int { Int(message.name.documentID.dropFirst()) ?? -1 }
+    func sender(of message: FirestoreDocument) -> String? { message[schema.senderIDField]?.stringValue }
+    func readers(of message: FirestoreDocument) -> Set<String> {
+        Set(message[schema.readByField]?.arrayValue?.compactMap(\.stringValue) ?? [])
+    }
+
+    /// Every document of a top-level collection, by id.
+    func all(_ query: StructuredQuery) async throws -> [String: FirestoreDocument] {
+        var documents: [String: FirestoreDocument] = [:]
+        try await app.forEachPage(of: query) { page in
+            for document in page { documents[document.name.documentID] = document }
+        }
+        return documents
+    }
+}
+
+/// A chaos run's figures and findings.
+public struct ChaosReport: Sendable, CustomStringConvertible {
+    public var messages: Int
+    public var users: Int
+    public var conversations: Int
+    /// Events the local cloud delivered (or dead-lettered), and delivery attempts in all.
+    public var events: Int
+    public var attempts: Int
+    /// Injected API faults by `api.kind`.
+    public var faults: [String: Int]
+    public var injectedDuplicates: Int
+    public var droppedAnswers: Int
+    public var kills: Int
+    public var restarts: Int
+    /// Deliveries a function recognised as already applied.
+    public var duplicatesSeen: Int
+    public var pushesRecorded: Int
+    /// Pushes beyond the first for one (message, device), not explained by a kill in the send window.
+    public var duplicatesEmitted: Int
+    /// Pushes sent again because a kill fell between FCM's accept and the ledger's record.
+    public var repeatsAfterKill: Int
+    /// onMessageCreated deliveries cut off by a kill.
+    public var interruptedDeliveries: Int
+    public var checks: Int
+    public var mismatches: [String]
+    public var deadLetters: [String]
+    public var writerErrors: Int
+    public var driven: Duration
+    public var settled: Duration
+
+    static func seconds(_ duration: Duration) -> String { String(format: "%.1f s", Double(duration / .milliseconds(1)) / 1000) }
+
+    /// Function processes that died without being killed.
+    public var crashes: Int { max(0, restarts - kills) }
+
+    /// Nothing lost, nothing twice, nothing crashed.
+    public var passed: Bool { mismatches.isEmpty && duplicatesEmitted == 0 && deadLetters.isEmpty && crashes == 0 }
+
+    public var description: String {
+        let faultLines = faults.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        return """
+            chaos: \(users) users, \(conversations) conversations, \(messages) messages in \(Self.seconds(driven)) + \(Self.seconds(settled)) to settle
+              events \(events) (\(attempts) delivery attempts), pushes recorded \(pushesRecorded)
+              faults injected \(faults.values.reduce(0, +)): \(faultLines.isEmpty ? "none" : faultLines)
+              deliveries duplicated \(injectedDuplicates), answers dropped \(droppedAnswers), function processes killed \(kills), restarted \(restarts), crashed \(crashes)
+              duplicates seen \(duplicatesSeen), duplicates emitted \(duplicatesEmitted); message deliveries cut off by a kill \(interruptedDeliveries), pushes repeated after one \(repeatsAfterKill)
+              dead letters \(deadLetters.count), app write errors \(writerErrors)
+              checks \(checks), mismatches \(mismatches.count)
+            """ + mismatches.prefix(20).map { "\n    ✗ \($0)" }.joined() + deadLetters.prefix(10).map { "\n    dead: \($0)" }.joined()
+    }
+}
