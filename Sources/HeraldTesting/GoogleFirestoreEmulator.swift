@@ -32,7 +32,7 @@ public enum GoogleFirestoreEmulator {
             let process = try launch(port: port)
             defer {
                 process.terminate()
-                process.waitUntilExit()
+                _ = process.waitForExit()
             }
             // The port is free when chosen, not when Java binds it: if another process took it, ours exits.
             guard await waitUntilServing(port: port, process: process), process.isRunning else { continue }

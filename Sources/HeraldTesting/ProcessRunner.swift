@@ -44,9 +44,9 @@ public enum ProcessRunner {
         }
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
+        let status = process.waitForExit()
         group.wait()
-        return ProcessResult(status: process.terminationStatus, stdout: stdoutData.get(), stderr: String(decoding: stderrData.get(), as: UTF8.self))
+        return ProcessResult(status: status, stdout: stdoutData.get(), stderr: String(decoding: stderrData.get(), as: UTF8.self))
     }
 }
 
@@ -99,6 +99,31 @@ public enum PythonReference {
 
 extension Process {
     static let launches = NSLock()
+
+    /// Blocks until the process exits and gives its exit status (or the signal that killed it), as
+    /// `terminationStatus` does. Foundation on Linux learns of a child's exit through a socket the child
+    /// inherits; a full CI run once hung in `waitUntilExit` with the child a zombie that Foundation never
+    /// noticed. So wait on the pid itself, with WNOWAIT: the zombie stays for Foundation to reap.
+    public func waitForExit() -> Int32 {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT) == -1 {
+            // ECHILD: Foundation has reaped it already, so it knows the status.
+            guard errno == EINTR else {
+                waitUntilExit()
+                return terminationStatus
+            }
+        }
+        return info._sifields._sigchld.si_status
+    }
+
+    /// The exit status if the process has exited (a zombie or reaped), without waiting; nil while it runs.
+    public var exitStatusIfExited: Int32? {
+        var info = siginfo_t()
+        guard waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT | WNOHANG) == 0 else {
+            return isRunning ? nil : terminationStatus
+        }
+        return info._sifields._sigchld.si_pid == 0 ? nil : info._sifields._sigchld.si_status
+    }
 
     /// `run()`, one launch at a time in this process. Tests start children from many threads at once,
     /// and a full run once saw a child's pipe descriptor already closed at launch (EBADF): launching

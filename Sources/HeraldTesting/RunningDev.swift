@@ -32,7 +32,7 @@ public final class RunningDev: Sendable {
         try process.launchAlone()
         try? sink.close()
         let dev = RunningDev(process: process, log: log, base: "")
-        for _ in 0..<600 where process.isRunning {
+        for _ in 0..<600 where process.exitStatusIfExited == nil {
             let text = dev.output
             if text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) {
                 return RunningDev(process: process, log: log, base: String(text[range].dropFirst("Herald local cloud on ".count)))
@@ -86,12 +86,15 @@ public final class RunningDev: Sendable {
     /// Ctrl-C, and the exit status (-1 if it is still running 30 s later).
     public func stop() async throws -> Int32 {
         Glibc.kill(process.processIdentifier, SIGINT)
-        for _ in 0..<300 where process.isRunning { try await Task.sleep(for: .milliseconds(100)) }
-        return process.isRunning ? -1 : process.terminationStatus
+        for _ in 0..<300 {
+            if let status = process.exitStatusIfExited { return status }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return -1
     }
 
     public func kill() {
-        if process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        if process.exitStatusIfExited == nil { Glibc.kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: log)
     }
 }

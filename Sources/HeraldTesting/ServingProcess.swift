@@ -44,8 +44,7 @@ public final class ServingProcess: @unchecked Sendable {
     /// Waits for the process to exit and returns its status and everything else it printed.
     public func waitForExit() -> (status: Int32, output: String) {
         let rest = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: rest, as: UTF8.self))
+        return (process.waitForExit(), String(decoding: rest, as: UTF8.self))
     }
 
     deinit { if process.isRunning { process.terminate() } }

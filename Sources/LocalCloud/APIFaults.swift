@@ -63,11 +63,12 @@ public struct APIFaultPlan: Sendable, Hashable {
     }
 }
 
-/// The plan in force and what it has injected so far.
+/// The plan in force, what it has injected so far, and how many requests each API has had.
 public final class APIFaults: Sendable {
     struct State {
         var plan = APIFaultPlan()
         var injected: [String: Int] = [:]
+        var requests: [String: Int] = [:]
     }
     let state = Mutex(State())
 
@@ -79,9 +80,13 @@ public final class APIFaults: Sendable {
     /// Injected faults so far, by `api.kind`.
     public var injected: [String: Int] { state.withLock { $0.injected } }
 
-    /// The fault for this request, if one is due.
+    /// Requests so far, by API (benchmarks count Firestore requests per event with it).
+    public var requests: [String: Int] { state.withLock { $0.requests } }
+
+    /// Counts the request, and gives the fault for it, if one is due.
     func draw(for api: APIFaultPlan.API, userAgent: String?) -> APIFaultPlan.Kind? {
         state.withLock { state in
+            state.requests[api.rawValue, default: 0] += 1
             let plan = state.plan
             guard plan.rate > 0, let kinds = plan.kinds[api], !kinds.isEmpty else { return nil }
             if let spared = plan.sparedUserAgent, userAgent?.hasPrefix(spared) == true { return nil }

@@ -45,6 +45,8 @@ struct AdminAPI: Sendable {
         case ("GET", "faults"):
             let injected = cloud.faults.injected.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.integer(Int64($0.value))) }
             return LocalResponse(json: ["plan": cloud.faults.plan.json, "injected": .object(Dictionary(uniqueKeysWithValues: injected))])
+        case ("GET", "requests"):
+            return LocalResponse(json: .object(cloud.faults.requests.mapValues { JSONValue.integer(Int64($0)) }))
         case ("GET", "deliveries"):
             return LocalResponse(json: ["deliveries": .array(try await cloud.deliveries(state: request.query["state"]?.first))])
         case ("GET", "triggers"):
