@@ -7,7 +7,7 @@ import HeraldCore
 extension Schema {
     public func conversationName(for change: DocumentChange) -> DocumentName? {
         if let field = conversationIDField {
-            guard let id = change.newDocument?[field]?.stringValue, !id.isEmpty, !id.contains("/") else { return nil }
+            guard let id = change.newDocument?[field]?.stringValue, !id.isEmpty, !id.utf8.contains(UInt8(ascii: "/")) else { return nil }
             return try? change.document.sibling(path: "\(conversationCollection)/\(id)")
         }
         return change.document.parent
@@ -31,7 +31,7 @@ extension Schema {
         for field in memberFields {
             if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {
                 var seen = Set<String>()
-                return ids.filter { !$0.isEmpty && !$0.contains("/") && seen.insert($0).inserted }
+                return ids.filter { !$0.isEmpty && !$0.utf8.contains(UInt8(ascii: "/")) && seen.insert($0).inserted }
             }
         }
         return []

@@ -60,7 +60,7 @@ public enum EventDecoder {
         let attributes = Attributes { name in
             guard let raw = request.headers["ce-" + name] else { return nil }
             // The CloudEvents HTTP binding percent-encodes non-ASCII and some punctuation in header values.
-            return raw.contains("%") ? (raw.removingPercentEncoding ?? raw) : raw
+            return raw.utf8.contains(UInt8(ascii: "%")) ? (raw.removingPercentEncoding ?? raw) : raw
         }
         let dataType = request.contentType ?? attributes.get("datacontenttype")?.lowercased()
         let id = attributes.get("id")

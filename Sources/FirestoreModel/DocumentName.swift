@@ -7,13 +7,13 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
     public let segments: [String]
 
     public init(project: String, database: String = "(default)", segments: [String]) throws(DocumentNameError) {
-        guard !project.isEmpty, !project.contains("/") else { throw DocumentNameError("invalid project id \"\(project)\"") }
-        guard !database.isEmpty, !database.contains("/") else { throw DocumentNameError("invalid database id \"\(database)\"") }
+        guard !project.isEmpty, !project.utf8.contains(Self.slash) else { throw DocumentNameError("invalid project id \"\(project)\"") }
+        guard !database.isEmpty, !database.utf8.contains(Self.slash) else { throw DocumentNameError("invalid database id \"\(database)\"") }
         guard !segments.isEmpty, segments.count % 2 == 0 else {
             throw DocumentNameError("a document path needs an even number of segments: \"\(segments.joined(separator: "/"))\"")
         }
         for segment in segments {
-            guard !segment.isEmpty, segment != ".", segment != "..", !segment.contains("/") else {
+            guard !segment.isEmpty, segment != ".", segment != "..", !segment.utf8.contains(Self.slash) else {
                 throw DocumentNameError("invalid path segment \"\(segment)\"")
             }
             guard segment.utf8.count <= 1500 else { throw DocumentNameError("a path segment is longer than 1500 bytes") }
@@ -22,6 +22,10 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
         self.database = database
         self.segments = segments
     }
+
+    // Byte checks: `String.contains(String)` goes through Foundation's locale-aware search, which was
+    // the largest cost of planning an event (callgrind).
+    static let slash = UInt8(ascii: "/")
 
     public init(project: String, database: String = "(default)", path: String) throws(DocumentNameError) {
         try self.init(project: project, database: database, segments: path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))

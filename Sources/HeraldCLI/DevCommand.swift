@@ -124,7 +124,8 @@ enum LiveLog {
             outcome = "\(report.status.map(String.init) ?? "no answer") (attempt \(report.attempt), will retry): \(report.error?.prefix(160) ?? "")"
         }
         let injected = report.injected.map { " [injected: \($0)]" } ?? ""
-        return "event   \(kind) \(report.document) → \(report.trigger): \(outcome)\(injected)"
+        let event = report.eventID.map { "  (event \($0.prefix(8)))" } ?? ""
+        return "event   \(kind) \(report.document) → \(report.trigger): \(outcome)\(injected)\(event)"
     }
 
     static func push(_ record: FCMSink.Recorded) -> String {

@@ -75,11 +75,14 @@ public final class LocalCloud: Sendable {
     }
 
     /// Deliveries (optionally only those in one state: pending, in_flight, delivered, dead), oldest first.
+    /// Deliveries, all or in one state. `pending` means not yet delivered: waiting for an attempt or
+    /// being attempted now (`in_flight`); a script waiting for quiet must not miss the ones in flight.
     public func deliveries(state: String? = nil) async throws(LocalAPIError) -> [JSONValue] {
-        try await database.read { db in
+        let states = state == "pending" ? ["pending", "in_flight"] : state.map { [$0] } ?? []
+        return try await database.read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error FROM deliveries"
-                                        + (state == nil ? "" : " WHERE state = ?") + " ORDER BY id",
-                                        arguments: state.map { [$0] } ?? [])
+                                        + (states.isEmpty ? "" : " WHERE state IN (\(states.map { _ in "?" }.joined(separator: ", ")))") + " ORDER BY id",
+                                        arguments: StatementArguments(states))
             return rows.map { row in
                 let error: String? = row["last_error"]
                 return ["id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),

@@ -169,6 +169,20 @@ enum JWTHeaderJSON {
         }
     }
 
+    /// A token endpoint that is throttling or failing for now is no refusal: the push is retried later.
+    @Test(arguments: [429, 503])
+    func aThrottledTokenEndpointFailsTheSendTransiently(status: Int) async throws {
+        let busy = Router()
+        busy.post("/token") { _, _ in Response(status: .init(code: status)) }
+        try await withTestHTTPServer(busy) { port in
+            let credentials = try ServiceAccountCredentials(key: TestServiceAccount().key(tokenURI: "http://127.0.0.1:\(port)/token"),
+                                                            mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+            let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(port)", credentials: credentials, httpClients: [http])
+            guard case .failed(_, let retryable, _) = await fcm.send(["token": "t"]) else { Issue.record("the send cannot succeed"); return }
+            #expect(retryable)
+        }
+    }
+
     @Test func errorsNeverContainTheKeyOrATokenOrTheAssertion() async throws {
         let account = TestServiceAccount()
         let log = TokenEndpointLog()

@@ -47,6 +47,31 @@ final class EventReceiver: Sendable {
 }
 
 @Suite struct TriggerDeliveryTests {
+    /// A delivery being attempted is still pending: a script that waits for quiet on `?state=pending`
+    /// must not stop while a slow function is still handling an event (the chaos suite once did).
+    @Test func aDeliveryInFlightIsListedAsPending() async throws {
+        let answering = Flag()
+        let slow = Router()
+        slow.post("/") { _, _ -> Response in
+            answering.set()
+            try await Task.sleep(for: .seconds(1))
+            return Response(status: .ok)
+        }
+        try await withTestHTTPServer(slow) { port in
+            try await withLocalCloud { local in
+                local.cloud.triggers.register(TriggerRegistration(name: "slow", pattern: "rooms/{r}", kind: .created, url: "http://127.0.0.1:\(port)/"))
+                _ = try await local.firestore().commit([Write(.update(try local.firestore().name("rooms/r1"), fields: ["a": .integer(1)], mask: nil))])
+                while !answering.isSet { try await Task.sleep(for: .milliseconds(10)) }
+                let pending = try await local.cloud.deliveries(state: "pending")
+                #expect(pending.map { $0["state"]?.stringValue } == ["in_flight"])
+                try await Task.sleep(for: .milliseconds(1500))
+                let after = try await local.cloud.deliveries(state: "pending")
+                let delivered = try await local.cloud.deliveries(state: "delivered")
+                #expect(after.isEmpty && delivered.count == 1)
+            }
+        }
+    }
+
     @Test func everyCommittedChangeProducesExactlyTheMatchingEvents() async throws {
         let receiver = EventReceiver()
         try await withTestHTTPServer(receiver.router) { port in

@@ -184,7 +184,8 @@ enum TokenResponse {
         guard response.status == .ok else {
             let code = json?["error"]?.stringValue ?? json?["error"]?["status"]?.stringValue ?? ""
             let detail = "\(source) answered \(response.status.code)\(code.isEmpty ? "" : " \(code)")"
-            throw response.status.code >= 500 ? AuthError.unavailable(detail) : AuthError.refused(detail)
+            // Throttled or failing for now is worth another try; anything else is a refusal.
+            throw response.status.code >= 500 || response.status.code == 429 ? AuthError.unavailable(detail) : AuthError.refused(detail)
         }
         guard let value = json?["access_token"]?.stringValue, !value.isEmpty else {
             throw AuthError.refused("\(source) answered without an access_token")

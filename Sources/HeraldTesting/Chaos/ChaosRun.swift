@@ -145,7 +145,22 @@ public struct ChaosRun: Sendable {
             pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,
             interruptedDeliveries: interrupted.count, checks: truth.checks,
             mismatches: truth.mismatches, deadLetters: try await dev.deadLetters().map { "\($0["document"]?.stringValue ?? "?"): \($0["lastError"]?.stringValue ?? "no reason")" },
-            writerErrors: writerErrors.value, driven: driven, settled: settled)
+            writerErrors: writerErrors.value, pushesGivenUp: lines(containing: "failed for good:"), driven: driven, settled: settled)
+    }
+
+    /// The lines of `herald dev`'s log that may explain the mismatches: the deliveries of each message
+    /// named, the functions' lines for those events, and every push given up on.
+    public static func evidence(for mismatches: [String], in log: String) -> [String] {
+        let messages = mismatches.compactMap { text -> String? in
+            text.range(of: #"^m[0-9]+"#, options: .regularExpression).map { "/messages/\(text[$0]) " }
+        }
+        let lines = log.split(separator: "\n").map(String.init)
+        let events = Set(lines.filter { line in messages.contains { line.contains($0) } }.compactMap { line in
+            line.range(of: #"\(event [0-9a-f]{8}\)"#, options: .regularExpression).map { String(line[$0]) }
+        })
+        return lines.filter { line in
+            line.contains("failed for good:") || messages.contains { line.contains($0) } || events.contains { line.contains($0) }
+        }
     }
 
     /// Messages whose onMessageCreated delivery got no answer because the process was killed under it.

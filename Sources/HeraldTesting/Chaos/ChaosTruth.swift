@@ -158,6 +158,8 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
     public var mismatches: [String]
     public var deadLetters: [String]
     public var writerErrors: Int
+    /// Pushes a function gave up on as failed for good (FCM refused them).
+    public var pushesGivenUp: Int
     public var driven: Duration
     public var settled: Duration
 
@@ -177,7 +179,7 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
               faults injected \(faults.values.reduce(0, +)): \(faultLines.isEmpty ? "none" : faultLines)
               deliveries duplicated \(injectedDuplicates), answers dropped \(droppedAnswers), function processes killed \(kills), restarted \(restarts), crashed \(crashes)
               duplicates seen \(duplicatesSeen), duplicates emitted \(duplicatesEmitted); message deliveries cut off by a kill \(interruptedDeliveries), pushes repeated after one \(repeatsAfterKill)
-              dead letters \(deadLetters.count), app write errors \(writerErrors)
+              dead letters \(deadLetters.count), pushes given up \(pushesGivenUp), app write errors \(writerErrors)
               checks \(checks), mismatches \(mismatches.count)
             """ + mismatches.prefix(20).map { "\n    ✗ \($0)" }.joined() + deadLetters.prefix(10).map { "\n    dead: \($0)" }.joined()
     }

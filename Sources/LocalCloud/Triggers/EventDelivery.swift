@@ -47,6 +47,8 @@ public struct DeliveryReport: Sendable {
     public var error: String?
     public var deadLettered: Bool
     public var injected: String?
+    /// The CloudEvent id (`ce-id`), which the functions' log lines carry too.
+    public var eventID: String?
 }
 
 /// Delivers pending events (Eventarc's part): POSTs each to its trigger's URL, retries non-2xx and
@@ -166,7 +168,8 @@ public final class EventDelivery: Service, Sendable {
         }
         let attempt = delivery.attempts + 1
         var report = DeliveryReport(deliveryID: delivery.id, trigger: delivery.trigger, eventType: delivery.eventType, document: delivery.document,
-                                    attempt: attempt, status: nil, error: nil, deadLettered: false, injected: injected)
+                                    attempt: attempt, status: nil, error: nil, deadLettered: false, injected: injected,
+                                    eventID: delivery.headers["ce-id"])
         let now = Date().timeIntervalSince1970
         switch status {
         case .success(let code):

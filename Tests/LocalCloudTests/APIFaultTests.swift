@@ -1,0 +1,47 @@
+import AsyncHTTPClient
+import FirestoreModel
+import GoogleClients
+import HeraldTesting
+import LocalCloud
+import Testing
+
+/// The faults the chaos suite injects on Google's APIs mean what they say: the caller never sees a
+/// success, and only `resetAfterApplying` carries the request out.
+@Suite struct APIFaultTests {
+    @Test(arguments: APIFaultPlan.Kind.allCases)
+    func anInjectedFaultIsNeverASuccess(kind: APIFaultPlan.Kind) async throws {
+        try await withLocalCloud { local in
+            local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.fcm: [kind]], hangFor: .milliseconds(50))
+            let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                                retry: RetryPolicy(maximumAttempts: 1))
+            let sends = 30
+            var successes = 0
+            for i in 0..<sends {
+                if case .sent = await fcm.send(["token": .string("tok-\(i)"), "data": ["a": "b"]]) { successes += 1 }
+            }
+            #expect(successes == 0)
+            let recorded = try await local.cloud.fcm.messages().count
+            #expect(recorded == (kind == .resetAfterApplying ? sends : 0))
+            #expect(local.cloud.faults.injected == ["fcm.\(kind.rawValue)": sends])
+            #expect(local.cloud.faults.requests["fcm"] == sends)
+        }
+    }
+
+    /// The admin API takes the plan as JSON, gives it back with what was injected, and refuses nonsense.
+    @Test func theAdminAPISetsAndReportsThePlan() async throws {
+        try await withLocalCloud { local in
+            let plan: JSONValue = ["rate": .number("0.5"), "kinds": ["firestore": ["unavailable", "timeout"]], "hangMilliseconds": 10, "sparedUserAgent": "app"]
+            let set = try await HTTPClient.shared.post("\(local.baseURL)/herald/faults", headers: ["content-type": "application/json"],
+                                                       body: Array(plan.serialized().utf8))
+            #expect(set.status == 200)
+            #expect(local.cloud.faults.plan == APIFaultPlan(rate: 0.5, kinds: [.firestore: [.unavailable, .timeout]], hangFor: .milliseconds(10), sparedUserAgent: "app"))
+            let report = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(local.baseURL)/herald/faults").body.utf8))
+            #expect(report["plan"]?["kinds"]?["firestore"] == ["unavailable", "timeout"])
+            for bad: JSONValue in [["rate": 2], ["kinds": ["storage": ["reset"]]], ["kinds": ["fcm": ["explode"]]]] {
+                let answer = try await HTTPClient.shared.post("\(local.baseURL)/herald/faults", headers: ["content-type": "application/json"],
+                                                              body: Array(bad.serialized().utf8))
+                #expect(answer.status == 400, "\(bad.serialized())")
+            }
+        }
+    }
+}
