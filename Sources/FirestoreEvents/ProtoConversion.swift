@@ -8,14 +8,15 @@ typealias ProtoValue = Google_Events_Cloud_Firestore_V1_Value
 
 /// Converts between the generated protobuf types and FirestoreModel's, in both directions.
 enum ProtoConversion {
-    static func value(_ proto: ProtoValue, path: String) throws(FirestoreJSONError) -> FirestoreValue {
+    /// An error's path is built only when a value is refused: each level puts its own step in front.
+    static func value(_ proto: ProtoValue) throws(FirestoreJSONError) -> FirestoreValue {
         switch proto.valueType {
-        case nil: throw FirestoreJSONError(path: path, reason: "a value must set one kind")
+        case nil: throw FirestoreJSONError(path: "", reason: "a value must set one kind")
         case .nullValue: return .null
         case .booleanValue(let b): return .boolean(b)
         case .integerValue(let i): return .integer(i)
         case .doubleValue(let d): return .double(d)
-        case .timestampValue(let t): return .timestamp(try timestamp(t, path: path))
+        case .timestampValue(let t): return .timestamp(try timestamp(t, path: ""))
         case .stringValue(let s): return .string(s)
         case .bytesValue(let d): return .bytes(d)
         case .referenceValue(let r): return .reference(r)
@@ -23,16 +24,21 @@ enum ProtoConversion {
         case .arrayValue(let a):
             var values: [FirestoreValue] = []
             values.reserveCapacity(a.values.count)
-            for (i, v) in a.values.enumerated() { values.append(try value(v, path: "\(path).values[\(i)]")) }
+            for (i, v) in a.values.enumerated() {
+                do { values.append(try value(v)) } catch { throw error.under(".values[\(i)]") }
+            }
             return .array(values)
-        case .mapValue(let m): return .map(try fields(m.fields, path: "\(path).fields"))
+        case .mapValue(let m):
+            do { return .map(try fields(m.fields)) } catch { throw error.under(".fields") }
         }
     }
 
-    static func fields(_ proto: [String: ProtoValue], path: String) throws(FirestoreJSONError) -> [String: FirestoreValue] {
+    static func fields(_ proto: [String: ProtoValue]) throws(FirestoreJSONError) -> [String: FirestoreValue] {
         var result: [String: FirestoreValue] = [:]
         result.reserveCapacity(proto.count)
-        for (key, v) in proto { result[key] = try value(v, path: "\(path).\(key)") }
+        for (key, v) in proto {
+            do { result[key] = try value(v) } catch { throw error.under(".\(key)") }
+        }
         return result
     }
 
@@ -50,9 +56,11 @@ enum ProtoConversion {
         do { name = try DocumentName(resourceName: proto.name) } catch {
             throw FirestoreJSONError(path: "\(path).name", reason: error.description)
         }
+        let fields: [String: FirestoreValue]
+        do { fields = try Self.fields(proto.fields) } catch { throw error.under("\(path).fields") }
         return FirestoreDocument(
             name: name,
-            fields: try fields(proto.fields, path: "\(path).fields"),
+            fields: fields,
             createTime: proto.hasCreateTime ? try timestamp(proto.createTime, path: "\(path).createTime") : nil,
             updateTime: proto.hasUpdateTime ? try timestamp(proto.updateTime, path: "\(path).updateTime") : nil
         )

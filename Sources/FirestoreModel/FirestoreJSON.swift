@@ -9,6 +9,9 @@ public struct FirestoreJSONError: Error, Sendable, Equatable, CustomStringConver
         self.reason = reason
     }
     public var description: String { path.isEmpty ? reason : "\(path): \(reason)" }
+
+    /// The same error, with `prefix` in front of its path (for decoders that name the path only on failure).
+    public func under(_ prefix: String) -> FirestoreJSONError { FirestoreJSONError(path: prefix + path, reason: reason) }
 }
 
 /// The proto3 JSON mapping of `google.firestore.v1.Value` and `Document`: the Firestore REST API's

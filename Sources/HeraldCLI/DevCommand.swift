@@ -31,6 +31,8 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file.") var schema = "default"
     @Option(help: "Project id the local cloud serves.") var project = "herald-local"
     @Option(help: "Delivery attempts before an event is dead-lettered.") var maxAttempts = 5
+    @Option(help: ArgumentHelp("How long the access tokens it issues last (Google's: 3600). Clients refresh 300 s before expiry, so 305 makes them fetch a new one every 5 s.", valueName: "seconds"))
+    var accessTokenLifetime = 3600
     @Option(help: ArgumentHelp("Keep the documents in this Firestore emulator (e.g. Google's) instead of the embedded one; Herald still delivers the triggers.", valueName: "host:port"))
     var firestore: String?
     @Flag(help: "Start only the local cloud; register triggers yourself (PUT /herald/triggers).") var noFunctions = false
@@ -54,6 +56,7 @@ struct Dev: AsyncParsableCommand {
         for remote in remoteFunctions where Self.parseRemote(remote) == nil {
             throw ValidationError("--function takes NAME=URL with NAME one of \(DevSupervisor.functionNames.joined(separator: ", ")), not \"\(remote)\"")
         }
+        if !(1...3600).contains(accessTokenLifetime) { throw ValidationError("--access-token-lifetime takes 1 to 3600 seconds") }
         if let firestore, firestore.split(separator: ":").count != 2 || Int(firestore.split(separator: ":").last ?? "") == nil {
             throw ValidationError("--firestore takes HOST:PORT, not \"\(firestore)\"")
         }
@@ -76,6 +79,7 @@ struct Dev: AsyncParsableCommand {
         options.dataDirectory = ephemeral ? nil : data
         options.project = project
         options.delivery.maximumAttempts = maxAttempts
+        options.accessTokenLifetime = TimeInterval(accessTokenLifetime)
         let logger = Logger(label: "herald-dev") { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .warning

@@ -17,6 +17,8 @@ public struct LocalCloudOptions: Sendable {
     public var delivery = DeliveryOptions()
     public var triggers: [TriggerRegistration] = []
     public var jobs: [ScheduledJob] = []
+    /// How long the OAuth access tokens it issues last (Google's: an hour).
+    public var accessTokenLifetime: TimeInterval = 3600
 
     public init() {}
 }
@@ -45,7 +47,7 @@ public final class LocalCloud: Sendable {
         database = try LocalCloudDatabase(directory: options.dataDirectory)
         stateDirectory = options.dataDirectory ?? (NSTemporaryDirectory() + "herald-\(UUID().uuidString)")
         triggers = TriggerRegistry(options.triggers)
-        identity = try await LocalIdentity(project: options.project, directory: stateDirectory)
+        identity = try await LocalIdentity(project: options.project, directory: stateDirectory, accessTokenLifetime: options.accessTokenLifetime)
         delivery = EventDelivery(database: database, registry: triggers, httpClient: httpClient, options: options.delivery,
                                  identity: identity, logger: logger, onReport: onDelivery)
         let delivery = self.delivery

@@ -104,6 +104,18 @@ func binaryRequest(_ change: DocumentChange, json: Bool) throws -> EventRequest 
         }
     }
 
+    /// A value deep in a protobuf document that sets no kind is refused with its whole path.
+    @Test func aBadNestedProtobufValueIsNamedByItsPath() {
+        func varint(_ n: Int) -> [UInt8] { n < 0x80 ? [UInt8(n)] : [UInt8(n & 0x7F | 0x80)] + varint(n >> 7) }
+        func field(_ number: Int, _ bytes: [UInt8]) -> [UInt8] { varint(number << 3 | 2) + varint(bytes.count) + bytes }
+        let kindless: [UInt8] = []
+        let map = field(6, field(1, field(1, Array("b".utf8)) + field(2, kindless)))
+        let array = field(9, field(1, field(17, Array("x".utf8))) + field(1, map))
+        let document = field(1, Array("projects/p/databases/(default)/documents/users/u1".utf8)) + field(2, field(1, Array("a".utf8)) + field(2, array))
+        let error = decode({ _ in }, body: field(1, document))
+        #expect(error?.reason.contains("value.fields.a.values[1].fields.b: a value must set one kind") == true, "\(String(describing: error))")
+    }
+
     @Test func googleEmulatorQuirksAreAccepted() throws {
         // Google's emulator doubles projects/ in the source and sends the protobuf as base64 text.
         let name = try DocumentName(project: "p", path: "users/u1")

@@ -183,6 +183,34 @@ enum JWTHeaderJSON {
         }
     }
 
+    /// A token endpoint failing for a moment fails no call: nothing was sent without a token, so the
+    /// client retries even a commit, and a push, within the call.
+    @Test func aTokenEndpointFailingForAMomentIsRetriedWithinTheCall() async throws {
+        let calls = Counter()
+        let flaky = Router()
+        flaky.post("/token") { _, _ in
+            // Every other exchange fails; the local cloud takes the emulators' `owner` token.
+            calls.take() % 2 == 0 ? Response(status: .serviceUnavailable)
+                : Response(status: .ok, headers: [.contentType: "application/json"],
+                           body: .init(byteBuffer: ByteBuffer(string: #"{"access_token": "owner", "expires_in": 3599, "token_type": "Bearer"}"#)))
+        }
+        let account = TestServiceAccount()
+        try await withTestHTTPServer(flaky) { port in
+            try await withLocalCloud { local in
+                func credentials() throws -> ServiceAccountCredentials {
+                    try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"), mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+                }
+                let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClient: http)
+                _ = try await db.commit([Write(.update(try db.name("a/b"), fields: ["n": .integer(1)], mask: nil))])
+                #expect(calls.value == 2)
+                let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClients: [http])
+                let result = await fcm.send(["token": "device-1", "notification": ["title": "hi"]])
+                guard case .sent = result else { Issue.record("\(result)"); return }
+                #expect(calls.value == 4)
+            }
+        }
+    }
+
     @Test func errorsNeverContainTheKeyOrATokenOrTheAssertion() async throws {
         let account = TestServiceAccount()
         let log = TokenEndpointLog()

@@ -144,10 +144,12 @@ import Testing
         }
     }
 
-    /// yamllint, shellcheck and jq over Infra/ and the scripts; in CI (which installs them) a missing one fails.
+    /// yamllint, shellcheck and jq over Infra/, Scripts/, Benchmarks/ and CI's script; in CI (which installs them) a missing one fails.
     @Test func infraFilesLintClean() async throws {
         let root = TestPaths.packageRoot
-        let files = try FileManager.default.subpathsOfDirectory(atPath: root.appendingPathComponent("Infra").path).map { "Infra/" + $0 }
+        let files = try ["Infra", "Scripts", "Benchmarks"].flatMap { folder in
+            try FileManager.default.subpathsOfDirectory(atPath: root.appendingPathComponent(folder).path).map { "\(folder)/" + $0 }
+        }.filter { !$0.contains("/.") }  // not a local virtualenv or build folder
         let yaml = files.filter { $0.hasSuffix(".yaml") || $0.hasSuffix(".yml") } + [".yamllint"]
         let shell = files.filter { $0.hasSuffix(".sh") } + [".ci/run"]
         let json = files.filter { $0.hasSuffix(".json") }

@@ -68,6 +68,33 @@ import Testing
         }
     }
 
+    /// Tokens that outlive the client's 300 s refresh margin by 3 s: the client fetches a new one every
+    /// 3 s, and the cloud refuses tokens once they expire.
+    @Test func shortLivedAccessTokensExpireAndAreRefreshed() async throws {
+        var options = LocalCloudOptions.testing
+        options.accessTokenLifetime = 303
+        try await withLocalCloud(options) { local in
+            let key = try ServiceAccountKey(contentsOf: try local.cloud.writeKeyFile(baseURL: local.baseURL))
+            let credentials = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
+            let first = try await credentials.token()
+            #expect(try await credentials.token() == first)
+            try await Task.sleep(for: .milliseconds(3200))
+            let second = try await credentials.token()
+            #expect(second != first)
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: credentials, httpClient: .shared)
+            _ = try await db.commit([Write(.update(try db.name("a/b"), fields: [:], mask: nil))])
+            #expect(local.cloud.faults.requests["token"] == 2)
+
+            let directory = NSTemporaryDirectory() + "herald-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let expiring = try await LocalIdentity(project: "p", directory: directory, accessTokenLifetime: 1)
+            let token = try #require(expiring.issueAccessToken(email: "a@p.iam.gserviceaccount.com", scope: "")["access_token"]?.stringValue)
+            #expect(throws: Never.self) { try expiring.authorize("Bearer \(token)") }
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(throws: LocalAPIError.self) { try expiring.authorize("Bearer \(token)") }
+        }
+    }
+
     @Test func metadataServerGivesTokensProjectAndVerifiableIdentityTokens() async throws {
         try await withLocalCloud { local in
             let metadata = MetadataServerCredentials(host: local.host, httpClient: .shared)

@@ -54,6 +54,13 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The token endpoint or metadata server could not be reached, or answered 5xx.
     case unavailable(String)
 
+    /// Whether `error` is a token that could not be had for now. No request was sent without one, so
+    /// any call, even a write that is not idempotent, may be retried.
+    public static func isTransient(_ error: any Error) -> Bool {
+        if case .unavailable? = error as? AuthError { return true }
+        return false
+    }
+
     public var description: String {
         switch self {
         case .badKeyFile(let m): "bad service-account key file: \(m)"

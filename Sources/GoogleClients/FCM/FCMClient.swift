@@ -98,7 +98,7 @@ public struct FCMClient: Sendable {
 
     /// QUOTA_EXCEEDED is not retried here (FCM wants a minute at least): the event goes back to the trigger.
     static func isRetryable(_ error: any Error) -> Bool {
-        if error is TransportError { return true }
+        if error is TransportError || AuthError.isTransient(error) { return true }
         guard let api = error as? GoogleAPIError else { return false }
         if api.fcmErrorCode == "QUOTA_EXCEEDED" || api.status == .resourceExhausted { return false }
         return api.httpStatus >= 500

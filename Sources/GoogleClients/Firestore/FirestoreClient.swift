@@ -245,18 +245,19 @@ public struct FirestoreClient: Sendable {
     // MARK: Plumbing
 
     static func isRetryableRead(_ error: any Error) -> Bool {
-        if error is TransportError { return true }
+        if error is TransportError || AuthError.isTransient(error) { return true }
         guard let api = error as? GoogleAPIError else { return false }
         return [.unavailable, .resourceExhausted, .deadlineExceeded, .internal].contains(api.status)
     }
 
     static func isRetryableWrite(_ error: any Error) -> Bool {
+        if AuthError.isTransient(error) { return true }
         guard let api = error as? GoogleAPIError else { return false }
         return [.unavailable, .resourceExhausted].contains(api.status)
     }
 
     static func isRetryableIdempotentWrite(_ error: any Error) -> Bool {
-        if error is TransportError { return true }
+        if error is TransportError || AuthError.isTransient(error) { return true }
         guard let api = error as? GoogleAPIError else { return false }
         return [.unavailable, .resourceExhausted, .deadlineExceeded, .aborted, .internal].contains(api.status)
     }

@@ -16,11 +16,12 @@ public final class LocalIdentity: Sendable {
     let keys: JWTKeyCollection
     let publicKey: JWTKit.Insecure.RSA.PublicKey
     let issued = Mutex<[String: (expires: Date, email: String, scope: String)]>([:])
+    let accessTokenLifetime: TimeInterval
     public static let issuer = "https://accounts.google.com"
     static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
     /// Loads the key kept in `directory/local-key.pem`, or makes and keeps a new one.
-    public init(project: String, directory: String) async throws {
+    public init(project: String, directory: String, accessTokenLifetime: TimeInterval = 3600) async throws {
         let keyPath = (directory as NSString).appendingPathComponent("local-key.pem")
         let pem: String
         if let existing = try? String(contentsOfFile: keyPath, encoding: .utf8) {
@@ -34,6 +35,7 @@ public final class LocalIdentity: Sendable {
         }
         let privateKey = try JWTKit.Insecure.RSA.PrivateKey(pem: pem)
         self.project = project
+        self.accessTokenLifetime = accessTokenLifetime
         self.clientEmail = "herald-functions@\(project).iam.gserviceaccount.com"
         self.privateKeyPEM = pem
         self.publicKey = privateKey.publicKey
@@ -73,10 +75,14 @@ public final class LocalIdentity: Sendable {
         return (200, issueAccessToken(email: claims.iss, scope: claims.scope ?? ""))
     }
 
-    public func issueAccessToken(email: String, scope: String, lifetime: TimeInterval = 3600) -> JSONValue {
+    public func issueAccessToken(email: String, scope: String) -> JSONValue {
         let token = "ya29.local-" + Self.randomText()
-        issued.withLock { $0[token] = (Date().addingTimeInterval(lifetime), email, scope) }
-        return ["access_token": .string(token), "expires_in": .integer(Int(lifetime) - 1), "token_type": "Bearer"]
+        let now = Date()
+        issued.withLock { issued in
+            issued = issued.filter { $0.value.expires > now }
+            issued[token] = (now.addingTimeInterval(accessTokenLifetime), email, scope)
+        }
+        return ["access_token": .string(token), "expires_in": .integer(Int(accessTokenLifetime) - 1), "token_type": "Bearer"]
     }
 
     /// Whether a request's `Authorization` header may call the local APIs. Like Google's emulators,
