@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Herald beside its Python peer, in one run: installs wrk (apt) and the peer (PyPI, into
+# Herald beside its Python peer, in one run: installs wrk and buildah (apt) and the peer (PyPI, into
 # Benchmarks/peer/.venv), builds Herald's release binaries as the image ships them (static Swift
 # runtime) and, with buildah, the image; then prints one table (Benchmarks/compare.py).
 #   Benchmarks/run.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v wrk >/dev/null 2>&1; then
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
-fi
+for tool in wrk buildah; do
+  if ! command -v "$tool" >/dev/null 2>&1; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool" >/dev/null || echo "could not install $tool" >&2
+  fi
+done
 if [ ! -x Benchmarks/peer/.venv/bin/functions-framework ]; then
   python3 -m venv Benchmarks/peer/.venv
   Benchmarks/peer/.venv/bin/pip install -q --disable-pip-version-check -r Benchmarks/peer/requirements.txt

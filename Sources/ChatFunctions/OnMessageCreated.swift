@@ -83,16 +83,17 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         for recipient in recipients where !mutedBy.contains(recipient) {
             guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }
             let badge = Int(user[schema.badgeField]?.integerValue ?? 0) + (counted.contains(recipient) ? 1 : 0)
-            for token in tokenStore.tokens(of: user) {
-                let fcm = FCMMessage(
-                    token: token, notification: .init(title: title, body: preview),
-                    data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
-                           "type": message[schema.typeField]?.stringValue ?? "text", "summary": "\(title): \(preview)"],
-                    android: .init(priority: .high, collapseKey: message.name.documentID, tag: message.name.documentID, notificationCount: badge),
-                    apns: .init(priority: 10, pushType: .alert, collapseID: message.name.documentID, alert: .init(title: title, body: preview),
-                                badge: badge, sound: "default", threadID: conversationName.documentID))
-                pushes.append(PushMessage(userID: recipient, token: token, content: fcm.json.withoutToken,
-                                          removal: tokenStore.removal(of: token, from: user)))
+            let tokens = tokenStore.tokens(of: user)
+            guard let firstToken = tokens.first else { continue }
+            let content = FCMMessage(
+                token: firstToken, notification: .init(title: title, body: preview),
+                data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
+                       "type": message[schema.typeField]?.stringValue ?? "text", "summary": "\(title): \(preview)"],
+                android: .init(priority: .high, collapseKey: message.name.documentID, tag: message.name.documentID, notificationCount: badge),
+                apns: .init(priority: 10, pushType: .alert, collapseID: message.name.documentID, alert: .init(title: title, body: preview),
+                            badge: badge, sound: "default", threadID: conversationName.documentID)).content
+            for token in tokens {
+                pushes.append(PushMessage(userID: recipient, token: token, content: content, removal: tokenStore.removal(of: token, from: user)))
             }
         }
         return Plan(writes: writes, pushes: pushes)
@@ -143,14 +144,5 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         case .flat(_, _, _, let timestamp): current = timestamp.flatMap { conversation[$0]?.timestampValue }
         }
         return current.map { sentAt >= $0 } ?? true
-    }
-}
-
-extension JSONValue {
-    /// An FCM message object without its `token`, which `PushMessage` adds back per device.
-    var withoutToken: JSONValue {
-        guard case .object(var members) = self else { return self }
-        members["token"] = nil
-        return .object(members)
     }
 }

@@ -76,7 +76,16 @@ public struct FCMMessage: Sendable, Hashable {
 
     /// The `message` object of `projects.messages.send`, field for field as Google documents it.
     public var json: JSONValue {
-        var message: [String: JSONValue] = ["token": .string(token)]
+        var message = contentMembers
+        message["token"] = .string(token)
+        return .object(message)
+    }
+
+    /// The message object without its `token`: the same for every device of one user.
+    public var content: JSONValue { .object(contentMembers) }
+
+    var contentMembers: [String: JSONValue] {
+        var message: [String: JSONValue] = [:]
         if let notification { message["notification"] = Self.json(notification) }
         if !data.isEmpty { message["data"] = .object(data.mapValues { .string($0) }) }
         if let android {
@@ -109,7 +118,7 @@ public struct FCMMessage: Sendable, Hashable {
             message["apns"] = .object(a)
         }
         if let label = analyticsLabel { message["fcm_options"] = ["analytics_label": .string(label)] }
-        return .object(message)
+        return message
     }
 
     static func json(_ n: Notification) -> JSONValue {
