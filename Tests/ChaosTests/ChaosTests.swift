@@ -12,7 +12,7 @@ import Testing
         (settings.users, settings.conversations, settings.messages, settings.writers) = (80, 60, 500, 6)
         (settings.roamingDevices, settings.tokenMoves) = (8, 40)
         settings.killInterval = .seconds(3)
-        settings.settleTimeout = .seconds(400)
+        settings.settleTimeout = .seconds(600)
         let dev = try await RunningDev.start(ChaosSettings.devArguments, environment: ChaosSettings.devEnvironment)
         defer { dev.kill() }
         try await dev.pauseJobs()
