@@ -33,10 +33,8 @@ struct ChaosSoak: AsyncParsableCommand {
         print(report)
         let exit = try await dev.stop()
         if !report.passed || exit != 0 {
-            let kept = FileManager.default.temporaryDirectory.appendingPathComponent("herald-chaos-\(UUID().uuidString.prefix(8)).log")
-            try? FileManager.default.copyItem(at: dev.log, to: kept)
-            for line in ChaosRun.evidence(for: report.mismatches, in: dev.output).prefix(200) { print("  " + line) }
-            print("herald dev exited with \(exit); its log: \(kept.path)")
+            ChaosRun.printEvidence(of: report, dev: dev)
+            print("herald dev exited with \(exit)")
             throw ExitCode.failure
         }
     }

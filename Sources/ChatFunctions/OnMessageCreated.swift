@@ -83,17 +83,14 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         for recipient in recipients where !mutedBy.contains(recipient) {
             guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }
             let badge = Int(user[schema.badgeField]?.integerValue ?? 0) + (counted.contains(recipient) ? 1 : 0)
-            let tokens = tokenStore.tokens(of: user)
-            guard let firstToken = tokens.first else { continue }
-            let content = FCMMessage(
-                token: firstToken, notification: .init(title: title, body: preview),
-                data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
-                       "type": message[schema.typeField]?.stringValue ?? "text", "summary": "\(title): \(preview)"],
-                android: .init(priority: .high, collapseKey: message.name.documentID, tag: message.name.documentID, notificationCount: badge),
-                apns: .init(priority: 10, pushType: .alert, collapseID: message.name.documentID, alert: .init(title: title, body: preview),
-                            badge: badge, sound: "default", threadID: conversationName.documentID)).content
-            for token in tokens {
-                pushes.append(PushMessage(userID: recipient, token: token, content: content, removal: tokenStore.removal(of: token, from: user)))
+            pushes += tokenStore.pushes(to: user, userID: recipient) { token in
+                FCMMessage(
+                    token: token, notification: .init(title: title, body: preview),
+                    data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
+                           "type": message[schema.typeField]?.stringValue ?? "text", "summary": "\(title): \(preview)"],
+                    android: .init(priority: .high, collapseKey: message.name.documentID, tag: message.name.documentID, notificationCount: badge),
+                    apns: .init(priority: 10, pushType: .alert, collapseID: message.name.documentID, alert: .init(title: title, body: preview),
+                                badge: badge, sound: "default", threadID: conversationName.documentID))
             }
         }
         return Plan(writes: writes, pushes: pushes)

@@ -108,14 +108,10 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
                 FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
             ], precondition: .exists(true)))
             let badge = max(0, Int(user[schema.badgeField]?.integerValue ?? 0) - 1)
-            let tokens = tokenStore.tokens(of: user)
-            guard let firstToken = tokens.first else { continue }
-            let content = FCMMessage(
-                token: firstToken, data: ["type": "badge", "badge": String(badge), "conversationId": conversationName.documentID],
-                android: .init(priority: .normal),
-                apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true)).content
-            for token in tokens {
-                pushes.append(PushMessage(userID: reader, token: token, content: content, removal: tokenStore.removal(of: token, from: user)))
+            pushes += tokenStore.pushes(to: user, userID: reader) { token in
+                FCMMessage(token: token, data: ["type": "badge", "badge": String(badge), "conversationId": conversationName.documentID],
+                           android: .init(priority: .normal),
+                           apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true))
             }
         }
         return Plan(writes: writes, pushes: pushes)

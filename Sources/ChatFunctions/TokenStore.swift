@@ -1,5 +1,6 @@
 import Foundation
 import FirestoreModel
+import GoogleClients
 import HeraldCore
 
 /// Reads and removes push tokens however the schema stores them.
@@ -39,6 +40,15 @@ struct TokenStore {
         }
         var seen = Set<String>()
         return raw.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && seen.insert($0).inserted }
+    }
+
+    /// One push to each of the user's devices, all with the same message: `message` is built once
+    /// (with the first token) because only the token differs.
+    func pushes(to user: FirestoreDocument, userID: String, message: (_ token: String) -> FCMMessage) -> [PushMessage] {
+        let tokens = tokens(of: user)
+        guard let first = tokens.first else { return [] }
+        let content = message(first).content
+        return tokens.map { PushMessage(userID: userID, token: $0, content: content, removal: removal(of: $0, from: user)) }
     }
 
     /// The users (documents of `userCollection`) who hold `token`; nil for a subcollection, whose token

@@ -76,9 +76,9 @@ public final class LocalCloud: Sendable {
         return path
     }
 
-    /// Deliveries (optionally only those in one state: pending, in_flight, delivered, dead), oldest first.
-    /// Deliveries, all or in one state. `pending` means not yet delivered: waiting for an attempt or
-    /// being attempted now (`in_flight`); a script waiting for quiet must not miss the ones in flight.
+    /// Deliveries, oldest first: all, or those in one state (pending, in_flight, delivered, dead).
+    /// `pending` means not yet delivered: waiting for an attempt or being attempted now (`in_flight`);
+    /// a script waiting for quiet must not miss the ones in flight.
     public func deliveries(state: String? = nil) async throws(LocalAPIError) -> [JSONValue] {
         let states = state == "pending" ? ["pending", "in_flight"] : state.map { [$0] } ?? []
         return try await database.read { db in

@@ -1,4 +1,3 @@
-import Foundation
 import HeraldTesting
 import Testing
 
@@ -18,12 +17,7 @@ import Testing
         try await dev.pauseJobs()
         let report = try await ChaosRun(settings: settings, dev: dev).run()
         print(report)
-        if !report.passed {
-            let kept = FileManager.default.temporaryDirectory.appendingPathComponent("herald-chaos-\(UUID().uuidString.prefix(8)).log")
-            try? FileManager.default.copyItem(at: dev.log, to: kept)
-            print("herald dev's log is kept at \(kept.path); what it says about the mismatches:")
-            for line in ChaosRun.evidence(for: report.mismatches, in: dev.output).prefix(200) { print("  " + line) }
-        }
+        if !report.passed { ChaosRun.printEvidence(of: report, dev: dev) }
         #expect(report.mismatches.isEmpty, "\(report.mismatches.prefix(20))")
         #expect(report.duplicatesEmitted == 0)
         #expect(report.deadLetters.isEmpty, "\(report.deadLetters.prefix(20))")

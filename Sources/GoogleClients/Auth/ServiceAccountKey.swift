@@ -51,7 +51,7 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     case badPrivateKey(String)
     /// The token endpoint or metadata server said no (the status and Google's error code, if any).
     case refused(String)
-    /// The token endpoint or metadata server could not be reached, or answered 5xx.
+    /// The token endpoint or metadata server could not be reached, or answered 5xx or 429.
     case unavailable(String)
 
     /// Whether `error` is a token that could not be had for now. No request was sent without one, so

@@ -149,6 +149,14 @@ public struct ChaosRun: Sendable {
             writerErrors: writerErrors.value, pushesGivenUp: lines(containing: "failed for good:"), driven: driven, settled: settled)
     }
 
+    /// After a failed run: keeps `herald dev`'s log past the run, and prints where and what it says about the mismatches.
+    public static func printEvidence(of report: ChaosReport, dev: RunningDev) {
+        let kept = FileManager.default.temporaryDirectory.appendingPathComponent("herald-chaos-\(UUID().uuidString.prefix(8)).log")
+        try? FileManager.default.copyItem(at: dev.log, to: kept)
+        print("herald dev's log is kept at \(kept.path); what it says about the mismatches:")
+        for line in evidence(for: report.mismatches, in: dev.output).prefix(200) { print("  " + line) }
+    }
+
     /// The lines of `herald dev`'s log that may explain the mismatches: the deliveries of each message
     /// named, the functions' lines for those events, and every push given up on.
     public static func evidence(for mismatches: [String], in log: String) -> [String] {
