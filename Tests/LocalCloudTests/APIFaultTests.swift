@@ -27,6 +27,18 @@ import Testing
         }
     }
 
+    /// A token endpoint whose connection drops, before or during its answer, is unavailable for now
+    /// (the caller retries), never a refusal and never an unclassified error.
+    @Test(arguments: [APIFaultPlan.Kind.reset, .resetAfterApplying, .timeout, .unavailable, .rateLimited])
+    func aFailingTokenEndpointIsTransient(kind: APIFaultPlan.Kind) async throws {
+        try await withLocalCloud { local in
+            local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.token: [kind]], hangFor: .milliseconds(50))
+            let key = try ServiceAccountKey(contentsOf: try local.cloud.writeKeyFile(baseURL: local.baseURL))
+            let credentials = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
+            await #expect { try await credentials.token() } throws: { AuthError.isTransient($0) }
+        }
+    }
+
     /// The admin API takes the plan as JSON, gives it back with what was injected, and refuses nonsense.
     @Test func theAdminAPISetsAndReportsThePlan() async throws {
         try await withLocalCloud { local in

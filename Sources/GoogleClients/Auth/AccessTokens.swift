@@ -162,10 +162,13 @@ public struct MetadataServerCredentials: AccessTokenProvider {
         var request = HTTPClientRequest(url: "http://\(host)/computeMetadata/v1/project/project-id")
         request.headers.add(name: "Metadata-Flavor", value: "Google")
         let response: HTTPClientResponse
-        do { response = try await httpClient.execute(request, timeout: .seconds(5)) } catch {
+        let body: ByteBuffer
+        do {
+            response = try await httpClient.execute(request, timeout: .seconds(5))
+            body = try await response.body.collect(upTo: 4096)
+        } catch {
             throw AuthError.unavailable("metadata server \(host): \(error)")
         }
-        let body = try await response.body.collect(upTo: 4096)
         guard response.status == .ok else { throw AuthError.refused("metadata server \(host) answered \(response.status.code)") }
         return String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -175,11 +178,15 @@ enum TokenResponse {
     /// Sends a token request and reads `{"access_token", "expires_in"}`. Errors carry Google's error
     /// code (e.g. `invalid_grant`) but never the token or the assertion.
     static func fetch(_ request: HTTPClientRequest, from source: String, httpClient: HTTPClient) async throws -> AccessToken {
+        // A connection lost while the answer's body arrives is as transient as one lost before it.
         let response: HTTPClientResponse
-        do { response = try await httpClient.execute(request, timeout: .seconds(30)) } catch {
+        let body: ByteBuffer
+        do {
+            response = try await httpClient.execute(request, timeout: .seconds(30))
+            body = try await response.body.collect(upTo: 1 << 20)
+        } catch {
             throw AuthError.unavailable("\(source): \(error)")
         }
-        let body = try await response.body.collect(upTo: 1 << 20)
         let json = try? JSONValue(parsing: Array(buffer: body))
         guard response.status == .ok else {
             let code = json?["error"]?.stringValue ?? json?["error"]?["status"]?.stringValue ?? ""
