@@ -18,7 +18,9 @@ public final class RawHTTPConnection {
         let result = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard result == 0 else { close(fd); throw RawHTTPError("connect() to port \(port) failed") }
+        // No close here: self is fully initialized, so deinit runs when init throws and closes fd. A second
+        // close could hit a descriptor another thread has opened since (a child's pipe: EBADF there).
+        guard result == 0 else { throw RawHTTPError("connect() to port \(port) failed") }
     }
 
     deinit { close(fd) }
