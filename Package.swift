@@ -46,7 +46,8 @@ let package = Package(
             swiftSettings: strict
         ),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
-        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
+        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", .product(name: "Crypto", package: "swift-crypto")],
+                swiftSettings: strict),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
         .target(
             name: "HeraldRuntime",

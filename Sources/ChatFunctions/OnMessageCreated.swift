@@ -17,9 +17,13 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
 
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
 
+    /// The conversation and the message as it is now (a message deleted before its event is handled was
+    /// unsent: no push), then the members' user documents.
     public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
         guard let conversation = schema.conversationName(for: change) else { return [] }
-        guard let found = alreadyRead[conversation] else { return alreadyRead.missing.contains(conversation) ? [] : [conversation] }
+        guard let found = alreadyRead[conversation] else {
+            return alreadyRead.missing.contains(conversation) ? [] : [conversation, change.document]
+        }
         return schema.members(of: found).compactMap { schema.userName($0, near: conversation) }
     }
 
@@ -32,7 +36,10 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
     }
 
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
-        guard let message = change.newDocument else { return .skip("the message no longer exists") }
+        guard change.newDocument != nil, !documents.missing.contains(change.document) else {
+            return .skip("the message was deleted before its event was handled (unsent): nothing to announce")
+        }
+        guard let message = documents[change.document] ?? change.newDocument else { return .skip("the message no longer exists") }
         guard let conversationName = schema.conversationName(for: change) else {
             return .skip("the message names no conversation (\(schema.conversationIDField ?? "pattern") is missing)")
         }
@@ -40,6 +47,7 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         guard let senderID = message[schema.senderIDField]?.stringValue, !senderID.isEmpty else {
             return .skip("the message has no \(schema.senderIDField)")
         }
+        guard senderID.utf8.count <= DocumentName.maximumIDBytes else { return .skip("suspicious: the sender id is \(senderID.utf8.count) bytes long") }
         let members = schema.members(of: conversation)
         guard members.contains(senderID) else {
             return .skip("suspicious: sender \(senderID) is not a member of \(conversationName.path)")
@@ -48,53 +56,70 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         // Who already read it (a receipt can land before this event is handled) is not counted as unread.
         let alreadyRead = Set(message[schema.readByField]?.arrayValue?.compactMap(\.stringValue) ?? [])
         let counted = recipients.filter { !alreadyRead.contains($0) }
+        let isCounted = Set(counted)
         let users = Dictionary(uniqueKeysWithValues: members.compactMap { id in
             schema.userName(id, near: conversationName).flatMap { name in documents[name].map { (id, $0) } }
         })
         let sentAt = message[schema.timestampField]?.timestampValue ?? message.createTime ?? change.time
-        let senderName = message[schema.senderNameField ?? ""]?.stringValue ?? users[senderID]?[schema.displayNameField]?.stringValue ?? "Someone"
+        let senderName = Self.name(message[schema.senderNameField ?? ""]?.stringValue ?? users[senderID]?[schema.displayNameField]?.stringValue ?? "Someone")
         let preview = Preview.of(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue)
-        let title = schema.isGroup(conversation) ? "\(conversation[schema.groupNameField]?.stringValue ?? "Group") • \(senderName)" : senderName
+        let messageType = Preview.type(message[schema.typeField]?.stringValue)
+        let title = schema.isGroup(conversation) ? "\(Self.name(conversation[schema.groupNameField]?.stringValue ?? "Group")) • \(senderName)" : senderName
+        var stored = StoredValues()
 
-        var writes = [conversationWrite(conversation, message: message, senderID: senderID, senderName: senderName,
-                                        preview: preview, sentAt: sentAt, recipients: counted)]
-        for recipient in counted {
-            guard let user = users[recipient] else { continue }
-            writes.append(Write(.transform(user.name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1)))],
-                                precondition: .exists(true)))
+        // The message moves to the conversation's last message, and is `sent` if the client left it sending.
+        var writes: [Write] = []
+        if let lastMessage = lastMessageWrite(conversation, message: message, senderID: senderID, senderName: senderName, preview: preview, sentAt: sentAt) {
+            writes.append(lastMessage)
         }
-        // The message: `sent` if the client left it sending, and a mark for each recipient counted, which
-        // onReadReceipt clears when it counts the read (its own write re-triggers it, so order never matters).
-        var messageFields: [String: FirestoreValue] = [:]
-        var messageMask = counted.map { FieldPath(schema.unreadMarkField, $0) }
-        if !counted.isEmpty { messageFields[schema.unreadMarkField] = .map(Dictionary(uniqueKeysWithValues: counted.map { ($0, .boolean(true)) })) }
         let status = message[schema.statusField]?.stringValue
         if status == nil || status == "sending" {
-            messageFields[schema.statusField] = .string("sent")
-            messageMask.append(FieldPath(schema.statusField))
+            writes.append(Write(.update(message.name, fields: [schema.statusField: .string("sent")], mask: [FieldPath(schema.statusField)]),
+                                precondition: .exists(true)))
         }
-        if !messageMask.isEmpty {
-            writes.append(Write(.update(message.name, fields: messageFields, mask: messageMask), precondition: .exists(true)))
+        // Each recipient counted: their unread count in the conversation, their badge, and a mark on the message
+        // that onReadReceipt clears when it counts the read (its own write re-triggers it, so order never matters).
+        let groups = counted.map { recipient in
+            var group = [
+                Write(.transform(conversation.name), transforms: [FieldTransform(FieldPath(schema.unreadCountField, recipient), .increment(.integer(1)))],
+                      precondition: .exists(true)),
+                Write(.update(message.name, fields: [schema.unreadMarkField: .map([recipient: .boolean(true)])],
+                              mask: [FieldPath(schema.unreadMarkField, recipient)]), precondition: .exists(true)),
+            ]
+            if let user = users[recipient] {
+                group.append(Write(.transform(user.name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1)))],
+                                   precondition: .exists(true)))
+            }
+            return group
         }
 
         let mutedBy = Set(conversation[schema.mutedByField ?? ""]?.arrayValue?.compactMap(\.stringValue) ?? [])
         let tokenStore = TokenStore(schema.tokens, documents: documents)
         var pushes: [PushMessage] = []
+        let collapseID = Self.collapseID(message.name.documentID)
         for recipient in recipients where !mutedBy.contains(recipient) {
             guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }
-            let badge = Int(user[schema.badgeField]?.integerValue ?? 0) + (counted.contains(recipient) ? 1 : 0)
+            // The badge as it will be once this message is counted (the stored count is any client's to write).
+            let badge = min(stored.count(schema.badgeField, of: user), Int(Int32.max) - 1) + (isCounted.contains(recipient) ? 1 : 0)
             pushes += tokenStore.pushes(to: user, userID: recipient) { token in
                 FCMMessage(
                     token: token, notification: .init(title: title, body: preview),
                     data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
-                           "type": message[schema.typeField]?.stringValue ?? "text", "summary": "\(title): \(preview)"],
-                    android: .init(priority: .high, collapseKey: message.name.documentID, tag: message.name.documentID, notificationCount: badge),
-                    apns: .init(priority: 10, pushType: .alert, collapseID: message.name.documentID, alert: .init(title: title, body: preview),
-                                badge: badge, sound: "default", threadID: conversationName.documentID))
+                           "type": messageType, "summary": "\(title): \(preview)"],
+                    android: .init(priority: .high, collapseKey: collapseID, tag: collapseID, notificationCount: badge),
+                    apns: .init(priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title, body: preview),
+                                badge: badge, sound: "default", threadID: Self.collapseID(conversationName.documentID))
+                ).fitted()
             }
         }
-        return Plan(writes: writes, pushes: pushes)
+        return Plan(writes: writes, groups: groups, pushes: pushes, warnings: stored.warnings)
     }
+
+    /// A display name as a notification shows it: bounded, whatever a client stored.
+    static func name(_ text: String) -> String { StoredValues.bounded(text, characters: 40, bytes: 160) }
+
+    /// An id short enough for `apns-collapse-id` (64 bytes) and Android's tag: itself, or its digest when longer.
+    static func collapseID(_ id: String) -> String { id.utf8.count <= 64 ? id : Digest.hex(id) }
 
     func isViewing(_ user: FirestoreDocument, conversation id: String, at now: Timestamp) -> Bool {
         guard let field = schema.viewingField, user[field]?.stringValue == id else { return false }
@@ -102,36 +127,34 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         return now.seconds - at.seconds <= Self.viewingFreshness
     }
 
-    /// The conversation's last message moves forward only; unread counts always go up for recipients.
-    func conversationWrite(_ conversation: FirestoreDocument, message: FirestoreDocument, senderID: String, senderName: String,
-                           preview: String, sentAt: Timestamp, recipients: [String]) -> Write {
+    /// The conversation's last message, if this message is newer than the one it shows (it never moves back).
+    func lastMessageWrite(_ conversation: FirestoreDocument, message: FirestoreDocument, senderID: String, senderName: String,
+                          preview: String, sentAt: Timestamp) -> Write? {
+        guard isNewer(sentAt, than: conversation) else { return nil }
         var fields: [String: FirestoreValue] = [:]
         var mask: [FieldPath] = []
-        let messageType = FirestoreValue.string(message[schema.typeField]?.stringValue ?? "text")
         func set(_ field: String?, _ value: FirestoreValue) {
             guard let field else { return }
             fields[field] = value
             mask.append(FieldPath(field))
         }
-        if isNewer(sentAt, than: conversation) {
-            switch schema.lastMessage {
-            case .map(let field):
-                set(field, .map(["text": .string(preview), "senderId": .string(senderID), "senderName": .string(senderName),
-                                 "timestamp": .timestamp(sentAt), "messageId": .string(message.name.documentID), "type": messageType]))
-            case .flat(let text, let sender, let name, let timestamp):
-                set(text, .string(preview))
-                set(sender, .string(senderID))
-                set(name, .string(senderName))
-                set(timestamp, .timestamp(sentAt))
-            }
-            set(schema.updatedAtField, .timestamp(sentAt))
+        switch schema.lastMessage {
+        case .map(let field):
+            set(field, .map(["text": .string(preview), "senderId": .string(senderID), "senderName": .string(senderName),
+                             "timestamp": .timestamp(sentAt), "messageId": .string(message.name.documentID),
+                             "type": .string(Preview.type(message[schema.typeField]?.stringValue))]))
+        case .flat(let text, let sender, let name, let timestamp):
+            set(text, .string(preview))
+            set(sender, .string(senderID))
+            set(name, .string(senderName))
+            set(timestamp, .timestamp(sentAt))
         }
-        let increments = recipients.map { FieldTransform(FieldPath(schema.unreadCountField, $0), .increment(.integer(1))) }
-        if fields.isEmpty { return Write(.transform(conversation.name), transforms: increments, precondition: .exists(true)) }
-        // Moving the last message is decided from the version read: if another message moved it since,
-        // the commit fails and the runtime plans again from the newer version, so it never moves backwards.
+        set(schema.updatedAtField, .timestamp(sentAt))
+        guard !mask.isEmpty else { return nil }
+        // Decided from the version read: if another message moved it since, the commit fails and the
+        // runtime plans again from the newer version.
         let precondition: Precondition = conversation.updateTime.map { .updateTime($0) } ?? .exists(true)
-        return Write(.update(conversation.name, fields: fields, mask: mask), transforms: increments, precondition: precondition)
+        return Write(.update(conversation.name, fields: fields, mask: mask), precondition: precondition)
     }
 
     func isNewer(_ sentAt: Timestamp, than conversation: FirestoreDocument) -> Bool {

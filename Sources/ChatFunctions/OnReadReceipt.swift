@@ -101,19 +101,20 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         // Each counted reader's badge goes down, and their devices hear of it silently (an iPad clears when the phone reads).
         let tokenStore = TokenStore(schema.tokens, documents: documents)
         var pushes: [PushMessage] = []
+        var stored = StoredValues()
         for reader in toCount {
             guard let userName = schema.userName(reader, near: conversationName), let user = documents[userName] else { continue }
             writes.append(Write(.transform(userName), transforms: [
                 FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
                 FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
             ], precondition: .exists(true)))
-            let badge = max(0, Int(user[schema.badgeField]?.integerValue ?? 0) - 1)
+            let badge = max(0, stored.count(schema.badgeField, of: user) - 1)
             pushes += tokenStore.pushes(to: user, userID: reader) { token in
                 FCMMessage(token: token, data: ["type": "badge", "badge": String(badge), "conversationId": conversationName.documentID],
                            android: .init(priority: .normal),
                            apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true))
             }
         }
-        return Plan(writes: writes, pushes: pushes)
+        return Plan(writes: writes, pushes: pushes, warnings: stored.warnings)
     }
 }

@@ -1,4 +1,3 @@
-import Crypto
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
@@ -54,8 +53,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
 
     /// The claim document of a token, in the user document's database.
     func claimName(of token: String, near user: DocumentName) -> DocumentName? {
-        let hash = SHA256.hash(data: Array(token.utf8)).map { String(format: "%02x", $0) }.joined()
-        return try? DocumentName(project: user.project, database: user.database, path: "\(claimsCollection)/\(hash)")
+        try? DocumentName(project: user.project, database: user.database, path: "\(claimsCollection)/\(Digest.hex(token))")
     }
 
     /// The other users who hold a token this user has just gained.

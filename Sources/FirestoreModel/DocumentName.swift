@@ -16,12 +16,15 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
             guard !segment.isEmpty, segment != ".", segment != "..", !segment.utf8.contains(Self.slash) else {
                 throw DocumentNameError("invalid path segment \"\(segment)\"")
             }
-            guard segment.utf8.count <= 1500 else { throw DocumentNameError("a path segment is longer than 1500 bytes") }
+            guard segment.utf8.count <= Self.maximumIDBytes else { throw DocumentNameError("a path segment is longer than \(Self.maximumIDBytes) bytes") }
         }
         self.project = project
         self.database = database
         self.segments = segments
     }
+
+    /// Firestore's limit on a collection or document id.
+    public static let maximumIDBytes = 1500
 
     // Byte checks: `String.contains(String)` goes through Foundation's locale-aware search, which was
     // the largest cost of planning an event (callgrind).

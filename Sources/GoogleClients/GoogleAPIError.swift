@@ -33,9 +33,13 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
     public var fcmErrorCode: String?
     /// Seconds from a `Retry-After` header.
     public var retryAfterSeconds: Int?
+    /// Whether the answer was Google's JSON error body (`{"error": {...}}`), not a proxy's page or a bare status.
+    public var hasGoogleErrorBody: Bool
 
-    public init(httpStatus: Int, status: Status, message: String, fcmErrorCode: String? = nil, retryAfterSeconds: Int? = nil) {
+    public init(httpStatus: Int, status: Status, message: String, fcmErrorCode: String? = nil, retryAfterSeconds: Int? = nil,
+                hasGoogleErrorBody: Bool = true) {
         self.httpStatus = httpStatus
+        self.hasGoogleErrorBody = hasGoogleErrorBody
         self.status = status
         self.message = message
         self.fcmErrorCode = fcmErrorCode
@@ -67,7 +71,8 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
         })?["errorCode"]?.stringValue
         self.init(httpStatus: httpStatus, status: status ?? .unknown,
                   message: String((object?["message"]?.stringValue ?? "HTTP \(httpStatus)").prefix(500)),
-                  fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) })
+                  fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { min(max($0, 0), 3600) },
+                  hasGoogleErrorBody: object?.objectValue != nil)
     }
 
     public var description: String {
@@ -75,8 +80,14 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-/// A request that never got an HTTP answer: connection refused or reset, or a timeout.
+/// A request that never got an HTTP answer: connection refused or reset, a timeout, or not sent at all
+/// because the service has been unreachable lately (the circuit breaker is open).
 public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    public init(_ description: String) { self.description = description }
+    /// When the breaker lets requests through again (for a breaker that is open).
+    public var retryAfterSeconds: Int?
+    public init(_ description: String, retryAfterSeconds: Int? = nil) {
+        self.description = description
+        self.retryAfterSeconds = retryAfterSeconds
+    }
 }

@@ -5,7 +5,10 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// How long and how often to retry a request that failed transiently.
+/// How often to retry a call that failed transiently, and for how long. A function answers its
+/// trigger within seconds either way: a failure that outlasts the budget goes back to the trigger,
+/// which retries with its own backoff (Eventarc: 10 s to 10 min), so long in-call retries only hold
+/// instances and bill for them.
 public struct RetryPolicy: Sendable {
     public var maximumAttempts: Int
     public var initialDelay: Duration
@@ -13,7 +16,7 @@ public struct RetryPolicy: Sendable {
     /// No retry starts after this much time has passed since the first attempt.
     public var totalBudget: Duration
 
-    public init(maximumAttempts: Int = 5, initialDelay: Duration = .milliseconds(100), maximumDelay: Duration = .seconds(5), totalBudget: Duration = .seconds(20)) {
+    public init(maximumAttempts: Int = 4, initialDelay: Duration = .milliseconds(100), maximumDelay: Duration = .seconds(1), totalBudget: Duration = .seconds(2)) {
         self.maximumAttempts = maximumAttempts
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
@@ -22,11 +25,17 @@ public struct RetryPolicy: Sendable {
 
     public static let none = RetryPolicy(maximumAttempts: 1)
 
+    /// Retries until `deadline` (with backoff up to `maximumDelay`), for a write that must not be given up early.
+    public static func until(_ deadline: ContinuousClock.Instant, maximumDelay: Duration = .seconds(1)) -> RetryPolicy {
+        RetryPolicy(maximumAttempts: .max, initialDelay: .milliseconds(50), maximumDelay: maximumDelay,
+                    totalBudget: max(.zero, deadline - ContinuousClock.now))
+    }
+
     /// Full jitter: a random delay up to the exponential bound, but never less than Retry-After.
     func delay(afterAttempt attempt: Int, retryAfterSeconds: Int?) -> Duration {
         let cap = min(maximumDelay, initialDelay * (1 << min(attempt - 1, 20)))
         let jittered = cap * Double.random(in: 0.5...1.0)
-        if let after = retryAfterSeconds { return max(jittered, .seconds(after)) }
+        if let after = retryAfterSeconds { return max(jittered, .seconds(min(max(after, 0), 3600))) }
         return jittered
     }
 }
@@ -34,47 +43,74 @@ public struct RetryPolicy: Sendable {
 /// Told of every HTTP request a client sends (method and URL), e.g. to count requests per event.
 public typealias RequestObserver = @Sendable (HTTPMethod, String) -> Void
 
-/// One JSON request to a Google API with auth, Google's error body and retries, shared by the clients.
+/// One JSON request to a Google API with auth, Google's error body, retries within a deadline and a
+/// circuit breaker, shared by the clients.
 struct GoogleHTTP: Sendable {
     let httpClient: HTTPClient
     let credentials: any AccessTokenProvider
-    let requestTimeout: TimeAmount
+    /// How long one attempt may take (unless the caller gives a deadline that ends it sooner).
+    let requestTimeout: Duration
     let observer: RequestObserver?
     let userAgent: String
+    let breaker: CircuitBreaker
 
-    init(httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: TimeAmount = .seconds(30), observer: RequestObserver? = nil,
-         userAgent: String = "herald") {
+    init(httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: Duration = .seconds(4), observer: RequestObserver? = nil,
+         userAgent: String = "herald", breaker: CircuitBreaker = CircuitBreaker()) {
         self.httpClient = httpClient
         self.credentials = credentials
         self.requestTimeout = requestTimeout
         self.observer = observer
         self.userAgent = userAgent
+        self.breaker = breaker
     }
 
-    /// Sends once; on 401 refreshes the token and sends once more. Returns the 2xx body or throws
-    /// `GoogleAPIError` / `TransportError` / `AuthError`.
-    func send(_ method: HTTPMethod, _ url: String, body: JSONValue?) async throws -> [UInt8] {
-        var lastToken: String?
+    /// Sends, retrying what `isRetryable` allows within the policy. Each attempt may take `attemptTimeout`
+    /// (default `requestTimeout`), and none goes on past `deadline`; no retry starts after `retryUntil`
+    /// (default: in time to end by the deadline). Returns the 2xx body or throws `GoogleAPIError` /
+    /// `TransportError` / `AuthError`.
+    func call(_ method: HTTPMethod, _ url: String, body: JSONValue?, retry policy: RetryPolicy, isRetryable: (any Error) -> Bool,
+              deadline: ContinuousClock.Instant? = nil, retryUntil: ContinuousClock.Instant? = nil, attemptTimeout: Duration? = nil) async throws -> [UInt8] {
+        let serialized = body.map { ByteBuffer(string: $0.serialized()) }
+        let attemptTimeout = attemptTimeout ?? requestTimeout
+        return try await Self.withRetries(policy, until: retryUntil ?? deadline, isRetryable: isRetryable) {
+            try await send(method, url, body: serialized, timeout: attemptTimeout, deadline: deadline)
+        }
+    }
+
+    /// Sends once (through the breaker), for at most `timeout` once it has a token, and not past `deadline`;
+    /// on 401 refreshes the token and sends once more.
+    func send(_ method: HTTPMethod, _ url: String, body: ByteBuffer?, timeout: Duration, deadline: ContinuousClock.Instant?) async throws -> [UInt8] {
+        try breaker.admit()
+        var outcome = CircuitBreaker.Outcome.neutral
+        defer { breaker.record(outcome) }
         for attempt in 1...2 {
-            let token = try await credentials.token()
-            lastToken = token
+            let token: String
+            do { token = try await credentials.token() } catch {
+                if AuthError.isTransient(error) { outcome = .unreachable }
+                throw error
+            }
             var request = HTTPClientRequest(url: url)
             request.method = method
             request.headers.add(name: "authorization", value: "Bearer \(token)")
             request.headers.add(name: "user-agent", value: userAgent)
             if let body {
                 request.headers.add(name: "content-type", value: "application/json")
-                request.body = .bytes(ByteBuffer(string: body.serialized()))
+                request.body = .bytes(body)
             }
+            let remaining = min(timeout, (deadline ?? .now + timeout) - .now)
+            guard remaining > .milliseconds(1) else { throw TransportError("\(method) \(Self.redacted(url)): no time left before the deadline") }
             observer?(method, url)
             let response: HTTPClientResponse
             let bytes: ByteBuffer
             do {
-                response = try await httpClient.execute(request, timeout: requestTimeout)
+                response = try await httpClient.execute(request, timeout: .nanoseconds(Int64(remaining / .nanoseconds(1))))
                 bytes = try await response.body.collect(upTo: 64 << 20)
             } catch {
+                outcome = .unreachable
                 throw TransportError("\(method) \(Self.redacted(url)): \(error)")
             }
+            // An answer from the service itself (4xx included) means it is up; 502-504 come from a proxy or an overload.
+            outcome = (502...504).contains(response.status.code) ? .unreachable : .answered
             if (200..<300).contains(response.status.code) { return Array(buffer: bytes) }
             if response.status.code == 401, attempt == 1 {
                 await credentials.invalidate(token)
@@ -82,13 +118,13 @@ struct GoogleHTTP: Sendable {
             }
             throw GoogleAPIError(httpStatus: Int(response.status.code), body: Array(buffer: bytes), retryAfter: response.headers.first(name: "retry-after"))
         }
-        _ = lastToken
         throw GoogleAPIError(httpStatus: 401, status: .unauthenticated, message: "refused after a token refresh")
     }
 
-    /// Retries `operation` while `isRetryable` says so, within the policy's attempts and time budget.
+    /// Retries `operation` while `isRetryable` says so, within the policy's attempts and budget; no
+    /// retry starts whose wait would reach `deadline`.
     static func withRetries<T: Sendable>(
-        _ policy: RetryPolicy, isRetryable: (any Error) -> Bool, _ operation: () async throws -> T
+        _ policy: RetryPolicy, until deadline: ContinuousClock.Instant? = nil, isRetryable: (any Error) -> Bool, _ operation: () async throws -> T
     ) async throws -> T {
         let clock = ContinuousClock()
         let start = clock.now
@@ -97,9 +133,11 @@ struct GoogleHTTP: Sendable {
             do {
                 return try await operation()
             } catch {
-                let retryAfter = (error as? GoogleAPIError)?.retryAfterSeconds
+                let retryAfter = (error as? GoogleAPIError)?.retryAfterSeconds ?? (error as? TransportError)?.retryAfterSeconds
                 let delay = policy.delay(afterAttempt: attempt, retryAfterSeconds: retryAfter)
-                guard isRetryable(error), attempt < policy.maximumAttempts, clock.now - start + delay <= policy.totalBudget else { throw error }
+                let resumes = clock.now + delay
+                guard isRetryable(error), attempt < policy.maximumAttempts, resumes - start <= policy.totalBudget,
+                      deadline.map({ resumes + .milliseconds(50) < $0 }) ?? true else { throw error }
                 try await Task.sleep(for: delay)
                 attempt += 1
             }

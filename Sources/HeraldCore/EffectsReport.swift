@@ -57,7 +57,7 @@ public struct EffectsReport: Sendable, Hashable {
             "outcome": outcomeJSON,
             "dryRun": .bool(dryRun),
             "documentsRead": .array(documents),
-            "writes": .array(plan.writes.map(\.json)),
+            "writes": .array(plan.allWrites.map(\.json)),
             "pushes": .array(plan.pushes.map(\.requestBody)),
         ]
     }

@@ -12,10 +12,15 @@ public struct FunctionSettings: Sendable, Hashable {
         self.environment = environment
     }
 
+    /// Longer than any age a function compares, and small enough that no time computed from it leaves Firestore's range.
+    public static let maximumSeconds: Int64 = 100 * 365 * 86_400
+
     /// A whole number of seconds from the environment, or `fallback` when unset; an error names a bad value.
     public func seconds(_ key: String, default fallback: Int64) throws(SettingsError) -> Int64 {
         guard let text = environment[key]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return fallback }
-        guard let value = Int64(text), value > 0 else { throw SettingsError("\(key) must be a positive number of seconds, not \"\(text)\"") }
+        guard let value = Int64(text), value > 0, value <= Self.maximumSeconds else {
+            throw SettingsError("\(key) must be a positive number of seconds, at most \(Self.maximumSeconds) (100 years), not \"\(text)\"")
+        }
         return value
     }
 

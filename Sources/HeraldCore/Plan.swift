@@ -9,19 +9,32 @@ public struct Plan: Sendable, Hashable {
     }
 
     public var decision: Decision
-    /// Committed atomically, in order.
+    /// Committed atomically, in order, with the ledger entry that makes the event exactly once.
     public var writes: [Write]
+    /// What grows with the audience, one group per recipient (their unread count, badge and mark). Each
+    /// group is applied atomically and exactly once, with `writes` in one commit when everything fits,
+    /// else in further commits that the ledger keeps until they are done. Their writes may only require
+    /// that a document exists: a group whose document was deleted since is applied without that write.
+    public var groups: [[Write]] = []
     /// Sent after the writes are durable; at most one per device token.
     public var pushes: [PushMessage]
+    /// What the plan found wrong in the documents it read and worked around (a badge out of range,
+    /// clamped): the runtime logs each as a WARNING.
+    public var warnings: [String] = []
 
     /// A device token named twice (two users who both still hold a phone that changed accounts) gets
     /// the first push only: a device gets one notification per event, and the ledger counts by token.
-    public init(writes: [Write], pushes: [PushMessage] = []) {
+    public init(writes: [Write], groups: [[Write]] = [], pushes: [PushMessage] = [], warnings: [String] = []) {
         self.decision = .apply
         self.writes = writes
+        self.groups = groups.filter { !$0.isEmpty }
+        self.warnings = warnings
         var seen = Set<String>()
         self.pushes = pushes.filter { seen.insert($0.token).inserted }
     }
+
+    /// Everything the plan writes, as one commit would carry it: the groups merged into `writes`.
+    public var allWrites: [Write] { groups.isEmpty ? writes : Write.merging(writes + groups.flatMap { $0 }) }
 
     public static func skip(_ reason: String) -> Plan {
         var plan = Plan(writes: [])

@@ -21,7 +21,10 @@ public struct RuntimeConfiguration: Sendable {
     public var requiredAudience: String?
     /// Where the identity tokens' keys are published (`HERALD_OIDC_JWKS_URL`; Google's by default).
     public var oidcJWKSURL: String?
-    /// How long one request to a Google API may take (`HERALD_API_TIMEOUT`, seconds; 30 by default).
+    /// How long one call to a Google API may take, its in-call retries included (`HERALD_API_TIMEOUT`,
+    /// seconds; 4 by default). A call that fails for longer goes back to the trigger, which retries with
+    /// its own backoff, so an outage is answered within seconds instead of holding every instance.
+    /// (FCM sends are waited for longer, within the push lease: a late answer may still be a delivery.)
     public var apiTimeout: Duration
     /// How long a delivery that is sending pushes holds them before a redelivery may take over
     /// (`HERALD_PUSH_LEASE`, seconds; 60 by default, Cloud Run's request timeout). Keep it above the
@@ -82,7 +85,7 @@ public struct RuntimeConfiguration: Sendable {
         if let url = oidcJWKSURL, URL(string: url).map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
             problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
         }
-        apiTimeout = .seconds(30)
+        apiTimeout = .seconds(4)
         if let text = value("HERALD_API_TIMEOUT") {
             if let seconds = Double(text), seconds > 0, seconds <= 3600 { apiTimeout = .milliseconds(Int64(seconds * 1000)) } else {
                 problems.append("HERALD_API_TIMEOUT must be a number of seconds (at most 3600), not \"\(text)\"")

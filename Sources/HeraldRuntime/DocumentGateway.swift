@@ -10,8 +10,8 @@ public protocol DocumentGateway: Sendable {
     func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]]
     /// The documents each lookup finds (at most `ValueLookup.maximumFound` each).
     func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]]
-    /// Carries the plan out exactly once for this change (a redelivered change reports `.duplicate`).
-    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome
+    /// Carries the plan out exactly once for this event, as it was delivered (a redelivery reports `.duplicate`).
+    func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome
     /// True when nothing is written or sent, only planned.
     var isDryRun: Bool { get }
 }
@@ -96,7 +96,7 @@ public struct SnapshotGateway: DocumentGateway {
         })
     }
 
-    public func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
+    public func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
 }
 
 public struct SnapshotError: Error, CustomStringConvertible {

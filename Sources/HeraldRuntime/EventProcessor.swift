@@ -57,10 +57,18 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             return finish(EffectsReport(function: Function.name, event: event, outcome: .skipped(reason: refusal),
                                         documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
         }
+        var failedWrites: [Write]?
         for attempt in 1...Self.maximumPlanAttempts {
+            var planned: [Write] = []
             do {
-                return try await readPlanAndExecute(event, logger: logger)
+                return try await readPlanAndExecute(event, logger: logger, planned: &planned)
             } catch DownstreamError.changedDuringPlanning(let reason) where attempt < Self.maximumPlanAttempts {
+                if planned == failedWrites {
+                    // Read again, the documents gave the same plan, and it failed the same way: it fails on a
+                    // document the function did not read, and no later attempt will do better.
+                    return responseToFailure(DownstreamError.rejected("\(reason), and again with the same plan after reading everything again"), logger: logger)
+                }
+                failedWrites = planned
                 // Another event changed what this one read (two messages in one conversation): read and plan again.
                 logger.info("\(reason); planning again (attempt \(attempt + 1))")
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
@@ -72,7 +80,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
     }
 
     /// Reads what the function asks for (in rounds), plans, and has the gateway carry the plan out.
-    func readPlanAndExecute(_ event: DecodedEvent, logger: Logger) async throws -> EventResponse {
+    /// - planned: the writes of the plan it tried to carry out.
+    func readPlanAndExecute(_ event: DecodedEvent, logger: Logger, planned: inout [Write]) async throws -> EventResponse {
         var change = event.change
         var read = DocumentsRead()
         if change.isDataMissing {
@@ -89,8 +98,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             let lookups = function.lookups(for: change, alreadyRead: read).filter { read.lookups[$0] == nil }
             if wanted.isEmpty && lists.isEmpty && lookups.isEmpty { break }
             if firstRound == nil, !wanted.isEmpty {
-                firstRound = wanted
-                wanted += readAhead.prediction(after: wanted).filter { !wanted.contains($0) }
+                // Keyed without the event's own document, which is new every time (a message).
+                firstRound = wanted.filter { $0 != change.document }
+                wanted += readAhead.prediction(after: firstRound!).filter { !wanted.contains($0) }
             }
             async let listed = lists.isEmpty ? [:] : gateway.list(lists)
             async let found = lookups.isEmpty ? [:] : gateway.lookUp(lookups)
@@ -107,16 +117,19 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             readAhead.remember(second, after: firstRound)
         }
         let plan = function.plan(for: change, documents: read)
+        for warning in plan.warnings { logger.warning("\(warning)") }
         let outcome: EffectsReport.Outcome
         switch plan.decision {
         case .skip(let reason):
             logger.debug("skipped: \(reason)")
             outcome = .skipped(reason: reason)
         case .apply:
-            outcome = try await gateway.execute(plan, for: change)
+            planned = plan.allWrites
+            // The ledger is keyed on the event as delivered, not on the document as read now.
+            outcome = try await gateway.execute(plan, for: event.change)
             switch outcome {
             case .duplicate: logger.info("duplicate delivery: already applied")
-            default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(plan.writes.count) writes, \(plan.pushes.count) pushes")
+            default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(planned.count) writes, \(plan.pushes.count) pushes")
             }
         }
         return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
@@ -131,7 +144,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         case .duplicate: outcome["outcome"] = "duplicate"
         case .skipped(let reason): outcome["outcome"] = "skipped"; outcome["reason"] = .string(reason)
         }
-        outcome["writes"] = .integer(report.plan.writes.count)
+        outcome["writes"] = .integer(report.plan.allWrites.count)
         outcome["pushes"] = .integer(report.plan.pushes.count)
         return EventResponse(status: 200, body: .object(outcome), report: report)
     }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import FirestoreEvents
 import FirestoreModel
@@ -7,14 +6,17 @@ import HeraldCore
 import Logging
 
 /// Reads from Firestore and carries plans out exactly once per (function, event):
-/// 1. the plan's writes and a ledger document are committed atomically, the ledger with the
+/// 1. the plan's writes and the event's ledger entry are committed atomically, the entry with the
 ///    precondition that it does not exist yet: if it does, this event was applied before;
-/// 2. pushes not yet marked sent in the ledger are sent, and the ledger records what became of them,
+/// 2. a plan too large for one commit leaves its other parts in the ledger, each applied exactly once
+///    by one more commit (see `EventLedger`);
+/// 3. pushes not yet marked sent in the ledger are sent, and the ledger records what became of them,
 ///    so a redelivery after a crash sends only what is still pending;
-/// 3. whoever sends holds a claim on the ledger (`claimedAt`) until it has recorded the outcome: a
-///    redelivery that arrives while the first is still sending (a trigger's timeout) answers 503
-///    instead of sending the same pushes again, and takes over only once the claim is older than
-///    `pushLease` (its holder crashed).
+/// 4. whoever sends holds a claim on the ledger entry (`claims.{holder}`) until it has recorded the
+///    outcome: a redelivery that arrives meanwhile (a trigger's timeout) answers 503 instead of sending
+///    the same pushes again, and takes over only once the claim is older than `pushLease`. The sender
+///    starts no send after half the lease, ends every send by 80% of it, and records by 95%, so the
+///    lease is never overrun; it releases only its own claim.
 /// A dry run reads for real and writes and sends nothing.
 public struct FirestoreGateway: DocumentGateway {
     public let firestore: FirestoreClient
@@ -24,10 +26,10 @@ public struct FirestoreGateway: DocumentGateway {
     /// Ledger documents live at `{ledgerCollection}/{key}`; they carry `expireAt` for a TTL policy.
     public let ledgerCollection: String
     public let ledgerLifetime: TimeInterval
-    /// How long a claim on an event's pushes holds before another delivery may take them over; longer
-    /// than a send can take (the Cloud Run request timeout, 60 s).
-    public let pushLease: TimeInterval
+    /// How long a claim on an event's pushes holds before another delivery may take them over.
+    public let pushLease: Duration
     let logger: Logger
+    let deadTokens: DeadTokenGuard
 
     public init(firestore: FirestoreClient, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
                 ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60) {
@@ -37,8 +39,9 @@ public struct FirestoreGateway: DocumentGateway {
         self.functionName = functionName
         self.ledgerCollection = ledgerCollection
         self.ledgerLifetime = ledgerLifetime
-        self.pushLease = pushLease
+        self.pushLease = .milliseconds(Int64(pushLease * 1000))
         self.logger = logger
+        self.deadTokens = DeadTokenGuard(logger: logger)
     }
 
     public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
@@ -80,118 +83,137 @@ public struct FirestoreGateway: DocumentGateway {
         } catch { throw Self.classify(error) }
     }
 
-    /// The ledger document for this function and this write. A write is known by its document, kind and
-    /// the document's update time, so one write delivered under two event ids is still caught; an event
-    /// without document data falls back on its id. Hashed, so any of these makes a valid document id.
-    public func ledgerName(for change: DocumentChange) throws -> DocumentName {
+    /// The ledger entry for this function and this event as it was delivered. A write is known by its
+    /// document, kind and the document's update time, so one write delivered under two event ids is still
+    /// caught; an event delivered without document data falls back on its id (never on the document as
+    /// read now, which this function's own commit changes). Hashed, so any of these makes a valid id.
+    public func ledgerName(for event: DocumentChange) throws -> DocumentName {
         let identity: String
-        if let time = change.newDocument?.updateTime ?? change.oldDocument?.updateTime {
-            identity = "\(functionName)\n\(change.document.resourceName)\n\(change.effectiveKind.rawValue)\n\(time.rfc3339)"
+        if let time = event.newDocument?.updateTime ?? event.oldDocument?.updateTime {
+            identity = "\(functionName)\n\(event.document.resourceName)\n\(event.effectiveKind.rawValue)\n\(time.rfc3339)"
         } else {
-            identity = "\(functionName)\n\(change.eventID)"
+            identity = "\(functionName)\n\(event.eventID)"
         }
-        let key = SHA256.hash(data: Data(identity.utf8)).map { String(format: "%02x", $0) }.joined()
-        return try DocumentName(project: firestore.project, database: firestore.database, path: "\(ledgerCollection)/\(key)")
+        return try DocumentName(project: firestore.project, database: firestore.database, path: "\(ledgerCollection)/\(Digest.hex(identity))")
     }
 
-    public func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome {
+    public func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome {
         if isDryRun { return .applied }
-        let ledger = try ledgerName(for: change)
-        var duplicate = false
-        var pending = plan.pushes
+        let ledger = EventLedger(main: try ledgerName(for: event))
+        let layout = try ledger.layout(plan)
+        let holder = Self.newHolder()
+        let started = ContinuousClock.now
+        let first = try await commitFirst(layout, ledger: ledger, event: event, holder: holder)
+        var state = first.state
+        var didWork = first.committed
         do {
-            let entry = Write(.update(ledger, fields: [
-                "function": .string(functionName), "eventId": .string(change.eventID), "document": .string(change.document.path),
-                "expireAt": .timestamp(Timestamp(seconds: Int64(Date().timeIntervalSince1970 + ledgerLifetime))),
-                "pushes": .map(Dictionary(plan.pushes.map { ($0.token, FirestoreValue.string("pending")) }, uniquingKeysWith: { first, _ in first })),
-            ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)]
-                + (plan.pushes.isEmpty ? [] : [FieldTransform(FieldPath("claimedAt"), .setToRequestTime)]), precondition: .exists(false))
-            _ = try await firestore.commit(plan.writes + [entry])
+            didWork = try await applyPendingParts(&state) || didWork
+        } catch {
+            if first.holdsClaim { await release(holder, ledger: ledger) }
+            throw Self.classify(error)
+        }
+        let pending = plan.pushes.filter { state.isPending($0.token) }
+        guard !pending.isEmpty else { return didWork ? .applied : .duplicate }
+        var claimed = started
+        if !first.holdsClaim {
+            claimed = .now
+            try await claim(state, holder: holder)
+        }
+        try await send(pending, state: state, holder: holder, claimedAt: claimed)
+        return .applied
+    }
+
+    struct FirstCommit {
+        var state: LedgerState
+        /// This delivery applied the plan's writes (else an earlier one did).
+        var committed: Bool
+        var holdsClaim: Bool
+    }
+
+    /// Commits the plan's first writes with the ledger entries, or finds them committed before.
+    func commitFirst(_ layout: EventLedger.Layout, ledger: EventLedger, event: DocumentChange, holder: String) async throws -> FirstCommit {
+        let expireAt = Timestamp(seconds: Int64(Date().timeIntervalSince1970 + ledgerLifetime))
+        let writes = ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
+        let hasPushes = !layout.pushShards.joined().isEmpty
+        do {
+            let result = try await firestore.commit(writes)
+            // The entries as written, with their versions (the parts' are the preconditions of their own commits).
+            let entries = writes.suffix(1 + layout.partCount)
+            let times = result.updateTimes.suffix(1 + layout.partCount)
+            let documents = zip(entries, times).map { write, time -> FirestoreDocument in
+                guard case .update(let name, let fields, _) = write.operation else { preconditionFailure("ledger entries are updates") }
+                return FirestoreDocument(name: name, fields: fields, updateTime: time)
+            }
+            return FirstCommit(state: LedgerState(main: documents[0], parts: Array(documents.dropFirst())), committed: true, holdsClaim: hasPushes)
         } catch let error as GoogleAPIError where error.status == .alreadyExists {
-            // Applied before, if the ledger says so. Send only what it still has pending.
-            guard let entry = try await read([ledger])[ledger] else { throw Self.classify(error) }
-            duplicate = true
-            let states = entry["pushes"]?.mapValue ?? [:]
-            pending = plan.pushes.filter { states[$0.token] == .string("pending") }
-            if !pending.isEmpty { try await claim(entry) }
+            // Applied before. Carry on from what the ledger says.
+            guard let state = try await readState(ledger) else { throw Self.classify(error) }
+            return FirstCommit(state: state, committed: false, holdsClaim: false)
         } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition {
             // A document the plan relied on changed between the read and the commit. Nothing was
-            // written; a retry reads again and plans again.
+            // written; the runtime reads again and plans again.
             throw DownstreamError.changedDuringPlanning("a document changed while the event was planned (\(error.message))")
-        } catch {
-            throw Self.classify(error)
-        }
-        if !pending.isEmpty {
-            try await send(pending, ledger: ledger)
-        }
-        return duplicate && pending.isEmpty ? .duplicate : .applied
-    }
-
-    /// Takes the pending pushes of an event applied before, unless another delivery is sending them now.
-    func claim(_ entry: FirestoreDocument) async throws {
-        if let claimedAt = entry["claimedAt"]?.timestampValue {
-            let age = Date().timeIntervalSince(claimedAt.date)
-            if age < pushLease {
-                throw DownstreamError.unavailable("another delivery of this event is sending its pushes (claimed \(Int(age)) s ago)",
-                                                  retryAfterSeconds: Int(pushLease - age) + 1)
-            }
-        }
-        guard let version = entry.updateTime else { throw DownstreamError.unavailable("the ledger entry has no version") }
-        do {
-            _ = try await firestore.commit([Write(.update(entry.name, fields: [:], mask: []),
-                                                  transforms: [FieldTransform(FieldPath("claimedAt"), .setToRequestTime)],
-                                                  precondition: .updateTime(version))])
-        } catch let error as GoogleAPIError where error.status == .failedPrecondition || error.status == .notFound {
-            throw DownstreamError.unavailable("another delivery of this event took its pushes over")
+        } catch let error as TransportError {
+            // No answer: the commit may or may not have been applied. The ledger says which.
+            guard let state = try? await readState(ledger) else { throw Self.classify(error) }
+            let ours = state.claims[holder] != nil
+            logger.info("the first commit's answer was lost; the ledger shows it \(ours || !hasPushes ? "applied" : "applied by another delivery")")
+            return FirstCommit(state: state, committed: ours, holdsClaim: ours)
         } catch {
             throw Self.classify(error)
         }
     }
 
-    func send(_ pushes: [PushMessage], ledger: DocumentName) async throws {
-        guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
-        let results = await fcm.sendAll(pushes.map(\.message))
-        var marks: [String: FirestoreValue] = [:]
-        var retryable: [(String, Int?)] = []
-        var removals: [Write] = []
-        for (push, result) in zip(pushes, results) {
-            switch result {
-            case .sent: marks[push.token] = .string("sent")
-            case .dead(let reason):
-                marks[push.token] = .string("dead")
-                logger.info("token of \(push.userID) is dead (\(reason)); removing it")
-                if let removal = push.removal { removals.append(removal) }
-            case .failed(let reason, true, let after):
-                retryable.append((reason, after))
-            case .failed(let reason, false, _):
-                // Not transient: the message is already in the app; a push that can never go is not retried.
-                marks[push.token] = .string("failed")
-                logger.error("push to a device of \(push.userID) failed for good: \(reason)")
+    /// The ledger's main entry and parts as stored now, or nil if there is no entry.
+    func readState(_ ledger: EventLedger) async throws -> LedgerState? {
+        guard let main = try await read([ledger.main])[ledger.main] else { return nil }
+        let count = Int(clamping: min(max(main["parts"]?.integerValue ?? 0, 0), 10_000))
+        guard count > 0 else { return LedgerState(main: main, parts: []) }
+        let names = (1...count).map(ledger.part)
+        let found = try await read(names)
+        return LedgerState(main: main, parts: names.compactMap { found[$0] })
+    }
+
+    /// Applies the parts whose writes are still pending; true if this delivery applied any.
+    func applyPendingParts(_ state: inout LedgerState) async throws -> Bool {
+        var applied = false
+        for (index, part) in state.parts.enumerated() where part["state"] == .string("pending") {
+            state.parts[index] = try await applyPart(part)
+            applied = true
+        }
+        return applied
+    }
+
+    /// One part's writes and its mark as applied, in one commit conditional on the part as read; a write
+    /// to a document deleted since is left out (a group may only require that its documents exist).
+    func applyPart(_ part: FirestoreDocument) async throws -> FirestoreDocument {
+        var writes = try LedgerState.writes(of: part)
+        var current = part
+        for attempt in 1...3 {
+            guard let version = current.updateTime else { throw DownstreamError.rejected("ledger part \(part.name.path) has no version") }
+            let done = Write(.update(part.name, fields: ["state": .string("applied")], mask: [FieldPath("state"), FieldPath("writes")]),
+                             precondition: .updateTime(version))
+            do {
+                _ = try await firestore.commit(writes + [done])
+                return FirestoreDocument(name: part.name, fields: ["state": .string("applied"), "pushes": part["pushes"] ?? .map([:])])
+            } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition || error.status == .alreadyExists {
+                guard attempt < 3 else { throw DownstreamError.unavailable("ledger part \(part.name.path) could not be applied: \(error.message)") }
+            } catch let error as TransportError where attempt < 3 {
+                logger.info("a ledger part's commit got no answer (\(error)); reading it back")
             }
+            // Applied by another delivery (or by this one, its answer lost)? Else drop writes to deleted documents and try again.
+            guard let now = try await read([part.name])[part.name] else { throw DownstreamError.rejected("ledger part \(part.name.path) vanished") }
+            if now["state"] == .string("applied") { return now }
+            current = now
+            let targets = try await read(Array(Set(writes.map(\.document))))
+            writes = writes.filter { targets[$0.document] != nil || $0.precondition == nil }
         }
-        // What became of each push, and the claim released (masked and absent: deleted) so a redelivery
-        // for the transient failures may send them at once.
-        // The pushes are out: losing this record would send them again, so it is retried for as long as
-        // half the lease, even when a failure leaves unknown whether it was applied (writing it twice is harmless).
-        let mask = marks.keys.map { FieldPath("pushes", $0) } + [FieldPath("claimedAt")]
-        let budget = RetryPolicy(maximumAttempts: 100, initialDelay: .milliseconds(50), maximumDelay: .seconds(2),
-                                 totalBudget: .milliseconds(Int64(pushLease * 500)))
-        do {
-            _ = try await firestore.commitIdempotent([Write(.update(ledger, fields: marks.isEmpty ? [:] : ["pushes": .map(marks)], mask: mask),
-                                                            precondition: .exists(true))], retry: budget)
-        } catch { throw Self.classify(error) }
-        for removal in removals {
-            // One at a time and best effort: a token changed since it was read must not be removed,
-            // and its precondition failing must not fail the event.
-            do { _ = try await firestore.commit([removal]) } catch {
-                logger.info("kept a dead token that changed since it was read: \(error)")
-            }
-        }
-        if let (reason, _) = retryable.first {
-            let after = retryable.compactMap(\.1).max()
-            let message = "\(retryable.count) of \(pushes.count) pushes failed transiently (\(reason))"
-            throw after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message)
-        }
+        throw DownstreamError.unavailable("ledger part \(part.name.path) could not be applied")
+    }
+
+    static func newHolder() -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        return String(decoding: (0..<16).map { _ in digits[Int.random(in: 0..<16)] }, as: UTF8.self)
     }
 
     /// Google's answers, as what the trigger should do.
@@ -210,9 +232,11 @@ public struct FirestoreGateway: DocumentGateway {
                 return DownstreamError.rejected("Firestore: \(api)")
             }
         case let transport as TransportError:
-            return DownstreamError.unavailable("Firestore unreachable: \(transport)")
+            return DownstreamError.unavailable("Firestore unreachable: \(transport)", retryAfterSeconds: transport.retryAfterSeconds)
         case let auth as AuthError:
             return DownstreamError.unavailable(auth.description)
+        case let json as FirestoreJSONError:
+            return DownstreamError.rejected("unreadable answer from Firestore: \(json)")
         case let downstream as DownstreamError:
             return downstream
         default:

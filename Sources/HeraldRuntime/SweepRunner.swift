@@ -74,12 +74,18 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     public let dryRun: Bool
     public var pageSize: Int
 
-    public init(function: Function, firestore: FirestoreClient, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300) {
+    /// Tokens checked by the daily pass are doubtful already (unrefreshed for weeks), so many may be
+    /// dead; only when nearly all are is it taken for a misconfiguration.
+    let deadTokens: DeadTokenGuard
+
+    public init(function: Function, firestore: FirestoreClient, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300,
+                logger: Logger = Logger(label: "herald.sweep")) {
         self.function = function
         self.firestore = firestore
         self.fcm = fcm
         self.dryRun = dryRun
         self.pageSize = pageSize
+        self.deadTokens = DeadTokenGuard(threshold: 0.9, logger: logger)
     }
 
     public func run(at date: Date = Date(), logger: Logger) async throws -> SweepReport {
@@ -124,24 +130,14 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         counts.validated += checks.count
         if dryRun { return }
         let results = await fcm.sendAll(checks.map(\.message), validateOnly: true)
-        var removals: [Write] = []
-        for (check, result) in zip(checks, results) {
-            switch result {
-            case .dead(let reason):
-                counts.dead += 1
-                logger.info("a token of \(check.userID) is dead (\(reason)); removing it")
-                if let removal = check.removal { removals.append(removal) }
-            case .failed(let reason, true, let after):
-                // Checked again at the next run; the run as a whole still succeeds.
-                logger.warning("a token check failed transiently (\(reason))\(after.map { ", retry after \($0) s" } ?? "")")
-            case .failed(let reason, false, _):
-                logger.error("a token check failed: \(reason)")
-            case .sent:
-                break
-            }
+        for case (let check, .failed(let reason, true, let after)) in zip(checks, results) {
+            // Checked again at the next run; the run as a whole still succeeds.
+            logger.warning("a token check of \(check.userID) failed transiently (\(reason))\(after.map { ", retry after \($0) s" } ?? "")")
         }
+        let outcome = deadTokens.judge(Array(zip(checks, results)))
+        counts.dead += outcome.marks.values.filter { $0 == "dead" }.count
         var ignored = SweepReport.Counts()
-        try await apply(removals, to: &ignored, logger: logger)
+        try await apply(outcome.removals, to: &ignored, logger: logger)
     }
 }
 

@@ -9,6 +9,11 @@ public final class FakeFCM: Sendable {
         public var status: HTTPResponse.Status
         public var body: String
         public var retryAfter: String? = nil
+        public init(status: HTTPResponse.Status, body: String, retryAfter: String? = nil) {
+            self.status = status
+            self.body = body
+            self.retryAfter = retryAfter
+        }
     }
 
     let script: @Sendable (_ token: String, _ attempt: Int) -> Answer

@@ -200,10 +200,14 @@ enum JWTHeaderJSON {
                 func credentials() throws -> ServiceAccountCredentials {
                     try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"), mode: .tokenExchange(scopes: ["s"]), httpClient: http)
                 }
-                let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClient: http)
+                // A budget a loaded test machine cannot run out of: what is tested is that the retry happens.
+                let patient = RetryPolicy(totalBudget: .seconds(30))
+                let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClient: http,
+                                         writeRetry: patient, requestTimeout: .seconds(30))
                 _ = try await db.commit([Write(.update(try db.name("a/b"), fields: ["n": .integer(1)], mask: nil))])
                 #expect(calls.value == 2)
-                let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClients: [http])
+                let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClients: [http],
+                                    retry: patient, requestTimeout: .seconds(30))
                 let result = await fcm.send(["token": "device-1", "notification": ["title": "hi"]])
                 guard case .sent = result else { Issue.record("\(result)"); return }
                 #expect(calls.value == 4)

@@ -12,11 +12,12 @@ import Testing
     func anInjectedFaultIsNeverASuccess(kind: APIFaultPlan.Kind) async throws {
         try await withLocalCloud { local in
             local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.fcm: [kind]], hangFor: .milliseconds(50))
-            let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
-                                retry: RetryPolicy(maximumAttempts: 1))
             let sends = 30
             var successes = 0
             for i in 0..<sends {
+                // A client per send: one client's circuit breaker would stop calling after five failures in a row.
+                let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                                    retry: RetryPolicy(maximumAttempts: 1))
                 if case .sent = await fcm.send(["token": .string("tok-\(i)"), "data": ["a": "b"]]) { successes += 1 }
             }
             #expect(successes == 0)

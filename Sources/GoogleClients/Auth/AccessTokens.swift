@@ -139,7 +139,7 @@ struct AssertionClaims: JWTPayload {
 
 /// The metadata server's token, which is what Cloud Run gives a function.
 public struct MetadataServerCredentials: AccessTokenProvider {
-    public static let defaultHost = "metadata.google.internal"
+    public static let defaultHost = ApplicationDefaultCredentials.googleMetadataHost
     let host: String
     let cache: TokenCache
     let httpClient: HTTPClient
@@ -156,6 +156,15 @@ public struct MetadataServerCredentials: AccessTokenProvider {
 
     public func token() async throws -> String { try await cache.token() }
     public func invalidate(_ token: String) async { await cache.invalidate(token) }
+
+    /// Whether a metadata server answers here (`Metadata-Flavor: Google` on its root) within `timeout`.
+    public func isReachable(within timeout: Duration) async -> Bool {
+        var request = HTTPClientRequest(url: "http://\(host)/")
+        request.headers.add(name: "Metadata-Flavor", value: "Google")
+        guard let response = try? await httpClient.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1)))) else { return false }
+        _ = try? await response.body.collect(upTo: 1 << 16)
+        return response.headers.first(name: "metadata-flavor") == "Google"
+    }
 
     /// The project this instance runs in.
     public func projectID() async throws -> String {
@@ -177,12 +186,15 @@ public struct MetadataServerCredentials: AccessTokenProvider {
 enum TokenResponse {
     /// Sends a token request and reads `{"access_token", "expires_in"}`. Errors carry Google's error
     /// code (e.g. `invalid_grant`) but never the token or the assertion.
+    /// A token request's time limit: what waits for it is an event whose trigger is waiting too.
+    static let timeout: TimeAmount = .seconds(5)
+
     static func fetch(_ request: HTTPClientRequest, from source: String, httpClient: HTTPClient) async throws -> AccessToken {
         // A connection lost while the answer's body arrives is as transient as one lost before it.
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await httpClient.execute(request, timeout: .seconds(30))
+            response = try await httpClient.execute(request, timeout: timeout)
             body = try await response.body.collect(upTo: 1 << 20)
         } catch {
             throw AuthError.unavailable("\(source): \(error)")

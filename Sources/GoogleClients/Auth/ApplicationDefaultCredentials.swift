@@ -4,32 +4,63 @@ import Foundation
 /// Google's Application Default Credentials order, as Herald follows it:
 /// 1. `FIRESTORE_EMULATOR_HOST` set: Firestore goes to the emulator as `Bearer owner`;
 /// 2. `GOOGLE_APPLICATION_CREDENTIALS`: a service-account key file, exchanged for tokens;
-/// 3. the metadata server (`GCE_METADATA_HOST` or metadata.google.internal), as on Cloud Run.
+/// 3. the metadata server (`GCE_METADATA_HOST`, or Google's at 169.254.169.254), as on Cloud Run.
 /// With 2 or 3, `FIRESTORE_ENDPOINT` sends Firestore calls elsewhere than Google (e.g. `herald dev`).
+///
+/// Nothing here waits long: on a Google runtime (Cloud Run sets `K_SERVICE`) the metadata server is
+/// taken as there; elsewhere it is probed once for at most `probeTimeout`, as Google's auth libraries
+/// do, and its absence is an error that says which settings to give.
 public struct ApplicationDefaultCredentials: Sendable {
     public var firestore: any AccessTokenProvider
     public var messaging: any AccessTokenProvider
     public var firestoreEndpoint: String
     public var project: String
 
+    /// Google's metadata server by address: no DNS lookup that could hang off Google Cloud.
+    public static let googleMetadataHost = "169.254.169.254"
+    public static let probeTimeout: Duration = .milliseconds(800)
+    /// Environment variables that Google's runtimes set, so the metadata server is known to be there.
+    static let googleRuntimeVariables = ["K_SERVICE", "CLOUD_RUN_JOB", "FUNCTION_TARGET", "GAE_SERVICE"]
+
+    public static let whatToSet = "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or FIRESTORE_EMULATOR_HOST=HOST:PORT "
+        + "with GOOGLE_CLOUD_PROJECT for an emulator (or herald dev), or pass --documents FILE to run offline"
+
     public static func resolve(environment: [String: String], httpClient: HTTPClient) async throws -> ApplicationDefaultCredentials {
-        let explicitProject = environment["GOOGLE_CLOUD_PROJECT"].flatMap { $0.isEmpty ? nil : $0 }
-        if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty, explicitProject == nil, environment["GOOGLE_APPLICATION_CREDENTIALS"] == nil {
+        func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
+        let explicitProject = value("GOOGLE_CLOUD_PROJECT") ?? value("GCLOUD_PROJECT")
+        if value("FIRESTORE_EMULATOR_HOST") != nil, explicitProject == nil, value("GOOGLE_APPLICATION_CREDENTIALS") == nil {
             throw AuthError.badKeyFile("FIRESTORE_EMULATOR_HOST is set: set GOOGLE_CLOUD_PROJECT too, to say which project's data to use")
         }
         var key: ServiceAccountKey?
-        if let path = environment["GOOGLE_APPLICATION_CREDENTIALS"], !path.isEmpty {
+        if let path = value("GOOGLE_APPLICATION_CREDENTIALS") {
             key = try ServiceAccountKey(contentsOf: path)
         }
-        let metadata = key == nil ? MetadataServerCredentials(host: environment["GCE_METADATA_HOST"] ?? MetadataServerCredentials.defaultHost, httpClient: httpClient) : nil
+        var metadata: MetadataServerCredentials?
+        if key == nil {
+            let host = value("GCE_METADATA_HOST") ?? googleMetadataHost
+            let server = MetadataServerCredentials(host: host, httpClient: httpClient)
+            let known = value("GCE_METADATA_HOST") != nil || googleRuntimeVariables.contains { value($0) != nil }
+            if known {
+                metadata = server
+            } else if value("FIRESTORE_EMULATOR_HOST") == nil {
+                guard await server.isReachable(within: probeTimeout) else {
+                    throw AuthError.notOnGoogleCloud("no Google credentials found (no key file, and no metadata server answered within \(probeTimeout)): \(whatToSet)")
+                }
+                metadata = server
+            }
+        }
         let cloud: any AccessTokenProvider
         let messaging: any AccessTokenProvider
         if let key {
             cloud = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: httpClient)
             messaging = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope, ServiceAccountCredentials.messagingScope]), httpClient: httpClient)
+        } else if let metadata {
+            cloud = metadata
+            messaging = metadata
         } else {
-            cloud = metadata!
-            messaging = metadata!
+            // An emulator with no Google credentials: Firestore needs none; FCM calls fail, each saying why.
+            cloud = EmulatorCredentials()
+            messaging = UnavailableCredentials(reason: "no credentials for FCM: \(whatToSet)")
         }
         let project: String
         if let explicitProject { project = explicitProject } else if let id = key?.projectID { project = id } else if let metadata {
@@ -37,11 +68,18 @@ public struct ApplicationDefaultCredentials: Sendable {
         } else {
             throw AuthError.badKeyFile("no project: set GOOGLE_CLOUD_PROJECT")
         }
-        if let host = environment["FIRESTORE_EMULATOR_HOST"], !host.isEmpty {
+        if let host = value("FIRESTORE_EMULATOR_HOST") {
             return ApplicationDefaultCredentials(firestore: EmulatorCredentials(), messaging: messaging, firestoreEndpoint: "http://\(host)", project: project)
         }
         // FIRESTORE_ENDPOINT: another Firestore REST endpoint reached with the real credentials (`herald dev`'s local cloud).
-        let endpoint = environment["FIRESTORE_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 } ?? FirestoreClient.productionEndpoint
+        let endpoint = value("FIRESTORE_ENDPOINT") ?? FirestoreClient.productionEndpoint
         return ApplicationDefaultCredentials(firestore: cloud, messaging: messaging, firestoreEndpoint: endpoint, project: project)
     }
+}
+
+/// Credentials that were not configured: every call fails, saying what to set.
+struct UnavailableCredentials: AccessTokenProvider {
+    let reason: String
+    func token() async throws -> String { throw AuthError.refused(reason) }
+    func invalidate(_ token: String) async {}
 }

@@ -53,6 +53,8 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     case refused(String)
     /// The token endpoint or metadata server could not be reached, or answered 5xx or 429.
     case unavailable(String)
+    /// No credentials are configured and this is not Google Cloud (no metadata server).
+    case notOnGoogleCloud(String)
 
     /// Whether `error` is a token that could not be had for now. No request was sent without one, so
     /// any call, even a write that is not idempotent, may be retried.
@@ -67,6 +69,7 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badPrivateKey(let m): "bad private key: \(m)"
         case .refused(let m): "credentials refused: \(m)"
         case .unavailable(let m): "token service unavailable: \(m)"
+        case .notOnGoogleCloud(let m): m
         }
     }
 }

@@ -8,7 +8,8 @@ import NIOHTTP1
 public enum SendResult: Sendable, Equatable {
     /// Accepted; `name` is FCM's message id (`projects/P/messages/ID`).
     case sent(name: String)
-    /// The token will never work again (UNREGISTERED, SENDER_ID_MISMATCH, or reported invalid): remove it.
+    /// FCM's own error body says the token will never work again (UNREGISTERED, or INVALID_ARGUMENT
+    /// naming the registration token): remove it.
     case dead(reason: String)
     /// Not sent. `retryable` failures should hand the event back to the trigger; the others are
     /// payload or configuration bugs, reported loudly and not retried.
@@ -31,15 +32,30 @@ public struct FCMClient: Sendable {
 
     /// - httpClients: one per connection lane; `FCMClient.makeHTTPClients` makes as many as
     ///   `maximumInFlight` needs. The caller shuts them down.
+    /// - requestTimeout: how long a send may take when the caller gives no deadline. A send that is slow
+    ///   to answer may still have been delivered, so callers that record pushes give a later deadline.
     public init(project: String, endpoint: String = productionEndpoint, credentials: any AccessTokenProvider,
-                httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(maximumAttempts: 4, totalBudget: .seconds(15)),
+                httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(),
                 requestTimeout: Duration = .seconds(20)) {
         precondition(!httpClients.isEmpty, "FCMClient needs at least one HTTP client")
         self.project = project
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        self.lanes = httpClients.map { GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: .init(requestTimeout)) }
+        let breaker = CircuitBreaker(name: "FCM")
+        self.lanes = httpClients.map { GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: requestTimeout, breaker: breaker) }
         self.maximumInFlight = max(1, maximumInFlight)
         self.retry = retry
+    }
+
+    /// When sends may start, and when every send must be over.
+    public struct Deadlines: Sendable {
+        /// No send (or retry of one) starts after this: the message stays unsent, for a later attempt.
+        public var lastStart: ContinuousClock.Instant
+        /// Every request is over by this, answered or not.
+        public var finish: ContinuousClock.Instant
+        public init(lastStart: ContinuousClock.Instant, finish: ContinuousClock.Instant) {
+            self.lastStart = lastStart
+            self.finish = finish
+        }
     }
 
     public static let streamsPerConnection = 90
@@ -58,15 +74,18 @@ public struct FCMClient: Sendable {
     var sendURL: String { "\(endpoint)/v1/projects/\(project)/messages:send" }
 
     /// Sends one message. `message` is FCM's `message` object including `token`.
-    public func send(_ message: JSONValue, validateOnly: Bool = false, lane: Int = 0) async -> SendResult {
+    public func send(_ message: JSONValue, validateOnly: Bool = false, lane: Int = 0, deadlines: Deadlines? = nil) async -> SendResult {
         var body: [String: JSONValue] = ["message": message]
         if validateOnly { body["validate_only"] = true }
         let request = JSONValue.object(body)
         let http = lanes[lane % lanes.count]
+        if let deadlines, ContinuousClock.now >= deadlines.lastStart {
+            return .failed(reason: "not sent: the send phase's deadline passed first", retryable: true, retryAfterSeconds: nil)
+        }
         do {
-            let bytes = try await GoogleHTTP.withRetries(retry, isRetryable: Self.isRetryable) {
-                try await http.send(.POST, sendURL, body: request)
-            }
+            // With deadlines, an attempt may take until the finish: a late answer may still be a delivery.
+            let bytes = try await http.call(.POST, sendURL, body: request, retry: retry, isRetryable: Self.isRetryable, deadline: deadlines?.finish,
+                                            retryUntil: deadlines?.lastStart, attemptTimeout: deadlines.map { $0.finish - .now })
             let name = (try? JSONValue(parsing: bytes))?["name"]?.stringValue ?? ""
             return .sent(name: name)
         } catch let error as GoogleAPIError {
@@ -74,18 +93,22 @@ public struct FCMClient: Sendable {
         } catch let error as AuthError {
             if case .refused = error { return .failed(reason: error.description, retryable: false, retryAfterSeconds: nil) }
             return .failed(reason: error.description, retryable: true, retryAfterSeconds: nil)
+        } catch let error as TransportError {
+            return .failed(reason: error.description, retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         } catch {
             return .failed(reason: "\(error)", retryable: true, retryAfterSeconds: nil)
         }
     }
 
     /// Sends every message with at most `maximumInFlight` in flight; results in the same order.
-    public func sendAll(_ messages: [JSONValue], validateOnly: Bool = false) async -> [SendResult] {
+    public func sendAll(_ messages: [JSONValue], validateOnly: Bool = false, deadlines: Deadlines? = nil) async -> [SendResult] {
         await withTaskGroup(of: (Int, SendResult).self) { group in
             var results = [SendResult?](repeating: nil, count: messages.count)
             var next = 0
             func start(_ index: Int) {
-                group.addTask { (index, await send(messages[index], validateOnly: validateOnly, lane: index % lanes.count)) }
+                group.addTask {
+                    (index, await send(messages[index], validateOnly: validateOnly, lane: index % lanes.count, deadlines: deadlines))
+                }
             }
             while next < min(maximumInFlight, messages.count) { start(next); next += 1 }
             for await (index, result) in group {
@@ -104,10 +127,17 @@ public struct FCMClient: Sendable {
         return api.httpStatus >= 500
     }
 
+    /// FCM's answer, as what to do about the token. A token is dead only when FCM's own error body says
+    /// so: a 404 from a wrong `FCM_ENDPOINT` or a proxy's page must not remove every token, and
+    /// SENDER_ID_MISMATCH (the token belongs to another Firebase project) is, for most tokens at once,
+    /// the wrong project's credentials.
     static func classify(_ error: GoogleAPIError) -> SendResult {
         switch error.fcmErrorCode ?? "" {
-        case "UNREGISTERED", "SENDER_ID_MISMATCH":
-            return .dead(reason: error.fcmErrorCode!)
+        case "UNREGISTERED":
+            return .dead(reason: "UNREGISTERED")
+        case "SENDER_ID_MISMATCH":
+            return .failed(reason: "SENDER_ID_MISMATCH: the token belongs to another Firebase project (if every token says so, the credentials are the wrong project's); the token is kept",
+                           retryable: false, retryAfterSeconds: nil)
         case "QUOTA_EXCEEDED":
             return .failed(reason: error.description, retryable: true, retryAfterSeconds: max(60, error.retryAfterSeconds ?? 60))
         case "THIRD_PARTY_AUTH_ERROR":
@@ -115,17 +145,26 @@ public struct FCMClient: Sendable {
         default:
             break
         }
+        guard error.hasGoogleErrorBody else {
+            // Not FCM speaking: a wrong endpoint, a proxy or a load balancer. Retried, so nothing is lost once it is fixed.
+            return .failed(reason: "FCM's endpoint answered HTTP \(error.httpStatus) without FCM's error body: check FCM_ENDPOINT and any proxy",
+                           retryable: true, retryAfterSeconds: error.retryAfterSeconds)
+        }
         if error.status == .invalidArgument {
             // Dead only when FCM says the token itself is invalid; otherwise the payload is wrong.
             let text = error.message.lowercased()
-            if text.contains("registration token") && (text.contains("not a valid") || text.contains("invalid")) {
+            if error.fcmErrorCode == "INVALID_ARGUMENT" || error.fcmErrorCode == nil,
+               text.contains("registration token") && (text.contains("not a valid") || text.contains("invalid")) {
                 return .dead(reason: "INVALID_ARGUMENT: invalid registration token")
             }
             return .failed(reason: "FCM rejected the message: \(error.message)", retryable: false, retryAfterSeconds: nil)
         }
-        if error.status == .notFound { return .dead(reason: "UNREGISTERED") }
         if error.status == .resourceExhausted {
             return .failed(reason: error.description, retryable: true, retryAfterSeconds: max(60, error.retryAfterSeconds ?? 60))
+        }
+        if error.status == .notFound {
+            return .failed(reason: "FCM answered NOT_FOUND without naming the token (\(error.message)): check the project id and FCM_ENDPOINT",
+                           retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         }
         let retryable = error.httpStatus >= 500 || error.status == .unavailable || error.status == .internal
         return .failed(reason: error.description, retryable: retryable, retryAfterSeconds: error.retryAfterSeconds)

@@ -74,6 +74,24 @@ public struct FCMMessage: Sendable, Hashable {
         self.analyticsLabel = analyticsLabel
     }
 
+    /// FCM refuses a message whose `data` and `notification` together exceed this (as JSON).
+    public static let maximumPayloadBytes = 4096
+
+    /// The size FCM counts against `maximumPayloadBytes`.
+    public var payloadBytes: Int {
+        JSONValue.object(contentMembers.filter { $0.key == "data" || $0.key == "notification" }).serialized().utf8.count
+    }
+
+    /// The message with optional data dropped, largest first, until it fits FCM's payload limit: ids a
+    /// client chose can be long, and a notification that FCM refuses reaches nobody.
+    public func fitted() -> FCMMessage {
+        var message = self
+        while message.payloadBytes > Self.maximumPayloadBytes, let largest = message.data.max(by: { $0.value.utf8.count < $1.value.utf8.count }) {
+            message.data[largest.key] = nil
+        }
+        return message
+    }
+
     /// The `message` object of `projects.messages.send`, field for field as Google documents it.
     public var json: JSONValue {
         var message = contentMembers

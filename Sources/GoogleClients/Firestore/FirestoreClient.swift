@@ -20,12 +20,13 @@ public struct FirestoreClient: Sendable {
     /// - userAgent: how requests name their sender (the local cloud's fault injection can spare one).
     public init(project: String, database: String = "(default)", endpoint: String = productionEndpoint,
                 credentials: any AccessTokenProvider, httpClient: HTTPClient,
-                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
+                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(4),
                 observer: RequestObserver? = nil, userAgent: String = "herald") {
         self.project = project
         self.database = database
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: .init(requestTimeout), observer: observer, userAgent: userAgent)
+        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: requestTimeout, observer: observer, userAgent: userAgent,
+                               breaker: CircuitBreaker(name: "Firestore"))
         self.readRetry = readRetry
         self.writeRetry = writeRetry
     }
@@ -119,9 +120,8 @@ public struct FirestoreClient: Sendable {
         let request = JSONValue.object(body)
         // A commit is retried only when Google says it was not applied: throttled or unavailable.
         // A transport failure is ambiguous and goes back to the caller, whose preconditions make a redo safe.
-        let bytes = try await GoogleHTTP.withRetries(transaction == nil ? writeRetry : .none, isRetryable: Self.isRetryableWrite) {
-            try await http.send(.POST, url("\(databaseName)/documents:commit"), body: request)
-        }
+        let bytes = try await http.call(.POST, url("\(databaseName)/documents:commit"), body: request,
+                                        retry: transaction == nil ? writeRetry : .none, isRetryable: Self.isRetryableWrite)
         return try Self.commitResult(bytes)
     }
 
@@ -137,12 +137,12 @@ public struct FirestoreClient: Sendable {
     /// Like `commit`, but retried also after a failure that leaves unknown whether the writes were
     /// applied (a reset connection, a timeout, DEADLINE_EXCEEDED). Only for writes that give the same
     /// result when applied twice: no transforms that add up, no create-only preconditions.
-    public func commitIdempotent(_ writes: [Write], retry: RetryPolicy? = nil) async throws -> CommitResult {
+    /// - deadline: when the call, retries included, must be over (default: the request timeout from now).
+    public func commitIdempotent(_ writes: [Write], retry: RetryPolicy? = nil, deadline: ContinuousClock.Instant? = nil) async throws -> CommitResult {
         try Self.checkLimits(writes)
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
-        let bytes = try await GoogleHTTP.withRetries(retry ?? writeRetry, isRetryable: Self.isRetryableIdempotentWrite) {
-            try await http.send(.POST, url("\(databaseName)/documents:commit"), body: request)
-        }
+        let bytes = try await http.call(.POST, url("\(databaseName)/documents:commit"), body: request, retry: retry ?? writeRetry,
+                                        isRetryable: Self.isRetryableIdempotentWrite, deadline: deadline)
         return try Self.commitResult(bytes)
     }
 
@@ -166,9 +166,8 @@ public struct FirestoreClient: Sendable {
     func batchWriteRequest(_ writes: [Write]) async throws -> [WriteOutcome] {
         try Self.checkLimits(writes)
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
-        let bytes = try await GoogleHTTP.withRetries(writeRetry, isRetryable: Self.isRetryableWrite) {
-            try await http.send(.POST, url("\(databaseName)/documents:batchWrite"), body: request)
-        }
+        let bytes = try await http.call(.POST, url("\(databaseName)/documents:batchWrite"), body: request, retry: writeRetry,
+                                        isRetryable: Self.isRetryableWrite)
         let json = try JSONValue(parsing: bytes)
         let results = json["writeResults"]?.arrayValue ?? []
         let statuses = json["status"]?.arrayValue ?? []
@@ -194,9 +193,8 @@ public struct FirestoreClient: Sendable {
 
     public func beginTransaction(readOnly: Bool = false) async throws -> String {
         let body: JSONValue = ["options": readOnly ? ["readOnly": [:]] : ["readWrite": [:]]]
-        let bytes = try await GoogleHTTP.withRetries(readRetry, isRetryable: Self.isRetryableRead) {
-            try await http.send(.POST, url("\(databaseName)/documents:beginTransaction"), body: body)
-        }
+        let bytes = try await http.call(.POST, url("\(databaseName)/documents:beginTransaction"), body: body, retry: readRetry,
+                                        isRetryable: Self.isRetryableRead)
         guard let id = try JSONValue(parsing: bytes)["transaction"]?.stringValue else {
             throw GoogleAPIError(httpStatus: 200, status: .internal, message: "beginTransaction answered without a transaction")
         }
@@ -204,7 +202,8 @@ public struct FirestoreClient: Sendable {
     }
 
     public func rollback(_ transaction: String) async throws {
-        _ = try await http.send(.POST, url("\(databaseName)/documents:rollback"), body: ["transaction": .string(transaction)])
+        _ = try await http.call(.POST, url("\(databaseName)/documents:rollback"), body: ["transaction": .string(transaction)], retry: .none,
+                                isRetryable: { _ in false })
     }
 
     /// Runs `body` in a read-write transaction and commits the writes it returns; starts again when
@@ -280,9 +279,7 @@ public struct FirestoreClient: Sendable {
 
     /// POSTs a request whose answer is a JSON array (batchGet, runQuery), with read retries.
     func readStream(_ url: String, body: JSONValue) async throws -> [JSONValue] {
-        let bytes = try await GoogleHTTP.withRetries(readRetry, isRetryable: Self.isRetryableRead) {
-            try await http.send(.POST, url, body: body)
-        }
+        let bytes = try await http.call(.POST, url, body: body, retry: readRetry, isRetryable: Self.isRetryableRead)
         let json = try JSONValue(parsing: bytes)
         // The stream is an array; a single object is accepted too.
         return json.arrayValue ?? [json]

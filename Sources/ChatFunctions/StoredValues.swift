@@ -1,0 +1,40 @@
+import FirestoreModel
+
+/// Values the functions read from documents that any client may have written: counts that could be
+/// any 64-bit integer (or not a number at all) and texts of any length. Reading them through here
+/// means no arithmetic can overflow and no notification can outgrow FCM's 4 KiB payload; what was out
+/// of range is reported, so the runtime logs it as a WARNING.
+struct StoredValues {
+    /// Badges and unread counts: FCM's `notification_count` is an int32, and no inbox holds more.
+    static let countRange: ClosedRange<Int64> = 0...Int64(Int32.max)
+
+    var warnings: [String] = []
+
+    /// A count held in `field` of `document`, clamped to `countRange` (absent or not an integer: 0).
+    mutating func count(_ field: String, of document: FirestoreDocument) -> Int {
+        guard let value = document[field], value != .null else { return 0 }
+        guard let stored = value.integerValue else {
+            warnings.append("\(document.name.path) \(field) is not an integer; taken as 0")
+            return 0
+        }
+        let clamped = min(max(stored, Self.countRange.lowerBound), Self.countRange.upperBound)
+        if clamped != stored { warnings.append("\(document.name.path) \(field) holds \(stored), outside \(Self.countRange); taken as \(clamped)") }
+        return Int(clamped)
+    }
+
+    /// The first `characters` user-perceived characters of `text` and at most `bytes` of UTF-8, whole
+    /// characters only, with "…" when cut.
+    static func bounded(_ text: String, characters: Int, bytes: Int) -> String {
+        if text.utf8.count <= bytes, text.count <= characters { return text }
+        var result = ""
+        var size = 0
+        let ellipsis = "…"
+        for character in text.prefix(characters - 1) {
+            let length = character.utf8.count
+            guard size + length + ellipsis.utf8.count <= bytes else { break }
+            result.append(character)
+            size += length
+        }
+        return result + ellipsis
+    }
+}

@@ -1,0 +1,176 @@
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+
+/// The exactly-once record of one (function, event) in Firestore, and how a plan is laid out in it.
+///
+/// The main entry `{ledger}/{key}` is created, precondition "does not exist", in the same commit as the
+/// plan's writes: if it exists, the event was applied before. It holds the state of each push
+/// (`pushes.{token}`: pending, sent, dead, failed) and the claims of deliveries sending them
+/// (`claims.{holder}`: when). A plan too large for one commit (a message to a group of 1,000) is laid
+/// out in parts `{key}-1`, `{key}-2`, …, created by that same commit: each holds the writes of its
+/// share of the groups until one commit applies them and marks the part applied, so every part is
+/// applied exactly once, by whichever delivery gets there. Pushes too many for one document are
+/// spread over the parts the same way.
+struct EventLedger: Sendable {
+    static let maximumWritesPerCommit = FirestoreClient.maximumWritesPerCommit
+    static let maximumTransformsPerDocument = 500
+    /// Push states per ledger document, by the bytes of their keys: well inside Firestore's 1 MiB.
+    static let maximumPushKeyBytesPerDocument = 512 * 1024
+    /// Tokens longer than this are recorded by their digest (a field name is at most 1,500 bytes).
+    static let maximumRawKeyBytes = 256
+
+    let main: DocumentName
+
+    func part(_ index: Int) -> DocumentName {
+        // A sibling of the main entry: same collection, the key with a suffix.
+        try! DocumentName(project: main.project, database: main.database, segments: main.segments.dropLast() + ["\(main.documentID)-\(index)"])
+    }
+
+    /// How a push is named in the ledger's `pushes` maps.
+    static func key(_ token: String) -> String {
+        token.utf8.count <= maximumRawKeyBytes ? token : "#" + Digest.hex(token)
+    }
+
+    /// A plan's writes as commits: the first carries `writes` and as many groups as fit beside the ledger
+    /// entries; each later part carries the next groups. Push states are spread the same way.
+    struct Layout: Sendable {
+        var first: [Write]
+        var parts: [[Write]]
+        /// Shard 0 is the main entry's; shard i (i ≥ 1) is part i's.
+        var pushShards: [[PushMessage]]
+        var partCount: Int { max(parts.count, pushShards.count - 1) }
+    }
+
+    func layout(_ plan: Plan) throws(DownstreamError) -> Layout {
+        let shards = Self.shards(plan.pushes)
+        var reserved = 1 + (shards.count - 1)
+        for _ in 0..<8 {
+            var builder = CommitBuilder(capacity: Self.maximumWritesPerCommit - reserved)
+            guard builder.add(plan.writes) else {
+                throw .rejected("the plan's own writes (\(plan.writes.count)) exceed one commit beside the ledger")
+            }
+            var index = 0
+            while index < plan.groups.count, builder.add(plan.groups[index]) { index += 1 }
+            var parts: [[Write]] = []
+            var next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
+            while index < plan.groups.count {
+                if next.add(plan.groups[index]) { index += 1; continue }
+                guard !next.writes.isEmpty else { throw .rejected("one group of the plan exceeds a commit (\(plan.groups[index].count) writes)") }
+                parts.append(next.writes)
+                next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
+            }
+            if !next.writes.isEmpty { parts.append(next.writes) }
+            let layout = Layout(first: builder.writes, parts: parts, pushShards: shards)
+            if 1 + layout.partCount <= reserved { return layout }
+            reserved = 1 + layout.partCount
+        }
+        throw .rejected("the plan cannot be laid out in commits of \(Self.maximumWritesPerCommit) writes")
+    }
+
+    static func shards(_ pushes: [PushMessage]) -> [[PushMessage]] {
+        var shards: [[PushMessage]] = [[]]
+        var bytes = 0
+        for push in pushes {
+            let size = key(push.token).utf8.count + 16
+            if bytes + size > maximumPushKeyBytesPerDocument, !shards[shards.count - 1].isEmpty {
+                shards.append([])
+                bytes = 0
+            }
+            shards[shards.count - 1].append(push)
+            bytes += size
+        }
+        return shards
+    }
+
+    /// The first commit: the plan's first writes, the main entry (claimed by `holder` when there are
+    /// pushes) and every part, each created only if it does not exist yet.
+    func firstCommit(_ layout: Layout, event: DocumentChange, function: String, holder: String, expireAt: Timestamp) -> [Write] {
+        func states(_ pushes: [PushMessage]) -> FirestoreValue {
+            .map(Dictionary(pushes.map { (Self.key($0.token), FirestoreValue.string("pending")) }, uniquingKeysWith: { first, _ in first }))
+        }
+        var claim: [FieldTransform] = []
+        if !layout.pushShards.joined().isEmpty { claim.append(FieldTransform(FieldPath("claims", holder), .setToRequestTime)) }
+        let entry = Write(.update(main, fields: [
+            "function": .string(function), "eventId": .string(event.eventID), "document": .string(event.document.path),
+            "expireAt": .timestamp(expireAt), "pushes": states(layout.pushShards[0]), "parts": .integer(Int64(layout.partCount)),
+        ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)] + claim, precondition: .exists(false))
+        let parts = (0..<layout.partCount).map { $0 + 1 }.map { index in
+            var fields: [String: FirestoreValue] = [
+                "expireAt": .timestamp(expireAt),
+                "pushes": states(index < layout.pushShards.count ? layout.pushShards[index] : []),
+                "state": .string(index <= layout.parts.count ? "pending" : "applied"),
+            ]
+            if index <= layout.parts.count { fields["writes"] = .string(JSONValue.array(layout.parts[index - 1].map(\.json)).serialized()) }
+            return Write(.update(part(index), fields: fields, mask: nil), precondition: .exists(false))
+        }
+        return layout.first + [entry] + parts
+    }
+}
+
+/// What the ledger holds for an event: its main entry and its parts, as read or as just written.
+struct LedgerState: Sendable {
+    var main: FirestoreDocument
+    var parts: [FirestoreDocument]
+
+    var documents: [FirestoreDocument] { [main] + parts }
+
+    /// Whose push this ledger document records, by key.
+    func holder(of key: String) -> DocumentName? {
+        documents.first { $0["pushes"]?.mapValue?[key] != nil }?.name
+    }
+
+    func isPending(_ token: String) -> Bool {
+        let key = EventLedger.key(token)
+        return documents.contains { $0["pushes"]?.mapValue?[key] == .string("pending") }
+    }
+
+    /// Parts whose writes are not applied yet.
+    var pendingParts: [FirestoreDocument] { parts.filter { $0["state"] == .string("pending") } }
+
+    /// Claims on the event's pushes, by holder (`claimedAt` is how entries written before per-holder claims said it).
+    var claims: [String: Timestamp] {
+        var claims = (main["claims"]?.mapValue ?? [:]).compactMapValues(\.timestampValue)
+        if let legacy = main["claimedAt"]?.timestampValue { claims["claimedAt"] = legacy }
+        return claims
+    }
+
+    /// The writes a part holds.
+    static func writes(of part: FirestoreDocument) throws(FirestoreJSONError) -> [Write] {
+        guard let text = part["writes"]?.stringValue else { return [] }
+        let json: JSONValue
+        do { json = try JSONValue(parsing: text) } catch { throw FirestoreJSONError(path: "\(part.name.path).writes", reason: error.description) }
+        guard let items = json.arrayValue else { throw FirestoreJSONError(path: "\(part.name.path).writes", reason: "must be an array") }
+        var writes: [Write] = []
+        for (i, item) in items.enumerated() { writes.append(try RequestDecoding.write(item, path: "writes[\(i)]")) }
+        return writes
+    }
+}
+
+/// Writes gathered into one commit, merged per document, within Firestore's limits: at most
+/// `capacity` writes, and at most 500 field transforms on one document.
+struct CommitBuilder {
+    let capacity: Int
+    private(set) var writes: [Write] = []
+    private var position: [DocumentName: Int] = [:]
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// Adds the writes as a whole, or nothing (false) when they would not fit.
+    mutating func add(_ group: [Write]) -> Bool {
+        var trial = self
+        for write in group {
+            if let index = trial.position[write.document], let merged = trial.writes[index].merged(with: write) {
+                guard merged.transforms.count <= EventLedger.maximumTransformsPerDocument else { return false }
+                trial.writes[index] = merged
+            } else {
+                guard trial.writes.count < capacity, write.transforms.count <= EventLedger.maximumTransformsPerDocument else { return false }
+                trial.position[write.document] = trial.writes.count
+                trial.writes.append(write)
+            }
+        }
+        self = trial
+        return true
+    }
+}

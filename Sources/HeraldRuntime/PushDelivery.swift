@@ -1,0 +1,166 @@
+import Foundation
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import Logging
+import Synchronization
+
+/// The send phase of `FirestoreGateway`: claiming an event's pending pushes, sending them within the
+/// claim's lease, and recording what became of each.
+extension FirestoreGateway {
+    /// Takes the pending pushes of an event applied before, unless another delivery holds a live claim.
+    /// The claim is conditional on the entry as read, so of two deliveries taking over at once one wins.
+    func claim(_ state: LedgerState, holder: String) async throws {
+        let now = Timestamp(microsecondsOf: Date())
+        let lease = pushLease / .seconds(1)
+        for (other, at) in state.claims {
+            let age = Double(now.seconds - at.seconds) + Double(now.nanos - at.nanos) / 1e9
+            if age < lease {
+                throw DownstreamError.unavailable("another delivery of this event is sending its pushes (claimed \(Int(max(age, 0))) s ago by \(other))",
+                                                  retryAfterSeconds: Int(min(lease - age, lease)) + 1)
+            }
+        }
+        guard let version = state.main.updateTime else { throw DownstreamError.unavailable("the ledger entry has no version") }
+        // Expired claims (their holders died) go; this holder's is stamped with Firestore's time.
+        let stale = state.claims.keys.map { $0 == "claimedAt" ? FieldPath("claimedAt") : FieldPath("claims", $0) }
+        let write = Write(.update(state.main.name, fields: [:], mask: stale), transforms: [FieldTransform(FieldPath("claims", holder), .setToRequestTime)],
+                          precondition: .updateTime(version))
+        do {
+            _ = try await firestore.commit([write])
+        } catch let error as GoogleAPIError where error.status == .failedPrecondition || error.status == .notFound {
+            throw DownstreamError.unavailable("another delivery of this event took its pushes over", retryAfterSeconds: 1)
+        } catch let error as TransportError {
+            // No answer: the claim holds if the entry now names this holder.
+            guard let main = try? await read([state.main.name])[state.main.name], main["claims"]?.mapValue?[holder] != nil else {
+                throw Self.classify(error)
+            }
+        } catch {
+            throw Self.classify(error)
+        }
+    }
+
+    /// Gives up this holder's claim (best effort: an unreleased claim expires with its lease).
+    func release(_ holder: String, ledger: EventLedger) async {
+        let write = Write(.update(ledger.main, fields: [:], mask: [FieldPath("claims", holder)]), precondition: .exists(true))
+        _ = try? await firestore.commitIdempotent([write])
+    }
+
+    /// Sends the pushes and records their outcome, all within the lease taken at `claimedAt`: no send
+    /// starts after half the lease (those stay pending for a later attempt), every send is over by 80%
+    /// of it, however slow FCM is to answer (an answer that is late may still be a delivery, so it is
+    /// waited for rather than abandoned and sent again), and the record is retried until 95%.
+    func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant) async throws {
+        guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
+        let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.5, finish: claimedAt + pushLease * 0.8)
+        let results = await fcm.sendAll(pushes.map(\.message), deadlines: deadlines)
+        let outcome = deadTokens.judge(Array(zip(pushes, results)))
+
+        // What became of each push, and this holder's claim released (masked and absent: deleted), so a
+        // redelivery for the transient failures may send them at once. The pushes are out: losing this
+        // record would send them again, so it is retried until shortly before the lease ends, even when a
+        // failure leaves unknown whether it was applied (writing it twice is harmless).
+        var marksByDocument: [DocumentName: [String: FirestoreValue]] = [:]
+        for (token, mark) in outcome.marks {
+            let key = EventLedger.key(token)
+            marksByDocument[state.holder(of: key) ?? state.main.name, default: [:]][key] = .string(mark)
+        }
+        if marksByDocument[state.main.name] == nil { marksByDocument[state.main.name] = [:] }
+        let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
+            let mask = marks.keys.sorted().map { FieldPath("pushes", $0) } + (name == state.main.name ? [FieldPath("claims", holder)] : [])
+            return Write(.update(name, fields: marks.isEmpty ? [:] : ["pushes": .map(marks)], mask: mask), precondition: .exists(true))
+        }
+        let recordBy = claimedAt + pushLease * 0.95
+        do {
+            _ = try await firestore.commitIdempotent(writes, retry: .until(recordBy), deadline: recordBy)
+        } catch {
+            let sent = outcome.marks.values.filter { $0 == "sent" }.count
+            logger.error("\(sent) pushes were sent but their record could not be written before the lease ended (\(error)); a redelivery after the lease may send them again")
+            throw Self.classify(error)
+        }
+        for removal in outcome.removals {
+            // One at a time and best effort: a token changed since it was read must not be removed,
+            // and its precondition failing must not fail the event.
+            do { _ = try await firestore.commit([removal]) } catch {
+                logger.info("kept a dead token that changed since it was read: \(error)")
+            }
+        }
+        if let (reason, _) = outcome.retryable.first {
+            let after = outcome.retryable.compactMap(\.1).max()
+            let message = "\(outcome.retryable.count) of \(pushes.count) pushes failed transiently (\(reason))"
+            throw after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message, retryAfterSeconds: 1)
+        }
+    }
+}
+
+/// Decides what FCM's answers mean for the tokens, and refuses to remove tokens when too many come back
+/// dead at once: that is a misconfiguration (the wrong project, an endpoint that is not FCM), not a
+/// crowd of uninstalled apps, and removing them would lose every device. Such a batch removes nothing
+/// and logs an ERROR naming the likely cause.
+final class DeadTokenGuard: Sendable {
+    /// Share of dead answers above which nothing is removed: in one batch of at least `minimumBatch`,
+    /// or over the last `window` answers once there are at least `minimumWindow`.
+    let threshold: Double
+    static let minimumBatch = 4
+    static let window = 200
+    static let minimumWindow = 20
+    let logger: Logger
+    let recent = Mutex<[Bool]>([])
+    let lastComplaint = Mutex<ContinuousClock.Instant?>(nil)
+
+    init(threshold: Double = 0.5, logger: Logger) {
+        self.threshold = threshold
+        self.logger = logger
+    }
+
+    struct Outcome {
+        /// Token → sent, dead or failed. Transient failures have no mark: they stay pending.
+        var marks: [String: String] = [:]
+        var removals: [Write] = []
+        var retryable: [(String, Int?)] = []
+    }
+
+    func judge(_ results: [(PushMessage, SendResult)]) -> Outcome {
+        var outcome = Outcome()
+        var dead: [PushMessage] = []
+        for (push, result) in results {
+            switch result {
+            case .sent: outcome.marks[push.token] = "sent"
+            case .dead(let reason):
+                outcome.marks[push.token] = "dead"
+                dead.append(push)
+                logger.info("token of \(push.userID) is dead (\(reason))")
+            case .failed(let reason, true, let after):
+                outcome.retryable.append((reason, after))
+            case .failed(let reason, false, _):
+                // Not transient: the message is already in the app; a push that can never go is not retried.
+                outcome.marks[push.token] = "failed"
+                logger.error("push to a device of \(push.userID) failed for good: \(reason)")
+            }
+        }
+        let answered = results.filter { if case .failed(_, true, _) = $0.1 { false } else { true } }
+        let (windowDead, windowCount) = recent.withLock { window in
+            window += answered.map { if case .dead = $0.1 { true } else { false } }
+            if window.count > Self.window { window.removeFirst(window.count - Self.window) }
+            return (window.filter { $0 }.count, window.count)
+        }
+        let batchSuspect = answered.count >= Self.minimumBatch && Double(dead.count) > threshold * Double(answered.count)
+        let windowSuspect = windowCount >= Self.minimumWindow && Double(windowDead) > threshold * Double(windowCount)
+        if !dead.isEmpty, batchSuspect || windowSuspect {
+            complain("FCM answered \(dead.count) of \(answered.count) sends (and \(windowDead) of the last \(windowCount)) with a dead token: "
+                     + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, or the credentials are another project's. No token removed.")
+            return outcome
+        }
+        outcome.removals = dead.compactMap(\.removal)
+        return outcome
+    }
+
+    /// An ERROR at most once a minute.
+    func complain(_ message: String) {
+        let due = lastComplaint.withLock { last in
+            if let last, ContinuousClock.now - last < .seconds(60) { return false }
+            last = .now
+            return true
+        }
+        if due { logger.error("\(message)") }
+    }
+}
