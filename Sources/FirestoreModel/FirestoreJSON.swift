@@ -20,71 +20,90 @@ public struct FirestoreJSONError: Error, Sendable, Equatable, CustomStringConver
 public enum FirestoreJSON {
     // MARK: Decoding
 
+    /// Firestore's limit on a field name: a longer key is no Firestore data, and refused at once.
+    public static let maximumFieldNameBytes = 1500
+
+    /// Errors name where they happened (`value.mapValue.fields.a.arrayValue.values[3]`), but the path is
+    /// built only when there is an error: building one for every value made decoding quadratic in the
+    /// nesting and the key lengths (a 4 MiB event took seconds).
     public static func value(from json: JSONValue, path: String = "value") throws(FirestoreJSONError) -> FirestoreValue {
-        guard case .object(let members) = json else { throw FirestoreJSONError(path: path, reason: "a value must be a JSON object") }
-        guard members.count == 1, let (key, inner) = members.first else {
-            throw FirestoreJSONError(path: path, reason: members.isEmpty ? "a value must set one kind" : "a value must set exactly one kind, not \(members.keys.sorted())")
-        }
-        let here = "\(path).\(key)"
-        switch key {
-        case "nullValue", "null_value":
-            guard inner == .null || inner == "NULL_VALUE" || inner == 0 else { throw FirestoreJSONError(path: here, reason: "must be null") }
-            return .null
-        case "booleanValue", "boolean_value":
-            guard let b = inner.boolValue else { throw FirestoreJSONError(path: here, reason: "must be true or false") }
-            return .boolean(b)
-        case "integerValue", "integer_value":
-            guard let i = inner.int64Value else { throw FirestoreJSONError(path: here, reason: "must be a 64-bit integer") }
-            return .integer(i)
-        case "doubleValue", "double_value":
-            guard let d = double(inner) else { throw FirestoreJSONError(path: here, reason: "must be a number, \"NaN\" or \"Infinity\"") }
-            return .double(d)
-        case "timestampValue", "timestamp_value":
-            return .timestamp(try timestamp(inner, path: here))
-        case "stringValue", "string_value":
-            guard let s = inner.stringValue else { throw FirestoreJSONError(path: here, reason: "must be a string") }
-            return .string(s)
-        case "bytesValue", "bytes_value":
-            guard let s = inner.stringValue, let data = base64(s) else { throw FirestoreJSONError(path: here, reason: "must be base64") }
-            return .bytes(data)
-        case "referenceValue", "reference_value":
-            guard let s = inner.stringValue else { throw FirestoreJSONError(path: here, reason: "must be a string") }
-            return .reference(s)
-        case "geoPointValue", "geo_point_value":
-            guard case .object(let point) = inner, Set(point.keys).isSubset(of: ["latitude", "longitude"]),
-                let lat = double(point["latitude"] ?? 0), let lng = double(point["longitude"] ?? 0)
-            else { throw FirestoreJSONError(path: here, reason: "must be {latitude, longitude}") }
-            return .geoPoint(latitude: lat, longitude: lng)
-        case "arrayValue", "array_value":
-            guard case .object(let array) = inner, Set(array.keys).isSubset(of: ["values"]) else {
-                throw FirestoreJSONError(path: here, reason: "must be {values: [...]}")
-            }
-            let values = array["values"] ?? .null
-            guard case .array(let items) = values == .null ? .array([]) : values else {
-                throw FirestoreJSONError(path: "\(here).values", reason: "must be an array")
-            }
-            var result: [FirestoreValue] = []
-            result.reserveCapacity(items.count)
-            for (i, item) in items.enumerated() { result.append(try value(from: item, path: "\(here).values[\(i)]")) }
-            return .array(result)
-        case "mapValue", "map_value":
-            guard case .object(let map) = inner, Set(map.keys).isSubset(of: ["fields"]) else {
-                throw FirestoreJSONError(path: here, reason: "must be {fields: {...}}")
-            }
-            return .map(try fields(map["fields"] ?? .null, path: "\(here).fields"))
-        default:
-            throw FirestoreJSONError(path: path, reason: "unknown value kind \"\(key.prefix(80))\"")
-        }
+        do { return try decodeValue(json) } catch { throw error.under(path) }
     }
 
     public static func fields(_ json: JSONValue, path: String = "fields") throws(FirestoreJSONError) -> [String: FirestoreValue] {
+        do { return try decodeFields(json) } catch { throw error.under(path) }
+    }
+
+    /// A value; an error's path is relative to it (empty, or starting with `.`).
+    static func decodeValue(_ json: JSONValue) throws(FirestoreJSONError) -> FirestoreValue {
+        guard case .object(let members) = json else { throw FirestoreJSONError(path: "", reason: "a value must be a JSON object") }
+        guard members.count == 1, let (key, inner) = members.first else {
+            throw FirestoreJSONError(path: "", reason: members.isEmpty ? "a value must set one kind" : "a value must set exactly one kind, not \(members.keys.sorted().map { $0.prefix(80) })")
+        }
+        func fail(_ reason: String, _ suffix: String = "") -> FirestoreJSONError { FirestoreJSONError(path: ".\(key)\(suffix)", reason: reason) }
+        switch key {
+        case "nullValue", "null_value":
+            guard inner == .null || inner == "NULL_VALUE" || inner == 0 else { throw fail("must be null") }
+            return .null
+        case "booleanValue", "boolean_value":
+            guard let b = inner.boolValue else { throw fail("must be true or false") }
+            return .boolean(b)
+        case "integerValue", "integer_value":
+            guard let i = inner.int64Value else { throw fail("must be a 64-bit integer") }
+            return .integer(i)
+        case "doubleValue", "double_value":
+            guard let d = double(inner) else { throw fail("must be a number, \"NaN\" or \"Infinity\"") }
+            return .double(d)
+        case "timestampValue", "timestamp_value":
+            guard let text = inner.stringValue, let t = Timestamp(rfc3339: text) else { throw fail(timestampReason) }
+            return .timestamp(t)
+        case "stringValue", "string_value":
+            guard let s = inner.stringValue else { throw fail("must be a string") }
+            return .string(s)
+        case "bytesValue", "bytes_value":
+            guard let s = inner.stringValue, let data = base64(s) else { throw fail("must be base64") }
+            return .bytes(data)
+        case "referenceValue", "reference_value":
+            guard let s = inner.stringValue else { throw fail("must be a string") }
+            return .reference(s)
+        case "geoPointValue", "geo_point_value":
+            guard case .object(let point) = inner, point.keys.allSatisfy({ $0 == "latitude" || $0 == "longitude" }),
+                let lat = double(point["latitude"] ?? 0), let lng = double(point["longitude"] ?? 0)
+            else { throw fail("must be {latitude, longitude}") }
+            return .geoPoint(latitude: lat, longitude: lng)
+        case "arrayValue", "array_value":
+            guard case .object(let array) = inner, array.keys.allSatisfy({ $0 == "values" }) else { throw fail("must be {values: [...]}") }
+            let values = array["values"] ?? .null
+            guard case .array(let items) = values == .null ? .array([]) : values else { throw fail("must be an array", ".values") }
+            var result: [FirestoreValue] = []
+            result.reserveCapacity(items.count)
+            for (i, item) in items.enumerated() {
+                do { result.append(try decodeValue(item)) } catch { throw error.under(".\(key).values[\(i)]") }
+            }
+            return .array(result)
+        case "mapValue", "map_value":
+            guard case .object(let map) = inner, map.keys.allSatisfy({ $0 == "fields" }) else { throw fail("must be {fields: {...}}") }
+            do { return .map(try decodeFields(map["fields"] ?? .null)) } catch { throw error.under(".\(key).fields") }
+        default:
+            throw FirestoreJSONError(path: "", reason: "unknown value kind \"\(key.prefix(80))\"")
+        }
+    }
+
+    static func decodeFields(_ json: JSONValue) throws(FirestoreJSONError) -> [String: FirestoreValue] {
         if json == .null { return [:] }
-        guard case .object(let members) = json else { throw FirestoreJSONError(path: path, reason: "must be an object") }
+        guard case .object(let members) = json else { throw FirestoreJSONError(path: "", reason: "must be an object") }
         var result: [String: FirestoreValue] = [:]
         result.reserveCapacity(members.count)
-        for (key, member) in members { result[key] = try value(from: member, path: "\(path).\(key)") }
+        for (key, member) in members {
+            guard key.utf8.count <= maximumFieldNameBytes else {
+                throw FirestoreJSONError(path: ".\(key.prefix(40))…", reason: "a field name of \(key.utf8.count) bytes; Firestore's limit is \(maximumFieldNameBytes)")
+            }
+            do { result[key] = try decodeValue(member) } catch { throw error.under(".\(key.prefix(200))") }
+        }
         return result
     }
+
+    static let timestampReason = "must be an RFC 3339 timestamp between years 1 and 9999"
 
     /// A document, or nil for the empty object `{}` that events use to say "no document".
     public static func document(from json: JSONValue, path: String = "document") throws(FirestoreJSONError) -> FirestoreDocument? {
@@ -111,7 +130,7 @@ public enum FirestoreJSON {
 
     public static func timestamp(_ json: JSONValue, path: String) throws(FirestoreJSONError) -> Timestamp {
         guard let text = json.stringValue, let t = Timestamp(rfc3339: text) else {
-            throw FirestoreJSONError(path: path, reason: "must be an RFC 3339 timestamp between years 1 and 9999")
+            throw FirestoreJSONError(path: path, reason: timestampReason)
         }
         return t
     }

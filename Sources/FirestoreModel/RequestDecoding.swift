@@ -35,7 +35,9 @@ public enum RequestDecoding {
         guard let items = json?.member("values") else { return [] }
         guard case .array(let list) = items else { throw fail("\(path).values", "must be an array") }
         var result: [FirestoreValue] = []
-        for (i, item) in list.enumerated() { result.append(try FirestoreJSON.value(from: item, path: "\(path).values[\(i)]")) }
+        for (i, item) in list.enumerated() {
+            do { result.append(try FirestoreJSON.decodeValue(item)) } catch { throw error.under("\(path).values[\(i)]") }
+        }
         return result
     }
 

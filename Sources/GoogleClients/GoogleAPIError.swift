@@ -86,8 +86,11 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
     public var description: String
     /// When the breaker lets requests through again (for a breaker that is open).
     public var retryAfterSeconds: Int?
-    public init(_ description: String, retryAfterSeconds: Int? = nil) {
+    /// The caller's time limit passed while the request was out: it may have been carried out.
+    public var timedOut: Bool
+    public init(_ description: String, retryAfterSeconds: Int? = nil, timedOut: Bool = false) {
         self.description = description
         self.retryAfterSeconds = retryAfterSeconds
+        self.timedOut = timedOut
     }
 }

@@ -107,7 +107,7 @@ struct GoogleHTTP: Sendable {
                 bytes = try await response.body.collect(upTo: 64 << 20)
             } catch {
                 outcome = .unreachable
-                throw TransportError("\(method) \(Self.redacted(url)): \(error)")
+                throw TransportError("\(method) \(Self.redacted(url)): \(error)", timedOut: (error as? HTTPClientError) == .deadlineExceeded)
             }
             // An answer from the service itself (4xx included) means it is up; 502-504 come from a proxy or an overload.
             outcome = (502...504).contains(response.status.code) ? .unreachable : .answered

@@ -20,7 +20,14 @@ public struct RuntimeConfiguration: Sendable {
     /// When set, every request must carry an OIDC identity token for this audience (`HERALD_REQUIRE_OIDC_AUDIENCE`).
     public var requiredAudience: String?
     /// Where the identity tokens' keys are published (`HERALD_OIDC_JWKS_URL`; Google's by default).
+    /// https only, but on a loopback address (`herald dev`).
     public var oidcJWKSURL: String?
+    /// The callers allowed, by service-account email (`HERALD_ALLOWED_CALLERS`, comma-separated): the
+    /// Eventarc trigger's and Cloud Scheduler's accounts. Needs `HERALD_REQUIRE_OIDC_AUDIENCE`.
+    public var allowedCallers: Set<String>?
+    /// `serve` on a non-loopback address without identity checks, said explicitly
+    /// (`HERALD_ALLOW_UNAUTHENTICATED=1`): for a platform that checks callers itself (Cloud Run IAM).
+    public var allowUnauthenticated: Bool
     /// How long one call to a Google API may take, its in-call retries included (`HERALD_API_TIMEOUT`,
     /// seconds; 4 by default). A call that fails for longer goes back to the trigger, which retries with
     /// its own backoff, so an outage is answered within seconds instead of holding every instance.
@@ -82,8 +89,28 @@ public struct RuntimeConfiguration: Sendable {
         }
         requiredAudience = value("HERALD_REQUIRE_OIDC_AUDIENCE")
         oidcJWKSURL = value("HERALD_OIDC_JWKS_URL")
-        if let url = oidcJWKSURL, URL(string: url).map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
-            problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
+        if let url = oidcJWKSURL {
+            let parsed = URL(string: url)
+            if parsed.map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
+                problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
+            } else if parsed?.scheme == "http", !Self.isLoopback(parsed?.host ?? "") {
+                problems.append("HERALD_OIDC_JWKS_URL must be https (plain http only on a loopback address, as herald dev serves it), not \"\(url)\"")
+            }
+        }
+        if let list = value("HERALD_ALLOWED_CALLERS") {
+            let emails = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            if emails.isEmpty || emails.contains(where: { !$0.contains("@") }) {
+                problems.append("HERALD_ALLOWED_CALLERS must list service-account emails separated by commas, not \"\(list)\"")
+            }
+            allowedCallers = Set(emails)
+            if requiredAudience == nil { problems.append("HERALD_ALLOWED_CALLERS needs HERALD_REQUIRE_OIDC_AUDIENCE: callers are known by their identity tokens") }
+        }
+        switch value("HERALD_ALLOW_UNAUTHENTICATED")?.lowercased() {
+        case nil, "0", "false", "no": allowUnauthenticated = false
+        case "1", "true", "yes": allowUnauthenticated = true
+        case let other?:
+            allowUnauthenticated = false
+            problems.append("HERALD_ALLOW_UNAUTHENTICATED must be true or false, not \"\(other)\"")
         }
         apiTimeout = .seconds(4)
         if let text = value("HERALD_API_TIMEOUT") {
@@ -117,6 +144,12 @@ public struct RuntimeConfiguration: Sendable {
             if let p = Int(text), (0...65535).contains(p) { port = p } else { problems.append("PORT must be a port number, not \"\(text)\"") }
         }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
+    }
+
+    /// Whether `host` names this machine only.
+    public static func isLoopback(_ host: String) -> Bool {
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
     }
 
     /// swift-log's level names, and Cloud Logging's severities (`WARNING`, `DEBUG`, …) too.

@@ -25,7 +25,9 @@ public struct FunctionCommand<Function: ConfigurableFunction>: AsyncParsableComm
                 Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS, \
                 FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA \
                 (default, prd000, prd001, prd004, or a schema JSON file), HERALD_REQUIRE_OIDC_AUDIENCE and \
-                HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), LOG_LEVEL, \
+                HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), HERALD_ALLOWED_CALLERS \
+                (service-account emails allowed to call), HERALD_ALLOW_UNAUTHENTICATED (serve a non-loopback address without \
+                identity checks, where the platform checks callers), HERALD_API_TIMEOUT, HERALD_PUSH_LEASE, LOG_LEVEL, \
                 LOG_FORMAT (json or text), PORT.
                 """,
             subcommands: subcommands,
@@ -139,10 +141,18 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try loadConfiguration()
+        if configuration.requiredAudience == nil, !configuration.allowUnauthenticated, !RuntimeConfiguration.isLoopback(host) {
+            throw ValidationError("""
+                refusing to serve \(Function.name) on \(host) to anyone who can reach it: set HERALD_REQUIRE_OIDC_AUDIENCE (the service's \
+                URL) and HERALD_ALLOWED_CALLERS (the trigger's and scheduler's service accounts), or HERALD_ALLOW_UNAUTHENTICATED=1 where \
+                the platform checks callers itself (Cloud Run IAM), or --host 127.0.0.1
+                """)
+        }
         let logger = Logger.herald(Function.name, configuration: configuration)
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
         let identity = configuration.requiredAudience.map { audience in
-            IdentityTokenVerifier(audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS, httpClient: .shared)
+            IdentityTokenVerifier(audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
+                                  allowedCallers: configuration.allowedCallers, httpClient: .shared)
         }
         let server = FunctionServer(name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger)
         let port = self.port ?? configuration.port

@@ -100,9 +100,9 @@ final class DeadTokenGuard: Sendable {
     /// Share of dead answers above which nothing is removed: in one batch of at least `minimumBatch`,
     /// or over the last `window` answers once there are at least `minimumWindow`.
     let threshold: Double
-    static let minimumBatch = 4
+    static let minimumBatch = 3
     static let window = 200
-    static let minimumWindow = 20
+    static let minimumWindow = 10
     let logger: Logger
     let recent = Mutex<[Bool]>([])
     let lastComplaint = Mutex<ContinuousClock.Instant?>(nil)
@@ -135,9 +135,17 @@ final class DeadTokenGuard: Sendable {
                 // Not transient: the message is already in the app; a push that can never go is not retried.
                 outcome.marks[push.token] = "failed"
                 logger.error("push to a device of \(push.userID) failed for good: \(reason)")
+            case .unanswered(let reason):
+                outcome.marks[push.token] = "unanswered"
+                logger.warning("FCM had not answered a push to a device of \(push.userID) when the lease's deadline came; it may have been delivered and is not sent again (\(reason))")
             }
         }
-        let answered = results.filter { if case .failed(_, true, _) = $0.1 { false } else { true } }
+        let answered = results.filter {
+            switch $0.1 {
+            case .failed(_, true, _), .unanswered: false
+            default: true
+            }
+        }
         let (windowDead, windowCount) = recent.withLock { window in
             window += answered.map { if case .dead = $0.1 { true } else { false } }
             if window.count > Self.window { window.removeFirst(window.count - Self.window) }

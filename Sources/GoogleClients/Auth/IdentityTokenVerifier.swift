@@ -5,8 +5,13 @@ import NIOCore
 
 /// Checks the OIDC identity token a caller sends (`Authorization: Bearer …`), as Cloud Run does for
 /// Eventarc and Cloud Scheduler: signed RS256 by a key in the issuer's JWKS, from an accepted issuer,
-/// for this audience, not expired. Keys are cached for an hour and fetched again when a token names
-/// a key the cache lacks (Google rotates its keys), at most once a minute.
+/// for this audience, not expired, and, with an allow-list, from one of the listed service accounts
+/// (with a verified email): any service account of any project can mint a token for a URL it knows.
+///
+/// Keys are kept an hour, then fetched again with one fetch in flight however many callers wait; a
+/// token naming a key the cache lacks (Google rotates its keys) fetches them again at most once a
+/// minute. A failed fetch keeps the keys held (for up to a day), so a JWKS outage refuses no caller
+/// whose key is known.
 public actor IdentityTokenVerifier {
     public static let googleJWKS = "https://www.googleapis.com/oauth2/v3/certs"
     public static let googleIssuers: Set<String> = ["https://accounts.google.com", "accounts.google.com"]
@@ -16,22 +21,32 @@ public actor IdentityTokenVerifier {
         public var aud: AudienceClaim
         public var exp: ExpirationClaim
         public var email: String?
+        public var email_verified: Bool?
         public func verify(using algorithm: some JWTAlgorithm) throws {}
     }
 
     public let audience: String
     public let issuers: Set<String>
     public let jwksURL: String
+    /// Service-account emails allowed to call; nil: any caller with a valid token for the audience.
+    public let allowedCallers: Set<String>?
     let httpClient: HTTPClient
     let keyLifetime: TimeInterval = 3600
+    let staleKeyLimit: TimeInterval = 86_400
     let refetchInterval: TimeInterval = 60
     var keys: JWTKeyCollection?
     var fetchedAt = Date.distantPast
+    var lastAttempt = Date.distantPast
+    var refresh: Task<JWTKeyCollection, any Error>?
+    /// How many times the keys were fetched (for tests).
+    public private(set) var fetches = 0
 
-    public init(audience: String, jwksURL: String = googleJWKS, issuers: Set<String> = googleIssuers, httpClient: HTTPClient) {
+    public init(audience: String, jwksURL: String = googleJWKS, issuers: Set<String> = googleIssuers, allowedCallers: Set<String>? = nil,
+                httpClient: HTTPClient) {
         self.audience = audience
         self.jwksURL = jwksURL
         self.issuers = issuers
+        self.allowedCallers = allowedCallers
         self.httpClient = httpClient
     }
 
@@ -50,9 +65,8 @@ public actor IdentityTokenVerifier {
             throw error
         } catch {
             // An unknown key may be a rotated one: fetch the keys again (rate-limited) and try once more.
-            guard now.timeIntervalSince(fetchedAt) > refetchInterval else { throw .refused("the identity token's signature does not verify") }
-            keys = nil
-            do { claims = try await currentKeys(now: now).verify(token, as: Claims.self) } catch let error as IdentityError {
+            guard now.timeIntervalSince(lastAttempt) > refetchInterval else { throw .refused("the identity token's signature does not verify") }
+            do { claims = try await refreshedKeys(now: now).verify(token, as: Claims.self) } catch let error as IdentityError {
                 throw error
             } catch {
                 throw .refused("the identity token's signature does not verify")
@@ -66,24 +80,62 @@ public actor IdentityTokenVerifier {
         }
         // Google allows a few minutes of clock skew; five is what its own libraries accept.
         guard claims.exp.value.addingTimeInterval(300) > now else { throw .refused("the identity token expired at \(claims.exp.value)") }
+        if let allowedCallers {
+            guard let email = claims.email, allowedCallers.contains(email.lowercased()) else {
+                throw .refused("the caller \(claims.email ?? "(no email)") is not one of HERALD_ALLOWED_CALLERS")
+            }
+            guard claims.email_verified == true else { throw .refused("the caller's email \(email) is not verified") }
+        }
         return claims
     }
 
+    /// The keys held, fetched again when older than an hour; stale keys serve while a fetch fails.
     func currentKeys(now: Date) async throws(IdentityError) -> JWTKeyCollection {
         if let keys, now.timeIntervalSince(fetchedAt) < keyLifetime { return keys }
+        do { return try await refreshedKeys(now: now) } catch {
+            if let keys, now.timeIntervalSince(fetchedAt) < staleKeyLimit { return keys }
+            throw error
+        }
+    }
+
+    /// Fetches the keys, joining a fetch already in flight.
+    func refreshedKeys(now: Date) async throws(IdentityError) -> JWTKeyCollection {
+        let task: Task<JWTKeyCollection, any Error>
+        if let refresh {
+            task = refresh
+        } else {
+            lastAttempt = now
+            fetches += 1
+            let (url, httpClient) = (jwksURL, self.httpClient)
+            task = Task { try await Self.fetch(url, httpClient: httpClient) }
+            refresh = task
+        }
+        do {
+            let fresh = try await task.value
+            if refresh == task {
+                refresh = nil
+                keys = fresh
+                fetchedAt = now
+            }
+            return fresh
+        } catch {
+            if refresh == task { refresh = nil }
+            throw (error as? IdentityError) ?? .unavailable("cannot fetch the JWKS at \(jwksURL): \(error)")
+        }
+    }
+
+    static func fetch(_ url: String, httpClient: HTTPClient) async throws -> JWTKeyCollection {
         let fresh = JWTKeyCollection()
         do {
-            let response = try await httpClient.execute(HTTPClientRequest(url: jwksURL), timeout: .seconds(10))
+            let response = try await httpClient.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
             let body = try await response.body.collect(upTo: 1 << 20)
-            guard response.status == .ok else { throw IdentityError.unavailable("the JWKS at \(jwksURL) answered \(response.status.code)") }
+            guard response.status == .ok else { throw IdentityError.unavailable("the JWKS at \(url) answered \(response.status.code)") }
             try await fresh.add(jwksJSON: String(buffer: body))
         } catch let error as IdentityError {
             throw error
         } catch {
-            throw .unavailable("cannot fetch the JWKS at \(jwksURL): \(error)")
+            throw IdentityError.unavailable("cannot fetch the JWKS at \(url): \(error)")
         }
-        keys = fresh
-        fetchedAt = now
         return fresh
     }
 }

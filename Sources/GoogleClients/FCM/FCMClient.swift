@@ -14,6 +14,9 @@ public enum SendResult: Sendable, Equatable {
     /// Not sent. `retryable` failures should hand the event back to the trigger; the others are
     /// payload or configuration bugs, reported loudly and not retried.
     case failed(reason: String, retryable: Bool, retryAfterSeconds: Int?)
+    /// Sent, but FCM had not answered when the caller's deadline came: it may well have been delivered,
+    /// so it is not sent again (a duplicate notification is the worse outcome for a message this late).
+    case unanswered(reason: String)
 
     public var isSent: Bool { if case .sent = self { true } else { false } }
 }
@@ -94,6 +97,8 @@ public struct FCMClient: Sendable {
             if case .refused = error { return .failed(reason: error.description, retryable: false, retryAfterSeconds: nil) }
             return .failed(reason: error.description, retryable: true, retryAfterSeconds: nil)
         } catch let error as TransportError {
+            // With deadlines, a timeout is the finish reached with the request out: no attempt ends sooner.
+            if deadlines != nil, error.timedOut { return .unanswered(reason: error.description) }
             return .failed(reason: error.description, retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         } catch {
             return .failed(reason: "\(error)", retryable: true, retryAfterSeconds: nil)

@@ -140,7 +140,7 @@ public struct ChaosRun: Sendable {
             messages: settings.messages, users: world.people.count, conversations: world.conversations.count,
             events: deliveries.count, attempts: deliveries.reduce(0) { $0 + (Int($1["attempts"]?.serialized() ?? "") ?? 0) },
             faults: faults.mapValues { Int($0.serialized()) ?? 0 },
-            injectedDuplicates: lines(containing: "[injected: duplicate]"), droppedAnswers: lines(containing: "[injected: response dropped]"),
+            injectedDuplicates: lines(containing: "[injected: duplicate"), droppedAnswers: lines(containing: "[injected: response dropped]"),
             kills: kills.value, restarts: lines(containing: "starting it again"),
             duplicatesSeen: lines(containing: "duplicate delivery: already applied"),
             pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,
@@ -175,7 +175,8 @@ public struct ChaosRun: Sendable {
     /// Messages whose onMessageCreated delivery got no answer because the process was killed under it.
     static func interruptedMessages(in output: String) -> Set<String> {
         Set(output.split(separator: "\n").compactMap { line -> String? in
-            guard line.contains("→ onMessageCreated: no answer"), line.contains("remoteConnectionClosed"),
+            // The delivery itself, or its injected copy, cut off by a kill.
+            guard line.contains("→ onMessageCreated: "), line.contains("no answer"), line.contains("remoteConnectionClosed"),
                   let range = line.range(of: #"/messages/m[0-9]+ "#, options: .regularExpression) else { return nil }
             return String(line[range].dropFirst("/messages/".count).dropLast())
         })

@@ -159,8 +159,12 @@ public final class EventDelivery: Service, Sendable {
         var status = await post(delivery, to: trigger.url, timeout: options.timeout)
         var injected: String?
         if Double.random(in: 0..<1) < faults.duplicateProbability {
-            injected = "duplicate"
-            _ = await post(delivery, to: trigger.url, timeout: options.timeout)
+            // The copy's answer is not the delivery's, but is told: a copy cut off by a dying function
+            // may have sent pushes it never recorded.
+            injected = switch await post(delivery, to: trigger.url, timeout: options.timeout) {
+            case .success(let code), .rejected(let code, _): "duplicate, answered \(code)"
+            case .failure(let reason): "duplicate, which got no answer: \(reason.prefix(300))"
+            }
         }
         if case .success = status, Double.random(in: 0..<1) < faults.dropResponseProbability {
             injected = "response dropped"
