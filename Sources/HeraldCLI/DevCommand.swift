@@ -41,6 +41,9 @@ struct Dev: AsyncParsableCommand {
         valueName: "name=url"))
     var remoteFunctions: [String] = []
     @Option(help: "Address the local cloud listens on (0.0.0.0 in a container).") var host = "127.0.0.1"
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp(
+        "A host name requests may name besides IP addresses and localhost (the cloud's name in a compose network). Repeatable.", valueName: "name"))
+    var allowedHosts: [String] = []
     @Flag(help: "Exit once the --send messages have been delivered and their pushes recorded (for scripts and tests).")
     var exitWhenIdle = false
 
@@ -76,6 +79,7 @@ struct Dev: AsyncParsableCommand {
         var options = LocalCloudOptions()
         options.port = port
         options.host = host
+        options.allowedHosts = allowedHosts
         options.dataDirectory = ephemeral ? nil : data
         options.project = project
         options.delivery.maximumAttempts = maxAttempts

@@ -97,6 +97,8 @@ final class DevSupervisor: Service, Sendable {
             "FIRESTORE_ENDPOINT": external == nil ? base : "", "FIRESTORE_EMULATOR_HOST": external.map { $0.endpointHost } ?? "",
             "FCM_ENDPOINT": base, "HERALD_SCHEMA": settings.schema, "LOG_FORMAT": "json",
             "HERALD_DEV_PARENT": String(getpid()), "HERALD_OIDC_JWKS_URL": "\(base)/herald/oidc/jwks",
+            // The local cloud's account is the only caller, as the trigger's and scheduler's are on Google Cloud.
+            "HERALD_ALLOWED_CALLERS": cloud.identity.clientEmail,
         ]
         var processes: [FunctionProcess] = []
         for (name, trigger, job) in try Self.functions(schema: settings.schema) {

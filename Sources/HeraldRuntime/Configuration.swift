@@ -93,8 +93,10 @@ public struct RuntimeConfiguration: Sendable {
             let parsed = URL(string: url)
             if parsed.map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
                 problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
-            } else if parsed?.scheme == "http", !Self.isLoopback(parsed?.host ?? "") {
-                problems.append("HERALD_OIDC_JWKS_URL must be https (plain http only on a loopback address, as herald dev serves it), not \"\(url)\"")
+            } else if parsed?.scheme == "http", let host = parsed?.host, !Self.isLoopback(host),
+                      value("GCE_METADATA_HOST").map({ $0.split(separator: ":").first.map(String.init)?.lowercased() != host.lowercased() }) ?? true {
+                // Plain http only for a local cloud: on this machine, or the one that is also the metadata server (a compose network).
+                problems.append("HERALD_OIDC_JWKS_URL must be https (plain http only for herald dev: on a loopback address or the GCE_METADATA_HOST), not \"\(url)\"")
             }
         }
         if let list = value("HERALD_ALLOWED_CALLERS") {

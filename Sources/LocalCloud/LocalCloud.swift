@@ -19,6 +19,8 @@ public struct LocalCloudOptions: Sendable {
     public var jobs: [ScheduledJob] = []
     /// How long the OAuth access tokens it issues last (Google's: an hour).
     public var accessTokenLifetime: TimeInterval = 3600
+    /// Host names requests may name besides IP addresses and `localhost` (see `RequestGuard`).
+    public var allowedHosts: [String] = []
 
     public init() {}
 }
@@ -68,11 +70,7 @@ public final class LocalCloud: Sendable {
     /// Writes the service-account key file the functions use (its `token_uri` is this cloud's).
     public func writeKeyFile(baseURL: String) throws -> String {
         let path = (stateDirectory as NSString).appendingPathComponent("service-account.json")
-        try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
-        let text = identity.keyFile(tokenURI: "\(baseURL)/token").serialized(pretty: true)
-        guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw LocalAPIError.internalError("cannot write \(path)")
-        }
+        try PrivateFiles.write(identity.keyFile(tokenURI: "\(baseURL)/token").serialized(pretty: true), to: path)
         return path
     }
 
@@ -145,6 +143,7 @@ struct LocalCloudHandler: Sendable {
             return Self.response(LocalResponse(.invalidArgument("request body over 16 MiB")))
         }
         let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
+        if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Self.response(LocalResponse(refusal)) }
         let fault = Self.api(of: local).flatMap { cloud.faults.draw(for: $0, userAgent: headers["user-agent"]) }
         switch fault {
         case .unavailable?:

@@ -13,7 +13,7 @@ public struct LocalCloudDatabase: Sendable {
     /// Opens (creating if needed) `DIR/herald.sqlite`, or a temporary file when `directory` is nil.
     public init(directory: String?) throws {
         if let directory {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try PrivateFiles.directory(directory)
             path = (directory as NSString).appendingPathComponent("herald.sqlite")
             isTemporary = false
         } else {

@@ -206,7 +206,11 @@ extension HTTPClient {
     func send(_ method: String, _ url: String, _ body: String?) async throws -> TestResponse {
         var request = HTTPClientRequest(url: url)
         request.method = .init(rawValue: method)
-        if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let body {
+            // As Google's clients send it (the local cloud refuses a body of any other type).
+            request.headers.add(name: "content-type", value: "application/json")
+            request.body = .bytes(ByteBuffer(string: body))
+        }
         let response = try await execute(request, timeout: .seconds(10))
         return TestResponse(status: Int(response.status.code), headers: [:], body: String(buffer: try await response.body.collect(upTo: 1 << 20)))
     }

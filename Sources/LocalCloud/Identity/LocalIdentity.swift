@@ -28,10 +28,7 @@ public final class LocalIdentity: Sendable {
             pem = existing
         } else {
             pem = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: keyPath, contents: Data(pem.utf8), attributes: [.posixPermissions: 0o600]) else {
-                throw LocalAPIError.internalError("cannot write the local key to \(keyPath)")
-            }
+            try PrivateFiles.write(pem, to: keyPath)
         }
         let privateKey = try JWTKit.Insecure.RSA.PrivateKey(pem: pem)
         self.project = project
