@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Deploys Herald's four functions to Google Cloud, in order, idempotently (run it again after a change):
 #   1. APIs            2. service accounts (one per function, one for Eventarc, one for Cloud Scheduler)
-#   3. IAM roles       4. Firestore indexes, field overrides and the ledger's TTL policy
-#   5. Cloud Run services (Infra/cloudrun/*.yaml), each invocable only by its caller's service account
+#   3. IAM roles (Firestore limited to the database by an IAM condition; Pub/Sub's token creation to
+#      the trigger's account)    4. Firestore indexes, field overrides and the ledger's TTL policy
+#   5. Cloud Run services (Infra/cloudrun/*.yaml) by image digest, each invocable only by its caller's
+#      service account, which the function checks too (HERALD_ALLOWED_CALLERS)
 #   6. a dead-letter topic, Eventarc triggers with retry and dead-letter policies
 #   7. Cloud Scheduler jobs calling with OIDC tokens
 # The image must already be in Artifact Registry (Infra/build-images.sh --push REPOSITORY).
@@ -49,6 +51,7 @@ case "$SCHEMA" in
 esac
 USER_PATTERN='users/{userId}'
 IMAGE=${IMAGE:-$REGION-docker.pkg.dev/$PROJECT/herald/herald:latest}
+case "$IMAGE" in *[!a-zA-Z0-9./:@_-]*) echo "error: IMAGE must be an image reference, not \"$IMAGE\"" >&2; exit 2 ;; esac
 FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INDEXES="$HERE/firestore/$SCHEMA.indexes.json"
@@ -123,12 +126,15 @@ ensure gcloud iam service-accounts describe "$SCHEDULER_SA" --project="$PROJECT"
   gcloud iam service-accounts create herald-scheduler --display-name="Herald Cloud Scheduler jobs" --project="$PROJECT"
 
 echo "# 3. IAM: the least each identity needs"
-bind() { run gcloud projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:$1" --role="$2" --condition=None --quiet; }
-for function in "${FUNCTIONS[@]}"; do bind "$(account_of "$function")" roles/datastore.user; done
+bind() { run gcloud projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:$1" --role="$2" --condition="${3:-None}" --quiet; }
+# Firestore for this database only: an IAM condition on its resource name.
+FIRESTORE_ONLY="expression=resource.name==\"projects/$PROJECT/databases/$DATABASE\",title=herald-$(echo "$DATABASE" | tr -dc 'a-z0-9-')-database-only"
+for function in "${FUNCTIONS[@]}"; do bind "$(account_of "$function")" roles/datastore.user "$FIRESTORE_ONLY"; done
 for function in "${PUSHING[@]}"; do bind "$(account_of "$function")" roles/firebasecloudmessaging.admin; done
 bind "$TRIGGER_SA" roles/eventarc.eventReceiver
-# Pub/Sub signs Eventarc's pushes with the trigger's account.
-bind "$PUBSUB_AGENT" roles/iam.serviceAccountTokenCreator
+# Pub/Sub signs Eventarc's pushes with the trigger's account: it may mint tokens for that one account, not for every account in the project.
+run gcloud iam service-accounts add-iam-policy-binding "$TRIGGER_SA" --member="serviceAccount:$PUBSUB_AGENT" \
+  --role=roles/iam.serviceAccountTokenCreator --project="$PROJECT"
 
 echo "# 4. Firestore indexes, field overrides, TTL ($INDEXES)"
 while IFS= read -r index; do
@@ -151,11 +157,24 @@ while IFS= read -r override; do
 done < <(jq -c '.fieldOverrides[]' "$INDEXES")
 
 echo "# 5. Cloud Run services (rendered into $RENDERED)"
+# Deployed by digest: what runs is exactly the image that was checked, whatever the tag points at later.
+case "$IMAGE" in
+  *@sha256:*) IMAGE_BY_DIGEST=$IMAGE ;;
+  *) IMAGE_BY_DIGEST="${IMAGE%:*}@$(value IMAGE_DIGEST gcloud artifacts docker images describe "$IMAGE" --format='value(image_summary.digest)')" ;;
+esac
 url_of() { echo "https://$(service_of "$1")-$PROJECT_NUMBER.$REGION.run.app"; }
+# Who may call each function: the function checks the caller's identity token against this list too.
+callers_of() {
+  case "$1" in
+    presenceSweeper) echo "$SCHEDULER_SA" ;;
+    tokenCleanup) echo "$TRIGGER_SA,$SCHEDULER_SA" ;;
+    *) echo "$TRIGGER_SA" ;;
+  esac
+}
 for function in "${FUNCTIONS[@]}"; do
   manifest="$RENDERED/$function.yaml"
-  sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$IMAGE|g" -e "s|value: SCHEMA|value: $SCHEMA|" -e "s|SERVICE_URL|$(url_of "$function")|" \
-    "$HERE/cloudrun/$function.yaml" >"$manifest"
+  sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$IMAGE_BY_DIGEST|g" -e "s|value: SCHEMA|value: $SCHEMA|" -e "s|SERVICE_URL|$(url_of "$function")|" \
+    -e "s|value: CALLER_ACCOUNTS|value: $(callers_of "$function")|" "$HERE/cloudrun/$function.yaml" >"$manifest"
   run gcloud run services replace "$manifest" --region="$REGION" --project="$PROJECT"
 done
 invoker() {

@@ -61,8 +61,14 @@ import Testing
         #expect(fcm.count == 3 && !fcm.contains { $0.contains("presencesweeper") })
         #expect(run.all("run services replace").count == 4)
         for name in ["onmessagecreated", "onreadreceipt", "presencesweeper", "tokencleanup"] {
-            #expect(run.all("herald-\(name)@herald-demo.iam.gserviceaccount.com --role=roles/datastore.user").count == 1)
+            let firestore = run.all("herald-\(name)@herald-demo.iam.gserviceaccount.com --role=roles/datastore.user")
+            #expect(firestore.count == 1)
+            // This database only, by an IAM condition on its resource name.
+            #expect(firestore.first?.contains(#"--condition=expression=resource.name==\"projects/herald-demo/databases/\(default\)\""#) == true, "\(firestore)")
         }
+        // Pub/Sub may mint tokens for the trigger's account only, not for every account of the project.
+        #expect(run.index("iam service-accounts add-iam-policy-binding herald-trigger@", "gcp-sa-pubsub", "roles/iam.serviceAccountTokenCreator") != nil)
+        #expect(run.index("projects add-iam-policy-binding", "roles/iam.serviceAccountTokenCreator") == nil)
         #expect(run.all("roles/run.invoker").count == 5)
         #expect(run.index("herald-presencesweeper", "herald-trigger@", "roles/run.invoker") == nil, "Eventarc never calls presenceSweeper")
 
@@ -87,8 +93,14 @@ import Testing
 
         // The rendered manifests carry the schema, the image and the audience the function checks.
         let manifest = try String(contentsOf: run.rendered.appendingPathComponent("onMessageCreated.yaml"), encoding: .utf8)
-        #expect(manifest.contains("value: \(preset)\n") && manifest.contains("image: europe-west1-docker.pkg.dev/herald-demo/herald/herald:latest"))
+        // Deployed by digest, never by a tag that can move.
+        #expect(manifest.contains("value: \(preset)\n") && manifest.contains("image: europe-west1-docker.pkg.dev/herald-demo/herald/herald@IMAGE_DIGEST\n"))
         #expect(manifest.contains("value: https://herald-onmessagecreated-PROJECT_NUMBER.europe-west1.run.app\n"))
+        #expect(manifest.contains("value: herald-trigger@herald-demo.iam.gserviceaccount.com\n") && manifest.contains("HERALD_ALLOWED_CALLERS"))
+        let sweeper = try String(contentsOf: run.rendered.appendingPathComponent("presenceSweeper.yaml"), encoding: .utf8)
+        #expect(sweeper.contains("value: herald-scheduler@herald-demo.iam.gserviceaccount.com\n"))
+        let cleaner = try String(contentsOf: run.rendered.appendingPathComponent("tokenCleanup.yaml"), encoding: .utf8)
+        #expect(cleaner.contains("value: herald-trigger@herald-demo.iam.gserviceaccount.com,herald-scheduler@herald-demo.iam.gserviceaccount.com\n"))
         #expect(manifest.contains("run.googleapis.com/ingress: internal") && !manifest.contains("PROJECT_ID"))
         // Indexes: the composite index of the presence query, from Infra/firestore.
         let index = try #require(run.commands.first { $0.contains("indexes composite create") })
