@@ -142,6 +142,14 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(name: "ChaosTests", dependencies: ["HeraldTesting", "HeraldCLI"], swiftSettings: strict),
+        // Hostile data, outages and misconfiguration, each tried on the real executables against `herald dev`.
+        .testTarget(
+            name: "AdversarialTests",
+            dependencies: ["HeraldTesting", "HeraldRuntime", "ChatFunctions", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldCLI",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "Hummingbird", package: "hummingbird")] + functionNames.map { .target(name: $0) },
+            swiftSettings: strict
+        ),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",

@@ -138,6 +138,25 @@ private struct JSONParser {
 
     mutating func parseString() throws(JSONParseError) -> String {
         index += 1
+        // Most strings have no escape: find the closing quote and validate the run once.
+        let start = index
+        let end: Int? = bytes.withUnsafeBufferPointer { buffer in
+            var i = start
+            while i < buffer.count {
+                let byte = buffer[i]
+                if byte == UInt8(ascii: "\"") { return i }
+                if byte == UInt8(ascii: "\\") || byte < 0x20 { return nil }
+                i += 1
+            }
+            return nil
+        }
+        if let end {
+            guard let text = String(validating: bytes[start..<end], as: UTF8.self) else {
+                throw JSONParseError(reason: "invalid UTF-8 in string", offset: start)
+            }
+            index = end + 1
+            return text
+        }
         var scalars = String.UnicodeScalarView()
         var runStart = index
         func flushRun(_ p: JSONParser, upTo end: Int, into scalars: inout String.UnicodeScalarView) throws(JSONParseError) {

@@ -171,7 +171,8 @@ func responseToFailure(_ error: any Error, logger: Logger) -> EventResponse {
         (status, code, retryAfter) = (400, "FAILED_PRECONDITION", nil)
     }
     var response = failure(status, code, error.description)
-    response.retryAfterSeconds = retryAfter
+    // A trigger may wait longer (Eventarc backs off from 10 s); a caller that honours Retry-After waits at least this.
+    response.retryAfterSeconds = status == 400 ? nil : max(1, retryAfter ?? 1)
     return response
 }
 

@@ -69,8 +69,9 @@ struct SourceOptions: ParsableArguments {
         let credentials: ApplicationDefaultCredentials
         do {
             credentials = try await ApplicationDefaultCredentials.resolve(environment: ProcessInfo.processInfo.environment, httpClient: .shared)
-        } catch {
-            throw ValidationError("no Firestore to read (pass --documents FILE to run offline): \(error)")
+        } catch let error as AuthError {
+            if case .notOnGoogleCloud = error { throw StartupError(error.description) }
+            throw StartupError("cannot use the Google credentials configured: \(error) (or pass --documents FILE to run offline)")
         }
         let firestore = FirestoreClient(project: credentials.project, database: configuration.database,
                                         endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
@@ -97,6 +98,12 @@ struct SourceOptions: ParsableArguments {
     func sweepRunner<Function: ScheduledFunction>(_ function: Function, firestore: FirestoreClient, fcm: FCMClient) -> any SweepRunning {
         SweepRunner(function: function, firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
+}
+
+/// Why a function cannot start: one line, without the usage text (the command line was fine).
+struct StartupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// A function's handlers and the HTTP clients they own.

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import FirestoreModel
 import Glibc
+import GoogleClients
 
 /// `herald dev --ephemeral --port 0` running in the background. Its output goes to a file, not a pipe:
 /// pipes read through FileHandle's readability handlers were the one place tests closed descriptors
@@ -18,14 +19,15 @@ public final class RunningDev: Sendable {
         self.base = base
     }
 
-    public static func start(_ arguments: [String], environment: [String: String] = [:]) async throws -> RunningDev {
+    /// - ephemeral: a temporary database (else pass `--data DIR` in `arguments`).
+    public static func start(_ arguments: [String], environment: [String: String] = [:], ephemeral: Bool = true) async throws -> RunningDev {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil), let sink = FileHandle(forWritingAtPath: log.path) else {
             throw DevDidNotStart(output: "cannot create \(log.path)")
         }
         let process = Process()
         process.executableURL = TestPaths.executable("herald")
-        process.arguments = ["dev", "--ephemeral", "--port", "0", "--project", "e2e"] + arguments
+        process.arguments = ["dev"] + (ephemeral ? ["--ephemeral"] : []) + ["--port", "0", "--project", "e2e"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = sink
         process.standardError = sink
@@ -73,6 +75,17 @@ public final class RunningDev: Sendable {
                                                          body: Array(JSONValue.object(members).serialized().utf8))
             guard answer.status == 200 else { throw StillBusy(description: "cannot pause \(job): \(answer.body)") }
         }
+    }
+
+    /// A Firestore client for the app's own writes (as a chat client would make them, emulator-style).
+    public var app: FirestoreClient {
+        FirestoreClient(project: "e2e", endpoint: base, credentials: EmulatorCredentials(), httpClient: .shared, userAgent: "herald-test-app")
+    }
+
+    /// Sets the faults the local cloud injects on Herald's calls to Google (`PUT /herald/faults`).
+    public func setFaults(_ plan: JSONValue) async throws {
+        let answer = try await HTTPClient.shared.post("\(base)/herald/faults", headers: ["content-type": "application/json"], body: Array(plan.serialized().utf8))
+        guard answer.status == 200 else { throw StillBusy(description: "cannot set faults: \(answer.body)") }
     }
 
     public func pushes() async throws -> [JSONValue] {

@@ -1,0 +1,87 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreModel
+import HeraldRuntime
+import HeraldTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Who may call a function, and who may use `herald dev` on a developer's laptop.
+@Suite struct AccessTests {
+    /// Any Google-signed token for the service URL passed (any service account of any project can mint
+    /// one). With HERALD_ALLOWED_CALLERS only the listed accounts get through.
+    @Test func onlyAllowedCallersGetThrough() async throws {
+        let port = try freeLoopbackPort()
+        let dev = try await RunningDev.start(["--seed", "demo", "--no-functions", "--function", "onMessageCreated=http://127.0.0.1:\(port)/", "--max-attempts", "100"])
+        defer { dev.kill() }
+        let world = DevWorld(dev: dev)
+        func function(allowing callers: String) async throws -> FunctionUnderTest {
+            try await FunctionUnderTest.start("onMessageCreated", environment: dev.functionEnvironment().merging([
+                "HERALD_REQUIRE_OIDC_AUDIENCE": "http://127.0.0.1:\(port)/", "HERALD_OIDC_JWKS_URL": "\(dev.base)/herald/oidc/jwks",
+                "HERALD_ALLOWED_CALLERS": callers,
+            ]) { _, new in new }, port: port)
+        }
+        let stranger = try await function(allowing: "eventarc-trigger@someone-else.iam.gserviceaccount.com")
+        _ = try await world.message("m-callers")
+        // herald dev signs as its own account, which this function does not allow.
+        for _ in 0..<100 where !dev.output.contains("→ onMessageCreated: 401") { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(dev.output.contains("→ onMessageCreated: 401"), "\(dev.output.suffix(1500))")
+        #expect(stranger.output.contains("is not one of HERALD_ALLOWED_CALLERS"))
+        #expect(try await world.pushedTokens().isEmpty)
+        stranger.stop()
+        // Allowed (case aside), the next attempt gets through.
+        let allowed = try await function(allowing: "someone@else.example, HERALD-FUNCTIONS@e2e.iam.gserviceaccount.com")
+        defer { allowed.stop() }
+        try await dev.waitUntilIdle(timeout: .seconds(60))
+        #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"], "\(allowed.output.suffix(1500))")
+    }
+
+    /// `serve` on every interface with no identity check would run for anyone who reaches it.
+    @Test func serveRefusesToStartOpenToTheNetwork() async throws {
+        let documents = TestPaths.fixture("default/documents.json").path
+        let refused = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["serve", "--host", "0.0.0.0", "--port", "0", "--documents", documents],
+                                                  environment: FunctionUnderTest.cleanEnvironment())
+        #expect(refused.status != 0)
+        #expect(refused.stderr.contains("HERALD_REQUIRE_OIDC_AUDIENCE") && refused.stderr.contains("HERALD_ALLOW_UNAUTHENTICATED"), "\(refused.stderr)")
+        // Said explicitly (Cloud Run IAM checks the callers), it starts.
+        let open = try await FunctionUnderTest.start("onMessageCreated", environment: ["HERALD_ALLOW_UNAUTHENTICATED": "1"],
+                                                     arguments: ["--host", "0.0.0.0", "--documents", documents])
+        #expect(open.isRunning)
+        open.stop()
+        // The keys of identity tokens come over https only, but from a local cloud.
+        let plain = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["serve", "--documents", documents], environment:
+            FunctionUnderTest.cleanEnvironment().merging(["HERALD_REQUIRE_OIDC_AUDIENCE": "https://x.run.app", "HERALD_OIDC_JWKS_URL": "http://keys.example/jwks"]) { _, new in new })
+        #expect(plain.status != 0 && plain.stderr.contains("HERALD_OIDC_JWKS_URL must be https"), "\(plain.stderr)")
+    }
+
+    /// Any web page the developer opens could POST to `herald dev` (text/plain needs no preflight) and,
+    /// through DNS rebinding, read it. Its keys were written readable by others for a moment.
+    @Test func heraldDevRefusesWebPagesAndKeepsItsKeysPrivate() async throws {
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-private-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let dev = try await RunningDev.start(["--data", data.path], ephemeral: false)
+        defer { dev.kill() }
+        let documents = "\(dev.base)/v1/projects/e2e/databases/(default)/documents/notes?documentId=n1"
+        let body = Array(#"{"fields": {"x": {"integerValue": "1"}}}"#.utf8)
+        let plain = try await HTTPClient.shared.post(documents, headers: ["content-type": "text/plain"], body: body)
+        #expect(plain.status == 415, "\(plain.body)")
+        let rebound = try await HTTPClient.shared.post(documents, headers: ["content-type": "application/json", "host": "attacker.example"], body: body)
+        #expect(rebound.status == 403, "\(rebound.body)")
+        let crossSite = try await HTTPClient.shared.post(documents, headers: ["content-type": "application/json", "origin": "https://attacker.example"], body: body)
+        #expect(crossSite.status == 403, "\(crossSite.body)")
+        #expect(try await dev.app.get(try DocumentName(project: "e2e", path: "notes/n1")) == nil)
+        let own = try await HTTPClient.shared.post(documents, headers: ["content-type": "application/json", "origin": dev.base], body: body)
+        #expect(own.status == 200, "\(own.body)")
+
+        func mode(_ path: String) -> mode_t? {
+            var info = stat()
+            return stat(path, &info) == 0 ? info.st_mode & 0o777 : nil
+        }
+        #expect(mode(data.path) == 0o700)
+        for file in ["local-key.pem", "service-account.json"] { #expect(mode(data.appendingPathComponent(file).path) == 0o600, "\(file)") }
+        #expect(try await dev.stop() == 0)
+    }
+}

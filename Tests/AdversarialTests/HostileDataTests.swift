@@ -1,0 +1,147 @@
+import AsyncHTTPClient
+import ChatFunctions
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import HeraldTesting
+import Testing
+
+/// Hostile data, tried as an adversary would: what any client can store, and events that are large,
+/// late or missing their data. Each test runs the real function executables against `herald dev`.
+@Suite struct HostileDataTests {
+    /// A badge a client set to Int64.max (or Int64.min) once crashed the process on `+ 1` (or `- 1`):
+    /// a poison pill, redelivered into every new instance. Now it is clamped, logged, and the event is handled.
+    @Test func storedBadgesAtTheEdgesOfInt64CrashNothing() async throws {
+        let dev = try await RunningDev.start(["--seed", "demo"])
+        defer { dev.kill() }
+        let world = DevWorld(dev: dev)
+        try await dev.waitUntilIdle()
+        try await world.set("users/bob", ["unreadTotal": .integer(.max)])
+        try await world.set("users/carol", ["unreadTotal": .integer(.min)])
+        let message = try await world.message("m-poison")
+        try await dev.waitUntilIdle(timeout: .seconds(60))
+        #expect(try await dev.deadLetters().isEmpty, "\(dev.output.suffix(3000))")
+        #expect(deaths(in: dev.output).isEmpty, "\(deaths(in: dev.output))")
+        let badges = Dictionary(try await dev.pushes().map { ($0["message"]?["token"]?.stringValue ?? "", $0["message"]?["apns"]?["payload"]?["aps"]?["badge"]) }) { a, _ in a }
+        #expect(badges["tok-bob-phone"] == .integer(Int64(Int32.max)), "\(badges)")
+        #expect(badges["tok-carol-phone"] == .integer(1))
+        #expect(dev.output.contains("unreadTotal holds 9223372036854775807"), "the clamped badge is logged as a WARNING")
+        // Firestore's increment saturates: the stored badge stays at its maximum.
+        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(.max))
+
+        // onReadReceipt's `- 1` on Int64.min: Bob reads with his badge at the bottom.
+        try await world.set("users/bob", ["unreadTotal": .integer(.min)])
+        _ = try await world.app.commit(world.demo.reads(by: "bob", of: [try #require(try await world.document(message.name.path))]))
+        try await dev.waitUntilIdle(timeout: .seconds(60))
+        #expect(try await dev.deadLetters().isEmpty, "\(dev.output.suffix(3000))")
+        #expect(deaths(in: dev.output).isEmpty)
+        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(0))
+        let silent = try await dev.pushes().filter { $0["message"]?["data"]?["type"] == "badge" && $0["message"]?["token"] == "tok-bob-phone" }
+        #expect(silent.last?["message"]?["apns"]?["payload"]?["aps"]?["badge"] == .integer(0), "\(silent)")
+        #expect(try await dev.stop() == 0)
+    }
+
+    /// A message deleted (unsent) before its event is handled: its update could never succeed, and was
+    /// retried until the trigger gave up. Now the function reads the message, finds it gone, and skips.
+    @Test func aMessageDeletedBeforeItsEventIsSkippedNotRetried() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment())
+        defer { function.stop() }
+        let message = try await world.message("m-unsent")
+        _ = try await world.app.commit([Write(.delete(message.name))])
+        for _ in 0..<2 {
+            let answer = try await function.post(try world.created(message, id: "evt-unsent"))
+            #expect(answer.status == 200, "\(answer.body)\n\(function.output.suffix(2000))")
+            #expect(answer.json?["outcome"] == "skipped" && answer.body.contains("deleted"), "\(answer.body)")
+        }
+        #expect(try await world.pushedTokens().isEmpty)
+        #expect(try await world.document("conversations/family")?["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(0), "carol": .integer(0)]))
+    }
+
+    /// Eventarc leaves out the data of an event over its size limit. The ledger was keyed on the
+    /// document as read, which the function's own commit changes, so a redelivery after a lost answer
+    /// counted the message again. Now the key is the event as delivered.
+    @Test func anEventWithoutDataIsAppliedOnceAcrossRedeliveries() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment())
+        defer { function.stop() }
+        let message = try await world.message("m-big")
+        let event = try world.created(message, id: "evt-without-data", withData: false)
+        let first = try await function.post(event)
+        #expect(first.status == 200 && first.json?["outcome"] == "applied", "\(first.body)\n\(function.output.suffix(2000))")
+        // Its answer lost, Eventarc delivers it again, twice.
+        for _ in 0..<2 {
+            let again = try await function.post(event)
+            #expect(again.status == 200 && again.json?["outcome"] == "duplicate", "\(again.body)")
+        }
+        let conversation = try await world.document("conversations/family")
+        #expect(conversation?["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(1), "carol": .integer(1)]), "\(String(describing: conversation))")
+        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(1))
+        #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
+    }
+
+    /// Decoding built a field path for every value, quadratic in nesting and key length: a 4 MiB event
+    /// with a 2 MiB key and a 100,000-element array took seconds. Each is answered within a second now.
+    @Test func largeAndDeepEventsAreAnsweredWithinASecond() async throws {
+        let function = try await FunctionUnderTest.start("onMessageCreated", environment: [:],
+                                                         arguments: ["--documents", TestPaths.fixture("default/documents.json").path])
+        defer { function.stop() }
+        let name = "projects/herald-demo/databases/(default)/documents/conversations/c-family/messages/m-1001"
+        func event(_ fields: String) -> EventRequest {
+            let body = #"{"value": {"name": "\#(name)", "fields": \#(fields), "createTime": "2026-11-20T09:00:00Z", "updateTime": "2026-11-20T09:00:00Z"}}"#
+            let headers = ["ce-id": "evt-large", "ce-specversion": "1.0", "ce-type": "google.cloud.firestore.document.v1.created",
+                           "ce-source": "//firestore.googleapis.com/projects/herald-demo/databases/(default)", "ce-time": "2026-11-20T09:00:00Z",
+                           "ce-subject": "documents/conversations/c-family/messages/m-1001", "content-type": "application/json"]
+            return EventRequest(headers: headers, body: Array(body.utf8))
+        }
+        let longKey = String(repeating: "k", count: 2 << 20)
+        let array = "[" + Array(repeating: #"{"integerValue": "7"}"#, count: 100_000).joined(separator: ",") + "]"
+        let cases: [(String, EventRequest, Int)] = [
+            ("a 2 MiB field name", event(#"{"\#(longKey)": {"arrayValue": {"values": \#(array)}}}"#), 400),
+            ("a 100,000-element array", event(#"{"senderId": {"stringValue": "alice"}, "text": {"stringValue": "hi"}, "list": {"arrayValue": {"values": \#(array)}}}"#), 200),
+            ("maps nested 30 deep", event(String(repeating: #"{"m": {"mapValue": {"fields": "#, count: 30) + "{}" + String(repeating: "}}}", count: 30)), 200),
+            ("JSON nested past the parser's limit", event(String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)), 400),
+            ("a body over the 10 MiB limit", EventRequest(headers: event("{}").headers, body: Array(repeating: UInt8(ascii: " "), count: 11 << 20)), 400),
+        ]
+        for (what, request, status) in cases {
+            let answer = try function.postRaw(request)
+            #expect(answer.status == status, "\(what): \(answer.body.prefix(300))")
+            #expect(answer.elapsed < .seconds(1), "\(what) took \(answer.elapsed)")
+        }
+        #expect(function.isRunning)
+    }
+
+    /// One write per counted recipient, the conversation's increments and the ledger exceeded a commit
+    /// at around 500 members: the event was refused and dead-lettered. Now the ledger carries the rest
+    /// in parts, each applied exactly once; and the event is delivered twice at once.
+    @Test func aMessageToAThousandMembersIsHandledExactlyOnce() async throws {
+        let dev = try await RunningDev.start([])
+        defer { dev.kill() }
+        let demo = DemoWorld(schema: Schema.presets["default"]!, project: "e2e")
+        let people = (0..<1000).map { DemoWorld.Person(id: "u\($0)", name: "User \($0)", tokens: ["tok-u\($0)"]) }
+        _ = try await dev.app.commitInBatches(try demo.seed(people: people, conversations: [.init(id: "town", members: people.map(\.id), group: "Town")]))
+        try await dev.waitUntilIdle(timeout: .seconds(120))
+        let delivery: JSONValue = ["duplicateProbability": 1]
+        _ = try await HTTPClient.shared.post("\(dev.base)/herald/delivery/faults", headers: ["content-type": "application/json"], body: Array(delivery.serialized().utf8))
+        _ = try await dev.app.commit([try demo.message(from: "u0", in: "town", text: "Town meeting at 7", id: "m-town", at: Timestamp(microsecondsOf: Date()))])
+        try await dev.waitUntilIdle(timeout: .seconds(240))
+        let deadLetters = try await dev.deadLetters()
+        #expect(deadLetters.isEmpty, "\(deadLetters.prefix(3))")
+        let pushes = try await dev.pushes().filter { $0["message"]?["data"]?["messageId"] == "m-town" }
+        let tokens = pushes.compactMap { $0["message"]?["token"]?.stringValue }
+        #expect(tokens.count == 999 && Set(tokens).count == 999, "\(tokens.count) pushes to \(Set(tokens).count) devices")
+        let conversation = try #require(try await dev.app.get(try DocumentName(project: "e2e", path: "conversations/town")))
+        let unread = conversation["unreadCount"]?.mapValue ?? [:]
+        let counted = unread.filter { $0.key != "u0" }
+        #expect(counted.count == 999 && counted.values.allSatisfy { $0 == .integer(1) } && unread["u0"] == .integer(0),
+                "\(counted.count) unread counts, \(Set(counted.values.map { "\($0)" }))")
+        for id in ["u1", "u500", "u999"] {
+            #expect(try await dev.app.get(try DocumentName(project: "e2e", path: "users/\(id)"))?["unreadTotal"] == .integer(1), "\(id)")
+        }
+        let message = try await dev.app.get(try DocumentName(project: "e2e", path: "conversations/town/messages/m-town"))
+        #expect(message?["heraldUnread"]?.mapValue?.count == 999)
+        #expect(try await dev.stop() == 0)
+    }
+}

@@ -1,0 +1,132 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import HeraldRuntime
+import HeraldTesting
+import Hummingbird
+import Testing
+
+/// Slow and failing downstreams, and settings that are wrong: the real executables answer fast with
+/// a status the trigger acts on, never hang, and never lose or duplicate what they were asked to do.
+@Suite struct OutageTests {
+    /// Firestore unreachable held every event for 30 s of in-call retries before its 503; an instance
+    /// with 80 of them scaled out for nothing. Now each is answered within 5 s, and once the breaker has
+    /// seen Firestore fail to answer, at once.
+    @Test func aFirestoreOutageIsAnsweredWithinFiveSeconds() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let message = try await world.message("m-outage")
+        // Every Herald request to Firestore hangs, as to a black-holed network.
+        try await world.dev.setFaults(["rate": 1, "kinds": ["firestore": ["timeout"]], "hangMilliseconds": 60_000])
+        let hanging = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment())
+        defer { hanging.stop() }
+        let first = try await withThrowingTaskGroup(of: FunctionUnderTest.Answer.self) { group in
+            for i in 0..<5 { group.addTask { try await hanging.post(try world.created(message, id: "evt-hang-\(i)")) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        for answer in first {
+            #expect(answer.status == 503 && answer.retryAfter != nil, "\(answer.status) \(answer.body)")
+            #expect(answer.elapsed < .seconds(5), "answered after \(answer.elapsed)")
+        }
+        let later = try await hanging.post(try world.created(message, id: "evt-hang-later"))
+        #expect(later.status == 503 && later.elapsed < .seconds(1), "the breaker is open: \(later.elapsed) \(later.body)")
+        #expect(later.body.contains("not calling it") && Int(later.retryAfter ?? "") != nil, "\(later.body)")
+
+        // Nothing listens where Firestore should be: refused connections, retried for 2 s at most.
+        let nowhere = try freeLoopbackPort()
+        let refused = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
+            ["FIRESTORE_ENDPOINT": "http://127.0.0.1:\(nowhere)"]) { _, new in new })
+        defer { refused.stop() }
+        let answer = try await refused.post(try world.created(message, id: "evt-refused"))
+        #expect(answer.status == 503 && answer.elapsed < .seconds(5), "\(answer.elapsed) \(answer.body)")
+        #expect(hanging.isRunning && refused.isRunning)
+    }
+
+    /// Without credentials, an emulator or a metadata server, `serve` was silent for 35 s and exited.
+    /// Now it says in one line what to set, within about a second; offline commands never wait.
+    @Test func startingWithoutCredentialsSaysWhatToSet() async throws {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let result = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["serve", "--host", "127.0.0.1", "--port", "0"],
+                                                 environment: FunctionUnderTest.cleanEnvironment())
+        let elapsed = clock.now - start
+        #expect(result.status != 0)
+        #expect(elapsed < .seconds(3), "took \(elapsed)")
+        let said = result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(said.split(separator: "\n").count == 1, "one line: \(said)")
+        for setting in ["GOOGLE_APPLICATION_CREDENTIALS", "FIRESTORE_EMULATOR_HOST", "--documents"] { #expect(said.contains(setting), "\(said)") }
+
+        // Commands that need no Google access finish at once without any.
+        for (executable, arguments) in [("onMessageCreated", ["invoke", "--event", TestPaths.fixture("default/message-created.legacy.json").path,
+                                                               "--documents", TestPaths.fixture("default/documents.json").path]),
+                                        ("herald", ["indexes", "--schema", "prd004"])] {
+            let begun = clock.now
+            let offline = try await ProcessRunner.run(TestPaths.executable(executable), arguments, environment: FunctionUnderTest.cleanEnvironment())
+            #expect(offline.status == 0, "\(executable) \(arguments): \(offline.stderr)")
+            #expect(clock.now - begun < .seconds(3), "\(executable) \(arguments[0]) took \(clock.now - begun)")
+        }
+    }
+
+    /// A push whose FCM answer takes 45 s: the redelivery that comes meanwhile must not send it again,
+    /// nor may anything after. The send is waited for within the lease, and the claim held meanwhile.
+    @Test func aSlowFCMNeverGetsAPushTwice() async throws {
+        let fcm = FakeFCM(delay: .seconds(45))
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        try await withTestHTTPServer(fcm.router) { fcmPort in
+            let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
+                ["FCM_ENDPOINT": "http://127.0.0.1:\(fcmPort)"]) { _, new in new })
+            defer { function.stop() }
+            let message = try await world.message("m-slow")
+            let event = try world.created(message, id: "evt-slow")
+            async let first = function.post(event)
+            try await Task.sleep(for: .seconds(5))
+            let redelivered = try await function.post(event)
+            #expect(redelivered.status == 503 && redelivered.elapsed < .seconds(5), "\(redelivered.status) \(redelivered.body)")
+            #expect(Int(redelivered.retryAfter ?? "") ?? 0 >= 30, "retry once the lease is over: \(redelivered.retryAfter ?? "none")")
+            let answer = try await first
+            #expect(answer.status == 200 && answer.elapsed >= .seconds(45), "\(answer.status) after \(answer.elapsed): \(answer.body)")
+            let after = try await function.post(event)
+            #expect(after.status == 200 && after.json?["outcome"] == "duplicate", "\(after.body)")
+        }
+        #expect(fcm.attempts.withLock { $0 } == ["tok-bob-phone": 1, "tok-bob-ipad": 1, "tok-carol-phone": 1])
+    }
+
+    /// A wrong FCM_ENDPOINT (a 404 page), the wrong project's credentials (SENDER_ID_MISMATCH) and an
+    /// endpoint calling every token dead once removed tokens, or would have. None removes any now; a
+    /// single dead token among live ones still goes.
+    @Test func aMisconfiguredFCMRemovesNoToken() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let before = try await [world.tokens(of: "bob"), world.tokens(of: "carol")]
+        let answers: [(String, @Sendable (String, Int) -> FakeFCM.Answer, Int)] = [
+            ("a 404 page", { _, _ in FakeFCM.Answer(status: .notFound, body: "<html>Not Found</html>") }, 503),
+            ("SENDER_ID_MISMATCH", { _, _ in FakeFCM.error(.forbidden, "PERMISSION_DENIED", "SENDER_ID_MISMATCH") }, 200),
+            ("UNREGISTERED for all", { _, _ in FakeFCM.error(.notFound, "NOT_FOUND", "UNREGISTERED") }, 200),
+        ]
+        for (index, (what, script, status)) in answers.enumerated() {
+            let fcm = FakeFCM(script: script)
+            try await withTestHTTPServer(fcm.router) { port in
+                let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
+                    ["FCM_ENDPOINT": "http://127.0.0.1:\(port)"]) { _, new in new })
+                defer { function.stop() }
+                let message = try await world.message("m-misconfigured-\(index)")
+                let answer = try await function.post(try world.created(message, id: "evt-misconfigured-\(index)"))
+                #expect(answer.status == status, "\(what): \(answer.body)")
+                #expect(try await [world.tokens(of: "bob"), world.tokens(of: "carol")] == before, "\(what) removed tokens")
+                if what.hasPrefix("UNREGISTERED") { #expect(function.output.contains("No token removed"), "\(function.output.suffix(1500))") }
+            }
+        }
+        // One dead token among live ones is removed, as it should be.
+        let fcm = FakeFCM { token, _ in token == "tok-bob-ipad" ? FakeFCM.error(.notFound, "NOT_FOUND", "UNREGISTERED") : FakeFCM.ok(token) }
+        try await withTestHTTPServer(fcm.router) { port in
+            let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
+                ["FCM_ENDPOINT": "http://127.0.0.1:\(port)"]) { _, new in new })
+            defer { function.stop() }
+            let message = try await world.message("m-one-dead")
+            #expect(try await function.post(try world.created(message, id: "evt-one-dead")).status == 200)
+            #expect(try await world.tokens(of: "bob") == ["tok-bob-phone"])
+        }
+    }
+}
