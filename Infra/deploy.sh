@@ -193,12 +193,14 @@ ensure gcloud pubsub topics describe "$DEAD_LETTERS" --project="$PROJECT" -- \
 ensure gcloud pubsub subscriptions describe "$DEAD_LETTERS" --project="$PROJECT" -- \
   gcloud pubsub subscriptions create "$DEAD_LETTERS" --topic="$DEAD_LETTERS" --message-retention-duration=7d --project="$PROJECT"
 run gcloud pubsub topics add-iam-policy-binding "$DEAD_LETTERS" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.publisher --project="$PROJECT"
+# trigger FUNCTION KIND PATTERN [SUFFIX]: one event type per Eventarc trigger (a second kind needs a second trigger).
 trigger() {
-  local function=$1 kind=$2 pattern=$3 name
-  name=$(service_of "$function")
+  local function=$1 kind=$2 pattern=$3 service name
+  service=$(service_of "$function")
+  name=$service${4:+-$4}
   ensure gcloud eventarc triggers describe "$name" --location="$FIRESTORE_LOCATION" --project="$PROJECT" -- \
     gcloud eventarc triggers create "$name" --location="$FIRESTORE_LOCATION" \
-    --destination-run-service="$name" --destination-run-region="$REGION" \
+    --destination-run-service="$service" --destination-run-region="$REGION" \
     --event-filters="type=google.cloud.firestore.document.v1.$kind" --event-filters="database=$DATABASE" \
     --event-filters-path-pattern="document=$pattern" --event-data-content-type=application/protobuf \
     --service-account="$TRIGGER_SA" --project="$PROJECT"
@@ -213,6 +215,7 @@ trigger() {
 }
 trigger onMessageCreated created "$MESSAGE_PATTERN"
 trigger onReadReceipt updated "$MESSAGE_PATTERN"
+trigger onReadReceipt deleted "$MESSAGE_PATTERN" deleted   # an unsent message's unread counts go back down
 trigger tokenCleanup written "$USER_PATTERN"
 
 echo "# 7. Cloud Scheduler jobs"

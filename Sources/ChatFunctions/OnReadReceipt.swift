@@ -5,6 +5,7 @@ import HeraldCore
 
 /// A message was updated: when its readers or recipients grew, move its status forward, mirror it on
 /// the conversation's last message, and bring each new reader's unread count and badge down, once.
+/// A message was deleted (unsent): the recipients it still counted as unread are uncounted, once.
 ///
 /// Exactness comes from the message itself: onMessageCreated marks each recipient it counted
 /// (`heraldUnread.{uid}: true`); this function decrements only marked readers and clears their marks
@@ -13,17 +14,22 @@ import HeraldCore
 /// works from the message as it is now, so any order of events ends at the exact counts.
 public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     public static let name = "onReadReceipt"
-    public static let summary = "On a message update: advance its status and bring unread counts and badges down."
+    public static let summary = "On a message update or deletion: advance its status and bring unread counts and badges down."
     static let statusOrder = ["sending", "sent", "delivered", "read"]
 
     public let schema: Schema
     public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
     public init(schema: Schema) { self.schema = schema }
 
-    public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.updated]) }
+    public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.updated, .deleted]) }
 
     public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
         guard let conversation = schema.conversationName(for: change) else { return [] }
+        if change.effectiveKind == .deleted {
+            // The conversation, then the users the deleted message still counted as unread (its marks as it was).
+            guard alreadyRead[conversation] != nil else { return alreadyRead.missing.contains(conversation) ? [] : [conversation] }
+            return stillCounted(change.oldDocument).compactMap { schema.userName($0, near: conversation) }
+        }
         // The message as it is now (not as the event saw it), and its conversation.
         guard let message = alreadyRead[change.document], let found = alreadyRead[conversation] else {
             return alreadyRead.missing.contains(change.document) || alreadyRead.missing.contains(conversation) ? [] : [change.document, conversation]
@@ -32,9 +38,17 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     }
 
     public func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath] {
-        guard case .subcollection = schema.tokens, let conversation = schema.conversationName(for: change),
-              let message = alreadyRead[change.document], let found = alreadyRead[conversation] else { return [] }
+        guard case .subcollection = schema.tokens, let conversation = schema.conversationName(for: change), let found = alreadyRead[conversation] else { return [] }
+        if change.effectiveKind == .deleted { return schema.tokenCollections(of: stillCounted(change.oldDocument), near: conversation) }
+        guard let message = alreadyRead[change.document] else { return [] }
         return schema.tokenCollections(of: readersToCount(message, recipients: recipients(message, found)), near: conversation)
+    }
+
+    /// The recipients whose unread count holds this message (onMessageCreated's marks).
+    func stillCounted(_ message: FirestoreDocument?) -> [String] {
+        guard let message, let marks = message[schema.unreadMarkField]?.mapValue else { return [] }
+        let sender = message[schema.senderIDField]?.stringValue
+        return marks.filter { $0.value == .boolean(true) && $0.key != sender }.keys.sorted()
     }
 
     func recipients(_ message: FirestoreDocument, _ conversation: FirestoreDocument) -> [String] {
@@ -54,6 +68,7 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     }
 
     public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
+        if change.effectiveKind == .deleted { return planDeletion(change, documents: documents) }
         guard let message = documents[change.document] else { return .skip("the message no longer exists") }
         guard let conversationName = schema.conversationName(for: change), let conversation = documents[conversationName] else {
             return .skip("the message's conversation does not exist")
@@ -84,37 +99,54 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
 
         // Conditional on the message as read: a concurrent receipt makes the runtime plan again from the newer one.
         var writes = [Write(.update(message.name, fields: fields, mask: mask), precondition: message.updateTime.map { .updateTime($0) } ?? .exists(true))]
-        let conversationTransforms = toCount.flatMap { reader in
-            [FieldTransform(FieldPath(schema.unreadCountField, reader), .increment(.integer(-1))),
-             FieldTransform(FieldPath(schema.unreadCountField, reader), .maximum(.integer(0)))]
-        }
-        var lastMessage: (fields: [String: FirestoreValue], mask: [FieldPath])?
         if status != current, case .map(let field) = schema.lastMessage,
            conversation.value(at: [field, "messageId"]) == .string(message.name.documentID) {
-            lastMessage = ([field: .map(["status": .string(status)])], [FieldPath(field, "status")])
+            writes.append(Write(.update(conversation.name, fields: [field: .map(["status": .string(status)])], mask: [FieldPath(field, "status")]),
+                                precondition: .exists(true)))
         }
-        if lastMessage != nil || !conversationTransforms.isEmpty {
-            let operation: Write.Operation = lastMessage.map { .update(conversation.name, fields: $0.fields, mask: $0.mask) } ?? .transform(conversation.name)
-            writes.append(Write(operation, transforms: conversationTransforms, precondition: .exists(true)))
-        }
+        let uncounted = uncount(toCount, in: conversation, documents: documents)
+        writes += uncounted.writes
+        return Plan(writes: Write.merging(writes), pushes: uncounted.pushes, warnings: uncounted.warnings)
+    }
 
-        // Each counted reader's badge goes down, and their devices hear of it silently (an iPad clears when the phone reads).
+    /// A deleted message leaves no unread count behind. Its marks as it was say whom it still counted;
+    /// a receipt handled before the deletion cleared its readers' marks, and a message deleted before
+    /// onMessageCreated handled it was never counted (onMessageCreated then skips it).
+    func planDeletion(_ change: DocumentChange, documents: DocumentsRead) -> Plan {
+        guard let old = change.oldDocument else { return .skip("the deletion event carries no data: whom the message counted is unknown") }
+        guard let conversationName = schema.conversationName(for: change), let conversation = documents[conversationName] else {
+            return .skip("the message's conversation does not exist")
+        }
+        let counted = stillCounted(old)
+        guard !counted.isEmpty else { return .skip("the deleted message counted nobody as unread") }
+        let uncounted = uncount(counted, in: conversation, documents: documents)
+        return Plan(writes: Write.merging(uncounted.writes), pushes: uncounted.pushes, warnings: uncounted.warnings)
+    }
+
+    /// Each user's unread count in the conversation and badge down by one (never below zero), and their
+    /// devices told silently (an iPad clears when the phone reads).
+    func uncount(_ users: [String], in conversation: FirestoreDocument, documents: DocumentsRead) -> (writes: [Write], pushes: [PushMessage], warnings: [String]) {
+        guard !users.isEmpty else { return ([], [], []) }
+        var writes = [Write(.transform(conversation.name), transforms: users.flatMap { reader in
+            [FieldTransform(FieldPath(schema.unreadCountField, reader), .increment(.integer(-1))),
+             FieldTransform(FieldPath(schema.unreadCountField, reader), .maximum(.integer(0)))]
+        }, precondition: .exists(true))]
         let tokenStore = TokenStore(schema.tokens, documents: documents)
         var pushes: [PushMessage] = []
         var stored = StoredValues()
-        for reader in toCount {
-            guard let userName = schema.userName(reader, near: conversationName), let user = documents[userName] else { continue }
+        for reader in users {
+            guard let userName = schema.userName(reader, near: conversation.name), let user = documents[userName] else { continue }
             writes.append(Write(.transform(userName), transforms: [
                 FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
                 FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
             ], precondition: .exists(true)))
             let badge = max(0, stored.count(schema.badgeField, of: user) - 1)
             pushes += tokenStore.pushes(to: user, userID: reader) { token in
-                FCMMessage(token: token, data: ["type": "badge", "badge": String(badge), "conversationId": conversationName.documentID],
+                FCMMessage(token: token, data: ["type": "badge", "badge": String(badge), "conversationId": conversation.name.documentID],
                            android: .init(priority: .normal),
                            apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true))
             }
         }
-        return Plan(writes: writes, pushes: pushes, warnings: stored.warnings)
+        return (writes, pushes, stored.warnings)
     }
 }

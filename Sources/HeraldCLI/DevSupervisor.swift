@@ -123,8 +123,12 @@ final class DevSupervisor: Service, Sendable {
     /// Registers the function's trigger and Cloud Scheduler job against its service URL.
     func register(name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?, service: String) throws {
         if let trigger {
-            cloud.triggers.register(TriggerRegistration(
-                name: name, pattern: trigger.pattern, kind: trigger.kinds.count == 1 ? trigger.kinds.first! : .written, url: service))
+            // One registration per kind, as Eventarc takes one event type per trigger; every kind at once is `written`.
+            let kinds: [DocumentChange.Kind] = trigger.kinds.contains(.written) || trigger.kinds.isSuperset(of: [.created, .updated, .deleted])
+                ? [.written] : trigger.kinds.sorted { $0.rawValue > $1.rawValue }
+            for (index, kind) in kinds.enumerated() {
+                cloud.triggers.register(TriggerRegistration(name: index == 0 ? name : "\(name)-\(kind.rawValue)", pattern: trigger.pattern, kind: kind, url: service))
+            }
         }
         if let job {
             // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).

@@ -46,12 +46,13 @@ extension FirestoreGateway {
     }
 
     /// Sends the pushes and records their outcome, all within the lease taken at `claimedAt`: no send
-    /// starts after half the lease (those stay pending for a later attempt), every send is over by 80%
-    /// of it, however slow FCM is to answer (an answer that is late may still be a delivery, so it is
-    /// waited for rather than abandoned and sent again), and the record is retried until 95%.
+    /// starts after 40% of the lease (those stay pending for a later attempt); a send FCM has not answered
+    /// by 60% is recorded unanswered, not sent again (a late answer may still be a delivery); and the
+    /// record is retried until 95%, so that losing it, which would send the pushes again, takes Firestore
+    /// failing for a third of the lease.
     func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant) async throws {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
-        let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.5, finish: claimedAt + pushLease * 0.8)
+        let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
         let results = await fcm.sendAll(pushes.map(\.message), deadlines: deadlines)
         let outcome = deadTokens.judge(Array(zip(pushes, results)))
 

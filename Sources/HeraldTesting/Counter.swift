@@ -18,3 +18,14 @@ public final class Flag: Sendable {
     public func set() { state.withLock { $0 = true } }
     public var isSet: Bool { state.withLock { $0 } }
 }
+
+/// Values gathered by concurrent tasks under their keys: the messages the chaos writers unsent.
+public final class SharedTable<Value: Sendable>: Sendable {
+    private let table = Mutex([String: Value]())
+    public init() {}
+    public subscript(key: String) -> Value? {
+        get { table.withLock { $0[key] } }
+        set { table.withLock { $0[key] = newValue } }
+    }
+    public var all: [String: Value] { table.withLock { $0 } }
+}

@@ -18,6 +18,9 @@ public struct APIFaultPlan: Sendable, Hashable {
         case resetAfterApplying
         /// No answer for `hangFor`, then the connection closes: the caller's timeout fires first.
         case timeout
+        /// The request is carried out, and answered only after `slowFor`: beyond a caller's deadline, it
+        /// looks undone although it was done (an FCM that delivers but answers late).
+        case slow
     }
 
     /// Probability that a request to an API with faults gets one.
@@ -25,18 +28,20 @@ public struct APIFaultPlan: Sendable, Hashable {
     /// The faults each API gets, one chosen uniformly per fault; an API not named gets none.
     public var kinds: [API: [Kind]]
     public var hangFor: Duration
+    public var slowFor: Duration
     /// Requests whose user-agent starts with this are spared (the apps' own writes, not Herald's).
     public var sparedUserAgent: String?
 
-    public init(rate: Double = 0, kinds: [API: [Kind]] = [:], hangFor: Duration = .seconds(3), sparedUserAgent: String? = nil) {
+    public init(rate: Double = 0, kinds: [API: [Kind]] = [:], hangFor: Duration = .seconds(3), slowFor: Duration = .seconds(12), sparedUserAgent: String? = nil) {
         self.rate = rate
         self.kinds = kinds
         self.hangFor = hangFor
+        self.slowFor = slowFor
         self.sparedUserAgent = sparedUserAgent
     }
 
     /// The JSON form the admin API takes and gives back:
-    /// `{"rate": 0.1, "kinds": {"firestore": ["unavailable", "reset"]}, "hangMilliseconds": 3000, "sparedUserAgent": "app"}`.
+    /// `{"rate": 0.1, "kinds": {"firestore": ["unavailable", "reset"]}, "hangMilliseconds": 3000, "slowMilliseconds": 12000, "sparedUserAgent": "app"}`.
     public init(json: JSONValue) throws(LocalAPIError) {
         func number(_ key: String) -> Double? { json.member(key).flatMap { Double($0.serialized()) } }
         let rate = number("rate") ?? 0
@@ -53,13 +58,17 @@ public struct APIFaultPlan: Sendable, Hashable {
         }
         let hang = number("hangMilliseconds") ?? 3000
         guard (0...600_000).contains(hang) else { throw .invalidArgument("hangMilliseconds is from 0 to 600000") }
-        self.init(rate: rate, kinds: kinds, hangFor: .milliseconds(Int64(hang)), sparedUserAgent: json.member("sparedUserAgent")?.stringValue)
+        let slow = number("slowMilliseconds") ?? 12_000
+        guard (0...600_000).contains(slow) else { throw .invalidArgument("slowMilliseconds is from 0 to 600000") }
+        self.init(rate: rate, kinds: kinds, hangFor: .milliseconds(Int64(hang)), slowFor: .milliseconds(Int64(slow)),
+                  sparedUserAgent: json.member("sparedUserAgent")?.stringValue)
     }
 
     public var json: JSONValue {
         let kinds = self.kinds.map { ($0.key.rawValue, JSONValue.array($0.value.map { .string($0.rawValue) })) }
         return ["rate": .number(String(rate)), "kinds": .object(Dictionary(uniqueKeysWithValues: kinds)),
-                "hangMilliseconds": .integer(Int64(hangFor / .milliseconds(1))), "sparedUserAgent": sparedUserAgent.map(JSONValue.string) ?? .null]
+                "hangMilliseconds": .integer(Int64(hangFor / .milliseconds(1))), "slowMilliseconds": .integer(Int64(slowFor / .milliseconds(1))),
+                "sparedUserAgent": sparedUserAgent.map(JSONValue.string) ?? .null]
     }
 }
 

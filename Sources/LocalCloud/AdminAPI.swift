@@ -35,9 +35,11 @@ struct AdminAPI: Sendable {
         case ("POST", "delivery/faults"):
             let body = try request.json()
             func number(_ key: String) -> Double { body.member(key).flatMap { Double($0.serialized()) } ?? 0 }
+            let omitFor = body.member("omitDataTriggers")?.arrayValue.map { Set($0.compactMap(\.stringValue)) }
             cloud.delivery.faults = DeliveryFaults(duplicateProbability: number("duplicateProbability"),
                                                    dropResponseProbability: number("dropResponseProbability"),
-                                                   maximumDelay: .milliseconds(Int64(number("maximumDelayMilliseconds"))))
+                                                   maximumDelay: .milliseconds(Int64(number("maximumDelayMilliseconds"))),
+                                                   omitDataProbability: number("omitDataProbability"), omitDataTriggers: omitFor)
             return LocalResponse(json: .object([:]))
         case ("POST", "faults"), ("PUT", "faults"):
             cloud.faults.plan = try APIFaultPlan(json: try request.json())

@@ -155,11 +155,12 @@ struct LocalCloudHandler: Sendable {
         case .timeout?:
             try? await Task.sleep(for: cloud.faults.plan.hangFor)
             return Self.reset
-        case .resetAfterApplying?, nil:
+        case .resetAfterApplying?, .slow?, nil:
             break
         }
         let result: LocalResponse
         do { result = try await route(local) } catch { result = LocalResponse(error) }
+        if fault == .slow { try? await Task.sleep(for: cloud.faults.plan.slowFor) }
         if result.status >= 500 { cloud.logger.warning("\(local.method) \(request.uri.path) → \(result.status) \(result.body.prefix(300))") }
         return fault == .resetAfterApplying ? Self.reset : Self.response(result)
     }

@@ -59,6 +59,22 @@ import Testing
         #expect(try await world.document("conversations/family")?["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(0), "carol": .integer(0)]))
     }
 
+    /// A message unsent after it was counted left its recipients' unread counts and badges up for good.
+    @Test func anUnsentMessageLeavesNoUnreadCountBehind() async throws {
+        let dev = try await RunningDev.start(["--seed", "demo"])
+        defer { dev.kill() }
+        let world = DevWorld(dev: dev)
+        try await dev.waitUntilIdle()
+        let message = try await world.message("m-regret")
+        try await dev.waitUntilIdle()
+        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(1))
+        _ = try await world.app.commit([Write(.delete(message.name))])
+        try await dev.waitUntilIdle()
+        #expect(try await world.document("conversations/family")?["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(0), "carol": .integer(0)]))
+        for user in ["bob", "carol"] { #expect(try await world.document("users/\(user)")?["unreadTotal"] == .integer(0), "\(user)") }
+        #expect(try await dev.deadLetters().isEmpty)
+    }
+
     /// Eventarc leaves out the data of an event over its size limit. The ledger was keyed on the
     /// document as read, which the function's own commit changes, so a redelivery after a lost answer
     /// counted the message again. Now the key is the event as delivered.

@@ -111,3 +111,46 @@ struct ReceiptWorld {
         #expect(fields["readCount"] == .integer(1))
     }
 }
+
+/// An unsent (deleted) message: whoever it still counted as unread is uncounted, once, from its marks as it was.
+@Suite struct MessageDeletionTests {
+    func plan(of message: [String: FirestoreValue]?, _ world: ReceiptWorld = ReceiptWorld()) throws -> (Plan, [DocumentName]) {
+        let function = OnReadReceipt(schema: world.schema)
+        let messageName = try DocumentName(project: "p", path: "conversations/family/messages/m1")
+        let conversationName = try DocumentName(project: "p", path: "conversations/family")
+        let change = DocumentChange(eventID: "e", kind: .deleted, time: Timestamp(seconds: 30), document: messageName,
+                                    oldDocument: message.map { FirestoreDocument(name: messageName, fields: $0, updateTime: Timestamp(seconds: 20)) })
+        var read = DocumentsRead(found: [conversationName: FirestoreDocument(name: conversationName, fields: world.conversation)])
+        let wanted = function.documentsToRead(for: change, alreadyRead: read)
+        for (id, fields) in world.users {
+            let name = try DocumentName(project: "p", path: "users/\(id)")
+            read.found[name] = FirestoreDocument(name: name, fields: fields)
+        }
+        return (function.plan(for: change, documents: read), wanted)
+    }
+
+    @Test func theRecipientsStillCountedAreUncounted() throws {
+        let world = ReceiptWorld()
+        let (plan, wanted) = try plan(of: world.message)
+        // Bob read it but onReadReceipt had not counted it yet (his mark is there): both marks go down.
+        #expect(wanted.map(\.path) == ["users/bob", "users/carol"])
+        let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
+        #expect(conversation.transforms == ["bob", "carol"].flatMap {
+            [FieldTransform(FieldPath("unreadCount", $0), .increment(.integer(-1))), FieldTransform(FieldPath("unreadCount", $0), .maximum(.integer(0)))]
+        })
+        #expect(plan.writes.filter { $0.document.path.hasPrefix("users/") }.count == 2)
+        #expect(plan.writes.first { $0.document.path.hasSuffix("/m1") } == nil, "the message is gone: nothing to write to it")
+        #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad", "c-phone"])
+        #expect(plan.pushes.allSatisfy { $0.content["notification"] == nil })
+    }
+
+    @Test func aMessageNobodyStillCountedChangesNothing() throws {
+        var message = ReceiptWorld().message
+        message["heraldUnread"] = .map(["bob": .boolean(true)])
+        message["senderId"] = .string("bob")  // a sender's own mark never counts
+        #expect(try plan(of: message).0.decision == .skip(reason: "the deleted message counted nobody as unread"))
+        message["heraldUnread"] = nil
+        #expect(try plan(of: message).0.decision == .skip(reason: "the deleted message counted nobody as unread"))
+        #expect(try plan(of: nil).0.decision == .skip(reason: "the deletion event carries no data: whom the message counted is unknown"))
+    }
+}

@@ -77,6 +77,7 @@ import Testing
         let escaped = { (pattern: String) in pattern.replacingOccurrences(of: "{", with: "\\{").replacingOccurrences(of: "}", with: "\\}") }
         for (name, kind, pattern) in [("herald-onmessagecreated", "created", schema.messagePattern),
                                       ("herald-onreadreceipt", "updated", schema.messagePattern),
+                                      ("herald-onreadreceipt-deleted", "deleted", schema.messagePattern),
                                       ("herald-tokencleanup", "written", schema.userPattern)] {
             let create = try #require(run.commands.first { $0.contains("eventarc triggers create \(name) ") }, "\(name)")
             #expect(create.contains("--event-filters=type=google.cloud.firestore.document.v1.\(kind) "), "\(create)")

@@ -8,7 +8,7 @@ import Testing
 /// The faults the chaos suite injects on Google's APIs mean what they say: the caller never sees a
 /// success, and only `resetAfterApplying` carries the request out.
 @Suite struct APIFaultTests {
-    @Test(arguments: APIFaultPlan.Kind.allCases)
+    @Test(arguments: APIFaultPlan.Kind.allCases.filter { $0 != .slow })
     func anInjectedFaultIsNeverASuccess(kind: APIFaultPlan.Kind) async throws {
         try await withLocalCloud { local in
             local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.fcm: [kind]], hangFor: .milliseconds(50))
@@ -25,6 +25,21 @@ import Testing
             #expect(recorded == (kind == .resetAfterApplying ? sends : 0))
             #expect(local.cloud.faults.injected == ["fcm.\(kind.rawValue)": sends])
             #expect(local.cloud.faults.requests["fcm"] == sends)
+        }
+    }
+
+    /// A slow answer comes after the work is done: a caller whose deadline passes first sees no answer,
+    /// though FCM recorded the push (as a real FCM that delivers but answers late).
+    @Test func aSlowAnswerIsLateButTheWorkIsDone() async throws {
+        try await withLocalCloud { local in
+            local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.fcm: [.slow]], slowFor: .milliseconds(1500))
+            let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                                retry: RetryPolicy(maximumAttempts: 1))
+            let result = await fcm.send(["token": "tok-late", "data": ["a": "b"]], deadlines: .init(lastStart: .now + .seconds(1), finish: .now + .milliseconds(500)))
+            let recorded = try await local.cloud.fcm.messages().count
+            guard case .unanswered = result else { Issue.record("\(result)"); return }
+            #expect(recorded == 1)
+            #expect(await fcm.send(["token": "tok-patient", "data": ["a": "b"]]).isSent, "answered late, within the default timeout")
         }
     }
 

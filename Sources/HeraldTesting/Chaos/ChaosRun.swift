@@ -29,6 +29,12 @@ public struct ChaosSettings: Sendable {
     public var duplicateProbability = 0.05
     public var dropResponseProbability = 0.05
     public var maximumDelay: Duration = .milliseconds(300)
+    /// Message events delivered without their data (as Eventarc sends one over its size limit).
+    public var omitDataProbability = 0.05
+    /// Messages the sender deletes (unsends) at once, before or after their events are handled.
+    public var unsendProbability = 0.03
+    /// How long FCM takes to answer a `slow` fault: past the functions' wait for it (60% of the push lease).
+    public var slowFCM: Duration = .seconds(12)
     /// How long the backlog may take to drain once the faults stop.
     public var settleTimeout: Duration = .seconds(300)
     public var seed: UInt64 = 1
@@ -50,6 +56,8 @@ public struct ChaosRun: Sendable {
     public let settings: ChaosSettings
     public let dev: RunningDev
     public let project: String
+    /// Messages the writers deleted, with their conversation and sender.
+    let unsent = SharedTable<(conversation: String, sender: String)>()
 
     public init(settings: ChaosSettings, dev: RunningDev, project: String = "e2e") {
         self.settings = settings
@@ -132,7 +140,8 @@ public struct ChaosRun: Sendable {
         let pushes = try await dev.pushes()
         let output = dev.output
         let interrupted = Self.interruptedMessages(in: output)
-        let truth = try await ChaosTruth(world: world, schema: schema, demo: demo, app: app, owners: owners, interrupted: interrupted).check(pushes: pushes)
+        let truth = try await ChaosTruth(world: world, schema: schema, demo: demo, app: app, owners: owners, interrupted: interrupted,
+                                         unsent: unsent.all).check(pushes: pushes)
         let deliveries = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/deliveries").body.utf8))["deliveries"]?.arrayValue ?? []
         let faults = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/faults").body.utf8))["injected"]?.objectValue ?? [:]
         func lines(containing text: String) -> Int { output.components(separatedBy: text).count - 1 }
@@ -188,8 +197,13 @@ public struct ChaosRun: Sendable {
         let sender = conversation.members.randomElement()!
         // Message times follow n, so the newest message of a conversation is the one with the highest n.
         let time = Timestamp(microsecondsOf: ChaosRun.epoch.addingTimeInterval(Double(n) / 1000))
-        _ = try await app.commit([try demo.message(from: sender, in: conversation.id, text: "Message \(n)", id: "m\(n)", at: time,
-                                                   senderName: world.name(of: sender))])
+        let message = try demo.message(from: sender, in: conversation.id, text: "Message \(n)", id: "m\(n)", at: time, senderName: world.name(of: sender))
+        _ = try await app.commit([message])
+        if Double.random(in: 0..<1) < settings.unsendProbability {
+            try await Task.sleep(for: .milliseconds(Int64.random(in: 0...200)))
+            unsent["m\(n)"] = (conversation.id, sender)
+            _ = try await app.commit([Write(.delete(message.document))])
+        }
         if Double.random(in: 0..<1) < settings.readProbability {
             let opened = world.conversations.randomElement()!
             let reader = opened.members.randomElement()!
@@ -234,14 +248,19 @@ public struct ChaosRun: Sendable {
         let everything = APIKinds.all
         let faults: JSONValue = [
             "rate": .number(on ? String(settings.faultRate) : "0"), "hangMilliseconds": 3000, "sparedUserAgent": .string(ChaosSettings.appUserAgent),
-            // FCM gets only faults after which it did not accept the message: no sender can tell an accepted
-            // send whose answer was lost from one that failed, and the device collapses such a repeat.
-            "kinds": ["firestore": everything, "fcm": ["unavailable", "rateLimited", "reset", "timeout"], "token": everything],
+            "slowMilliseconds": .integer(Int64(settings.slowFCM / .milliseconds(1))),
+            // FCM gets no fault after which it accepted the message and said so never: no sender can tell an
+            // accepted send whose answer was lost from one that failed. A slow one answers, too late.
+            "kinds": ["firestore": everything, "fcm": ["unavailable", "rateLimited", "reset", "timeout", "slow"], "token": everything],
         ]
         let delivery: JSONValue = [
             "duplicateProbability": .number(on ? String(settings.duplicateProbability) : "0"),
             "dropResponseProbability": .number(on ? String(settings.dropResponseProbability) : "0"),
             "maximumDelayMilliseconds": .integer(on ? Int64(settings.maximumDelay / .milliseconds(1)) : 0),
+            "omitDataProbability": .number(on ? String(settings.omitDataProbability) : "0"),
+            // Message documents can outgrow an event; user documents do not. (A deletion without its data
+            // cannot say whom the message counted: that loss is known, and not what this run checks.)
+            "omitDataTriggers": ["onMessageCreated", "onReadReceipt"],
         ]
         for (path, body) in [("faults", faults), ("delivery/faults", delivery)] {
             let answer = try await HTTPClient.shared.post("\(dev.base)/herald/\(path)", headers: ["content-type": "application/json"], body: Array(body.serialized().utf8))

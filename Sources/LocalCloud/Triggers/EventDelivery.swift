@@ -27,11 +27,18 @@ public struct DeliveryFaults: Sendable, Hashable {
     public var dropResponseProbability = 0.0
     /// Each delivery waits up to this long first, so events overtake each other.
     public var maximumDelay: Duration = .zero
+    /// Events delivered without their data, as Eventarc sends one over its size limit; only to the
+    /// triggers named (nil: any).
+    public var omitDataProbability = 0.0
+    public var omitDataTriggers: Set<String>?
 
-    public init(duplicateProbability: Double = 0, dropResponseProbability: Double = 0, maximumDelay: Duration = .zero) {
+    public init(duplicateProbability: Double = 0, dropResponseProbability: Double = 0, maximumDelay: Duration = .zero,
+                omitDataProbability: Double = 0, omitDataTriggers: Set<String>? = nil) {
         self.duplicateProbability = duplicateProbability
         self.dropResponseProbability = dropResponseProbability
         self.maximumDelay = maximumDelay
+        self.omitDataProbability = omitDataProbability
+        self.omitDataTriggers = omitDataTriggers
     }
 }
 
@@ -156,15 +163,23 @@ public final class EventDelivery: Service, Sendable {
         if faults.maximumDelay > .zero {
             try? await Task.sleep(for: faults.maximumDelay * Double.random(in: 0...1))
         }
-        var status = await post(delivery, to: trigger.url, timeout: options.timeout)
+        var sent = delivery
         var injected: String?
+        // Decided per event, not per attempt: Eventarc leaves out the data of an event that is too large, every time.
+        if faults.omitDataProbability > 0, faults.omitDataTriggers?.contains(delivery.trigger) ?? true,
+           Double(UInt64(bitPattern: delivery.id) &* 0x9E37_79B9_7F4A_7C15 >> 11) / Double(1 << 53) < faults.omitDataProbability {
+            sent.body = Data()
+            injected = "data omitted"
+        }
+        var status = await post(sent, to: trigger.url, timeout: options.timeout)
         if Double.random(in: 0..<1) < faults.duplicateProbability {
             // The copy's answer is not the delivery's, but is told: a copy cut off by a dying function
             // may have sent pushes it never recorded.
-            injected = switch await post(delivery, to: trigger.url, timeout: options.timeout) {
+            let copy: String = switch await post(sent, to: trigger.url, timeout: options.timeout) {
             case .success(let code), .rejected(let code, _): "duplicate, answered \(code)"
             case .failure(let reason): "duplicate, which got no answer: \(reason.prefix(300))"
             }
+            injected = injected.map { "\($0); \(copy)" } ?? copy
         }
         if case .success = status, Double.random(in: 0..<1) < faults.dropResponseProbability {
             injected = "response dropped"
