@@ -52,7 +52,8 @@ import Testing
                                                  environment: FunctionUnderTest.cleanEnvironment())
         let elapsed = clock.now - start
         #expect(result.status != 0)
-        #expect(elapsed < .seconds(3), "took \(elapsed)")
+        // About a second here (a debug build's start, then the 0.8 s probe); the bound leaves room for a loaded machine.
+        #expect(elapsed < .seconds(5), "took \(elapsed)")
         let said = result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(said.split(separator: "\n").count == 1, "one line: \(said)")
         for setting in ["GOOGLE_APPLICATION_CREDENTIALS", "FIRESTORE_EMULATOR_HOST", "--documents"] { #expect(said.contains(setting), "\(said)") }
@@ -64,7 +65,7 @@ import Testing
             let begun = clock.now
             let offline = try await ProcessRunner.run(TestPaths.executable(executable), arguments, environment: FunctionUnderTest.cleanEnvironment())
             #expect(offline.status == 0, "\(executable) \(arguments): \(offline.stderr)")
-            #expect(clock.now - begun < .seconds(3), "\(executable) \(arguments[0]) took \(clock.now - begun)")
+            #expect(clock.now - begun < .seconds(10), "\(executable) \(arguments[0]) took \(clock.now - begun)")
         }
     }
 

@@ -74,7 +74,7 @@ import Testing
 
     @Test func downstreamFailuresMapToRetryableStatuses() async throws {
         let cases: [(any Error, Int, String?)] = [
-            (DownstreamError.unavailable("firestore is down"), 503, nil),
+            (DownstreamError.unavailable("firestore is down"), 503, "1"),  // a 503 always says when to come back
             (DownstreamError.throttled("quota", retryAfterSeconds: 60), 429, "60"),
             (DownstreamError.rejected("permission denied"), 400, nil),
             (CancellationError(), 500, nil),

@@ -18,9 +18,11 @@ public struct FirestoreClient: Sendable {
 
     /// - endpoint: `https://firestore.googleapis.com`, or `http://HOST:PORT` for an emulator.
     /// - userAgent: how requests name their sender (the local cloud's fault injection can spare one).
+    /// - requestTimeout: how long one try may take; the functions pass `HERALD_API_TIMEOUT` (4 s), so
+    ///   that an outage is answered in seconds. Tools and apps keep a client library's patience.
     public init(project: String, database: String = "(default)", endpoint: String = productionEndpoint,
                 credentials: any AccessTokenProvider, httpClient: HTTPClient,
-                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(4),
+                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
                 observer: RequestObserver? = nil, userAgent: String = "herald") {
         self.project = project
         self.database = database
