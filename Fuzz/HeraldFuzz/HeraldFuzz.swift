@@ -50,7 +50,21 @@ enum FuzzTarget {
                 seeds.append([4] + bytes)
             }
         }
-        return seeds
+        return seeds + largeShapes
+    }
+
+    /// Shapes no fixture has, which made decoding quadratic before paths were built only on error: a
+    /// long field name over a long array, and deep maps. libFuzzer grows them further (`-max_len`).
+    static var largeShapes: [[UInt8]] {
+        let name = "projects/p/databases/(default)/documents/users/u1"
+        let array = "[" + Array(repeating: #"{"integerValue": "7"}"#, count: 20_000).joined(separator: ",") + "]"
+        let key = String(repeating: "k", count: 256 << 10)
+        let deep = String(repeating: #"{"m": {"mapValue": {"fields": "#, count: 30) + "{}" + String(repeating: "}}}", count: 30)
+        return [
+            [2] + Array(#"{"value": {"name": "\#(name)", "fields": {"\#(key)": {"arrayValue": {"values": \#(array)}}}}}"#.utf8),
+            [2] + Array(#"{"value": {"name": "\#(name)", "fields": \#(deep)}}"#.utf8),
+            [5] + Array(#"{"name": "\#(name)", "fields": {"list": {"arrayValue": {"values": \#(array)}}}}"#.utf8),
+        ]
     }
 }
 

@@ -62,9 +62,10 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         return gained(in: change).compactMap { store.holders(of: $0, in: schema.userCollection) }
     }
 
-    /// Well-formed tokens the new document has and the old one did not.
+    /// Well-formed tokens the new document has and the old one did not. An event without its data
+    /// cannot tell: it takes no token from anyone (a later sign-in's own event does).
     func gained(in change: DocumentChange) -> [String] {
-        guard let user = change.newDocument else { return [] }
+        guard let user = change.newDocument, !change.dataWasOmitted else { return [] }
         let store = TokenStore(schema.tokens)
         let before = Set(change.oldDocument.map(store.tokens(of:)) ?? [])
         return store.tokens(of: user).filter { !before.contains($0) && Self.isWellFormed($0) }

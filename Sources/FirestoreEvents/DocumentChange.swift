@@ -16,6 +16,9 @@ public struct DocumentChange: Sendable, Hashable {
     public var newDocument: FirestoreDocument?
     /// Field paths the update changed (updates only), in Firestore's canonical form.
     public var updateMask: [String]?
+    /// The event came without its data, and the runtime read the document as it is now: what the
+    /// write itself changed is unknown (the old document is not known).
+    public var dataWasOmitted = false
 
     public init(
         eventID: String, kind: Kind, time: Timestamp, document: DocumentName,

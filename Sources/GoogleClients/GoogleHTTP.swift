@@ -68,27 +68,28 @@ struct GoogleHTTP: Sendable {
     /// (default `requestTimeout`), and none goes on past `deadline`; no retry starts after `retryUntil`
     /// (default: in time to end by the deadline). Returns the 2xx body or throws `GoogleAPIError` /
     /// `TransportError` / `AuthError`.
+    /// - essential: tried even while the breaker is open (a record that must not be given up while there is time).
     func call(_ method: HTTPMethod, _ url: String, body: JSONValue?, retry policy: RetryPolicy, isRetryable: (any Error) -> Bool,
-              deadline: ContinuousClock.Instant? = nil, retryUntil: ContinuousClock.Instant? = nil, attemptTimeout: Duration? = nil) async throws -> [UInt8] {
+              deadline: ContinuousClock.Instant? = nil, retryUntil: ContinuousClock.Instant? = nil, attemptTimeout: Duration? = nil,
+              essential: Bool = false) async throws -> [UInt8] {
         let serialized = body.map { ByteBuffer(string: $0.serialized()) }
         let attemptTimeout = attemptTimeout ?? requestTimeout
         return try await Self.withRetries(policy, until: retryUntil ?? deadline, isRetryable: isRetryable) {
-            try await send(method, url, body: serialized, timeout: attemptTimeout, deadline: deadline)
+            try await send(method, url, body: serialized, timeout: attemptTimeout, deadline: deadline, throughBreaker: !essential)
         }
     }
 
     /// Sends once (through the breaker), for at most `timeout` once it has a token, and not past `deadline`;
     /// on 401 refreshes the token and sends once more.
-    func send(_ method: HTTPMethod, _ url: String, body: ByteBuffer?, timeout: Duration, deadline: ContinuousClock.Instant?) async throws -> [UInt8] {
-        try breaker.admit()
+    func send(_ method: HTTPMethod, _ url: String, body: ByteBuffer?, timeout: Duration, deadline: ContinuousClock.Instant?,
+              throughBreaker: Bool = true) async throws -> [UInt8] {
+        if throughBreaker { try breaker.admit() }
         var outcome = CircuitBreaker.Outcome.neutral
         defer { breaker.record(outcome) }
         for attempt in 1...2 {
-            let token: String
-            do { token = try await credentials.token() } catch {
-                if AuthError.isTransient(error) { outcome = .unreachable }
-                throw error
-            }
+            // A token that cannot be had says nothing of this API (the token endpoint is another service,
+            // and one failed fetch fails every request waiting for it): the breaker does not count it.
+            let token = try await credentials.token()
             var request = HTTPClientRequest(url: url)
             request.method = method
             request.headers.add(name: "authorization", value: "Bearer \(token)")

@@ -46,7 +46,7 @@ public struct EffectsReport: Sendable, Hashable {
             "type": .string(event.envelope.type),
         ]
         if let mask = change.updateMask { eventJSON["updateMask"] = .array(mask.map { .string($0) }) }
-        if change.isDataMissing { eventJSON["dataMissing"] = true }
+        if change.isDataMissing || change.dataWasOmitted { eventJSON["dataMissing"] = true }
         let documents: [JSONValue] = documentsRead.names.map { name in
             if let doc = documentsRead[name] { return ["name": .string(name.resourceName), "found": true, "document": FirestoreJSON.json(doc)] }
             return ["name": .string(name.resourceName), "found": false]

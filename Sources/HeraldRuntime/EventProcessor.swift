@@ -90,6 +90,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             let current = try await gateway.read([change.document])
             read = current
             if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
+            change.dataWasOmitted = true
         }
         var firstRound: [DocumentName]?
         for _ in 0..<Self.maximumReadRounds {

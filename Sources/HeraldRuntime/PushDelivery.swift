@@ -72,7 +72,7 @@ extension FirestoreGateway {
         }
         let recordBy = claimedAt + pushLease * 0.95
         do {
-            _ = try await firestore.commitIdempotent(writes, retry: .until(recordBy), deadline: recordBy)
+            _ = try await firestore.commitIdempotent(writes, retry: .until(recordBy), deadline: recordBy, essential: true)
         } catch {
             let sent = outcome.marks.values.filter { $0 == "sent" }.count
             logger.error("\(sent) pushes were sent but their record could not be written before the lease ended (\(error)); a redelivery after the lease may send them again")

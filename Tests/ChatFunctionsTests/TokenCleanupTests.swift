@@ -217,3 +217,16 @@ import Testing
         #expect(roaming.removals(in: again, from: "erin") == 1)
     }
 }
+
+@Suite struct TokenCleanupWithoutEventDataTests {
+    /// Read back after an event without its data, every token looks gained: none may be taken from others for it.
+    @Test func anEventWithoutItsDataTakesNoTokenFromAnyone() throws {
+        let user = try DocumentName(project: "p", path: "users/bob")
+        var change = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: user,
+                                    newDocument: FirestoreDocument(name: user, fields: ["fcmTokens": .array([.string("tok-shared")])], updateTime: Timestamp(seconds: 10)))
+        let function = TokenCleanup(schema: Schema.presets["default"]!)
+        #expect(!function.lookups(for: change, alreadyRead: DocumentsRead()).isEmpty, "with its data, a new token is looked for elsewhere")
+        change.dataWasOmitted = true
+        #expect(function.lookups(for: change, alreadyRead: DocumentsRead()).isEmpty)
+    }
+}

@@ -139,12 +139,14 @@ public struct FirestoreClient: Sendable {
     /// Like `commit`, but retried also after a failure that leaves unknown whether the writes were
     /// applied (a reset connection, a timeout, DEADLINE_EXCEEDED). Only for writes that give the same
     /// result when applied twice: no transforms that add up, no create-only preconditions.
-    /// - deadline: when the call, retries included, must be over (default: the request timeout from now).
-    public func commitIdempotent(_ writes: [Write], retry: RetryPolicy? = nil, deadline: ContinuousClock.Instant? = nil) async throws -> CommitResult {
+    /// - deadline: when the call, retries included, must be over.
+    /// - essential: tried even while the circuit breaker has stopped other calls (a record of pushes sent).
+    public func commitIdempotent(_ writes: [Write], retry: RetryPolicy? = nil, deadline: ContinuousClock.Instant? = nil,
+                                 essential: Bool = false) async throws -> CommitResult {
         try Self.checkLimits(writes)
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
         let bytes = try await http.call(.POST, url("\(databaseName)/documents:commit"), body: request, retry: retry ?? writeRetry,
-                                        isRetryable: Self.isRetryableIdempotentWrite, deadline: deadline)
+                                        isRetryable: Self.isRetryableIdempotentWrite, deadline: deadline, essential: essential)
         return try Self.commitResult(bytes)
     }
 
