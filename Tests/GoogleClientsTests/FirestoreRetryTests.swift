@@ -110,6 +110,32 @@ import Testing
         #expect(server.connections == 5)
     }
 
+    /// Five requests in a row without an answer open the breaker: the next calls fail at once, without a
+    /// connection, saying when to come back; once that time has passed one probe goes out. An essential
+    /// record still gets its tries.
+    @Test func aServiceThatStopsAnsweringIsNotCalledForAWhile() async throws {
+        let server = try ResettingServer()
+        let db = FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(server.port)", credentials: EmulatorCredentials(), httpClient: .shared,
+                                 readRetry: .none, writeRetry: .none, requestTimeout: .seconds(5))
+        let name = try DocumentName(project: "p", path: "a/b")
+        for _ in 0..<5 { await #expect { _ = try await db.batchGet([name]) } throws: { $0 is TransportError } }
+        #expect(server.connections == 5)
+        let clock = ContinuousClock()
+        let start = clock.now
+        await #expect { _ = try await db.batchGet([name]) } throws: { error in
+            guard let transport = error as? TransportError, let after = transport.retryAfterSeconds else { return false }
+            return (1...5).contains(after) && transport.description.contains("not calling it")
+        }
+        #expect(clock.now - start < .milliseconds(200) && server.connections == 5, "no connection while the breaker is open")
+        await #expect { _ = try await db.commitIdempotent([Write(.delete(name))], retry: .none, essential: true) } throws: { $0 is TransportError }
+        #expect(server.connections == 6, "the record of pushes sent is tried anyway")
+        try await Task.sleep(for: .seconds(5.2))
+        await #expect { _ = try await db.batchGet([name]) } throws: { $0 is TransportError }
+        #expect(server.connections == 7, "one probe once the open time is over")
+        await #expect { _ = try await db.batchGet([name]) } throws: { ($0 as? TransportError)?.retryAfterSeconds != nil }
+        #expect(server.connections == 7, "the failed probe opened it again")
+    }
+
     @Test func aTimedOutReadIsRetried() async throws {
         let calls = Counter()
         _ = try await withTestHTTPServer(flaky([], calls: calls, delay: .milliseconds(600))) { port in

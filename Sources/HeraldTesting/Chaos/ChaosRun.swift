@@ -150,6 +150,8 @@ public struct ChaosRun: Sendable {
             events: deliveries.count, attempts: deliveries.reduce(0) { $0 + (Int($1["attempts"]?.serialized() ?? "") ?? 0) },
             faults: faults.mapValues { Int($0.serialized()) ?? 0 },
             injectedDuplicates: lines(containing: "[injected: duplicate"), droppedAnswers: lines(containing: "[injected: response dropped]"),
+            dataOmitted: lines(containing: "[injected: data omitted"), unsent: unsent.all.count,
+            unanswered: lines(containing: "it may have been delivered and is not sent again"),
             kills: kills.value, restarts: lines(containing: "starting it again"),
             duplicatesSeen: lines(containing: "duplicate delivery: already applied"),
             pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,

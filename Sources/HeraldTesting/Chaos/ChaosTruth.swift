@@ -157,6 +157,10 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
     public var faults: [String: Int]
     public var injectedDuplicates: Int
     public var droppedAnswers: Int
+    /// Message events delivered without their data; messages unsent; pushes FCM answered too late for the function.
+    public var dataOmitted: Int
+    public var unsent: Int
+    public var unanswered: Int
     public var kills: Int
     public var restarts: Int
     /// Deliveries a function recognised as already applied.
@@ -191,7 +195,8 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
             chaos: \(users) users, \(conversations) conversations, \(messages) messages in \(Self.seconds(driven)) + \(Self.seconds(settled)) to settle
               events \(events) (\(attempts) delivery attempts), pushes recorded \(pushesRecorded)
               faults injected \(faults.values.reduce(0, +)): \(faultLines.isEmpty ? "none" : faultLines)
-              deliveries duplicated \(injectedDuplicates), answers dropped \(droppedAnswers), function processes killed \(kills), restarted \(restarts), crashed \(crashes)
+              deliveries duplicated \(injectedDuplicates), answers dropped \(droppedAnswers), without data \(dataOmitted); function processes killed \(kills), restarted \(restarts), crashed \(crashes)
+              messages unsent \(unsent); pushes FCM answered too late, recorded unanswered \(unanswered)
               duplicates seen \(duplicatesSeen), duplicates emitted \(duplicatesEmitted); message deliveries cut off by a kill \(interruptedDeliveries), pushes repeated after one \(repeatsAfterKill)
               dead letters \(deadLetters.count), pushes given up \(pushesGivenUp), app write errors \(writerErrors)
               checks \(checks), mismatches \(mismatches.count)
