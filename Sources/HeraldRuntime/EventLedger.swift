@@ -116,8 +116,8 @@ struct LedgerState: Sendable {
 
     var documents: [FirestoreDocument] { [main] + parts }
 
-    /// Whose push this ledger document records, by key.
-    func holder(of key: String) -> DocumentName? {
+    /// The ledger document that records the push with this key.
+    func document(holding key: String) -> DocumentName? {
         documents.first { $0["pushes"]?.mapValue?[key] != nil }?.name
     }
 

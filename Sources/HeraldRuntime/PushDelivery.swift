@@ -63,7 +63,7 @@ extension FirestoreGateway {
         var marksByDocument: [DocumentName: [String: FirestoreValue]] = [:]
         for (token, mark) in outcome.marks {
             let key = EventLedger.key(token)
-            marksByDocument[state.holder(of: key) ?? state.main.name, default: [:]][key] = .string(mark)
+            marksByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = .string(mark)
         }
         if marksByDocument[state.main.name] == nil { marksByDocument[state.main.name] = [:] }
         let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
@@ -101,15 +101,16 @@ final class DeadTokenGuard: Sendable {
     /// Share of dead answers above which nothing is removed: in one batch of at least `minimumBatch`,
     /// or over the last `window` answers once there are at least `minimumWindow`.
     let threshold: Double
-    static let minimumBatch = 3
+    let minimumBatch: Int
     static let window = 200
     static let minimumWindow = 10
     let logger: Logger
     let recent = Mutex<[Bool]>([])
     let lastComplaint = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(threshold: Double = 0.5, logger: Logger) {
+    init(threshold: Double = 0.5, minimumBatch: Int = 3, logger: Logger) {
         self.threshold = threshold
+        self.minimumBatch = minimumBatch
         self.logger = logger
     }
 
@@ -152,7 +153,7 @@ final class DeadTokenGuard: Sendable {
             if window.count > Self.window { window.removeFirst(window.count - Self.window) }
             return (window.filter { $0 }.count, window.count)
         }
-        let batchSuspect = answered.count >= Self.minimumBatch && Double(dead.count) > threshold * Double(answered.count)
+        let batchSuspect = answered.count >= minimumBatch && Double(dead.count) > threshold * Double(answered.count)
         let windowSuspect = windowCount >= Self.minimumWindow && Double(windowDead) > threshold * Double(windowCount)
         if !dead.isEmpty, batchSuspect || windowSuspect {
             complain("FCM answered \(dead.count) of \(answered.count) sends (and \(windowDead) of the last \(windowCount)) with a dead token: "

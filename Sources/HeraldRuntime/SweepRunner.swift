@@ -75,7 +75,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     public var pageSize: Int
 
     /// Tokens checked by the daily pass are doubtful already (unrefreshed for weeks), so many may be
-    /// dead; only when nearly all are is it taken for a misconfiguration.
+    /// dead; only when nearly all of a page's (20 or more) are is it taken for a misconfiguration.
     let deadTokens: DeadTokenGuard
 
     public init(function: Function, firestore: FirestoreClient, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300,
@@ -85,7 +85,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         self.fcm = fcm
         self.dryRun = dryRun
         self.pageSize = pageSize
-        self.deadTokens = DeadTokenGuard(threshold: 0.9, logger: logger)
+        self.deadTokens = DeadTokenGuard(threshold: 0.9, minimumBatch: 20, logger: logger)
     }
 
     public func run(at date: Date = Date(), logger: Logger) async throws -> SweepReport {

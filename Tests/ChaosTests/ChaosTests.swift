@@ -26,6 +26,8 @@ import Testing
         #expect(report.kills > 0 && report.restarts >= report.kills)
         for api in ["firestore", "fcm", "token"] { #expect(report.faults.keys.contains { $0.hasPrefix(api + ".") }, "no fault injected on \(api)") }
         #expect(report.injectedDuplicates > 0 && report.duplicatesSeen > 0)
+        #expect(report.dataOmitted > 0 && report.unsent > 0, "events without data and unsent messages were in the mix")
+        #expect(report.faults["fcm.slow", default: 0] > 0 && report.unanswered > 0, "FCM answered too late, and the functions recorded it so")
         #expect(report.events > settings.messages, "messages, reads, heartbeats and device moves each make events")
         #expect(try await dev.stop() == 0)
     }

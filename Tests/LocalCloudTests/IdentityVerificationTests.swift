@@ -4,6 +4,7 @@ import Foundation
 import GoogleClients
 import HeraldRuntime
 import HeraldTesting
+import Hummingbird
 import Logging
 import Testing
 
@@ -55,6 +56,54 @@ import Testing
                 if let token { #expect(!response.body.contains(token), "the token never comes back") }
             }
             #expect(sweeper.runs.value == 1, "no refused call ran the function")
+        }
+    }
+
+    /// Many callers at once fetch the keys once; keys an hour old are fetched again, and while the
+    /// JWKS cannot be had the keys held still verify (for up to a day).
+    @Test func oneFetchInFlightAndOldKeysKeptWhileTheJWKSIsDown() async throws {
+        let fetches = Counter()
+        let down = Flag()
+        try await withLocalCloud { cloud in
+            let jwks = try cloud.cloud.identity.jwks().serialized()
+            let router = Router()
+            router.get("/jwks") { _, _ -> Response in
+                fetches.increment()
+                try await Task.sleep(for: .milliseconds(200))
+                if down.isSet { return Response(status: .serviceUnavailable) }
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: jwks)))
+            }
+            try await withTestHTTPServer(router) { port in
+                let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "http://127.0.0.1:\(port)/jwks", httpClient: .shared)
+                let token = try await cloud.cloud.identity.identityToken(audience: Self.audience, lifetime: 3 * 86_400)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for _ in 0..<20 { group.addTask { _ = try await verifier.verify(authorization: "Bearer \(token)") } }
+                    try await group.waitForAll()
+                }
+                #expect(fetches.value == 1, "one fetch for twenty callers")
+                down.set()
+                let later = Date().addingTimeInterval(2 * 3600)
+                let claims = try await verifier.verify(authorization: "Bearer \(token)", now: later)
+                #expect(claims.email == cloud.cloud.identity.clientEmail, "the keys held still verify")
+                #expect(fetches.value == 2, "an hour on, the keys were fetched again (and that failed)")
+                await #expect { _ = try await verifier.verify(authorization: "Bearer \(token)", now: Date().addingTimeInterval(2 * 86_400)) } throws: {
+                    if case .unavailable = $0 as? IdentityError { true } else { false }
+                }
+            }
+        }
+    }
+
+    /// HERALD_ALLOWED_CALLERS: a valid token of another account, or without a verified email, is refused.
+    @Test func onlyListedCallersWithVerifiedEmailsPass() async throws {
+        try await withLocalCloud { cloud in
+            let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/oidc/jwks",
+                                                 allowedCallers: ["trigger@p.iam.gserviceaccount.com"], httpClient: .shared)
+            let allowed = try await cloud.cloud.identity.identityToken(audience: Self.audience, email: "trigger@p.iam.gserviceaccount.com")
+            #expect(try await verifier.verify(authorization: "Bearer \(allowed)").email == "trigger@p.iam.gserviceaccount.com")
+            let stranger = try await cloud.cloud.identity.identityToken(audience: Self.audience, email: "attacker@evil.iam.gserviceaccount.com")
+            await #expect { _ = try await verifier.verify(authorization: "Bearer \(stranger)") } throws: {
+                "\($0)".contains("not one of HERALD_ALLOWED_CALLERS")
+            }
         }
     }
 

@@ -167,7 +167,7 @@ public final class EventDelivery: Service, Sendable {
         var injected: String?
         // Decided per event, not per attempt: Eventarc leaves out the data of an event that is too large, every time.
         if faults.omitDataProbability > 0, faults.omitDataTriggers?.contains(delivery.trigger) ?? true,
-           Double(UInt64(bitPattern: delivery.id) &* 0x9E37_79B9_7F4A_7C15 >> 11) / Double(1 << 53) < faults.omitDataProbability {
+           Double((UInt64(bitPattern: delivery.id) &* 0x9E37_79B9_7F4A_7C15) >> 11) / Double(UInt64(1) << 53) < faults.omitDataProbability {
             sent.body = Data()
             injected = "data omitted"
         }
