@@ -20,7 +20,7 @@ public struct RuntimeConfiguration: Sendable {
     /// When set, every request must carry an OIDC identity token for this audience (`HERALD_REQUIRE_OIDC_AUDIENCE`).
     public var requiredAudience: String?
     /// Where the identity tokens' keys are published (`HERALD_OIDC_JWKS_URL`; Google's by default).
-    /// https only, but on a loopback address (`herald dev`).
+    /// https only, but for `herald dev` (a loopback address, or the host that is also the metadata server).
     public var oidcJWKSURL: String?
     /// The callers allowed, by service-account email (`HERALD_ALLOWED_CALLERS`, comma-separated): the
     /// Eventarc trigger's and Cloud Scheduler's accounts. Needs `HERALD_REQUIRE_OIDC_AUDIENCE`.
@@ -28,8 +28,8 @@ public struct RuntimeConfiguration: Sendable {
     /// `serve` on a non-loopback address without identity checks, said explicitly
     /// (`HERALD_ALLOW_UNAUTHENTICATED=1`): for a platform that checks callers itself (Cloud Run IAM).
     public var allowUnauthenticated: Bool
-    /// How long one call to a Google API may take, its in-call retries included (`HERALD_API_TIMEOUT`,
-    /// seconds; 4 by default). A call that fails for longer goes back to the trigger, which retries with
+    /// How long one try of a call to a Google API may take (`HERALD_API_TIMEOUT`, seconds; 4 by default).
+    /// A call is retried for 2 s at most; what still fails goes back to the trigger, which retries with
     /// its own backoff, so an outage is answered within seconds instead of holding every instance.
     /// (FCM sends are waited for longer, within the push lease: a late answer may still be a delivery.)
     public var apiTimeout: Duration
