@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import FirestoreModel
 
 /// A small world for `herald dev --seed demo`, in any schema: Alice, Bob and Carol with push tokens
@@ -87,8 +91,8 @@ public struct DemoWorld: Sendable {
                         senderName: String? = nil) throws -> Write {
         var path = schema.messagePattern
         let placeholders = path.split(separator: "/").filter { $0.hasPrefix("{") }
-        if schema.conversationIDField == nil, let first = placeholders.first { path = path.replacingOccurrences(of: first, with: conversation) }
-        if let last = placeholders.last { path = path.replacingOccurrences(of: last, with: id) }
+        if schema.conversationIDField == nil, let first = placeholders.first { path = path.replacing(first, with: conversation) }
+        if let last = placeholders.last { path = path.replacing(last, with: id) }
         var fields: [String: FirestoreValue] = [
             schema.senderIDField: .string(sender), schema.textField: .string(text), schema.typeField: .string("text"),
             schema.timestampField: .timestamp(time), schema.statusField: .string("sending"), schema.readByField: .array([.string(sender)]),
@@ -156,18 +160,18 @@ public struct DemoWorld: Sendable {
 
     /// Parses `bob→family` (also `bob->family`) into reader and conversation.
     public static func parseRead(_ text: String) -> (reader: String, conversation: String)? {
-        let parts = text.replacingOccurrences(of: "->", with: "→").split(separator: "→", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = text.replacing("->", with: "→").split(separator: "→", maxSplits: 1).map { $0.trimmingWhitespace }
         guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty, !parts[1].contains(":") else { return nil }
         return (parts[0], parts[1])
     }
 
     /// Parses `alice→family: Dinner at 6pm` (also `alice->family: …`) into sender, conversation and text.
     public static func parseSend(_ text: String) -> (sender: String, conversation: String, text: String)? {
-        let normalized = text.replacingOccurrences(of: "->", with: "→")
+        let normalized = text.replacing("->", with: "→")
         guard let arrow = normalized.firstIndex(of: "→"), let colon = normalized[arrow...].firstIndex(of: ":") else { return nil }
-        let sender = normalized[..<arrow].trimmingCharacters(in: .whitespaces)
-        let conversation = normalized[normalized.index(after: arrow)..<colon].trimmingCharacters(in: .whitespaces)
-        let body = normalized[normalized.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let sender = normalized[..<arrow].trimmingWhitespace
+        let conversation = normalized[normalized.index(after: arrow)..<colon].trimmingWhitespace
+        let body = normalized[normalized.index(after: colon)...].trimmingWhitespace
         guard !sender.isEmpty, !conversation.isEmpty, !body.isEmpty else { return nil }
         return (sender, conversation, body)
     }

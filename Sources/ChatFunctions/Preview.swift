@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one-line text a notification shows for a message.
 public enum Preview {
@@ -16,7 +20,7 @@ public enum Preview {
     /// The first 80 user-perceived characters (grapheme clusters: an emoji or a letter with its
     /// combining marks is never split), "…" when cut; a readable label for messages without text.
     public static func of(text: String?, type: String?) -> String {
-        let trimmed = (text ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = (text ?? "").trimmingWhitespace
         let collapsed = trimmed.split(whereSeparator: \.isNewline).joined(separator: " ")
         if !collapsed.isEmpty {
             return StoredValues.bounded(collapsed, characters: maximumCharacters, bytes: maximumBytes)

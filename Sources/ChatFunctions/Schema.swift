@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import FirestoreModel
 
 /// Where the chat app keeps things in Firestore. The product documents' apps differ
@@ -145,7 +149,7 @@ public struct Schema: Sendable, Hashable {
         }
         let bytes: Data
         do { bytes = try Data(contentsOf: URL(fileURLWithPath: nameOrPath)) } catch {
-            throw SchemaError("cannot read schema file \(nameOrPath): \(error.localizedDescription)")
+            throw SchemaError("cannot read schema file \(nameOrPath): \(error)")
         }
         let json: JSONValue
         do { json = try JSONValue(parsing: bytes) } catch { throw SchemaError("schema file \(nameOrPath): \(error)") }

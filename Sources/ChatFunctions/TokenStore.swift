@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import FirestoreModel
 import GoogleClients
 import HeraldCore
@@ -39,7 +43,7 @@ struct TokenStore {
             raw = collection(of: user.name).flatMap { documents.collections[$0] }?.map { $0["token"]?.stringValue ?? $0.name.documentID } ?? []
         }
         var seen = Set<String>()
-        return raw.filter { !$0.trimmingCharacters(in: .whitespaces).isEmpty && seen.insert($0).inserted }
+        return raw.filter { !$0.trimmingWhitespace.isEmpty && seen.insert($0).inserted }
     }
 
     /// One push to each of the user's devices, all with the same message: `message` is built once

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import FirestoreModel
 import SwiftProtobuf
 
@@ -15,7 +19,7 @@ public struct EventRequest: Sendable {
     /// The media type of the body, lowercased and without parameters.
     public var contentType: String? {
         guard let raw = headers["content-type"] else { return nil }
-        return raw.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        return raw.split(separator: ";", maxSplits: 1).first.map { $0.trimmingWhitespace.lowercased() }
     }
 }
 
@@ -60,7 +64,7 @@ public enum EventDecoder {
         let attributes = Attributes { name in
             guard let raw = request.headers["ce-" + name] else { return nil }
             // The CloudEvents HTTP binding percent-encodes non-ASCII and some punctuation in header values.
-            return raw.utf8.contains(UInt8(ascii: "%")) ? (raw.removingPercentEncoding ?? raw) : raw
+            return raw.utf8.contains(UInt8(ascii: "%")) ? (PercentEncoding.decode(raw) ?? raw) : raw
         }
         let dataType = request.contentType ?? attributes.get("datacontenttype")?.lowercased()
         let id = attributes.get("id")

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Why a JSON value is not a valid Firestore value or document; `path` says where (`fields.text`).
 public struct FirestoreJSONError: Error, Sendable, Equatable, CustomStringConvertible {

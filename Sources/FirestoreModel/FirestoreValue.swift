@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One Firestore value, fully typed: every kind `google.firestore.v1.Value` can hold.
 public indirect enum FirestoreValue: Sendable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 /// A point in time with nanosecond precision, as Firestore and protobuf's Timestamp hold it.
 /// Valid range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {

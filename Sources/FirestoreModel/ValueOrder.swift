@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Firestore's total order of values, as queries sort and compare them: null < booleans < NaN <
 /// numbers (integers and doubles by magnitude) < timestamps < strings (UTF-8 bytes) < bytes <

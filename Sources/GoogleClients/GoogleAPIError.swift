@@ -71,7 +71,7 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
         })?["errorCode"]?.stringValue
         self.init(httpStatus: httpStatus, status: status ?? .unknown,
                   message: String((object?["message"]?.stringValue ?? "HTTP \(httpStatus)").prefix(500)),
-                  fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { min(max($0, 0), 3600) },
+                  fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingWhitespace) }.map { min(max($0, 0), 3600) },
                   hasGoogleErrorBody: object?.objectValue != nil)
     }
 

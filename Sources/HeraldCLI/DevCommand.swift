@@ -31,6 +31,8 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file.") var schema = "default"
     @Option(help: "Project id the local cloud serves.") var project = "herald-local"
     @Option(help: "Delivery attempts before an event is dead-lettered.") var maxAttempts = 5
+    @Option(help: ArgumentHelp("The longest wait between two delivery attempts (the backoff doubles from 1 s up to it).", valueName: "seconds"))
+    var maxBackoff = 60
     @Option(help: ArgumentHelp("How long the access tokens it issues last (Google's: 3600). Clients refresh 300 s before expiry, so 305 makes them fetch a new one every 5 s.", valueName: "seconds"))
     var accessTokenLifetime = 3600
     @Option(help: ArgumentHelp("Keep the documents in this Firestore emulator (e.g. Google's) instead of the embedded one; Herald still delivers the triggers.", valueName: "host:port"))
@@ -83,6 +85,7 @@ struct Dev: AsyncParsableCommand {
         options.dataDirectory = ephemeral ? nil : data
         options.project = project
         options.delivery.maximumAttempts = maxAttempts
+        options.delivery.maximumBackoff = .seconds(max(1, maxBackoff))
         options.accessTokenLifetime = TimeInterval(accessTokenLifetime)
         let logger = Logger(label: "herald-dev") { label in
             var handler = StreamLogHandler.standardError(label: label)

@@ -17,7 +17,7 @@ public struct FunctionSettings: Sendable, Hashable {
 
     /// A whole number of seconds from the environment, or `fallback` when unset; an error names a bad value.
     public func seconds(_ key: String, default fallback: Int64) throws(SettingsError) -> Int64 {
-        guard let text = environment[key]?.trimmingCharacters(in: .whitespaces), !text.isEmpty else { return fallback }
+        guard let text = environment[key]?.trimmingWhitespace, !text.isEmpty else { return fallback }
         guard let value = Int64(text), value > 0, value <= Self.maximumSeconds else {
             throw SettingsError("\(key) must be a positive number of seconds, at most \(Self.maximumSeconds) (100 years), not \"\(text)\"")
         }
@@ -25,7 +25,7 @@ public struct FunctionSettings: Sendable, Hashable {
     }
 
     public func flag(_ key: String) throws(SettingsError) -> Bool {
-        switch environment[key]?.trimmingCharacters(in: .whitespaces).lowercased() {
+        switch environment[key]?.trimmingWhitespace.lowercased() {
         case nil, "", "0", "false", "no": return false
         case "1", "true", "yes": return true
         case let other?: throw SettingsError("\(key) must be true or false, not \"\(other)\"")

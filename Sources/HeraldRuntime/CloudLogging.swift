@@ -1,7 +1,14 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 import Synchronization
 import FirestoreModel
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Writes one line per log record to stdout: Google Cloud Logging's structured JSON
 /// (`severity`, `message`, `time`, `logging.googleapis.com/trace`, metadata as fields), or plain
@@ -82,7 +89,7 @@ public final class LineSink: Sendable {
         text.append("\n")
         var bytes = Array(text.utf8)[...]
         while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Foundation.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
             if written <= 0 { return }
             bytes = bytes.dropFirst(written)
         }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Logging
 
 /// Everything a function reads from its environment, validated once at start.
@@ -47,7 +51,7 @@ public struct RuntimeConfiguration: Sendable {
     public init(environment: [String: String], stdoutIsTerminal: Bool = false) throws(ConfigurationError) {
         var problems: [String] = []
         func value(_ key: String) -> String? {
-            guard let v = environment[key]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+            guard let v = environment[key]?.trimmingWhitespace, !v.isEmpty else { return nil }
             return v
         }
         project = value("GOOGLE_CLOUD_PROJECT") ?? value("GCLOUD_PROJECT")
@@ -100,7 +104,7 @@ public struct RuntimeConfiguration: Sendable {
             }
         }
         if let list = value("HERALD_ALLOWED_CALLERS") {
-            let emails = list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+            let emails = list.split(separator: ",").map { $0.trimmingWhitespace.lowercased() }.filter { !$0.isEmpty }
             if emails.isEmpty || emails.contains(where: { !$0.contains("@") }) {
                 problems.append("HERALD_ALLOWED_CALLERS must list service-account emails separated by commas, not \"\(list)\"")
             }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import GoogleClients
 import FirestoreEvents
 import FirestoreModel
@@ -98,6 +102,12 @@ struct SourceOptions: ParsableArguments {
     func sweepRunner<Function: ScheduledFunction>(_ function: Function, firestore: FirestoreClient, fcm: FCMClient) -> any SweepRunning {
         SweepRunner(function: function, firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
+}
+
+/// One line on standard error (logs of `invoke` and `sweep`, whose standard output is their report).
+func writeToStandardError(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
 /// Why a function cannot start: one line, without the usage text (the command line was fine).
@@ -201,7 +211,7 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         configuration.logFormat = .text
         // Logs go to stderr so stdout is only the report.
         let logger = Logger.herald(Function.name, configuration: configuration, sink: LineSink { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            writeToStandardError(line)
         })
         let request: EventRequest
         do {
@@ -209,7 +219,7 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         } catch let error as FixtureError {
             throw Self.badFixture("bad fixture \(event): \(error)")
         } catch {
-            throw Self.badFixture("cannot read the event fixture \(event): \(error.localizedDescription)")
+            throw Self.badFixture("cannot read the event fixture \(event): \(error)")
         }
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger,
                                             eventDocument: (try? EventDecoder.decode(request))?.change.newDocument)
@@ -227,7 +237,7 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
     }
 
     static func badFixture(_ message: String) -> ExitCode {
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        writeToStandardError("error: \(message)")
         return ExitCode(2)
     }
 }
@@ -271,7 +281,7 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         var configuration = try loadConfiguration()
         configuration.logFormat = .text
         let logger = Logger.herald(Function.name, configuration: configuration, sink: LineSink { line in
-            FileHandle.standardError.write(Data((line + "\n").utf8))
+            writeToStandardError(line)
         })
         var date = Date()
         if let at {

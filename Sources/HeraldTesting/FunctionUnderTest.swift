@@ -62,6 +62,16 @@ public final class FunctionUnderTest: Sendable {
 
     public var isRunning: Bool { process.exitStatusIfExited == nil }
 
+    /// CPU time the process has used so far (user and system, from /proc): what a request costs the
+    /// function itself, however busy the machine is with other work.
+    public var cpuTime: Duration {
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 13,
+              let user = Int64(fields[12]), let system = Int64(fields[13]) else { return .zero }
+        let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
+        return .milliseconds((user + system) * 1000 / max(ticks, 1))
+    }
+
     public struct Answer: Sendable {
         public var status: Int
         public var body: String

@@ -114,4 +114,5 @@ public final class RunningDev: Sendable {
 
 public struct StillBusy: Error, CustomStringConvertible {
     public var description: String
+    public init(description: String) { self.description = description }
 }

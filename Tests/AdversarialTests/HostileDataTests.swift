@@ -99,7 +99,9 @@ import Testing
     }
 
     /// Decoding built a field path for every value, quadratic in nesting and key length: a 4 MiB event
-    /// with a 2 MiB key and a 100,000-element array took seconds. Each is answered within a second now.
+    /// with a 2 MiB key and a 100,000-element array took seconds. Each is answered within a second now:
+    /// timed from the body's last byte, and by the CPU time the function spent (what stays true on a
+    /// machine busy with other tests).
     @Test func largeAndDeepEventsAreAnsweredWithinASecond() async throws {
         let function = try await FunctionUnderTest.start("onMessageCreated", environment: [:],
                                                          arguments: ["--documents", TestPaths.fixture("default/documents.json").path])
@@ -122,9 +124,12 @@ import Testing
             ("a body over the 10 MiB limit", EventRequest(headers: event("{}").headers, body: Array(repeating: UInt8(ascii: " "), count: 11 << 20)), 400),
         ]
         for (what, request, status) in cases {
+            let cpu = function.cpuTime
             let answer = try function.postRaw(request)
+            let used = function.cpuTime - cpu
             #expect(answer.status == status, "\(what): \(answer.body.prefix(300))")
-            #expect(answer.elapsed < .seconds(1), "\(what) took \(answer.elapsed)")
+            #expect(used < .seconds(1), "\(what) took \(used) of CPU (\(answer.elapsed) in all)")
+            #expect(answer.elapsed < .seconds(10), "\(what) took \(answer.elapsed)")
         }
         #expect(function.isRunning)
     }

@@ -1,5 +1,9 @@
 import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import FirestoreModel
 import JWTKit
 import NIOCore
@@ -179,7 +183,7 @@ public struct MetadataServerCredentials: AccessTokenProvider {
             throw AuthError.unavailable("metadata server \(host): \(error)")
         }
         guard response.status == .ok else { throw AuthError.refused("metadata server \(host) answered \(response.status.code)") }
-        return String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
+        return String(buffer: body).trimmingWhitespace
     }
 }
 

@@ -1,5 +1,9 @@
 import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Google's Application Default Credentials order, as Herald follows it:
 /// 1. `FIRESTORE_EMULATOR_HOST` set: Firestore goes to the emulator as `Bearer owner`;

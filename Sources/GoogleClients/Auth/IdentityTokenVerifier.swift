@@ -1,5 +1,9 @@
 import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import JWTKit
 import NIOCore
 
@@ -52,12 +56,12 @@ public actor IdentityTokenVerifier {
 
     /// The verified claims, or why the caller is refused. Never echoes the token.
     public func verify(authorization: String?, now: Date = Date()) async throws(IdentityError) -> Claims {
-        guard let header = authorization?.trimmingCharacters(in: .whitespaces), !header.isEmpty else {
+        guard let header = authorization?.trimmingWhitespace, !header.isEmpty else {
             throw .refused("no Authorization header: an OIDC identity token is required")
         }
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw .refused("the Authorization header is not a Bearer token") }
-        let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        let token = parts[1].trimmingWhitespace
         var claims: Claims
         do {
             claims = try await currentKeys(now: now).verify(token, as: Claims.self)

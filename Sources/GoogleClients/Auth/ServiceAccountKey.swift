@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import FirestoreModel
 
 /// A service-account key file as the Cloud console downloads it. Its `description` never shows the key.

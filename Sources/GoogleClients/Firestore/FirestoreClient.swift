@@ -1,5 +1,9 @@
 import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import FirestoreModel
 import NIOHTTP1
 
@@ -36,7 +40,9 @@ public struct FirestoreClient: Sendable {
     public var databaseName: String { "projects/\(project)/databases/\(database)" }
 
     /// `HOST:PORT` of the endpoint, as `FIRESTORE_EMULATOR_HOST` names it.
-    public var endpointHost: String { endpoint.replacingOccurrences(of: "http://", with: "").replacingOccurrences(of: "https://", with: "") }
+    public var endpointHost: String {
+        endpoint.hasPrefix("https://") ? String(endpoint.dropFirst(8)) : endpoint.hasPrefix("http://") ? String(endpoint.dropFirst(7)) : endpoint
+    }
 
     public func name(_ path: String) throws -> DocumentName { try DocumentName(project: project, database: database, path: path) }
 
@@ -296,14 +302,9 @@ public struct FirestoreClient: Sendable {
     func url(_ resourcePath: String) -> String {
         let encoded = resourcePath.split(separator: "/", omittingEmptySubsequences: false).map { segment in
             // Keep the `:method` suffix of the last segment readable; escape everything else a path can't hold.
-            segment.addingPercentEncoding(withAllowedCharacters: Self.segmentCharacters) ?? String(segment)
+            PercentEncoding.encode(String(segment), allowed: PercentEncoding.isPathSegmentByte)
         }.joined(separator: "/")
         return "\(endpoint)/v1/\(encoded)"
     }
 
-    static let segmentCharacters: CharacterSet = {
-        var set = CharacterSet.alphanumerics
-        set.insert(charactersIn: "-._~()':@!$&*+,;=")
-        return set
-    }()
 }

@@ -42,9 +42,11 @@ public struct ChaosSettings: Sendable {
     public init() {}
 
     /// `herald dev` for a chaos run: API timeouts and push leases short enough for failures to resolve
-    /// within the run, deliveries retried for as long as a real trigger would, and access tokens that
-    /// expire every few seconds, so functions keep going back to the (failing) token endpoint.
-    public static let devArguments = ["--max-attempts", "40", "--access-token-lifetime", "305"]
+    /// within the run, deliveries retried as often as a real trigger would but at most 8 s apart (the
+    /// functions answer 503 within seconds, so a backlog would otherwise wait out minute-long backoffs),
+    /// and access tokens that expire every few seconds, so functions keep going back to the (failing)
+    /// token endpoint.
+    public static let devArguments = ["--max-attempts", "40", "--max-backoff", "8", "--access-token-lifetime", "305"]
     public static let devEnvironment = ["HERALD_API_TIMEOUT": "2", "HERALD_PUSH_LEASE": "10"]
     /// The apps' own requests carry this user agent and get no faults: the faults are Google's, on Herald's traffic.
     public static let appUserAgent = "herald-chaos-app"

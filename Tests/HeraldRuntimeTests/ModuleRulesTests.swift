@@ -1,0 +1,102 @@
+import Foundation
+import FirestoreModel
+import HeraldTesting
+import Testing
+
+/// The rules the package's shape keeps, checked from its own description (`swift package describe`)
+/// and the imports of its sources: a function executable links no full Foundation (its ICU data is
+/// 39 MB), no local cloud, no SQLite and no developer tool.
+@Suite struct ModuleRulesTests {
+    struct Target: Sendable {
+        var name: String
+        var path: String
+        var targets: [String]
+        var products: [String]
+    }
+
+    static let functions = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
+    static let forbiddenForFunctions: Set<String> = ["Foundation", "FoundationInternationalization", "LocalCloud", "GRDB", "HeraldCLI", "HeraldTesting"]
+
+    static func describe() async throws -> [String: Target] {
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "package", "--package-path", TestPaths.packageRoot.path,
+                                                                                        "describe", "--type", "json"])
+        guard result.status == 0, let json = try? JSONValue(parsing: Array(result.stdout)) else {
+            throw StillBusy(description: "swift package describe failed: \(result.stderr.suffix(1000))")
+        }
+        var targets: [String: Target] = [:]
+        for item in json["targets"]?.arrayValue ?? [] {
+            guard let name = item["name"]?.stringValue, let path = item["path"]?.stringValue else { continue }
+            targets[name] = Target(name: name, path: path, targets: item["target_dependencies"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                                   products: item["product_dependencies"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        }
+        return targets
+    }
+
+    /// `name` and every package target it depends on, directly or not.
+    static func closure(of name: String, in targets: [String: Target]) -> [Target] {
+        var seen: [String] = []
+        var todo = [name]
+        while let next = todo.popLast() {
+            guard !seen.contains(next), let target = targets[next] else { continue }
+            seen.append(next)
+            todo += target.targets
+        }
+        return seen.compactMap { targets[$0] }
+    }
+
+    /// Every module a source file imports, except Foundation where it is only the fallback of
+    /// `#if canImport(FoundationEssentials)` (the branch Linux never takes).
+    static func imports(of file: String) -> [String] {
+        var modules: [String] = []
+        var fallback: [Bool] = []  // per open #if: are we in the #else of canImport(FoundationEssentials)?
+        var essentialsIf: [Bool] = []
+        for raw in file.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = raw.trimmingWhitespace
+            if line.hasPrefix("#if") {
+                essentialsIf.append(line.contains("canImport(FoundationEssentials)"))
+                fallback.append(false)
+            } else if line.hasPrefix("#else") || line.hasPrefix("#elseif") {
+                if let last = essentialsIf.last { fallback[fallback.count - 1] = last }
+            } else if line.hasPrefix("#endif") {
+                _ = essentialsIf.popLast()
+                _ = fallback.popLast()
+            } else if let range = line.range(of: "import "), line[..<range.lowerBound].allSatisfy({ $0 == "@" || $0.isLetter || $0 == "_" || $0 == " " }) {
+                let rest = line[range.upperBound...].split(separator: " ")
+                guard var module = rest.last.map(String.init) else { continue }
+                if rest.count > 1 { module = String(module.split(separator: ".").first ?? "") }  // import struct A.B
+                if fallback.contains(true) { continue }
+                modules.append(module)
+            }
+        }
+        return modules
+    }
+
+    @Test func functionExecutablesReachNoFoundationLocalCloudOrSQLite() async throws {
+        let targets = try await Self.describe()
+        for function in Self.functions {
+            let graph = Self.closure(of: function, in: targets)
+            #expect(graph.count > 3, "\(function): \(graph.map(\.name))")
+            for target in graph {
+                #expect(!Self.forbiddenForFunctions.contains(target.name), "\(function) depends on \(target.name)")
+                for product in target.products { #expect(!Self.forbiddenForFunctions.contains(product), "\(function) → \(target.name) links \(product)") }
+                let folder = TestPaths.packageRoot.appendingPathComponent(target.path)
+                let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+                #expect(!files.isEmpty, "\(target.name) has no sources at \(target.path)")
+                for file in files {
+                    let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                    for module in Self.imports(of: text) where Self.forbiddenForFunctions.contains(module) {
+                        Issue.record("\(function) → \(target.name)/\(file) imports \(module)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The check itself: Foundation in the fallback branch is allowed, anywhere else it is found.
+    @Test func importsAreReadAsTheCompilerReadsThem() {
+        let guarded = "#if canImport(FoundationEssentials)\nimport FoundationEssentials\n#else\nimport Foundation\n#endif\nimport Logging\n"
+        #expect(Self.imports(of: guarded) == ["FoundationEssentials", "Logging"])
+        #expect(Self.imports(of: "import Foundation\n@preconcurrency import NIOCore\nimport struct GRDB.Row\n") == ["Foundation", "NIOCore", "GRDB"])
+        #expect(Self.imports(of: "#if canImport(Glibc)\nimport Glibc\n#else\nimport Foundation\n#endif\n") == ["Glibc", "Foundation"])
+    }
+}
