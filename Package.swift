@@ -14,8 +14,11 @@ let package = Package(
         .executable(name: "herald-fuzz", targets: ["HeraldFuzz"]),
     ] + functionNames.map { .executable(name: $0, targets: [$0]) },
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
-        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0"),
+        // Without their default traits, which bring in full Foundation (and with it ICU's 39 MB of data)
+        // for APIs Herald does not use: Hummingbird's FullFoundation and swift-configuration support,
+        // SwiftProtobuf's Foundation streams and field-mask helpers.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
+        .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),

@@ -125,6 +125,32 @@ def first_answer(function, extra, event):
             time.sleep(0.001)
 
 
+def first_health(command, env):
+    """Seconds from exec to the first 200 to GET /healthz (any answer to the C server's request), and the process."""
+    port = free_port()
+    start = time.perf_counter()
+    process = subprocess.Popen(command(port), env={**os.environ, **env, "PORT": str(port)}, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    while True:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as c:
+                c.sendall(request)
+                if c.recv(64).startswith(b"HTTP/1.1 200"):
+                    return time.perf_counter() - start, process
+        except (ConnectionRefusedError, ConnectionResetError):
+            if process.poll() is not None:
+                raise RuntimeError(f"{command(port)[0]} exited with {process.returncode}")
+            time.sleep(0.0002)
+
+
+def minimal_c_server():
+    """Builds Benchmarks/minimal/healthz.c with the system's C compiler; returns its path."""
+    out = os.path.join(tempfile.gettempdir(), "herald-bench-healthz")
+    subprocess.run(["cc", "-O2", "-o", out, os.path.join(ROOT, "Benchmarks", "minimal", "healthz.c")], check=True)
+    return out
+
+
 def send_many(port, event, count, concurrency=8):
     """`count` deliveries of `event`, `concurrency` keep-alive connections at once; all must be 2xx."""
     def worker(n):
@@ -300,14 +326,17 @@ def du_mb(paths, exclude=()):
     return int(subprocess.run(["du", "-scb", *excludes, *paths], capture_output=True, text=True).stdout.split()[-2]) / 1e6
 
 
-def herald_image_size():
-    """The size buildah reports for Herald's image (Infra/build-images.sh), if it was built here."""
+def image_size(name):
+    """The size buildah reports for one of Herald's images (Infra/build-images.sh), if it was built here."""
     try:
-        out = subprocess.run(["buildah", "--storage-driver", "vfs", "images", "--format", "{{.Size}}", "localhost/herald:latest"],
+        out = subprocess.run(["buildah", "--storage-driver", "vfs", "images", "--format", "{{.Size}}", f"localhost/{name}:latest"],
                              capture_output=True, text=True)
         return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
     except FileNotFoundError:
         return None
+
+
+FUNCTIONS = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
 
 
 def main():
@@ -329,6 +358,17 @@ def main():
     event = Event.fixture()
     starts = 3 if args.quick else 11
     rows = {}
+    # exec → GET /healthz answered: Herald's function beside the floor, a C server that only answers.
+    c_server = minimal_c_server()
+    health = {}
+    for name, command, env in (("Herald", herald_offline.command, herald_offline.environment), ("C", lambda port: [c_server], {})):
+        times = []
+        for _ in range(starts):
+            seconds, process = first_health(command, env)
+            times.append(seconds)
+            Function.stop(process)
+        health[name] = statistics.median(times)
+        print(f"{name}: exec → /healthz {health[name] * 1000:.2f} ms", file=sys.stderr)
     for fn in (herald_offline, peer_offline):
         cold = []
         for _ in range(starts):
@@ -351,11 +391,20 @@ def main():
         print(f"{fn.name}: end to end {json.dumps(rows[fn.name]['e2e'])}", file=sys.stderr)
     herald_fan, peer_fan = fan_out(os.path.join(args.herald_bin, "herald-bench"), os.path.join(args.peer_venv, "bin", "python"), herald)
     rows["Herald"]["fan"], rows["Peer"]["fan"] = herald_fan, peer_fan
-    stripped = tempfile.NamedTemporaryFile(delete=False).name
-    subprocess.run(["strip", "-o", stripped, os.path.join(args.herald_bin, "onMessageCreated")], check=True)
-    binary = du_mb([stripped])
-    os.unlink(stripped)
-    rows["Herald"]["size"] = f"image (all four functions) {herald_image_size() or 'not built here'}; onMessageCreated alone, stripped: {binary:.0f} MB"
+    executables, images = {}, {}
+    for name in FUNCTIONS:
+        path = os.path.join(args.herald_bin, name)
+        if not os.path.exists(path):
+            continue
+        stripped = tempfile.NamedTemporaryFile(delete=False).name
+        subprocess.run(["strip", "-o", stripped, path], check=True)
+        executables[name] = du_mb([stripped])
+        os.unlink(stripped)
+        images[name] = image_size("herald-" + name.lower())
+    binary = executables["onMessageCreated"]
+    image = images.get("onMessageCreated")
+    rows["Herald"]["size"] = (f"onMessageCreated's image {image or 'not built here'}; its executable, stripped: {binary:.1f} MB "
+                              f"(the others: " + ", ".join(f"{n} {executables[n]:.1f} MB" for n in executables if n != "onMessageCreated") + ")")
     site = subprocess.run([os.path.join(args.peer_venv, "bin", "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True).stdout.strip()
     stdlib, libdir = subprocess.run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['stdlib']); print(sysconfig.get_config_var('LIBDIR'))"],
@@ -368,6 +417,8 @@ def main():
     ms = lambda s: f"{s * 1000:.1f} ms"
     ratio = lambda a, b: f"{a / b:.1f}×"
     table = [
+        ("exec → GET /healthz answered (median of %d); a C server that only answers: %s" % (starts, ms(health["C"])), ms(health["Herald"]), "",
+         ratio(health["Herald"], health["C"]) + " the C server's"),
         ("cold start, exec → first 2xx to a protobuf event (median of %d)" % starts, ms(h["cold"]), ms(p["cold"]), ratio(p["cold"], h["cold"]) + " faster"),
         ("RSS after 1 event", f"{h['rss1']:.1f} MB", f"{p['rss1']:.1f} MB", ratio(p["rss1"], h["rss1"]) + " less"),
         ("RSS after %s events" % ("1,000" if args.quick else "10,000"), f"{h['rss10k']:.1f} MB", f"{p['rss10k']:.1f} MB", ratio(p["rss10k"], h["rss10k"]) + " less"),

@@ -1,35 +1,44 @@
 #!/usr/bin/env bash
-# Builds Herald's image (Infra/Containerfile) with buildah, and optionally pushes it.
-#   Infra/build-images.sh [--from-host] [--tag NAME] [--push REPOSITORY]
-# --from-host builds the binary here (swift build -c release --static-swift-stdlib) and puts it on
+# Builds Herald's images with buildah, and optionally pushes them: one per function
+# (localhost/herald-onmessagecreated, …: that function's executable alone, `serve` by default) and
+# localhost/herald (the developer tool: `herald dev` in a container, as Infra/compose.yaml runs it).
+#   Infra/build-images.sh [--from-host] [--push REPOSITORY] [PRODUCT ...]
+# --from-host builds the binaries here (swift build -c release --static-swift-stdlib) and puts each on
 # `FROM scratch` with rootfs.sh, for machines that cannot pull a Swift base image. Without a Docker
-# engine, buildah runs with the vfs driver and chroot isolation. Prints the image's size at the end.
+# engine, buildah runs with the vfs driver and chroot isolation. Prints each image's size at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FROM_HOST=false
-TAG=localhost/herald:latest
 PUSH=""
+PRODUCTS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --from-host) FROM_HOST=true; shift ;;
-    --tag) TAG=${2:?--tag needs a value}; shift 2 ;;
     --push) PUSH=${2:?--push needs a repository}; shift 2 ;;
-    *) echo "usage: $0 [--from-host] [--tag NAME] [--push REPOSITORY]" >&2; exit 2 ;;
+    -*) echo "usage: $0 [--from-host] [--push REPOSITORY] [PRODUCT ...]" >&2; exit 2 ;;
+    *) PRODUCTS+=("$1"); shift ;;
   esac
 done
+[ ${#PRODUCTS[@]} -gt 0 ] || PRODUCTS=(onMessageCreated onReadReceipt presenceSweeper tokenCleanup herald)
 command -v buildah >/dev/null 2>&1 || { echo "error: buildah is not installed (apt-get install buildah)" >&2; exit 3; }
 BUILDAH=(buildah --storage-driver vfs)
-if $FROM_HOST; then
-  SCRATCH=${HERALD_RELEASE_BUILD:-.build-release}
-  swift build -c release --product herald --static-swift-stdlib --scratch-path "$SCRATCH"
-  context=$(mktemp -d)
-  trap 'rm -rf "$context"' EXIT
-  bash Infra/image/rootfs.sh "$SCRATCH/release/herald" "$context/rootfs"
-  "${BUILDAH[@]}" bud --isolation chroot -t "$TAG" -f Infra/image/Containerfile.prebuilt "$context"
-else
-  "${BUILDAH[@]}" bud --isolation chroot -t "$TAG" -f Infra/Containerfile .
-fi
-"${BUILDAH[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' "$TAG"
-if [ -n "$PUSH" ]; then
-  "${BUILDAH[@]}" push "$TAG" "docker://$PUSH/herald:latest"
-fi
+image_of() { if [ "$1" = herald ]; then echo herald; else echo "herald-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; fi; }
+SCRATCH=${HERALD_RELEASE_BUILD:-.build-release}
+context=$(mktemp -d)
+trap 'rm -rf "$context"' EXIT
+for product in "${PRODUCTS[@]}"; do
+  tag="localhost/$(image_of "$product"):latest"
+  if $FROM_HOST; then
+    swift build -c release --product "$product" --static-swift-stdlib --scratch-path "$SCRATCH"
+    bash Infra/image/rootfs.sh "$SCRATCH/release/$product" "$context/rootfs" app
+    "${BUILDAH[@]}" bud --isolation chroot -t "$tag" -f Infra/image/Containerfile.prebuilt "$context"
+  else
+    "${BUILDAH[@]}" bud --isolation chroot --build-arg PRODUCT="$product" -t "$tag" -f Infra/Containerfile .
+  fi
+  if [ -n "$PUSH" ]; then
+    "${BUILDAH[@]}" push "$tag" "docker://$PUSH/$(image_of "$product"):latest"
+  fi
+done
+for product in "${PRODUCTS[@]}"; do
+  "${BUILDAH[@]}" images --format '{{.Name}}:{{.Tag}} {{.Size}}' "localhost/$(image_of "$product"):latest"
+done

@@ -7,16 +7,16 @@
 #      service account, which the function checks too (HERALD_ALLOWED_CALLERS)
 #   6. a dead-letter topic, Eventarc triggers with retry and dead-letter policies
 #   7. Cloud Scheduler jobs calling with OIDC tokens
-# The image must already be in Artifact Registry (Infra/build-images.sh --push REPOSITORY).
+# The images (one per function) must already be in Artifact Registry (Infra/build-images.sh --push REPOSITORY).
 #
-# Usage: Infra/deploy.sh PROJECT REGION [--schema default|prd000|prd001|prd004] [--image IMAGE]
+# Usage: Infra/deploy.sh PROJECT REGION [--schema default|prd000|prd001|prd004] [--repository REPOSITORY] [--tag TAG]
 #                        [--firestore-location LOCATION] [--database DATABASE] [--dry-run]
 # --dry-run prints every command and runs none; values only Google knows (the project number, a
 # trigger's subscription) appear as PROJECT_NUMBER and SUBSCRIPTION_OF_<trigger>.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 PROJECT REGION [--schema default|prd000|prd001|prd004] [--image IMAGE] [--firestore-location LOCATION] [--database DATABASE] [--dry-run]" >&2
+  echo "usage: $0 PROJECT REGION [--schema default|prd000|prd001|prd004] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--dry-run]" >&2
   exit 2
 }
 
@@ -25,14 +25,16 @@ PROJECT=$1
 REGION=$2
 shift 2
 SCHEMA=default
-IMAGE=""
+REPOSITORY=""
+TAG=latest
 FIRESTORE_LOCATION=""
 DATABASE="(default)"
 DRY_RUN=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --schema) SCHEMA=${2:?--schema needs a value}; shift 2 ;;
-    --image) IMAGE=${2:?--image needs a value}; shift 2 ;;
+    --repository) REPOSITORY=${2:?--repository needs a value}; shift 2 ;;
+    --tag) TAG=${2:?--tag needs a value}; shift 2 ;;
     --firestore-location) FIRESTORE_LOCATION=${2:?--firestore-location needs a value}; shift 2 ;;
     --database) DATABASE=${2:?--database needs a value}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
@@ -50,8 +52,8 @@ case "$SCHEMA" in
   *) echo "error: unknown schema \"$SCHEMA\": use default, prd000, prd001 or prd004" >&2; exit 2 ;;
 esac
 USER_PATTERN='users/{userId}'
-IMAGE=${IMAGE:-$REGION-docker.pkg.dev/$PROJECT/herald/herald:latest}
-case "$IMAGE" in *[!a-zA-Z0-9./:@_-]*) echo "error: IMAGE must be an image reference, not \"$IMAGE\"" >&2; exit 2 ;; esac
+REPOSITORY=${REPOSITORY:-$REGION-docker.pkg.dev/$PROJECT/herald}
+case "$REPOSITORY$TAG" in *[!a-zA-Z0-9./:_-]*) echo "error: REPOSITORY and TAG must be an image repository and tag, not \"$REPOSITORY\" \"$TAG\"" >&2; exit 2 ;; esac
 FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INDEXES="$HERE/firestore/$SCHEMA.indexes.json"
@@ -107,7 +109,7 @@ create_once() {
   fi
 }
 
-echo "# Herald → project $PROJECT, region $REGION, schema $SCHEMA, image $IMAGE"
+echo "# Herald → project $PROJECT, region $REGION, schema $SCHEMA, images $REPOSITORY/herald-FUNCTION:$TAG"
 
 echo "# 1. APIs"
 run gcloud services enable run.googleapis.com eventarc.googleapis.com firestore.googleapis.com fcm.googleapis.com \
@@ -157,11 +159,13 @@ while IFS= read -r override; do
 done < <(jq -c '.fieldOverrides[]' "$INDEXES")
 
 echo "# 5. Cloud Run services (rendered into $RENDERED)"
-# Deployed by digest: what runs is exactly the image that was checked, whatever the tag points at later.
-case "$IMAGE" in
-  *@sha256:*) IMAGE_BY_DIGEST=$IMAGE ;;
-  *) IMAGE_BY_DIGEST="${IMAGE%:*}@$(value IMAGE_DIGEST gcloud artifacts docker images describe "$IMAGE" --format='value(image_summary.digest)')" ;;
-esac
+# Each function its own image, deployed by digest: what runs is exactly the image that was checked,
+# whatever the tag points at later.
+image_of() {
+  local image
+  image="$REPOSITORY/$(service_of "$1")"
+  echo "$image@$(value "DIGEST_OF_$(service_of "$1")" gcloud artifacts docker images describe "$image:$TAG" --format='value(image_summary.digest)')"
+}
 url_of() { echo "https://$(service_of "$1")-$PROJECT_NUMBER.$REGION.run.app"; }
 # Who may call each function: the function checks the caller's identity token against this list too.
 callers_of() {
@@ -173,7 +177,7 @@ callers_of() {
 }
 for function in "${FUNCTIONS[@]}"; do
   manifest="$RENDERED/$function.yaml"
-  sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$IMAGE_BY_DIGEST|g" -e "s|value: SCHEMA|value: $SCHEMA|" -e "s|SERVICE_URL|$(url_of "$function")|" \
+  sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$(image_of "$function")|g" -e "s|value: SCHEMA|value: $SCHEMA|" -e "s|SERVICE_URL|$(url_of "$function")|" \
     -e "s|value: CALLER_ACCOUNTS|value: $(callers_of "$function")|" "$HERE/cloudrun/$function.yaml" >"$manifest"
   run gcloud run services replace "$manifest" --region="$REGION" --project="$PROJECT"
 done

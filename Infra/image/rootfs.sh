@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Assembles a minimal root filesystem for the herald binary: the binary, exactly the shared libraries
-# it loads (found with ldd; the Swift runtime is linked in statically), CA certificates, a non-root
-# user and /tmp. The image is this folder on `FROM scratch`: nothing else is in it, not even a shell.
-# Usage: rootfs.sh BINARY OUT_DIR
+# Assembles a minimal root filesystem for one executable: the binary (stripped) at
+# /usr/local/bin/NAME, exactly the shared libraries it loads (found with ldd; the Swift runtime is
+# linked in statically), CA certificates, a non-root user and /tmp. The image is this folder on
+# `FROM scratch`: nothing else is in it, not even a shell.
+# Usage: rootfs.sh BINARY OUT_DIR [NAME]   (NAME defaults to the binary's own name)
 set -euo pipefail
-binary=${1:?usage: rootfs.sh BINARY OUT_DIR}
-out=${2:?usage: rootfs.sh BINARY OUT_DIR}
+binary=${1:?usage: rootfs.sh BINARY OUT_DIR [NAME]}
+out=${2:?usage: rootfs.sh BINARY OUT_DIR [NAME]}
+name=${3:-$(basename "$binary")}
 rm -rf "$out"
 mkdir -p "$out/usr/local/bin" "$out/etc/ssl/certs" "$out/tmp"
 chmod 1777 "$out/tmp"
-cp "$binary" "$out/usr/local/bin/herald"
-# Symbols are for debuggers, not for running: stripping halves the image (≈200 MB → ≈95 MB).
-strip "$out/usr/local/bin/herald"
+cp "$binary" "$out/usr/local/bin/$name"
+# Symbols are for debuggers, not for running.
+strip "$out/usr/local/bin/$name"
 ldd "$binary" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u | while read -r library; do
   real=$(readlink -f "$library")
   mkdir -p "$out$(dirname "$library")"

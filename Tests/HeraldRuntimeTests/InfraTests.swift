@@ -94,8 +94,10 @@ import Testing
 
         // The rendered manifests carry the schema, the image and the audience the function checks.
         let manifest = try String(contentsOf: run.rendered.appendingPathComponent("onMessageCreated.yaml"), encoding: .utf8)
-        // Deployed by digest, never by a tag that can move.
-        #expect(manifest.contains("value: \(preset)\n") && manifest.contains("image: europe-west1-docker.pkg.dev/herald-demo/herald/herald@IMAGE_DIGEST\n"))
+        // Each function its own image, deployed by digest, never by a tag that can move; it serves by default.
+        #expect(manifest.contains("value: \(preset)\n"))
+        #expect(manifest.contains("image: europe-west1-docker.pkg.dev/herald-demo/herald/herald-onmessagecreated@DIGEST_OF_herald-onmessagecreated\n"))
+        #expect(manifest.contains("args: [\"serve\"]"))
         #expect(manifest.contains("value: https://herald-onmessagecreated-PROJECT_NUMBER.europe-west1.run.app\n"))
         #expect(manifest.contains("value: herald-trigger@herald-demo.iam.gserviceaccount.com\n") && manifest.contains("HERALD_ALLOWED_CALLERS"))
         let sweeper = try String(contentsOf: run.rendered.appendingPathComponent("presenceSweeper.yaml"), encoding: .utf8)

@@ -18,8 +18,12 @@ import Testing
     static let forbiddenForFunctions: Set<String> = ["Foundation", "FoundationInternationalization", "LocalCloud", "GRDB", "HeraldCLI", "HeraldTesting"]
 
     static func describe() async throws -> [String: Target] {
-        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "package", "--package-path", TestPaths.packageRoot.path,
-                                                                                        "describe", "--type", "json"])
+        // Another scratch path than the build's: `swift test` holds .build's lock while the tests run.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-describe-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), [
+            "swift", "package", "--package-path", TestPaths.packageRoot.path, "--scratch-path", scratch.path, "describe", "--type", "json",
+        ])
         guard result.status == 0, let json = try? JSONValue(parsing: Array(result.stdout)) else {
             throw StillBusy(description: "swift package describe failed: \(result.stderr.suffix(1000))")
         }
@@ -89,6 +93,20 @@ import Testing
                     }
                 }
             }
+        }
+    }
+
+    /// What the built executables load: FoundationEssentials at most, never full Foundation, its
+    /// internationalization or ICU (whose data alone is 39 MB).
+    @Test func functionExecutablesLoadNoFullFoundation() async throws {
+        for function in Self.functions {
+            let ldd = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/ldd"), [TestPaths.executable(function).path])
+            #expect(ldd.status == 0, "\(ldd.stderr)")
+            let libraries = ldd.stdoutText.split(separator: "\n").compactMap { $0.trimmingWhitespace.split(separator: " ").first.map(String.init) }
+            for library in libraries where ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"].contains(library) {
+                Issue.record("\(function) loads \(library)")
+            }
+            #expect(libraries.contains("libFoundationEssentials.so") || libraries.allSatisfy { !$0.contains("Foundation") }, "\(libraries)")
         }
     }
 

@@ -12,7 +12,7 @@ import Testing
 /// Infra/compose.yaml wires it: `herald dev --function NAME=URL` delivers to it with identity tokens,
 /// and it reaches Firestore and FCM with tokens from the local cloud's metadata server.
 @Suite(.serialized) struct RemoteFunctionTests {
-    static let image = "localhost/herald:latest"
+    static let image = "localhost/herald-onmessagecreated:latest"
 
     func environment(dev: RunningDev, port: Int) -> [String: String] {
         let host = dev.base.replacingOccurrences(of: "http://", with: "")
@@ -48,18 +48,18 @@ import Testing
         #expect(try await dev.stop() == 0)
     }
 
-    /// The image Infra/build-images.sh builds (with HERALD_BUILD_IMAGE=1, this test builds it first), run
+    /// onMessageCreated's image, as Infra/build-images.sh builds it (with HERALD_BUILD_IMAGE=1, this test builds it first), run
     /// with buildah (no container engine needed) against `herald dev`. Needs buildah and the image; says
     /// so loudly and stops when either is missing.
     @Test func theImageServesHeraldDev() async throws {
         let buildah = ["/usr/bin/buildah", "/usr/local/bin/buildah"].first { FileManager.default.isExecutableFile(atPath: $0) }
         if buildah != nil, ProcessInfo.processInfo.environment["HERALD_BUILD_IMAGE"] == "1" {
-            let build = try await ProcessRunner.run(TestPaths.packageRoot.appendingPathComponent("Infra/build-images.sh"), ["--from-host"])
+            let build = try await ProcessRunner.run(TestPaths.packageRoot.appendingPathComponent("Infra/build-images.sh"), ["--from-host", "onMessageCreated"])
             #expect(build.status == 0, "Infra/build-images.sh --from-host failed:\n\(build.stderr.suffix(3000))")
         }
         guard let buildah, try await Self.buildah(buildah, ["inspect", "--type", "image", Self.image]).status == 0 else {
             print("SKIPPED (RemoteFunctionTests.theImageServesHeraldDev): no buildah or no \(Self.image) image here. "
-                  + "Build it with Infra/build-images.sh --from-host, or run with HERALD_BUILD_IMAGE=1 to build it first "
+                  + "Build it with Infra/build-images.sh --from-host onMessageCreated, or run with HERALD_BUILD_IMAGE=1 to build it first "
                   + "(a release build: too long for CI).")
             return
         }
@@ -75,7 +75,7 @@ import Testing
         let run = Process()
         run.executableURL = URL(fileURLWithPath: buildah)
         run.arguments = ["--storage-driver", "vfs", "run", "--isolation", "chroot", container, "--",
-                         "/usr/local/bin/herald", "function", "onMessageCreated", "serve", "--host", "127.0.0.1"]
+                         "/usr/local/bin/app", "serve", "--host", "127.0.0.1"]
         run.standardOutput = FileHandle.nullDevice
         let started = Date()
         try run.launchAlone()
