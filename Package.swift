@@ -173,7 +173,10 @@ let package = Package(
             name: $0,
             dependencies: ["HeraldRuntime", "ChatFunctions"],
             path: "Functions/\($0)",
-            swiftSettings: strict
+            swiftSettings: strict,
+            // A function exports no symbols: the 4.5 MB dynamic symbol table Swift's driver asks for is
+            // for plug-ins and debuggers, and a stripped image has neither.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))]
         )
     }
 )

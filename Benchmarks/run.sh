@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Herald beside its Python peer, in one run: installs wrk and buildah (apt) and the peer (PyPI, into
-# Benchmarks/peer/.venv), builds Herald's release binaries as the image ships them (static Swift
-# runtime) and, with buildah, the image; then prints one table (Benchmarks/compare.py).
+# Benchmarks/peer/.venv), builds Herald's release binaries as the images ship them (static Swift
+# runtime) and, with buildah, the images; builds a minimal C server as the floor for start-up; then
+# prints one table (Benchmarks/compare.py).
 #   Benchmarks/run.sh [--quick]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,11 +16,11 @@ if [ ! -x Benchmarks/peer/.venv/bin/functions-framework ]; then
   Benchmarks/peer/.venv/bin/pip install -q --disable-pip-version-check -r Benchmarks/peer/requirements.txt
 fi
 SCRATCH=${HERALD_RELEASE_BUILD:-.build-release}
-for product in herald onMessageCreated herald-bench; do
+for product in herald onMessageCreated onReadReceipt presenceSweeper tokenCleanup herald-bench; do
   swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product "$product" >&2
 done
-# The image's size is measured when buildah can build it here (Infra/build-images.sh reuses the build above).
+# The images' sizes are measured when buildah can build them here (Infra/build-images.sh reuses the build above).
 if command -v buildah >/dev/null 2>&1; then
-  Infra/build-images.sh --from-host >&2 || echo "the image did not build; its size is not measured" >&2
+  Infra/build-images.sh --from-host >&2 || echo "the images did not build; their sizes are not measured" >&2
 fi
 exec Benchmarks/peer/.venv/bin/python Benchmarks/compare.py --herald-bin "$SCRATCH/release" --peer-venv Benchmarks/peer/.venv "$@"
