@@ -347,7 +347,7 @@ def main():
     args = parser.parse_args()
     herald = os.path.join(args.herald_bin, "herald")
     documents = os.path.join(FIXTURES, "documents.json")
-    herald_fn = Function("Herald", lambda port: [os.path.join(args.herald_bin, "onMessageCreated"), "serve", "--port", str(port)],
+    herald_fn = Function("Herald", lambda port: [os.path.join(args.herald_bin, "onMessageCreated"), "serve", "--host", "127.0.0.1", "--port", str(port)],
                          {"LOG_FORMAT": "json"})
     peer_fn = Function("Peer", lambda port: [os.path.join(args.peer_venv, "bin", "functions-framework"), "--target", "on_message_created",
                                             "--signature-type", "cloudevent", "--source", os.path.join(ROOT, "Benchmarks", "peer", "main.py"),
