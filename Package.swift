@@ -100,6 +100,7 @@ let package = Package(
             name: "HeraldTesting",
             dependencies: [
                 "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions",
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -96,7 +96,11 @@ public final class FunctionUnderTest: Sendable {
 
     /// POSTs over a plain socket and times the answer from the body's last byte: what the function
     /// itself takes, without the test's own HTTP client sending megabytes in a debug build.
-    public func postRaw(_ request: EventRequest) throws -> (status: Int, body: String, elapsed: Duration) {
+    public func postRaw(_ request: EventRequest) async throws -> (status: Int, body: String, elapsed: Duration) {
+        try await offThePool { [port] in try Self.postRaw(request, port: port) }
+    }
+
+    static func postRaw(_ request: EventRequest, port: Int) throws -> (status: Int, body: String, elapsed: Duration) {
         let connection = try RawHTTPConnection(port: port)
         var head = "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(request.body.count)\r\n"
         for (name, value) in request.headers { head += "\(name): \(value)\r\n" }
@@ -112,12 +116,16 @@ public final class FunctionUnderTest: Sendable {
         return (status, body, elapsed)
     }
 
-    /// SIGTERM, then SIGKILL if it is still there 5 s later; the log is removed.
+    /// SIGTERM, then (in the background, so a `defer` can call it) SIGKILL if it is still there 5 s
+    /// later; the log is removed.
     public func stop() {
-        if isRunning { kill(process.processIdentifier, SIGTERM) }
-        for _ in 0..<50 where isRunning { usleep(100_000) }
-        if isRunning { kill(process.processIdentifier, SIGKILL) }
-        try? FileManager.default.removeItem(at: log)
+        guard isRunning else { try? FileManager.default.removeItem(at: log); return }
+        kill(process.processIdentifier, SIGTERM)
+        reapInBackground { [self] in
+            for _ in 0..<50 where isRunning { usleep(100_000) }
+            if isRunning { kill(process.processIdentifier, SIGKILL) }
+            try? FileManager.default.removeItem(at: log)
+        }
     }
 }
 

@@ -30,13 +30,15 @@ public enum GoogleFirestoreEmulator {
         for _ in 0..<3 {
             let port = try freePort()
             let process = try launch(port: port)
-            defer {
-                process.terminate()
-                _ = process.waitForExit()
-            }
             // The port is free when chosen, not when Java binds it: if another process took it, ours exits.
-            guard await waitUntilServing(port: port, process: process), process.isRunning else { continue }
-            return try await body("127.0.0.1:\(port)")
+            guard await waitUntilServing(port: port, process: process), process.isRunning else {
+                _ = try await process.stop()
+                continue
+            }
+            let result: Result<T, any Error>
+            do { result = .success(try await body("127.0.0.1:\(port)")) } catch { result = .failure(error) }
+            _ = try await process.stop()
+            return try result.get()
         }
         throw RawHTTPError("Google's Firestore emulator did not start")
     }
@@ -58,10 +60,12 @@ public enum GoogleFirestoreEmulator {
     static func waitUntilServing(port: Int, process: Process) async -> Bool {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline, process.isRunning {
-            if let connection = try? RawHTTPConnection(port: port) {
-                try? connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                if connection.readAll(timeout: 2).hasPrefix("HTTP/1.1") { return true }
+            let answered = try? await offThePool {
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+                return connection.readAll(timeout: 2).hasPrefix("HTTP/1.1")
             }
+            if answered == true { return true }
             try? await Task.sleep(for: .milliseconds(200))
         }
         return false

@@ -16,11 +16,7 @@ public enum ProcessRunner {
     /// of this process (an in-process local cloud) needs the cooperative threads to stay free.
     /// Tests call this one: a synchronous wait inside a test holds one of the few cooperative threads.
     public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) async throws -> ProcessResult {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { try runBlocking(executable, arguments, stdin: stdin, environment: environment) })
-            }
-        }
+        try await offThePool { try runBlocking(executable, arguments, stdin: stdin, environment: environment) }
     }
 
     /// Waits on the calling thread: for synchronous code outside tests' async functions.
@@ -89,8 +85,8 @@ public enum PythonReference {
 
     /// The interpreter for a test that needs `module`; nil (after a failure in CI, or a SKIPPED line
     /// elsewhere) when there is none.
-    public static func forTest(_ suite: String, importing module: String) -> URL? {
-        let found = interpreter(importing: module)
+    public static func forTest(_ suite: String, importing module: String) async -> URL? {
+        let found = (try? await offThePool { interpreter(importing: module) }) ?? nil
         if found == nil {
             let message = "\(module) is not installed: pip install -r Tests/Python/requirements.txt (into .venv or HERALD_PYTHON)"
             #if canImport(Testing)
@@ -128,6 +124,17 @@ extension Process {
             return isRunning ? nil : terminationStatus
         }
         return info._sifields._sigchld.si_pid == 0 ? nil : info._sifields._sigchld.si_status
+    }
+
+    /// SIGTERM, SIGKILL if it is still running after `grace`, and its exit status; waits off the
+    /// cooperative pool.
+    public func stop(grace: Duration = .seconds(10)) async throws -> Int32 {
+        guard exitStatusIfExited == nil else { return try await offThePool { self.waitForExit() } }
+        kill(processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + grace
+        while exitStatusIfExited == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        if exitStatusIfExited == nil { kill(processIdentifier, SIGKILL) }
+        return try await offThePool { self.waitForExit() }
     }
 
     /// `run()`, one launch at a time in this process. Tests start children from many threads at once,

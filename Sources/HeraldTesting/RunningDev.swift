@@ -12,32 +12,46 @@ public final class RunningDev: Sendable {
     public let log: URL
     /// The local cloud's URL (`http://127.0.0.1:PORT`).
     public let base: String
+    /// The data directory made for this run (removed with the log), if the test gave none.
+    let scratch: URL?
 
-    init(process: Process, log: URL, base: String) {
+    init(process: Process, log: URL, base: String, scratch: URL?) {
         self.process = process
         self.log = log
         self.base = base
+        self.scratch = scratch
     }
 
-    /// - ephemeral: a temporary database (else pass `--data DIR` in `arguments`).
+    /// - ephemeral: fresh state in a directory of its own, removed at the end (else pass `--data DIR`
+    ///   in `arguments`). The directory holds the run's shared test key: `--ephemeral` would make a
+    ///   key of its own, seconds of CPU in a debug build, times every test that starts one.
     public static func start(_ arguments: [String], environment: [String: String] = [:], ephemeral: Bool = true) async throws -> RunningDev {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString).log")
         guard FileManager.default.createFile(atPath: log.path, contents: nil), let sink = FileHandle(forWritingAtPath: log.path) else {
             throw DevDidNotStart(output: "cannot create \(log.path)")
         }
+        var scratch: URL?
+        if ephemeral {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let key = directory.appendingPathComponent("local-key.pem")
+            guard FileManager.default.createFile(atPath: key.path, contents: Data(try await TestKeys.rsaPEM().utf8), attributes: [.posixPermissions: 0o600])
+            else { throw DevDidNotStart(output: "cannot write \(key.path)") }
+            scratch = directory
+        }
         let process = Process()
         process.executableURL = TestPaths.executable("herald")
-        process.arguments = ["dev"] + (ephemeral ? ["--ephemeral"] : []) + ["--port", "0", "--project", "e2e"] + arguments
+        process.arguments = ["dev"] + (scratch.map { ["--data", $0.path] } ?? []) + ["--port", "0", "--project", "e2e"] + arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         process.standardOutput = sink
         process.standardError = sink
         try process.launchAlone()
         try? sink.close()
-        let dev = RunningDev(process: process, log: log, base: "")
+        let dev = RunningDev(process: process, log: log, base: "", scratch: scratch)
         for _ in 0..<600 where process.exitStatusIfExited == nil {
             let text = dev.output
             if text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) {
-                return RunningDev(process: process, log: log, base: String(text[range].dropFirst("Herald local cloud on ".count)))
+                return RunningDev(process: process, log: log, base: String(text[range].dropFirst("Herald local cloud on ".count)), scratch: scratch)
             }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -100,7 +114,10 @@ public final class RunningDev: Sendable {
     public func stop() async throws -> Int32 {
         Glibc.kill(process.processIdentifier, SIGINT)
         for _ in 0..<300 {
-            if let status = process.exitStatusIfExited { return status }
+            if let status = process.exitStatusIfExited {
+                if let scratch { try? FileManager.default.removeItem(at: scratch) }
+                return status
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         return -1
@@ -109,6 +126,7 @@ public final class RunningDev: Sendable {
     public func kill() {
         if process.exitStatusIfExited == nil { Glibc.kill(process.processIdentifier, SIGKILL) }
         try? FileManager.default.removeItem(at: log)
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
     }
 }
 

@@ -9,7 +9,11 @@ public final class ServingProcess: @unchecked Sendable {
 
     /// Starts `NAME serve --port 0 …` (or without `--port` when `port` is nil, so `PORT` decides) and waits
     /// for its "listening on" line to learn the port.
-    public init(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) throws {
+    public static func start(_ name: String, arguments: [String], port: Int? = 0, environment: [String: String] = [:]) async throws -> ServingProcess {
+        try await offThePool { try ServingProcess(name, arguments: arguments, port: port, environment: environment) }
+    }
+
+    init(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) throws {
         process = Process()
         process.executableURL = TestPaths.executable(name)
         process.arguments = ["serve", "--host", "127.0.0.1"] + (requestedPort.map { ["--port", String($0)] } ?? []) + arguments
@@ -42,9 +46,17 @@ public final class ServingProcess: @unchecked Sendable {
     public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
 
     /// Waits for the process to exit and returns its status and everything else it printed.
-    public func waitForExit() -> (status: Int32, output: String) {
-        let rest = output.fileHandleForReading.readDataToEndOfFile()
-        return (process.waitForExit(), String(decoding: rest, as: UTF8.self))
+    public func waitForExit() async throws -> (status: Int32, output: String) {
+        try await offThePool { [self] in
+            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            return (process.waitForExit(), String(decoding: rest, as: UTF8.self))
+        }
+    }
+
+    /// SIGTERM, and the exit waited for in the background (for a `defer`).
+    public func stop() {
+        signal(SIGTERM)
+        reapInBackground { [self] in _ = output.fileHandleForReading.readDataToEndOfFile(); _ = process.waitForExit() }
     }
 
     deinit { if process.isRunning { process.terminate() } }

@@ -39,6 +39,8 @@ public func withLocalCloud<Result: Sendable>(
     _ body: @Sendable (TestLocalCloud) async throws -> Result
 ) async throws -> Result {
     let logger = Logger(label: "local-cloud") { _ in SwiftLogNoOpLogHandler() }
+    var options = options
+    if options.identityKeyPEM == nil { options.identityKeyPEM = try await TestKeys.rsaPEM() }
     let cloud = try await LocalCloud(options: options, logger: logger, onDelivery: onDelivery, onJob: onJob)
     defer { cloud.close() }
     return try await withRunningApplication(logger: logger, alongside: cloud.services, { onRunning in

@@ -21,6 +21,9 @@ public struct LocalCloudOptions: Sendable {
     public var accessTokenLifetime: TimeInterval = 3600
     /// Host names requests may name besides IP addresses and `localhost` (see `RequestGuard`).
     public var allowedHosts: [String] = []
+    /// The local service account's key (PEM) when none is kept in the data directory; nil: a new one.
+    /// Tests share one: a 2048-bit key takes seconds to make in a debug build.
+    public var identityKeyPEM: String?
 
     public init() {}
 }
@@ -49,7 +52,8 @@ public final class LocalCloud: Sendable {
         database = try LocalCloudDatabase(directory: options.dataDirectory)
         stateDirectory = options.dataDirectory ?? (NSTemporaryDirectory() + "herald-\(UUID().uuidString)")
         triggers = TriggerRegistry(options.triggers)
-        identity = try await LocalIdentity(project: options.project, directory: stateDirectory, accessTokenLifetime: options.accessTokenLifetime)
+        identity = try await LocalIdentity(project: options.project, directory: stateDirectory, accessTokenLifetime: options.accessTokenLifetime,
+                                           newKeyPEM: options.identityKeyPEM)
         delivery = EventDelivery(database: database, registry: triggers, httpClient: httpClient, options: options.delivery,
                                  identity: identity, logger: logger, onReport: onDelivery)
         let delivery = self.delivery

@@ -125,7 +125,7 @@ import Testing
         ]
         for (what, request, status) in cases {
             let cpu = function.cpuTime
-            let answer = try function.postRaw(request)
+            let answer = try await function.postRaw(request)
             let used = function.cpuTime - cpu
             #expect(answer.status == status, "\(what): \(answer.body.prefix(300))")
             #expect(used < .seconds(1), "\(what) took \(used) of CPU (\(answer.elapsed) in all)")

@@ -11,9 +11,12 @@ import Testing
 
 /// A throwaway service account: a fresh RSA key and its key file, pointing at a local token endpoint.
 struct TestServiceAccount {
-    let privateKey = try! _RSA.Signing.PrivateKey(keySize: .bits2048)
+    let privateKey: _RSA.Signing.PrivateKey
     let email = "herald-test@herald-demo.iam.gserviceaccount.com"
     let keyID = "kid-123"
+
+    /// The run's shared test key (see `TestKeys`).
+    static func make() async throws -> TestServiceAccount { TestServiceAccount(privateKey: try await TestKeys.rsa()) }
 
     func key(tokenURI: String) -> ServiceAccountKey {
         ServiceAccountKey(clientEmail: email, privateKeyID: keyID, privateKeyPEM: privateKey.pemRepresentation, projectID: "herald-demo", tokenURI: tokenURI)
@@ -83,7 +86,7 @@ enum JWTHeaderJSON {
     let http = HTTPClient.shared
 
     @Test func theAssertionIsExactlyWhatGoogleRequires() async throws {
-        let account = TestServiceAccount()
+        let account = try await TestServiceAccount.make()
         let log = TokenEndpointLog()
         try await withTestHTTPServer(try await tokenEndpoint(account, log: log)) { port in
             let credentials = try ServiceAccountCredentials(
@@ -105,7 +108,7 @@ enum JWTHeaderJSON {
     }
 
     @Test func selfSignedJWTModeNeedsNoExchange() async throws {
-        let account = TestServiceAccount()
+        let account = try await TestServiceAccount.make()
         let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:1/never"),
                                                         mode: .selfSignedJWT(audience: "https://firestore.googleapis.com/"), httpClient: http)
         let token = try await credentials.token()
@@ -116,7 +119,7 @@ enum JWTHeaderJSON {
     }
 
     @Test func tokensAreCachedAndConcurrentCallersShareOneRefresh() async throws {
-        let account = TestServiceAccount()
+        let account = try await TestServiceAccount.make()
         let log = TokenEndpointLog()
         try await withTestHTTPServer(try await tokenEndpoint(account, log: log, delay: .milliseconds(200))) { port in
             let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),
@@ -132,7 +135,7 @@ enum JWTHeaderJSON {
     }
 
     @Test func aTokenCloseToExpiryIsRefreshedEarly() async throws {
-        let account = TestServiceAccount()
+        let account = try await TestServiceAccount.make()
         let log = TokenEndpointLog()
         // 200 s left is inside the 5-minute margin: every call must refresh.
         try await withTestHTTPServer(try await tokenEndpoint(account, log: log, expiresIn: 200)) { port in
@@ -148,7 +151,7 @@ enum JWTHeaderJSON {
     }
 
     @Test func anAPIAnswering401GetsOneRefreshAndARetry() async throws {
-        let account = TestServiceAccount()
+        let account = try await TestServiceAccount.make()
         let log = TokenEndpointLog()
         let seen = Mutex<[String]>([])
         let api = Router()
@@ -175,7 +178,7 @@ enum JWTHeaderJSON {
         let busy = Router()
         busy.post("/token") { _, _ in Response(status: .init(code: status)) }
         try await withTestHTTPServer(busy) { port in
-            let credentials = try ServiceAccountCredentials(key: TestServiceAccount().key(tokenURI: "http://127.0.0.1:\(port)/token"),
+            let credentials = try ServiceAccountCredentials(key: try await TestServiceAccount.make().key(tokenURI: "http://127.0.0.1:\(port)/token"),
                                                             mode: .tokenExchange(scopes: ["s"]), httpClient: http)
             let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(port)", credentials: credentials, httpClients: [http])
             guard case .failed(_, let retryable, _) = await fcm.send(["token": "t"]) else { Issue.record("the send cannot succeed"); return }
@@ -194,7 +197,7 @@ enum JWTHeaderJSON {
                 : Response(status: .ok, headers: [.contentType: "application/json"],
                            body: .init(byteBuffer: ByteBuffer(string: #"{"access_token": "owner", "expires_in": 3599, "token_type": "Bearer"}"#)))
         }
-        let account = TestServiceAccount()
+        let account = try await TestServiceAccount.make()
         try await withTestHTTPServer(flaky) { port in
             try await withLocalCloud { local in
                 func credentials() throws -> ServiceAccountCredentials {
@@ -216,7 +219,7 @@ enum JWTHeaderJSON {
     }
 
     @Test func errorsNeverContainTheKeyOrATokenOrTheAssertion() async throws {
-        let account = TestServiceAccount()
+        let account = try await TestServiceAccount.make()
         let log = TokenEndpointLog()
         try await withTestHTTPServer(try await tokenEndpoint(account, log: log, refuse: true)) { port in
             let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),

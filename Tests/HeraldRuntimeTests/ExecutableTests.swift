@@ -13,36 +13,41 @@ import Glibc
 @Suite(.serialized) struct ExecutableTests {
     static let documents = TestPaths.fixture("default/documents.json").path
 
-    @Test func sigtermWhileABodyIsArrivingStillAnswersItAndExitsZero() throws {
-        let server = try ServingProcess("onMessageCreated", arguments: ["--documents", Self.documents])
+    @Test func sigtermWhileABodyIsArrivingStillAnswersItAndExitsZero() async throws {
+        let server = try await ServingProcess.start("onMessageCreated", arguments: ["--documents", Self.documents])
         let fixture = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("default/message-created.binary-protobuf.json"))))
-        let connection = try RawHTTPConnection(port: server.port)
-        var head = "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(fixture.body.count)\r\n"
-        for (name, value) in fixture.headers { head += "\(name): \(value)\r\n" }
-        try connection.send(head + "\r\n")
-        let half = fixture.body.count / 2
-        try connection.send(Array(fixture.body[..<half]))
-        usleep(200_000)
-        server.signal(SIGTERM)
-        usleep(300_000)
-        try connection.send(Array(fixture.body[half...]))
-        let response = connection.readAll()
+        let response = try await offThePool {
+            let connection = try RawHTTPConnection(port: server.port)
+            var head = "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(fixture.body.count)\r\n"
+            for (name, value) in fixture.headers { head += "\(name): \(value)\r\n" }
+            try connection.send(head + "\r\n")
+            let half = fixture.body.count / 2
+            try connection.send(Array(fixture.body[..<half]))
+            usleep(200_000)
+            server.signal(SIGTERM)
+            usleep(300_000)
+            try connection.send(Array(fixture.body[half...]))
+            return connection.readAll()
+        }
         #expect(response.hasPrefix("HTTP/1.1 200"), "\(response)")
         #expect(response.contains("\"eventId\":\"default-evt-1\""))
-        let (status, output) = server.waitForExit()
+        let (status, output) = try await server.waitForExit()
         #expect(status == 0, "\(output)")
         #expect(output.contains("stopped"))
     }
 
-    @Test func serveHonoursPORTAndAnswersHealthz() throws {
+    @Test func serveHonoursPORTAndAnswersHealthz() async throws {
         let wanted = try GoogleFirestoreEmulator.freePort()
-        let probe = try ServingProcess("tokenCleanup", arguments: ["--documents", Self.documents], port: nil, environment: ["PORT": String(wanted)])
+        let probe = try await ServingProcess.start("tokenCleanup", arguments: ["--documents", Self.documents], port: nil, environment: ["PORT": String(wanted)])
         #expect(probe.port == wanted)
-        let connection = try RawHTTPConnection(port: probe.port)
-        try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-        #expect(connection.readAll().hasPrefix("HTTP/1.1 200"))
+        let answer = try await offThePool {
+            let connection = try RawHTTPConnection(port: probe.port)
+            try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return connection.readAll()
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"))
         probe.signal(SIGTERM)
-        #expect(probe.waitForExit().status == 0)
+        #expect(try await probe.waitForExit().status == 0)
     }
 
     @Test(arguments: ["onMessageCreated", "onReadReceipt", "tokenCleanup"])

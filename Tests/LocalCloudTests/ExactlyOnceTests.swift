@@ -15,11 +15,11 @@ import Testing
         options.delivery.faults = DeliveryFaults(duplicateProbability: 0.5, dropResponseProbability: 0.3, maximumDelay: .milliseconds(300))
         options.delivery.maximumAttempts = 50
         try await withLocalCloud(options) { local in
-            let function = try ServingProcess("onMessageCreated", arguments: [], environment: [
+            let function = try await ServingProcess.start("onMessageCreated", arguments: [], environment: [
                 "FIRESTORE_EMULATOR_HOST": local.host, "GOOGLE_CLOUD_PROJECT": "herald-test", "FCM_ENDPOINT": local.baseURL,
                 "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": local.host, "HERALD_SCHEMA": "default",
             ])
-            defer { function.signal(SIGTERM); _ = function.waitForExit() }
+            defer { function.stop() }
             local.cloud.triggers.register(TriggerRegistration(name: "onMessageCreated", pattern: "conversations/{c}/messages/{m}", kind: .created,
                                                               url: "http://127.0.0.1:\(function.port)/"))
             let db = local.firestore()
@@ -77,10 +77,10 @@ import Testing
         try await withLocalCloud(options) { local in
             let environment = ["FIRESTORE_EMULATOR_HOST": local.host, "GOOGLE_CLOUD_PROJECT": "herald-test", "FCM_ENDPOINT": local.baseURL,
                                "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": local.host, "HERALD_SCHEMA": "default"]
-            let created = try ServingProcess("onMessageCreated", arguments: [], environment: environment)
-            let receipts = try ServingProcess("onReadReceipt", arguments: [], environment: environment)
+            let created = try await ServingProcess.start("onMessageCreated", arguments: [], environment: environment)
+            let receipts = try await ServingProcess.start("onReadReceipt", arguments: [], environment: environment)
             defer {
-                for process in [created, receipts] { process.signal(SIGTERM); _ = process.waitForExit() }
+                for process in [created, receipts] { process.stop() }
             }
             let pattern = "conversations/{c}/messages/{m}"
             local.cloud.triggers.register(TriggerRegistration(name: "onMessageCreated", pattern: pattern, kind: .created, url: "http://127.0.0.1:\(created.port)/"))

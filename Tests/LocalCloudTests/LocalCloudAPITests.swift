@@ -61,7 +61,7 @@ import Testing
 
             // An assertion signed by another key is refused by the token endpoint.
             let other = ServiceAccountKey(clientEmail: key.clientEmail, privateKeyID: key.privateKeyID,
-                                          privateKeyPEM: try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation,
+                                          privateKeyPEM: try await TestKeys.rsaPEM(1),
                                           projectID: "herald-test", tokenURI: "\(local.baseURL)/token")
             let forged = try ServiceAccountCredentials(key: other, mode: .tokenExchange(scopes: []), httpClient: .shared)
             await #expect(throws: (any Error).self) { try await forged.token() }

@@ -69,7 +69,6 @@ import Testing
         let created = try await Self.buildah(buildah, ["from", Self.image])
         let container = created.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(created.status == 0 && !container.isEmpty, "\(created.stderr)")
-        defer { _ = try? ProcessRunner.runBlocking(URL(fileURLWithPath: buildah), ["--storage-driver", "vfs", "rm", container]) }
         let env = environment(dev: dev, port: port).sorted { $0.key < $1.key }.flatMap { ["--env", "\($0.key)=\($0.value)"] }
         _ = try await Self.buildah(buildah, ["config"] + env + [container])
         let run = Process()
@@ -79,11 +78,17 @@ import Testing
         run.standardOutput = FileHandle.nullDevice
         let started = Date()
         try run.launchAlone()
-        defer { if run.isRunning { kill(run.processIdentifier, SIGTERM) } }
-        let healthy = try await Self.waitUntilHealthy(port: port)
-        #expect(healthy != nil, "the container did not answer /healthz")
-        if let healthy { print("container cold start (buildah run → first /healthz 200): \(Int(healthy.timeIntervalSince(started) * 1000)) ms") }
-        try await checkMessageFlows(through: dev)
+        var failure: (any Error)?
+        do {
+            let healthy = try await Self.waitUntilHealthy(port: port)
+            #expect(healthy != nil, "the container did not answer /healthz")
+            if let healthy { print("container cold start (buildah run → first /healthz 200): \(Int(healthy.timeIntervalSince(started) * 1000)) ms") }
+            try await checkMessageFlows(through: dev)
+        } catch { failure = error }
+        // The container is stopped and gone before it is removed (removing it under `buildah run` makes buildah panic).
+        _ = try await run.stop()
+        _ = try await Self.buildah(buildah, ["rm", container])
+        if let failure { throw failure }
     }
 
     static func buildah(_ path: String, _ arguments: [String]) async throws -> ProcessResult {

@@ -20,14 +20,14 @@ public final class LocalIdentity: Sendable {
     public static let issuer = "https://accounts.google.com"
     static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
-    /// Loads the key kept in `directory/local-key.pem`, or makes and keeps a new one.
-    public init(project: String, directory: String, accessTokenLifetime: TimeInterval = 3600) async throws {
+    /// Loads the key kept in `directory/local-key.pem`, or keeps `newKeyPEM` (or a key it makes) there.
+    public init(project: String, directory: String, accessTokenLifetime: TimeInterval = 3600, newKeyPEM: String? = nil) async throws {
         let keyPath = (directory as NSString).appendingPathComponent("local-key.pem")
         let pem: String
         if let existing = try? String(contentsOfFile: keyPath, encoding: .utf8) {
             pem = existing
         } else {
-            pem = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
+            pem = try newKeyPEM ?? _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
             try PrivateFiles.write(pem, to: keyPath)
         }
         let privateKey = try JWTKit.Insecure.RSA.PrivateKey(pem: pem)
