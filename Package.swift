@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions",
+                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions", "TestRunSettings",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -108,6 +108,8 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // How many tests run at once, set before Swift Testing starts (see the C file).
+        .target(name: "TestRunSettings"),
         .executableTarget(name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreModel"], path: "Fuzz/HeraldFuzz", swiftSettings: strict),
         .executableTarget(
             name: "HeraldBench",

@@ -83,18 +83,13 @@ public enum PythonReference {
     /// In CI a missing reference is a failure (CI installs it); elsewhere the test says so and skips.
     public static var isRequired: Bool { ProcessInfo.processInfo.environment["CI"] == "true" }
 
-    /// The interpreter for a test that needs `module`; nil (after a failure in CI, or a SKIPPED line
-    /// elsewhere) when there is none.
-    public static func forTest(_ suite: String, importing module: String) async -> URL? {
-        let found = (try? await offThePool { interpreter(importing: module) }) ?? nil
-        if found == nil {
-            let message = "\(module) is not installed: pip install -r Tests/Python/requirements.txt (into .venv or HERALD_PYTHON)"
-            #if canImport(Testing)
-            if isRequired { Issue.record(Comment(rawValue: message)); return nil }
-            #endif
-            print("SKIPPED \(suite): \(message)")
-        }
-        return found
+    /// The interpreter for a test that needs `module`. Without one the test is skipped, and in CI
+    /// (which installs it) also failed.
+    public static func forTest(importing module: String) async throws -> URL {
+        if let found = (try? await offThePool { interpreter(importing: module) }) ?? nil { return found }
+        let message = "\(module) is not installed: pip install -r Tests/Python/requirements.txt (into .venv or HERALD_PYTHON)"
+        if isRequired { Issue.record(Comment(rawValue: message)) }
+        try skipTest(message)
     }
 }
 

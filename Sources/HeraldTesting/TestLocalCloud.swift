@@ -1,3 +1,6 @@
+#if canImport(Testing)
+import Testing
+#endif
 import AsyncHTTPClient
 import Foundation
 import GoogleClients
@@ -54,15 +57,14 @@ public enum FirestoreBackend: String, CaseIterable, Sendable, CustomStringConver
 
     public var description: String { self == .herald ? "Herald's local cloud" : "Google's Firestore emulator" }
 
-    /// Runs `body` with the backend's `HOST:PORT`; for a backend not on this machine, prints why and returns nil.
-    public func run<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T? {
+    /// Runs `body` with the backend's `HOST:PORT`; a backend not on this machine skips the test.
+    public func run<T: Sendable>(_ body: @Sendable (String) async throws -> T) async throws -> T {
         switch self {
         case .herald:
             return try await withLocalCloud { try await body($0.host) }
         case .google:
             guard GoogleFirestoreEmulator.isInstalled else {
-                print("SKIPPED (\(description)): not installed at \(GoogleFirestoreEmulator.launcher)")
-                return nil
+                try skipTest("\(description) is not installed at \(GoogleFirestoreEmulator.launcher)")
             }
             return try await GoogleFirestoreEmulator.run(body)
         }

@@ -163,6 +163,7 @@ import Testing
         }
         let message = try await dev.app.get(try DocumentName(project: "e2e", path: "conversations/town/messages/m-town"))
         #expect(message?["heraldUnread"]?.mapValue?.count == 999)
-        #expect(try await dev.stop() == 0)
+        let status = try await dev.stop()
+        #expect(status == 0, "herald dev exited \(status): \(dev.output.suffix(2000))")
     }
 }

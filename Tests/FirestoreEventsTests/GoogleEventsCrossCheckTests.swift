@@ -11,12 +11,12 @@ import Testing
 @Suite struct GoogleEventsCrossCheckTests {
     static let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/google_events_reference.py")
 
-    static func python() async -> URL? {
-        await PythonReference.forTest("GoogleEventsCrossCheckTests", importing: "google.events.cloud.firestore_v1")
+    static func python() async throws -> URL {
+        try await PythonReference.forTest(importing: "google.events.cloud.firestore_v1")
     }
 
     @Test func eventsSerializedByGoogleDecodeToTheSameValues() async throws {
-        guard let python = await Self.python() else { return }
+        let python = try await Self.python()
         let result = try await ProcessRunner.run(python, [Self.script.path, "generate", "300", "42"])
         #expect(result.status == 0, "\(result.stderr)")
         let cases = try #require(try JSONValue(parsing: result.stdout).arrayValue)
@@ -49,7 +49,7 @@ import Testing
     }
 
     @Test func herladsProtobufParsesInGooglesLibraryToTheSameValues() async throws {
-        guard let python = await Self.python() else { return }
+        let python = try await Self.python()
         var rng = SeededRandom(seed: 77)
         let changes = try (0..<300).map { try randomChange(&rng, index: $0) }
         let payload = JSONValue.array(changes.map { .string($0.protobufData().base64EncodedString()) })

@@ -34,7 +34,7 @@ final class CapturingAPI: Sendable {
 }
 
 @Suite struct WireFormatConformanceTests {
-    static func python(_ module: String) async -> URL? { await PythonReference.forTest("WireFormatConformanceTests", importing: module) }
+    static func python(_ module: String) async throws -> URL { try await PythonReference.forTest(importing: module) }
 
     static let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/google_api_reference.py").path
 
@@ -47,7 +47,7 @@ final class CapturingAPI: Sendable {
         analyticsLabel: "new_message")
 
     @Test func everyRequestBodyConformsToGooglesDiscoveryDocuments() async throws {
-        guard let python = await Self.python("googleapiclient") else { return }
+        let python = try await Self.python("googleapiclient")
         let api = CapturingAPI()
         try await withTestHTTPServer(api.router) { port in
             let db = FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared)
@@ -109,7 +109,7 @@ final class CapturingAPI: Sendable {
     }
 
     @Test func fcmMessagesEncodeExactlyAsFirebaseAdminDoes() async throws {
-        guard let python = await Self.python("firebase_admin") else { return }
+        let python = try await Self.python("firebase_admin")
         let cases: [(FCMMessage, JSONValue)] = [
             (Self.fullMessage, [
                 "token": "tok-1", "title": "Family • Alice", "body": "Dinner at 6pm", "data": ["conversationId": "c1", "messageId": "m1", "type": "text"],

@@ -16,8 +16,7 @@ import Testing
 
     func withWorld(_ fake: FakeFCM, dryRun: Bool = false, _ body: @Sendable (FirestoreClient, EventProcessor<RelayFunction>) async throws -> Void) async throws {
         guard GoogleFirestoreEmulator.isInstalled else {
-            print("SKIPPED FirestoreGatewayTests: Google's Firestore emulator is not installed")
-            return
+            try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
         }
         let logger = self.logger
         try await GoogleFirestoreEmulator.run { host in

@@ -123,8 +123,7 @@ import Testing
     /// Every command must get past gcloud's own argument parser (it then stops for want of an account).
     @Test func gcloudAcceptsEveryCommand() async throws {
         guard let gcloud = Self.tool("gcloud") else {
-            print("SKIPPED (InfraTests.gcloudAcceptsEveryCommand): gcloud is not installed")
-            return
+            try skipTest("gcloud is not installed")
         }
         let (status, run, _) = try await dryRun(["herald-demo", "europe-west1", "--schema", "prd004", "--dry-run"])
         defer { try? FileManager.default.removeItem(at: run.rendered) }
@@ -174,14 +173,17 @@ import Testing
             ("shellcheck", Self.tool("shellcheck"), shell),
             ("jq", Self.tool("jq"), ["-e", "type == \"object\""] + json),
         ]
+        var missing: [String] = []
         for (name, tool, arguments) in linters {
             guard let tool else {
-                if PythonReference.isRequired { Issue.record("\(name) is missing: .ci/run installs it") } else { print("SKIPPED (lint): \(name) is not installed") }
+                if PythonReference.isRequired { Issue.record("\(name) is missing: .ci/run installs it") } else { missing.append(name) }
                 continue
             }
             let result = try await ProcessRunner.run(tool, arguments.map { $0.hasPrefix("-") || $0.hasPrefix("type") ? $0 : root.appendingPathComponent($0).path })
             #expect(result.status == 0, "\(name):\n\(result.stdoutText)\(result.stderr)")
         }
+        // The others ran; the test still says it was not all done.
+        if !missing.isEmpty { try skipTest("not installed: \(missing.joined(separator: ", ")) (.ci/run installs them)") }
     }
 
     static func tool(_ name: String, alsoIn directory: String? = nil) -> URL? {

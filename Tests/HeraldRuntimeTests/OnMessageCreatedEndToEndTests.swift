@@ -24,8 +24,7 @@ import Testing
     @Test(arguments: ["default", "prd001", "prd004"])
     func redeliveriesWriteAndPushExactlyOnce(_ preset: String) async throws {
         guard GoogleFirestoreEmulator.isInstalled else {
-            print("SKIPPED OnMessageCreatedEndToEndTests: Google's Firestore emulator is not installed")
-            return
+            try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
         }
         let fake = FakeFCM()
         let logger = self.logger

@@ -58,7 +58,7 @@ import Testing
             #expect(build.status == 0, "Infra/build-images.sh --from-host failed:\n\(build.stderr.suffix(3000))")
         }
         guard let buildah, try await Self.buildah(buildah, ["inspect", "--type", "image", Self.image]).status == 0 else {
-            print("SKIPPED (RemoteFunctionTests.theImageServesHeraldDev): no buildah or no \(Self.image) image here. "
+            try skipTest("no buildah or no \(Self.image) image here. "
                   + "Build it with Infra/build-images.sh --from-host onMessageCreated, or run with HERALD_BUILD_IMAGE=1 to build it first "
                   + "(a release build: too long for CI).")
             return
