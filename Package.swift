@@ -179,7 +179,7 @@ let package = Package(
             swiftSettings: strict,
             // A function exports no symbols: the 4.5 MB dynamic symbol table Swift's driver asks for is
             // for plug-ins and debuggers, and a stripped image has neither.
-            linkerSettings: [.unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release))]
+            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux], configuration: .release))]
         )
     }
 )
