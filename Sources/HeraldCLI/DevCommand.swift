@@ -28,8 +28,10 @@ struct Dev: AsyncParsableCommand {
     var messages: [String] = []
     @Option(name: .customLong("read"), help: ArgumentHelp("Once the --send messages are delivered, mark a conversation read, e.g. 'bob→family'. Repeatable.", valueName: "reader→conversation"))
     var reads: [String] = []
-    @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file.") var schema = "default"
-    @Option(help: "Project id the local cloud serves.") var project = "herald-local"
+    @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file; else HERALD_SCHEMA, else default.")
+    var schema: String?
+    @Option(help: "Project id the local cloud serves; else GOOGLE_CLOUD_PROJECT, GCLOUD_PROJECT, else herald-local.")
+    var project: String?
     @Option(help: "Delivery attempts before an event is dead-lettered.") var maxAttempts = 5
     @Option(help: ArgumentHelp("The longest wait between two delivery attempts (the backoff doubles from 1 s up to it).", valueName: "seconds"))
     var maxBackoff = 60
@@ -57,7 +59,7 @@ struct Dev: AsyncParsableCommand {
         for message in messages where DemoWorld.parseSend(message) == nil {
             throw ValidationError("--send takes 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
         }
-        do { _ = try Schema.load(schema) } catch { throw ValidationError(error.description) }
+        do { _ = try Schema.load(chosenSchema.value) } catch { throw ValidationError("\(error.description) (from \(chosenSchema.source))") }
         for remote in remoteFunctions where Self.parseRemote(remote) == nil {
             throw ValidationError("--function takes NAME=URL with NAME one of \(DevSupervisor.functionNames.joined(separator: ", ")), not \"\(remote)\"")
         }
@@ -66,6 +68,25 @@ struct Dev: AsyncParsableCommand {
             throw ValidationError("--firestore takes HOST:PORT, not \"\(firestore)\"")
         }
     }
+
+    /// A setting's value and where it came from (the banner says both): the option, then the
+    /// variables a Firebase or Herald user already has set, then the default.
+    struct Chosen: Equatable {
+        var value: String
+        var source: String
+    }
+
+    static func choose(_ option: String?, flag: String, variables: [String], default fallback: String,
+                       environment: [String: String] = ProcessInfo.processInfo.environment) -> Chosen {
+        if let option { return Chosen(value: option, source: flag) }
+        for name in variables {
+            if let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty { return Chosen(value: value, source: name) }
+        }
+        return Chosen(value: fallback, source: "default")
+    }
+
+    var chosenProject: Chosen { Self.choose(project, flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local") }
+    var chosenSchema: Chosen { Self.choose(schema, flag: "--schema", variables: ["HERALD_SCHEMA"], default: "default") }
 
     /// `onMessageCreated=http://host:8080/` → the function's name and its service URL (ending in `/`).
     static func parseRemote(_ text: String) -> (name: String, url: String)? {
@@ -83,7 +104,7 @@ struct Dev: AsyncParsableCommand {
         options.host = host
         options.allowedHosts = allowedHosts
         options.dataDirectory = ephemeral ? nil : data
-        options.project = project
+        options.project = chosenProject.value
         options.delivery.maximumAttempts = maxAttempts
         options.delivery.maximumBackoff = .seconds(max(1, maxBackoff))
         options.accessTokenLifetime = TimeInterval(accessTokenLifetime)
@@ -99,7 +120,7 @@ struct Dev: AsyncParsableCommand {
         defer { cloud.close() }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = cloud.application { portContinuation.yield($0) }
-        let external = firestore.map { FirestoreClient(project: project, endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared) }
+        let external = firestore.map { FirestoreClient(project: chosenProject.value, endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared) }
         let supervisor = DevSupervisor(command: self, cloud: cloud, external: external, ports: ports, console: console)
         let watcher: [ServiceGroupConfiguration.ServiceConfiguration] = external.map { [.init(service: ExternalFirestoreWatcher(firestore: $0, cloud: cloud))] } ?? []
         let group = ServiceGroup(configuration: .init(

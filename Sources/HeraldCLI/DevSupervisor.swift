@@ -15,6 +15,8 @@ final class DevSupervisor: Service, Sendable {
     struct Settings: Sendable {
         var schema: String
         var project: String
+        /// Where the project and schema came from, for the banner.
+        var origins: String
         var seed: Bool
         var messages: [String]
         var reads: [String]
@@ -35,7 +37,8 @@ final class DevSupervisor: Service, Sendable {
 
     init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, ports: AsyncStream<Int>, console: Console) {
         self.external = external
-        settings = Settings(schema: command.schema, project: command.project, seed: command.seed == "demo", messages: command.messages, reads: command.reads,
+        settings = Settings(schema: command.chosenSchema.value, project: command.chosenProject.value,
+                            origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed == "demo", messages: command.messages, reads: command.reads,
                             startFunctions: !command.noFunctions && command.remoteFunctions.isEmpty,
                             remote: Dictionary(command.remoteFunctions.compactMap(Dev.parseRemote), uniquingKeysWith: { _, last in last }),
                             exitWhenIdle: command.exitWhenIdle,
@@ -198,6 +201,7 @@ final class DevSupervisor: Service, Sendable {
             ?? "\(base)/v1/\(database)/documents   (FIRESTORE_EMULATOR_HOST=127.0.0.1:\(base.split(separator: ":").last!))"
         var lines = [
             "Herald local cloud on \(base)  (project \(settings.project), schema \(settings.schema), \(settings.dataDescription))",
+            "  settings         \(settings.origins)",
             "  Firestore REST   \(firestore)",
             "  FCM pushes       \(base)/herald/fcm/messages",
             "  deliveries       \(base)/herald/deliveries   (dead letters: ?state=dead)",

@@ -2,6 +2,7 @@ import ChatFunctions
 import Foundation
 import FirestoreModel
 import GoogleClients
+@testable import HeraldCLI
 import HeraldTesting
 import LocalCloud
 import Testing
@@ -113,6 +114,33 @@ import Testing
             let title = records.first { $0.token == tokens("carol")[0] }?.message["notification"]?["title"]
             #expect(title == "Family • Alice", "\(preset)")
         }
+    }
+
+    /// A Firebase user's settings: the project and schema come from GOOGLE_CLOUD_PROJECT and
+    /// HERALD_SCHEMA when no option names them, for the local cloud and its functions alike (before,
+    /// the functions read `herald-local` and skipped every message written to the user's project).
+    @Test func projectAndSchemaComeFromTheEnvironment() async throws {
+        let directory = NSTemporaryDirectory() + "herald-env-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var environment = FunctionUnderTest.cleanEnvironment()
+        environment["GOOGLE_CLOUD_PROJECT"] = "my-app"
+        environment["HERALD_SCHEMA"] = "prd004"
+        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
+            "dev", "--data", directory, "--port", "0", "--seed", "demo", "--send", "alice→family: Dinner at 6pm", "--exit-when-idle",
+        ], environment: environment)
+        #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
+        let log = run.stdoutText
+        #expect(log.contains("(project my-app, schema prd004"), "\(log.prefix(1500))")
+        #expect(log.contains("project from GOOGLE_CLOUD_PROJECT, schema from HERALD_SCHEMA"))
+        #expect(log.contains("onMessageCreated  applied") && log.contains("push    → tok-"), "\(log.suffix(2000))")
+
+        // An option wins over the variables; GCLOUD_PROJECT is the older name; an empty variable is not a setting.
+        let variables = ["GOOGLE_CLOUD_PROJECT": " ", "GCLOUD_PROJECT": "old-name"]
+        #expect(Dev.choose("p", flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local", environment: variables)
+                == .init(value: "p", source: "--project"))
+        #expect(Dev.choose(nil, flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local", environment: variables)
+                == .init(value: "old-name", source: "GCLOUD_PROJECT"))
+        #expect(Dev.choose(nil, flag: "--schema", variables: ["HERALD_SCHEMA"], default: "default", environment: [:]) == .init(value: "default", source: "default"))
     }
 
     @Test func ctrlCStopsTheFunctionsAndTheCloudCleanly() async throws {
