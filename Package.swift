@@ -81,7 +81,7 @@ let package = Package(
             swiftSettings: strict
         ),
         // The chat backend's functions, as plain types behind `EventFunction`.
-        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients",
+        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents",
                                                 .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(
             name: "GoogleClientsTests",
             dependencies: [
-                "GoogleClients", "FirestoreModel", "HeraldTesting",
+                "GoogleClients", "FirestoreModel", "HeraldCore", "HeraldTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import FirestoreModel
 import GoogleClients
+import HeraldCore
 import HeraldTesting
 
 /// Figures, not tests: `swift run -c release herald-bench fcm`.

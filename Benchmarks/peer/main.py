@@ -100,7 +100,7 @@ def on_message_created(event):
     users = _read_all([f"users/{m}" for m in members])
     recipients = [m for m in members if m != sender]
     sender_name = field("senderName") or users.get(sender, {}).get("displayName", "Someone")
-    title = f"{conversation.get('name', 'Group')} • {sender_name}" if conversation.get("isGroup") else sender_name
+    title = f"{sender_name} in {conversation.get('name', 'Group')}" if conversation.get("isGroup") else sender_name
 
     batch = db.batch()
     batch.create(db.document(f"_peer/events/ledger/{event['id']}"), {"at": firestore.SERVER_TIMESTAMP})

@@ -1,6 +1,5 @@
 import FirestoreEvents
 import FirestoreModel
-import GoogleClients
 import HeraldCore
 
 /// A new message: denormalize it into its conversation, count it as unread for every recipient,
@@ -12,8 +11,16 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
     public static let viewingFreshness: Int64 = 60
 
     public let schema: Schema
-    public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
-    public init(schema: Schema) { self.schema = schema }
+    /// For recipients' quiet hours, in their own time zones.
+    public let timeZones: TimeZones
+    public init(settings: FunctionSettings) throws {
+        schema = try Schema.load(settings.schema)
+        timeZones = settings.timeZones
+    }
+    public init(schema: Schema, timeZones: TimeZones = .utcOnly) {
+        self.schema = schema
+        self.timeZones = timeZones
+    }
 
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
 
@@ -64,7 +71,7 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let senderName = Self.name(message[schema.senderNameField ?? ""]?.stringValue ?? users[senderID]?[schema.displayNameField]?.stringValue ?? "Someone")
         let preview = Preview.of(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue)
         let messageType = Preview.type(message[schema.typeField]?.stringValue)
-        let title = schema.isGroup(conversation) ? "\(Self.name(conversation[schema.groupNameField]?.stringValue ?? "Group")) • \(senderName)" : senderName
+        let groupName = schema.isGroup(conversation) ? Self.name(conversation[schema.groupNameField]?.stringValue ?? "Group") : nil
         var stored = StoredValues()
 
         // The message moves to the conversation's last message, and is `sent` if the client left it sending.
@@ -93,33 +100,55 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
             return group
         }
 
-        let mutedBy = Set(conversation[schema.mutedByField ?? ""]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        // Every recipient not looking at the conversation is told: an alert, or only their new badge when
+        // their settings silence this message (docs/notifications.md).
+        let preferences = NotificationPreferences(schema: schema, timeZones: timeZones)
+        let mentioned = preferences.mentioned(by: message, text: message[schema.textField]?.stringValue, recipients: recipients, users: users)
         let tokenStore = TokenStore(schema.tokens, documents: documents)
         var pushes: [PushMessage] = []
-        let collapseID = Self.collapseID(message.name.documentID)
-        for recipient in recipients where !mutedBy.contains(recipient) {
+        for recipient in recipients {
             guard let user = users[recipient], !isViewing(user, conversation: conversationName.documentID, at: change.time) else { continue }
             // The badge as it will be once this message is counted (the stored count is any client's to write).
             let badge = min(stored.count(schema.badgeField, of: user), Int(Int32.max) - 1) + (isCounted.contains(recipient) ? 1 : 0)
+            let decision = preferences.decision(for: recipient, user: user, conversation: conversation, isGroup: groupName != nil,
+                                                mentioned: mentioned.contains(recipient), at: change.time, warnings: &stored.warnings)
             pushes += tokenStore.pushes(to: user, userID: recipient) { token in
-                FCMMessage(
-                    token: token, notification: .init(title: title, body: preview),
-                    data: ["conversationId": conversationName.documentID, "messageId": message.name.documentID, "senderId": senderID,
-                           "type": messageType, "summary": "\(title): \(preview)"],
-                    android: .init(priority: .high, collapseKey: collapseID, tag: collapseID, notificationCount: badge),
-                    apns: .init(priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title, body: preview),
-                                badge: badge, sound: "default", threadID: Self.collapseID(conversationName.documentID))
-                ).fitted()
+                switch decision {
+                case .alert(let mentioned):
+                    alert(token: token, sender: (senderID, senderName), group: groupName, mentioned: mentioned, message: message,
+                          conversationID: conversationName.documentID, preview: preview, badge: badge)
+                case .silent(let reason):
+                    Notifications.silentBadge(token: token, badge: badge, conversationID: conversationName.documentID, reason: reason,
+                                              extra: ["messageId": message.name.documentID])
+                }
             }
         }
         return Plan(writes: writes, groups: groups, pushes: pushes, warnings: stored.warnings)
     }
 
+    /// The notification a recipient sees: plain text, with the keys of its framing and of a media label
+    /// so each device can show them in its own language; grouped per conversation.
+    func alert(token: String, sender: (id: String, name: String), group: String?, mentioned: Bool, message: FirestoreDocument,
+               conversationID: String, preview: String, badge: Int) -> FCMMessage {
+        let title = Notifications.title(sender: sender.name, group: group, mentioned: mentioned)
+        let bodyKey = Preview.localizationKey(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue)
+        let localization = title.key == nil && bodyKey == nil
+            ? nil : FCMMessage.Localization(titleKey: title.key, titleArguments: title.arguments, bodyKey: bodyKey)
+        let collapseID = Notifications.shortID(message.name.documentID)
+        let threadID = Notifications.shortID(conversationID)
+        var data = ["conversationId": conversationID, "messageId": message.name.documentID, "senderId": sender.id,
+                    "type": Preview.type(message[schema.typeField]?.stringValue), "summary": "\(title.text): \(preview)", "threadId": threadID]
+        if mentioned { data["mentioned"] = "true" }
+        return FCMMessage(
+            token: token, notification: .init(title: title.text, body: preview), data: data,
+            android: .init(priority: .high, collapseKey: collapseID, tag: threadID, notificationCount: badge, localization: localization),
+            apns: .init(priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title.text, body: preview),
+                        badge: badge, sound: "default", threadID: threadID, category: Notifications.messageCategory, localization: localization)
+        ).fitted()
+    }
+
     /// A display name as a notification shows it: bounded, whatever a client stored.
     static func name(_ text: String) -> String { StoredValues.bounded(text, characters: 40, bytes: 160) }
-
-    /// An id short enough for `apns-collapse-id` (64 bytes) and Android's tag: itself, or its digest when longer.
-    static func collapseID(_ id: String) -> String { id.utf8.count <= 64 ? id : Digest.hex(id) }
 
     func isViewing(_ user: FirestoreDocument, conversation id: String, at now: Timestamp) -> Bool {
         guard let field = schema.viewingField, user[field]?.stringValue == id else { return false }

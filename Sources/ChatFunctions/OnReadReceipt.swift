@@ -1,6 +1,5 @@
 import FirestoreEvents
 import FirestoreModel
-import GoogleClients
 import HeraldCore
 
 /// A message was updated: when its readers or recipients grew, move its status forward, mirror it on
@@ -104,7 +103,7 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
             writes.append(Write(.update(conversation.name, fields: [field: .map(["status": .string(status)])], mask: [FieldPath(field, "status")]),
                                 precondition: .exists(true)))
         }
-        let uncounted = uncount(toCount, in: conversation, documents: documents)
+        let uncounted = uncount(toCount, in: conversation, documents: documents, reason: "read", messageID: message.name.documentID)
         writes += uncounted.writes
         return Plan(writes: Write.merging(writes), pushes: uncounted.pushes, warnings: uncounted.warnings)
     }
@@ -119,13 +118,15 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         }
         let counted = stillCounted(old)
         guard !counted.isEmpty else { return .skip("the deleted message counted nobody as unread") }
-        let uncounted = uncount(counted, in: conversation, documents: documents)
+        let uncounted = uncount(counted, in: conversation, documents: documents, reason: "deleted", messageID: old.name.documentID)
         return Plan(writes: Write.merging(uncounted.writes), pushes: uncounted.pushes, warnings: uncounted.warnings)
     }
 
     /// Each user's unread count in the conversation and badge down by one (never below zero), and their
-    /// devices told silently (an iPad clears when the phone reads).
-    func uncount(_ users: [String], in conversation: FirestoreDocument, documents: DocumentsRead) -> (writes: [Write], pushes: [PushMessage], warnings: [String]) {
+    /// devices told silently, with what they need to clear the conversation's notifications (an iPad
+    /// clears when the phone reads) or the unsent message's.
+    func uncount(_ users: [String], in conversation: FirestoreDocument, documents: DocumentsRead, reason: String,
+                 messageID: String) -> (writes: [Write], pushes: [PushMessage], warnings: [String]) {
         guard !users.isEmpty else { return ([], [], []) }
         var writes = [Write(.transform(conversation.name), transforms: users.flatMap { reader in
             [FieldTransform(FieldPath(schema.unreadCountField, reader), .increment(.integer(-1))),
@@ -142,9 +143,8 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
             ], precondition: .exists(true)))
             let badge = max(0, stored.count(schema.badgeField, of: user) - 1)
             pushes += tokenStore.pushes(to: user, userID: reader) { token in
-                FCMMessage(token: token, data: ["type": "badge", "badge": String(badge), "conversationId": conversation.name.documentID],
-                           android: .init(priority: .normal),
-                           apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true))
+                Notifications.silentBadge(token: token, badge: badge, conversationID: conversation.name.documentID, reason: reason,
+                                          extra: ["messageId": messageID])
             }
         }
         return (writes, pushes, stored.warnings)

@@ -18,21 +18,30 @@ public enum Preview {
     }
 
     /// The first 80 user-perceived characters (grapheme clusters: an emoji or a letter with its
-    /// combining marks is never split), "…" when cut; a readable label for messages without text.
+    /// combining marks is never split), then "…" when cut; a readable label for messages without text.
     public static func of(text: String?, type: String?) -> String {
-        let trimmed = (text ?? "").trimmingWhitespace
-        let collapsed = trimmed.split(whereSeparator: \.isNewline).joined(separator: " ")
-        if !collapsed.isEmpty {
-            return StoredValues.bounded(collapsed, characters: maximumCharacters, bytes: maximumBytes)
-        }
+        let collapsed = collapsed(text)
+        return collapsed.isEmpty ? label(type: type).text : StoredValues.bounded(collapsed, characters: maximumCharacters, bytes: maximumBytes)
+    }
+
+    /// The key of the label's string in the app's languages, for a message without text (a text is never translated).
+    public static func localizationKey(text: String?, type: String?) -> String? {
+        collapsed(text).isEmpty ? label(type: type).key : nil
+    }
+
+    static func collapsed(_ text: String?) -> String {
+        (text ?? "").trimmingWhitespace.split(whereSeparator: \.isNewline).joined(separator: " ")
+    }
+
+    static func label(type: String?) -> (text: String, key: String) {
         switch type?.lowercased() {
-        case "image", "photo": return "📷 Photo"
-        case "video": return "🎥 Video"
-        case "audio", "voice": return "🎤 Voice message"
-        case "file", "document": return "📎 File"
-        case "location": return "📍 Location"
-        case "sticker": return "Sticker"
-        default: return "New message"
+        case "image", "photo": ("📷 Photo", "herald_body_photo")
+        case "video": ("🎥 Video", "herald_body_video")
+        case "audio", "voice": ("🎤 Voice message", "herald_body_voice")
+        case "file", "document": ("📎 File", "herald_body_file")
+        case "location": ("📍 Location", "herald_body_location")
+        case "sticker": ("Sticker", "herald_body_sticker")
+        default: ("New message", "herald_body_message")
         }
     }
 }

@@ -59,8 +59,20 @@ public struct Schema: Sendable, Hashable {
     /// User fields saying which conversation the user is looking at, and since when.
     public var viewingField: String?
     public var viewingAtField: String?
-    /// Conversation field listing users who muted it.
+    /// Conversation field listing users who muted it for good.
     public var mutedByField: String?
+    /// Conversation map of user id → until when they muted it (a timestamp; `true`: for good).
+    public var mutedUntilField: String?
+    /// Conversation map of user id → which messages alert them: `all`, `mentions` (in groups) or `none`.
+    public var notificationLevelField: String?
+    /// Message array of the user ids it mentions (besides `@DisplayName` in its text).
+    public var mentionsField: String?
+    /// User map of quiet hours: `{start: "22:00", end: "07:00", timeZone: "Europe/Berlin", allowMentions: false}`.
+    public var quietHoursField: String?
+    /// User timestamp: no alerts until then.
+    public var snoozedUntilField: String?
+    /// User field with an IANA time zone name, for quiet hours that name none.
+    public var timeZoneField: String?
     /// Who has read / received a message: arrays of user ids on the message.
     public var readByField: String
     public var deliveredToField: String?
@@ -94,7 +106,8 @@ public struct Schema: Sendable, Hashable {
         typeField: "type", timestampField: "timestamp", statusField: "status", lastMessage: .map(field: "lastMessage"),
         updatedAtField: "updatedAt", unreadCountField: "unreadCount", userCollection: "users", displayNameField: "displayName",
         badgeField: "unreadTotal", tokens: .array(field: "fcmTokens"), viewingField: "viewingConversationId",
-        viewingAtField: "viewingAt", mutedByField: "mutedBy", readByField: "readBy", deliveredToField: "deliveredTo",
+        viewingAtField: "viewingAt", mutedByField: "mutedBy", mutedUntilField: "mutedUntil", notificationLevelField: "notificationLevels",
+        mentionsField: "mentions", quietHoursField: "quietHours", snoozedUntilField: "snoozedUntil", timeZoneField: "timeZone", readByField: "readBy", deliveredToField: "deliveredTo",
         readCountField: nil, unreadMarkField: "heraldUnread", onlineField: "online", onlineStatusValue: nil, offlineStatusValue: nil,
         heartbeatField: "heartbeatAt", lastSeenField: "lastSeen", typingField: "typingIn", typingAtField: "typingAt",
         tokensUpdatedAtField: "tokensUpdatedAt")
@@ -137,6 +150,7 @@ public struct Schema: Sendable, Hashable {
         prd004.heartbeatField = "lastSeenTimestamp"
         prd004.lastSeenField = nil
         prd004.tokensUpdatedAtField = "fcmTokenUpdatedAt"
+        prd004.mentionsField = "mentionIDs"
         return ["default": base, "prd000": prd000, "prd001": prd001, "prd004": prd004]
     }()
 

@@ -15,7 +15,9 @@ enum SchemaFile {
         "viewingField": \.viewingField, "viewingAtField": \.viewingAtField, "mutedByField": \.mutedByField,
         "deliveredToField": \.deliveredToField, "readCountField": \.readCountField, "onlineStatusValue": \.onlineStatusValue,
         "offlineStatusValue": \.offlineStatusValue, "lastSeenField": \.lastSeenField, "typingField": \.typingField,
-        "typingAtField": \.typingAtField, "tokensUpdatedAtField": \.tokensUpdatedAtField,
+        "typingAtField": \.typingAtField, "tokensUpdatedAtField": \.tokensUpdatedAtField, "mutedUntilField": \.mutedUntilField,
+        "notificationLevelField": \.notificationLevelField, "mentionsField": \.mentionsField, "quietHoursField": \.quietHoursField,
+        "snoozedUntilField": \.snoozedUntilField, "timeZoneField": \.timeZoneField,
     ] }
 
     static func decode(_ json: JSONValue, name: String) throws(SchemaError) -> Schema {

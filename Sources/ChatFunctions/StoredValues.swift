@@ -22,14 +22,14 @@ struct StoredValues {
         return Int(clamped)
     }
 
-    /// The first `characters` user-perceived characters of `text` and at most `bytes` of UTF-8, whole
-    /// characters only, with "…" when cut.
+    /// `text` if it is at most `characters` user-perceived characters and `bytes` of UTF-8; else its
+    /// first `characters` characters (fewer if they outgrow `bytes`), whole characters only, then "…".
     static func bounded(_ text: String, characters: Int, bytes: Int) -> String {
         if text.utf8.count <= bytes, text.count <= characters { return text }
         var result = ""
         var size = 0
         let ellipsis = "…"
-        for character in text.prefix(characters - 1) {
+        for character in text.prefix(characters) {
             let length = character.utf8.count
             guard size + length + ellipsis.utf8.count <= bytes else { break }
             result.append(character)

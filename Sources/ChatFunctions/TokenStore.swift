@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import FirestoreModel
-import GoogleClients
 import HeraldCore
 
 /// Reads and removes push tokens however the schema stores them.

@@ -1,15 +1,18 @@
 /// What a function is told about its deployment when it is built.
-public struct FunctionSettings: Sendable, Hashable {
+public struct FunctionSettings: Sendable {
     /// A built-in schema preset name or a path to a schema JSON file.
     public var schema: String
     public var database: String
     /// The process environment, for a function's own knobs (e.g. `HERALD_PRESENCE_STALE_AFTER`).
     public var environment: [String: String]
+    /// The IANA time zone database, for users' quiet hours.
+    public var timeZones: TimeZones
 
-    public init(schema: String = "default", database: String = "(default)", environment: [String: String] = [:]) {
+    public init(schema: String = "default", database: String = "(default)", environment: [String: String] = [:], timeZones: TimeZones = .utcOnly) {
         self.schema = schema
         self.database = database
         self.environment = environment
+        self.timeZones = timeZones
     }
 
     /// Longer than any age a function compares, and small enough that no time computed from it leaves Firestore's range.

@@ -60,7 +60,8 @@ struct SourceOptions: ParsableArguments {
     func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
                                                eventDocument: FirestoreDocument? = nil) async throws -> Wiring {
         let settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
-                                        environment: configuration.environment)
+                                        environment: configuration.environment,
+                                        timeZones: ZoneInfoDirectory.system(environment: configuration.environment).timeZones)
         let function: Function
         do { function = try Function(settings: settings) } catch { throw ValidationError("\(error)") }
         if let documents {

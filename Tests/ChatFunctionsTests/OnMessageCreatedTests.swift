@@ -35,9 +35,9 @@ extension Plan {
         #expect(read.found.count == 5)  // the conversation, the message as it is now, and three members
         #expect(plan.pushes.map(\.token) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
         for push in plan.pushes {
-            #expect(push.title == "Family • Alice")
+            #expect(push.title == "Alice in Family")
             #expect(push.body == "Dinner at 6pm")
-            #expect(push.content["data"]?["summary"] == "Family • Alice: Dinner at 6pm")
+            #expect(push.content["data"]?["summary"] == "Alice in Family: Dinner at 6pm")
             #expect(push.content["data"]?["conversationId"] == "c-family")
             #expect(push.content["apns"]?["payload"]?["aps"]?["thread-id"] == "c-family")
             #expect(push.content["apns"]?["headers"]?["apns-collapse-id"] == "m-1001")
@@ -78,7 +78,7 @@ extension Plan {
     @Test func prd004GroupWithSingleTokens() async throws {
         let (plan, _) = try await planFromFixtures("prd004")
         #expect(plan.pushes.map(\.token) == ["tok-u2", "tok-u3"])
-        #expect(plan.pushes.allSatisfy { $0.title == "Family • Alice" && $0.body == "Dinner at 6pm 🍝" })
+        #expect(plan.pushes.allSatisfy { $0.title == "Alice in Family" && $0.body == "Dinner at 6pm 🍝" })
         let fields = try #require(plan.write(to: "chats/chat-77")?.json["update"]?["fields"])
         #expect(fields["lastMessageText"] == ["stringValue": "Dinner at 6pm 🍝"])
         #expect(fields["lastMessageSenderID"] == ["stringValue": "u1"])
@@ -182,7 +182,7 @@ struct World {
         #expect(plan.write(to: "users/ghost") == nil)  // no user document: no badge to raise
     }
 
-    @Test func viewingAndMutedRecipientsGetNoPush() throws {
+    @Test func viewingRecipientsGetNoPushAndMutedOnesOnlyTheirBadge() throws {
         var viewing = World()
         viewing.users["bob"]?["viewingConversationId"] = .string("c1")
         viewing.users["bob"]?["viewingAt"] = .timestamp(Timestamp(seconds: viewing.now.seconds - 30))
@@ -193,7 +193,8 @@ struct World {
         #expect(try stale.plan().pushes.count == 1)
         var muted = World()
         muted.conversation["mutedBy"] = .array([.string("bob")])
-        #expect(try muted.plan().pushes.isEmpty)
+        let silent = try #require(try muted.plan().pushes.first)
+        #expect(silent.content["notification"] == nil && silent.content["data"]?["reason"] == "muted" && silent.badge == 5)
     }
 
     @Test func anOlderMessageArrivingLateNeverMovesTheLastMessageBack() throws {
@@ -214,18 +215,19 @@ struct World {
         #expect(plan.allWrites.count == 1 + 255 + 1)
         #expect(plan.allWrites.count + 1 <= 500)  // with the ledger: one commit
         #expect(plan.pushes.count == 255)
-        #expect(plan.pushes.first?.title == "Big • Someone")
+        #expect(plan.pushes.first?.title == "Someone in Big")
     }
 
     @Test func previewsCutAtEightyUserPerceivedCharacters() throws {
         let family = String(repeating: "👩‍👩‍👧", count: 100)
         let preview = Preview.of(text: family, type: nil)
-        #expect(preview.count == 80)
+        #expect(preview.count == 81)
         #expect(preview.hasSuffix("…"))
-        #expect(preview.dropLast().allSatisfy { $0 == "👩‍👩‍👧" })
+        #expect(preview.dropLast().count == 80 && preview.dropLast().allSatisfy { $0 == "👩‍👩‍👧" })
         let accents = String(repeating: "e\u{301}", count: 85)
-        #expect(Preview.of(text: accents, type: nil) == String(repeating: "e\u{301}", count: 79) + "…")
-        #expect(Preview.of(text: String(repeating: "a", count: 80), type: nil).count == 80)
+        #expect(Preview.of(text: accents, type: nil) == String(repeating: "e\u{301}", count: 80) + "…")
+        #expect(Preview.of(text: String(repeating: "a", count: 80), type: nil) == String(repeating: "a", count: 80))
+        #expect(Preview.of(text: String(repeating: "a", count: 81), type: nil) == String(repeating: "a", count: 80) + "…")
         #expect(Preview.of(text: "line one\nline two", type: nil) == "line one line two")
         #expect(Preview.of(text: "", type: "image") == "📷 Photo")
         #expect(Preview.of(text: "   ", type: "voice") == "🎤 Voice message")

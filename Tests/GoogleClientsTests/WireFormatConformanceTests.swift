@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import FirestoreModel
 import GoogleClients
+import HeraldCore
 import HeraldTesting
 import Hummingbird
 import Synchronization
@@ -46,6 +47,15 @@ final class CapturingAPI: Sendable {
                     badge: 3, sound: "default", threadID: "c1", mutableContent: true),
         analyticsLabel: "new_message")
 
+    static let localizedMessage: FCMMessage = {
+        let localization = FCMMessage.Localization(titleKey: "herald_mention_title", titleArguments: ["Alice", "Family"], bodyKey: "herald_body_photo")
+        return FCMMessage(
+            token: "tok-2", notification: .init(title: "Alice mentioned you in Family", body: "📷 Photo"),
+            android: .init(priority: .high, tag: "c1", localization: localization),
+            apns: .init(priority: 10, pushType: .alert, alert: .init(title: "Alice mentioned you in Family", body: "📷 Photo"), threadID: "c1",
+                        category: "HERALD_MESSAGE", localization: localization))
+    }()
+
     @Test func everyRequestBodyConformsToGooglesDiscoveryDocuments() async throws {
         let python = try await Self.python("googleapiclient")
         let api = CapturingAPI()
@@ -80,8 +90,9 @@ final class CapturingAPI: Sendable {
             _ = try await db.runQuery(query, parent: doc)
             _ = try await db.count(query)
             let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClients: [.shared])
-            _ = await fcm.send(Self.fullMessage)
-            _ = await fcm.send(FCMMessage(token: "t", data: ["badge": "0"], apns: .init(priority: 5, pushType: .background, badge: 0, contentAvailable: true)), validateOnly: true)
+            _ = await fcm.send(Self.fullMessage.json)
+            _ = await fcm.send(Self.localizedMessage.json)
+            _ = await fcm.send(FCMMessage(token: "t", data: ["badge": "0"], apns: .init(priority: 5, pushType: .background, badge: 0, contentAvailable: true)).json, validateOnly: true)
         }
         let schemas: [(String, String, String)] = [
             (":batchGet", "firestore", "BatchGetDocumentsRequest"), (":commit", "firestore", "CommitRequest"),
@@ -90,7 +101,7 @@ final class CapturingAPI: Sendable {
             ("messages:send", "fcm", "SendMessageRequest"),
         ]
         let captured = api.requests.withLock { $0 }
-        #expect(captured.count == 9)
+        #expect(captured.count == 10)
         var checks: [JSONValue] = []
         for (path, body) in captured {
             let (_, apiName, schema) = try #require(schemas.first { path.hasSuffix($0.0) }, "unexpected request \(path)")
@@ -117,6 +128,14 @@ final class CapturingAPI: Sendable {
                 "apns": ["priority": "10", "push_type": "alert", "collapse_id": "m1", "title": "Family • Alice", "body": "Dinner at 6pm", "badge": 3,
                          "sound": "default", "thread_id": "c1", "mutable_content": true],
                 "analytics_label": "new_message",
+            ]),
+            (Self.localizedMessage, [
+                "token": "tok-2", "title": "Alice mentioned you in Family", "body": "📷 Photo",
+                "android": ["priority": "high", "tag": "c1", "title_loc_key": "herald_mention_title", "title_loc_args": ["Alice", "Family"],
+                            "body_loc_key": "herald_body_photo"],
+                "apns": ["priority": "10", "push_type": "alert", "title": "Alice mentioned you in Family", "body": "📷 Photo", "thread_id": "c1",
+                         "category": "HERALD_MESSAGE", "title_loc_key": "herald_mention_title", "title_loc_args": ["Alice", "Family"],
+                         "loc_key": "herald_body_photo"],
             ]),
             (FCMMessage(token: "t2", data: ["badge": "0"], apns: .init(priority: 5, pushType: .background, badge: 0, contentAvailable: true)), [
                 "token": "t2", "data": ["badge": "0"], "apns": ["priority": "5", "push_type": "background", "badge": 0, "content_available": true],

@@ -28,7 +28,7 @@ import Testing
         ] + (external.map { ["--firestore", $0] } ?? []))
         #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
         let log = run.stdoutText
-        #expect(log.contains("push    → tok-carol-phone: \"Family • Alice\": \"Dinner at 6pm\""), "live log:\n\(log)")
+        #expect(log.contains("push    → tok-carol-phone: \"Alice in Family\": \"Dinner at 6pm\""), "live log:\n\(log)")
         #expect(log.contains("onMessageCreated  applied"))
         #expect(!log.contains("could not be delivered"))
 
@@ -56,7 +56,7 @@ import Testing
             let pushes = try await local.cloud.fcm.messages()
             #expect(pushes.map { $0.token ?? "" }.sorted() == ["tok-alice-phone", "tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
             let toCarol = try #require(pushes.first { $0.token == "tok-carol-phone" })
-            #expect(toCarol.message["notification"]?["title"] == "Family • Alice")
+            #expect(toCarol.message["notification"]?["title"] == "Alice in Family")
             #expect(toCarol.message["apns"]?["payload"]?["aps"]?["badge"] == 1)
             let toAlice = try #require(pushes.first { $0.token == "tok-alice-phone" })
             #expect(toAlice.message["notification"]?["title"] == "Bob")
@@ -112,7 +112,7 @@ import Testing
             #expect(silent.map { $0.token ?? "" }.sorted() == (tokens("bob") + tokens("alice")).sorted(), "\(preset)")
             #expect(silent.allSatisfy { $0.message["apns"]?["payload"]?["aps"]?["badge"] == 0 })
             let title = records.first { $0.token == tokens("carol")[0] }?.message["notification"]?["title"]
-            #expect(title == "Family • Alice", "\(preset)")
+            #expect(title == "Alice in Family", "\(preset)")
         }
     }
 

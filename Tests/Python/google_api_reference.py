@@ -96,16 +96,17 @@ def run_fcm():
         if "android" in spec:
             a = spec["android"]
             note = None
-            if any(k in a for k in ("tag", "channel_id", "notification_count", "click_action")):
-                note = messaging.AndroidNotification(tag=a.get("tag"), channel_id=a.get("channel_id"),
-                                                     notification_count=a.get("notification_count"), click_action=a.get("click_action"))
+            keys = ("tag", "channel_id", "notification_count", "click_action", "title_loc_key", "title_loc_args", "body_loc_key", "body_loc_args")
+            if any(k in a for k in keys):
+                note = messaging.AndroidNotification(**{k: a.get(k) for k in keys})
             android = messaging.AndroidConfig(priority=a.get("priority"), collapse_key=a.get("collapse_key"), notification=note)
         if "apns" in spec:
             p = spec["apns"]
             headers = {k: v for k, v in {"apns-priority": p.get("priority"), "apns-push-type": p.get("push_type"),
                                          "apns-collapse-id": p.get("collapse_id")}.items() if v is not None}
-            alert = messaging.ApsAlert(title=p.get("title"), body=p.get("body")) if ("title" in p or "body" in p) else None
-            aps = messaging.Aps(alert=alert, badge=p.get("badge"), sound=p.get("sound"), thread_id=p.get("thread_id"),
+            alert_keys = ("title", "body", "title_loc_key", "title_loc_args", "loc_key", "loc_args")
+            alert = messaging.ApsAlert(**{k: p.get(k) for k in alert_keys}) if ("title" in p or "body" in p) else None
+            aps = messaging.Aps(alert=alert, badge=p.get("badge"), sound=p.get("sound"), thread_id=p.get("thread_id"), category=p.get("category"),
                                 mutable_content=p.get("mutable_content") or None, content_available=p.get("content_available") or None)
             apns = messaging.APNSConfig(headers=headers or None, payload=messaging.APNSPayload(aps=aps))
         notification = None

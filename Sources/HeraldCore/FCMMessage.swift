@@ -11,6 +11,33 @@ public struct FCMMessage: Sendable, Hashable {
         }
     }
 
+    /// Keys of strings the app ships in its own languages, with their arguments, so each device shows
+    /// the notification in its language; the plain title and body stay as the fallback.
+    public struct Localization: Sendable, Hashable {
+        public var titleKey: String?
+        public var titleArguments: [String]
+        public var bodyKey: String?
+        public var bodyArguments: [String]
+        public init(titleKey: String? = nil, titleArguments: [String] = [], bodyKey: String? = nil, bodyArguments: [String] = []) {
+            self.titleKey = titleKey
+            self.titleArguments = titleArguments
+            self.bodyKey = bodyKey
+            self.bodyArguments = bodyArguments
+        }
+
+        /// The keys and their arguments under Android's or APNs's member names (arguments only when there are some).
+        func add(to object: inout [String: JSONValue], titleKey: String, titleArguments: String, bodyKey: String, bodyArguments: String) {
+            if let key = self.titleKey {
+                object[titleKey] = .string(key)
+                if !self.titleArguments.isEmpty { object[titleArguments] = .array(self.titleArguments.map { .string($0) }) }
+            }
+            if let key = self.bodyKey {
+                object[bodyKey] = .string(key)
+                if !self.bodyArguments.isEmpty { object[bodyArguments] = .array(self.bodyArguments.map { .string($0) }) }
+            }
+        }
+    }
+
     public struct Android: Sendable, Hashable {
         public enum Priority: String, Sendable { case normal, high }
         public var priority: Priority?
@@ -19,14 +46,16 @@ public struct FCMMessage: Sendable, Hashable {
         public var channelID: String?
         public var notificationCount: Int?
         public var clickAction: String?
+        public var localization: Localization?
         public init(priority: Priority? = nil, collapseKey: String? = nil, tag: String? = nil, channelID: String? = nil,
-                    notificationCount: Int? = nil, clickAction: String? = nil) {
+                    notificationCount: Int? = nil, clickAction: String? = nil, localization: Localization? = nil) {
             self.priority = priority
             self.collapseKey = collapseKey
             self.tag = tag
             self.channelID = channelID
             self.notificationCount = notificationCount
             self.clickAction = clickAction
+            self.localization = localization
         }
     }
 
@@ -40,10 +69,14 @@ public struct FCMMessage: Sendable, Hashable {
         public var badge: Int?
         public var sound: String?
         public var threadID: String?
+        /// The notification category the app registered (its actions: reply, mark as read).
+        public var category: String?
+        public var localization: Localization?
         public var mutableContent: Bool
         public var contentAvailable: Bool
         public init(priority: Int? = nil, pushType: PushType? = nil, collapseID: String? = nil, alert: Notification? = nil, badge: Int? = nil,
-                    sound: String? = nil, threadID: String? = nil, mutableContent: Bool = false, contentAvailable: Bool = false) {
+                    sound: String? = nil, threadID: String? = nil, category: String? = nil, localization: Localization? = nil,
+                    mutableContent: Bool = false, contentAvailable: Bool = false) {
             self.priority = priority
             self.pushType = pushType
             self.collapseID = collapseID
@@ -51,6 +84,8 @@ public struct FCMMessage: Sendable, Hashable {
             self.badge = badge
             self.sound = sound
             self.threadID = threadID
+            self.category = category
+            self.localization = localization
             self.mutableContent = mutableContent
             self.contentAvailable = contentAvailable
         }
@@ -115,6 +150,9 @@ public struct FCMMessage: Sendable, Hashable {
             if let c = android.channelID { n["channel_id"] = .string(c) }
             if let c = android.notificationCount { n["notification_count"] = .integer(c) }
             if let c = android.clickAction { n["click_action"] = .string(c) }
+            if let l = android.localization {
+                l.add(to: &n, titleKey: "title_loc_key", titleArguments: "title_loc_args", bodyKey: "body_loc_key", bodyArguments: "body_loc_args")
+            }
             if !n.isEmpty { a["notification"] = .object(n) }
             message["android"] = .object(a)
         }
@@ -124,10 +162,14 @@ public struct FCMMessage: Sendable, Hashable {
             if let t = apns.pushType { headers["apns-push-type"] = .string(t.rawValue) }
             if let c = apns.collapseID { headers["apns-collapse-id"] = .string(c) }
             var aps: [String: JSONValue] = [:]
-            if let alert = apns.alert { aps["alert"] = Self.json(alert) }
+            if var alert = apns.alert.map(Self.json)?.objectValue {
+                apns.localization?.add(to: &alert, titleKey: "title-loc-key", titleArguments: "title-loc-args", bodyKey: "loc-key", bodyArguments: "loc-args")
+                aps["alert"] = .object(alert)
+            }
             if let b = apns.badge { aps["badge"] = .integer(b) }
             if let s = apns.sound { aps["sound"] = .string(s) }
             if let t = apns.threadID { aps["thread-id"] = .string(t) }
+            if let c = apns.category { aps["category"] = .string(c) }
             if apns.mutableContent { aps["mutable-content"] = 1 }
             if apns.contentAvailable { aps["content-available"] = 1 }
             var a: [String: JSONValue] = [:]
@@ -144,11 +186,5 @@ public struct FCMMessage: Sendable, Hashable {
         if let t = n.title { o["title"] = .string(t) }
         if let b = n.body { o["body"] = .string(b) }
         return .object(o)
-    }
-}
-
-extension FCMClient {
-    public func send(_ message: FCMMessage, validateOnly: Bool = false) async -> SendResult {
-        await send(message.json, validateOnly: validateOnly)
     }
 }

@@ -1,0 +1,31 @@
+import HeraldCore
+
+/// What the pushes Herald sends have in common, as the app receives them (docs/notifications.md).
+enum Notifications {
+    /// The category (APNs) an app registers its actions for: reply, mark as read.
+    static let messageCategory = "HERALD_MESSAGE"
+
+    /// An id short enough for `apns-collapse-id` and `thread-id` (64 bytes) and Android's tag: itself, or its digest when longer.
+    static func shortID(_ id: String) -> String { id.utf8.count <= 64 ? id : Digest.hex(id) }
+
+    /// A push that only sets the badge: nothing shown, no sound. `data` says why (`reason`) and, with
+    /// `threadId`, which conversation's notifications the app can clear.
+    static func silentBadge(token: String, badge: Int, conversationID: String, reason: String, extra: [String: String] = [:]) -> FCMMessage {
+        var data = extra
+        data["type"] = "badge"
+        data["badge"] = String(badge)
+        data["conversationId"] = conversationID
+        data["threadId"] = shortID(conversationID)
+        data["reason"] = reason
+        return FCMMessage(token: token, data: data, android: .init(priority: .normal),
+                          apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true)).fitted()
+    }
+
+    /// A message's title: the sender in a 1:1 chat, "{sender} in {group}" or "{sender} mentioned you in {group}"
+    /// in a group, with the key of that framing in the app's languages (the names are its arguments).
+    static func title(sender: String, group: String?, mentioned: Bool) -> (text: String, key: String?, arguments: [String]) {
+        guard let group else { return (sender, nil, []) }
+        if mentioned { return ("\(sender) mentioned you in \(group)", "herald_mention_title", [sender, group]) }
+        return ("\(sender) in \(group)", "herald_group_message_title", [sender, group])
+    }
+}
