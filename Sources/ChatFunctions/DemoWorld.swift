@@ -5,18 +5,23 @@ import Foundation
 #endif
 import FirestoreModel
 
-/// A small world for `herald dev --seed demo`, in any schema: Alice, Bob and Carol with push tokens
-/// (Bob on a phone and an iPad), a 1:1 chat between Alice and Bob, and the group "Family".
+/// A small world for `herald dev --seed demo`, in any schema: Alice, Bob, Carol, Dave and Erin with
+/// push tokens (Bob on a phone and an iPad), a 1:1 chat between Alice and Bob, the group "Family"
+/// (Alice, Bob, Carol), and the group "Book club" (Alice, Bob, Dave, Erin) that Dave muted, while
+/// Erin is in quiet hours all day (mentions still reach her).
 public struct DemoWorld: Sendable {
     public struct Person: Sendable {
         public var id: String
         public var name: String
         public var tokens: [String]
+        /// `{start, end, timeZone, allowMentions}` as the app writes them, if they keep quiet hours.
+        public var quietHours: [String: FirestoreValue]?
 
-        public init(id: String, name: String, tokens: [String]) {
+        public init(id: String, name: String, tokens: [String], quietHours: [String: FirestoreValue]? = nil) {
             self.id = id
             self.name = name
             self.tokens = tokens
+            self.quietHours = quietHours
         }
     }
 
@@ -25,11 +30,14 @@ public struct DemoWorld: Sendable {
         public var members: [String]
         /// The group's name, or nil for a 1:1 chat.
         public var group: String?
+        /// Members who muted it, for good.
+        public var mutedBy: [String]
 
-        public init(id: String, members: [String], group: String?) {
+        public init(id: String, members: [String], group: String?, mutedBy: [String] = []) {
             self.id = id
             self.members = members
             self.group = group
+            self.mutedBy = mutedBy
         }
     }
 
@@ -41,12 +49,22 @@ public struct DemoWorld: Sendable {
         Person(id: "alice", name: "Alice", tokens: ["tok-alice-phone"]),
         Person(id: "bob", name: "Bob", tokens: ["tok-bob-phone", "tok-bob-ipad"]),
         Person(id: "carol", name: "Carol", tokens: ["tok-carol-phone"]),
+        Person(id: "dave", name: "Dave", tokens: ["tok-dave-phone"]),
+        // Quiet all day, so the demo behaves the same at any hour.
+        Person(id: "erin", name: "Erin", tokens: ["tok-erin-phone"],
+               quietHours: ["start": .string("00:00"), "end": .string("24:00"), "timeZone": .string("Pacific/Auckland"), "allowMentions": .boolean(true)]),
     ]
     /// Conversation id → (members, group name or nil for 1:1).
     public static let conversations = [
         Conversation(id: "family", members: ["alice", "bob", "carol"], group: "Family"),
         Conversation(id: "alice-bob", members: ["alice", "bob"], group: nil),
+        Conversation(id: "book-club", members: ["alice", "bob", "dave", "erin"], group: "Book club", mutedBy: ["dave"]),
     ]
+
+    public static func members(of conversation: String) -> [Person] {
+        let ids = conversations.first { $0.id == conversation }?.members ?? []
+        return people.filter { ids.contains($0.id) }
+    }
 
     public init(schema: Schema, project: String, database: String = "(default)") {
         self.schema = schema
@@ -64,6 +82,7 @@ public struct DemoWorld: Sendable {
         var writes: [Write] = []
         for person in people {
             var fields: [String: FirestoreValue] = [schema.displayNameField: .string(person.name), schema.badgeField: .integer(0)]
+            if let field = schema.quietHoursField, let quietHours = person.quietHours { fields[field] = .map(quietHours) }
             switch schema.tokens {
             case .single(let field): fields[field] = .string(person.tokens[0])
             case .array(let field): fields[field] = .array(person.tokens.map { .string($0) })
@@ -81,6 +100,9 @@ public struct DemoWorld: Sendable {
             if let flag = schema.groupFlagField { fields[flag] = .boolean(conversation.group != nil) }
             if let typeField = schema.groupTypeField { fields[typeField] = .string(conversation.group != nil ? schema.groupTypeValue ?? "group" : "direct") }
             if let group = conversation.group { fields[schema.groupNameField] = .string(group) }
+            if let field = schema.mutedUntilField, !conversation.mutedBy.isEmpty {
+                fields[field] = .map(Dictionary(uniqueKeysWithValues: conversation.mutedBy.map { ($0, .boolean(true)) }))
+            }
             writes.append(Write(.update(try name("\(schema.conversationCollection)/\(conversation.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
         return writes

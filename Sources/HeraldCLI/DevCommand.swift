@@ -22,7 +22,7 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Port of the local cloud.") var port = 8787
     @Option(help: ArgumentHelp("Where the state lives (SQLite database, local key).", valueName: "dir")) var data = ".herald"
     @Flag(help: "Use a temporary database, removed at exit.") var ephemeral = false
-    @Option(help: ArgumentHelp("Load a small world first: demo (Alice, Bob, Carol; a 1:1 chat and the group \"family\").", valueName: "world"))
+    @Option(help: ArgumentHelp("Load a small world first: demo (Alice, Bob, Carol, Dave, Erin; a 1:1 chat, the group \"family\" and the group \"book-club\", muted by Dave, with Erin in quiet hours).", valueName: "world"))
     var seed: String?
     @Option(name: .customLong("send"), help: ArgumentHelp("Write a message once running, e.g. 'alice→family: Dinner at 6pm'. Repeatable.", valueName: "message"))
     var messages: [String] = []

@@ -145,7 +145,7 @@ final class DevSupervisor: Service, Sendable {
         var created = 0
         // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.
         for write in try world.seed() where try await commit(write) { created += 1 }
-        console.print("seed    demo world: \(created) documents written (Alice, Bob, Carol; chats \"family\" and \"alice-bob\")")
+        console.print("seed    demo world: \(created) documents written (Alice, Bob, Carol, Dave, Erin; chats \"family\", \"alice-bob\" and \"book-club\")")
     }
 
     func sendMessages() async throws {

@@ -58,7 +58,7 @@ import Testing
             }
             var expected: [String: Int] = [:]
             for (i, sender) in senders.enumerated() {
-                for person in DemoWorld.people where person.id != sender {
+                for person in DemoWorld.members(of: "family") where person.id != sender {
                     for token in person.tokens { expected["m\(i) → \(token)"] = 1 }
                 }
             }

@@ -116,6 +116,54 @@ import Testing
         }
     }
 
+    /// The demo's "Book club": Dave muted it, Erin is in quiet hours (mentions allowed). A plain message
+    /// alerts only Bob; a message that mentions both breaks through Dave's mute and Erin's quiet hours.
+    /// Every body the FCM sink recorded conforms to FCM v1's published schema.
+    @Test(arguments: ["default", "prd004"])
+    func mutedAndQuietMembersGetOnlyTheirBadgeUnlessMentioned(preset: String) async throws {
+        let python = try await PythonReference.forTest(importing: "googleapiclient")
+        let directory = NSTemporaryDirectory() + "herald-mute-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
+            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset, "--seed", "demo",
+            "--send", "alice→book-club: Who has read chapter 3?", "--exit-when-idle",
+        ])
+        #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
+        let second = try await ProcessRunner.run(TestPaths.executable("herald"), [
+            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset,
+            "--send", "bob→book-club: @Dave and @erin, your turn to host", "--exit-when-idle",
+        ])
+        #expect(second.status == 0, "herald dev failed: \(second.stderr.suffix(2000))")
+        var options = LocalCloudOptions.testing
+        options.dataDirectory = directory
+        options.project = "e2e"
+        try await withLocalCloud(options) { local in
+            let records = try await local.cloud.fcm.messages()
+            func seen(_ token: String) -> [String] {
+                records.filter { $0.token == token }.map { record in
+                    record.message["notification"]?["title"]?.stringValue.map { "alert: \($0)" }
+                        ?? "silent: \(record.message["data"]?["reason"]?.stringValue ?? "?")"
+                }
+            }
+            #expect(seen("tok-bob-phone") == ["alert: Alice in Book club"], "\(preset)")
+            #expect(seen("tok-dave-phone") == ["silent: muted", "alert: Bob mentioned you in Book club"], "\(preset)")
+            #expect(seen("tok-erin-phone") == ["silent: quiet-hours", "alert: Bob mentioned you in Book club"], "\(preset)")
+            #expect(seen("tok-alice-phone") == ["alert: Bob in Book club"], "\(preset)")
+            #expect(seen("tok-carol-phone").isEmpty)
+            // Silenced or not, every recipient's badge counts the message.
+            let dave = records.filter { $0.token == "tok-dave-phone" }.map { $0.message["apns"]?["payload"]?["aps"]?["badge"] }
+            #expect(dave == [1, 2], "\(preset)")
+
+            let checks = JSONValue.array(records.map { ["api": "fcm", "schema": "SendMessageRequest", "body": ["message": $0.message]] })
+            let result = try await ProcessRunner.run(python, [TestPaths.packageRoot.appendingPathComponent("Tests/Python/google_api_reference.py").path,
+                                                              "discovery"], stdin: Data(checks.serialized().utf8))
+            #expect(result.status == 0, "\(result.stderr)")
+            let errors = try JSONValue(parsing: result.stdout).arrayValue?.flatMap { $0.arrayValue ?? [] } ?? [.string("no answer")]
+            let bobsDevices = Schema.presets[preset].map { if case .single = $0.tokens { 1 } else { 2 } } ?? 0
+            #expect(records.count == bobsDevices + 5 && errors.isEmpty, "\(records.count) pushes; \(errors)")
+        }
+    }
+
     /// A Firebase user's settings: the project and schema come from GOOGLE_CLOUD_PROJECT and
     /// HERALD_SCHEMA when no option names them, for the local cloud and its functions alike (before,
     /// the functions read `herald-local` and skipped every message written to the user's project).
