@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Assembles a minimal root filesystem for one executable: the binary (stripped) at
 # /usr/local/bin/NAME, exactly the shared libraries it loads (found with ldd; the Swift runtime is
-# linked in statically), CA certificates, a non-root user and /tmp. The image is this folder on
+# linked in statically), CA certificates, the IANA time zone database (users' quiet hours; 0.6 MB
+# without its posix/ and right/ copies), a non-root user and /tmp. The image is this folder on
 # `FROM scratch`: nothing else is in it, not even a shell.
 # Usage: rootfs.sh BINARY OUT_DIR [NAME]   (NAME defaults to the binary's own name)
 set -euo pipefail
@@ -20,5 +21,8 @@ ldd "$binary" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u | w
   cp "$real" "$out$library"
 done
 cp /etc/ssl/certs/ca-certificates.crt "$out/etc/ssl/certs/ca-certificates.crt"
+[ -e /usr/share/zoneinfo/Europe/Berlin ] || { echo "error: no time zone database (apt-get install tzdata)" >&2; exit 1; }
+mkdir -p "$out/usr/share/zoneinfo"
+tar -C /usr/share/zoneinfo --exclude=./posix --exclude=./right -cf - . | tar -C "$out/usr/share/zoneinfo" -xf -
 printf 'root:x:0:0:root:/root:/sbin/nologin\nherald:x:10001:10001:herald:/tmp:/sbin/nologin\n' >"$out/etc/passwd"
 printf 'root:x:0:\nherald:x:10001:\n' >"$out/etc/group"
