@@ -29,3 +29,36 @@ enum Notifications {
         return ("\(sender) in \(group)", "herald_group_message_title", [sender, group])
     }
 }
+
+/// What every recipient's alert for one message shares; only the badge and the mention differ.
+struct Announcement {
+    var senderID: String
+    var senderName: String
+    /// The group's name, or nil for a 1:1 chat.
+    var group: String?
+    var conversationID: String
+    var messageID: String
+    var type: String
+    var preview: String
+    /// The key of the preview in the app's languages, for a media label (a text is never translated).
+    var previewKey: String?
+
+    /// The notification a recipient sees: plain text, with the keys of its framing and of a media label
+    /// so each device can show them in its own language; grouped per conversation.
+    func alert(token: String, mentioned: Bool, badge: Int) -> FCMMessage {
+        let title = Notifications.title(sender: senderName, group: group, mentioned: mentioned)
+        let localization = title.key == nil && previewKey == nil
+            ? nil : FCMMessage.Localization(titleKey: title.key, titleArguments: title.arguments, bodyKey: previewKey)
+        let collapseID = Notifications.shortID(messageID)
+        let threadID = Notifications.shortID(conversationID)
+        var data = ["conversationId": conversationID, "messageId": messageID, "senderId": senderID, "type": type,
+                    "summary": "\(title.text): \(preview)", "threadId": threadID]
+        if mentioned { data["mentioned"] = "true" }
+        return FCMMessage(
+            token: token, notification: .init(title: title.text, body: preview), data: data,
+            android: .init(priority: .high, collapseKey: collapseID, tag: threadID, notificationCount: badge, localization: localization),
+            apns: .init(priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title.text, body: preview),
+                        badge: badge, sound: "default", threadID: threadID, category: Notifications.messageCategory, localization: localization)
+        ).fitted()
+    }
+}

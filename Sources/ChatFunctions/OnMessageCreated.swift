@@ -70,7 +70,6 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let sentAt = message[schema.timestampField]?.timestampValue ?? message.createTime ?? change.time
         let senderName = Self.name(message[schema.senderNameField ?? ""]?.stringValue ?? users[senderID]?[schema.displayNameField]?.stringValue ?? "Someone")
         let preview = Preview.of(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue)
-        let messageType = Preview.type(message[schema.typeField]?.stringValue)
         let groupName = schema.isGroup(conversation) ? Self.name(conversation[schema.groupNameField]?.stringValue ?? "Group") : nil
         var stored = StoredValues()
 
@@ -104,6 +103,10 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         // their settings silence this message (docs/notifications.md).
         let preferences = NotificationPreferences(schema: schema, timeZones: timeZones)
         let mentioned = preferences.mentioned(by: message, text: message[schema.textField]?.stringValue, recipients: recipients, users: users)
+        let announcement = Announcement(
+            senderID: senderID, senderName: senderName, group: groupName, conversationID: conversationName.documentID,
+            messageID: message.name.documentID, type: Preview.type(message[schema.typeField]?.stringValue), preview: preview,
+            previewKey: Preview.localizationKey(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue))
         let tokenStore = TokenStore(schema.tokens, documents: documents)
         var pushes: [PushMessage] = []
         for recipient in recipients {
@@ -115,36 +118,14 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
             pushes += tokenStore.pushes(to: user, userID: recipient) { token in
                 switch decision {
                 case .alert(let mentioned):
-                    alert(token: token, sender: (senderID, senderName), group: groupName, mentioned: mentioned, message: message,
-                          conversationID: conversationName.documentID, preview: preview, badge: badge)
+                    announcement.alert(token: token, mentioned: mentioned, badge: badge)
                 case .silent(let reason):
-                    Notifications.silentBadge(token: token, badge: badge, conversationID: conversationName.documentID, reason: reason,
-                                              extra: ["messageId": message.name.documentID])
+                    Notifications.silentBadge(token: token, badge: badge, conversationID: announcement.conversationID, reason: reason,
+                                              extra: ["messageId": announcement.messageID])
                 }
             }
         }
         return Plan(writes: writes, groups: groups, pushes: pushes, warnings: stored.warnings)
-    }
-
-    /// The notification a recipient sees: plain text, with the keys of its framing and of a media label
-    /// so each device can show them in its own language; grouped per conversation.
-    func alert(token: String, sender: (id: String, name: String), group: String?, mentioned: Bool, message: FirestoreDocument,
-               conversationID: String, preview: String, badge: Int) -> FCMMessage {
-        let title = Notifications.title(sender: sender.name, group: group, mentioned: mentioned)
-        let bodyKey = Preview.localizationKey(text: message[schema.textField]?.stringValue, type: message[schema.typeField]?.stringValue)
-        let localization = title.key == nil && bodyKey == nil
-            ? nil : FCMMessage.Localization(titleKey: title.key, titleArguments: title.arguments, bodyKey: bodyKey)
-        let collapseID = Notifications.shortID(message.name.documentID)
-        let threadID = Notifications.shortID(conversationID)
-        var data = ["conversationId": conversationID, "messageId": message.name.documentID, "senderId": sender.id,
-                    "type": Preview.type(message[schema.typeField]?.stringValue), "summary": "\(title.text): \(preview)", "threadId": threadID]
-        if mentioned { data["mentioned"] = "true" }
-        return FCMMessage(
-            token: token, notification: .init(title: title.text, body: preview), data: data,
-            android: .init(priority: .high, collapseKey: collapseID, tag: threadID, notificationCount: badge, localization: localization),
-            apns: .init(priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title.text, body: preview),
-                        badge: badge, sound: "default", threadID: threadID, category: Notifications.messageCategory, localization: localization)
-        ).fitted()
     }
 
     /// A display name as a notification shows it: bounded, whatever a client stored.

@@ -91,31 +91,53 @@ extension JSONValue {
         case .object(let members):
             if members.isEmpty { out += "{}"; return }
             out += "{"
-            for (i, key) in members.keys.sorted().enumerated() {
+            for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out += "," }
                 if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
-                JSONValue.writeString(key, to: &out)
+                JSONValue.writeString(member.key, to: &out)
                 out += pretty ? ": " : ":"
-                members[key]!.write(to: &out, pretty: pretty, indent: indent + 1)
+                member.value.write(to: &out, pretty: pretty, indent: indent + 1)
             }
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "}"
         }
     }
 
-    private static func writeString(_ s: String, to out: inout String) {
+    /// A JSON string: quotes, backslashes, control characters and U+2028/U+2029 escaped. The text
+    /// between escapes is copied in runs (most strings have none), not scalar by scalar.
+    static func writeString(_ s: String, to out: inout String) {
         out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20 || c.value == 0x2028 || c.value == 0x2029:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
+        var text = s
+        text.withUTF8 { bytes in
+            var run = 0
+            var i = 0
+            while i < bytes.count {
+                let byte = bytes[i]
+                let escape: String
+                var width = 1
+                switch byte {
+                case 0x22: escape = "\\\""
+                case 0x5C: escape = "\\\\"
+                case 0x0A: escape = "\\n"
+                case 0x0D: escape = "\\r"
+                case 0x09: escape = "\\t"
+                case 0..<0x20: escape = "\\u00" + (byte < 0x10 ? "0" : "1") + String(byte & 0x0F, radix: 16)
+                case 0xE2 where i + 2 < bytes.count && bytes[i + 1] == 0x80 && (bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9):
+                    escape = bytes[i + 2] == 0xA8 ? "\\u2028" : "\\u2029"
+                    width = 3
+                default:
+                    i += 1
+                    continue
+                }
+                if run < i { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<i]), as: UTF8.self) }
+                out += escape
+                i += width
+                run = i
+            }
+            if run == 0 {
+                out += s
+            } else if run < bytes.count {
+                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run...]), as: UTF8.self)
             }
         }
         out += "\""

@@ -113,13 +113,33 @@ public struct FCMMessage: Sendable, Hashable {
     public static let maximumPayloadBytes = 4096
 
     /// The size FCM counts against `maximumPayloadBytes`.
-    public var payloadBytes: Int {
-        JSONValue.object(contentMembers.filter { $0.key == "data" || $0.key == "notification" }).serialized().utf8.count
+    public var payloadBytes: Int { JSONValue.object(countedMembers).serialized().utf8.count }
+
+    /// At least `payloadBytes`, without writing the JSON: every byte counted as escaped at its worst.
+    public var payloadBytesBound: Int {
+        func bound(_ text: String) -> Int {
+            var length = 2
+            for byte in text.utf8 { length += byte < 0x20 ? 6 : (byte == 0x22 || byte == 0x5C || byte >= 0x80 ? 2 : 1) }
+            return length
+        }
+        var total = 64  // {"data":{},"notification":{"body":,"title":}} and more
+        for (key, value) in data { total += bound(key) + bound(value) + 2 }
+        if let notification { total += (notification.title.map(bound) ?? 0) + (notification.body.map(bound) ?? 0) }
+        return total
+    }
+
+    /// `notification` and `data`, the members FCM counts.
+    var countedMembers: [String: JSONValue] {
+        var members: [String: JSONValue] = [:]
+        if let notification { members["notification"] = Self.json(notification) }
+        if !data.isEmpty { members["data"] = .object(data.mapValues { .string($0) }) }
+        return members
     }
 
     /// The message with optional data dropped, largest first, until it fits FCM's payload limit: ids a
     /// client chose can be long, and a notification that FCM refuses reaches nobody.
     public func fitted() -> FCMMessage {
+        guard payloadBytesBound > Self.maximumPayloadBytes else { return self }
         var message = self
         while message.payloadBytes > Self.maximumPayloadBytes, let largest = message.data.max(by: { $0.value.utf8.count < $1.value.utf8.count }) {
             message.data[largest.key] = nil
@@ -138,9 +158,7 @@ public struct FCMMessage: Sendable, Hashable {
     public var content: JSONValue { .object(contentMembers) }
 
     var contentMembers: [String: JSONValue] {
-        var message: [String: JSONValue] = [:]
-        if let notification { message["notification"] = Self.json(notification) }
-        if !data.isEmpty { message["data"] = .object(data.mapValues { .string($0) }) }
+        var message = countedMembers
         if let android {
             var a: [String: JSONValue] = [:]
             if let p = android.priority { a["priority"] = .string(p.rawValue) }

@@ -61,6 +61,9 @@ struct ReceiptWorld {
             #expect(push.content["apns"]?["payload"]?["aps"]?["badge"] == 2)
             #expect(push.content["apns"]?["payload"]?["aps"]?["content-available"] == 1)
             #expect(push.content["data"]?["badge"] == "2")
+            // What the app needs to clear the conversation's notifications (the alerts' thread-id and tag).
+            #expect(push.content["data"]?["reason"] == "read" && push.content["data"]?["threadId"] == "family")
+            #expect(push.content["data"]?["conversationId"] == "family" && push.content["data"]?["messageId"] == "m1")
         }
     }
 
@@ -142,6 +145,7 @@ struct ReceiptWorld {
         #expect(plan.writes.first { $0.document.path.hasSuffix("/m1") } == nil, "the message is gone: nothing to write to it")
         #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad", "c-phone"])
         #expect(plan.pushes.allSatisfy { $0.content["notification"] == nil })
+        #expect(plan.pushes.allSatisfy { $0.content["data"]?["reason"] == "deleted" && $0.content["data"]?["messageId"] == "m1" })
     }
 
     @Test func aMessageNobodyStillCountedChangesNothing() throws {

@@ -43,6 +43,36 @@ import Testing
         #expect(try JSONValue(parsing: value.serialized(pretty: true)) == value)
     }
 
+    /// The writer copies runs of bytes between escapes; the reference escapes scalar by scalar, as JSON's
+    /// grammar reads (and as the writer did before it was made faster).
+    @Test func stringsAreEscapedExactlyAsScalarByScalar() throws {
+        func reference(_ s: String) -> String {
+            var out = "\""
+            for scalar in s.unicodeScalars {
+                switch scalar {
+                case "\"": out += "\\\""
+                case "\\": out += "\\\\"
+                case "\n": out += "\\n"
+                case "\r": out += "\\r"
+                case "\t": out += "\\t"
+                case let c where c.value < 0x20 || c.value == 0x2028 || c.value == 0x2029:
+                    let hex = String(c.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: out.unicodeScalars.append(scalar)
+                }
+            }
+            return out + "\""
+        }
+        var rng = SeededRandom(seed: 11)
+        let pieces = ["a", "é", "🍝", "👩‍👩‍👧", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1f}", "\u{10}", "\u{2028}", "\u{2029}", "\u{2027}",
+                      "\u{20AC}", " ", "/", "\u{7f}"]
+        for _ in 0..<5_000 {
+            let text = (0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
+            #expect(JSONValue.string(text).serialized() == reference(text), "\(Array(text.unicodeScalars))")
+            #expect(try JSONValue(parsing: JSONValue.string(text).serialized()) == .string(text))
+        }
+    }
+
     @Test func randomBytesNeverCrashTheParser() throws {
         var rng = SeededRandom(seed: 7)
         let alphabet = Array(#"{}[]":,0123456789-+.eEtruefalsn\ u"#.utf8) + [0x00, 0xFF, 0xC3, 0xA9]

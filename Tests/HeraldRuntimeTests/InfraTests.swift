@@ -186,6 +186,27 @@ import Testing
         if !missing.isEmpty { try skipTest("not installed: \(missing.joined(separator: ", ")) (.ci/run installs them)") }
     }
 
+    /// What a function's image holds besides its executable: CA certificates, a non-root user, and the
+    /// time zone database its users' quiet hours need (without the posix/ and right/ copies).
+    @Test func imageRootHoldsCertificatesUsersAndTimeZones() async throws {
+        guard FileManager.default.fileExists(atPath: "/usr/share/zoneinfo/Europe/Berlin") else {
+            try skipTest("no time zone database here (apt-get install tzdata)")
+        }
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("herald-rootfs-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), [
+            TestPaths.packageRoot.appendingPathComponent("Infra/image/rootfs.sh").path, "/bin/true", out.path, "app",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        for path in ["usr/local/bin/app", "etc/ssl/certs/ca-certificates.crt", "etc/passwd", "usr/share/zoneinfo/Europe/Berlin",
+                     "usr/share/zoneinfo/America/Argentina/Buenos_Aires", "usr/share/zoneinfo/Pacific/Auckland"] {
+            #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(path).path), "\(path)")
+        }
+        for path in ["usr/share/zoneinfo/posix", "usr/share/zoneinfo/right"] {
+            #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent(path).path), "\(path)")
+        }
+    }
+
     static func tool(_ name: String, alsoIn directory: String? = nil) -> URL? {
         let path = ((directory.map { [$0] } ?? []) + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init))
         return path.map { URL(fileURLWithPath: $0).appendingPathComponent(name) }.first { FileManager.default.isExecutableFile(atPath: $0.path) }

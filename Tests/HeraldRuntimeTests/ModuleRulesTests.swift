@@ -75,24 +75,42 @@ import Testing
         return modules
     }
 
+    /// Every module `name` reaches (package targets, their products, their sources' imports) that is in `forbidden`.
+    static func violations(of name: String, forbidden: Set<String>, in targets: [String: Target]) throws -> [String] {
+        let graph = closure(of: name, in: targets)
+        #expect(graph.count > 1, "\(name): \(graph.map(\.name))")
+        var found: [String] = []
+        for target in graph {
+            if forbidden.contains(target.name) { found.append("\(name) depends on \(target.name)") }
+            for product in target.products where forbidden.contains(product) { found.append("\(name) → \(target.name) links \(product)") }
+            let folder = TestPaths.packageRoot.appendingPathComponent(target.path)
+            let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+            #expect(!files.isEmpty, "\(target.name) has no sources at \(target.path)")
+            for file in files {
+                let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+                for module in imports(of: text) where forbidden.contains(module) { found.append("\(name) → \(target.name)/\(file) imports \(module)") }
+            }
+        }
+        return found
+    }
+
     @Test func functionExecutablesReachNoFoundationLocalCloudOrSQLite() async throws {
         let targets = try await Self.describe()
         for function in Self.functions {
-            let graph = Self.closure(of: function, in: targets)
-            #expect(graph.count > 3, "\(function): \(graph.map(\.name))")
-            for target in graph {
-                #expect(!Self.forbiddenForFunctions.contains(target.name), "\(function) depends on \(target.name)")
-                for product in target.products { #expect(!Self.forbiddenForFunctions.contains(product), "\(function) → \(target.name) links \(product)") }
-                let folder = TestPaths.packageRoot.appendingPathComponent(target.path)
-                let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
-                #expect(!files.isEmpty, "\(target.name) has no sources at \(target.path)")
-                for file in files {
-                    let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
-                    for module in Self.imports(of: text) where Self.forbiddenForFunctions.contains(module) {
-                        Issue.record("\(function) → \(target.name)/\(file) imports \(module)")
-                    }
-                }
-            }
+            let found = try Self.violations(of: function, forbidden: Self.forbiddenForFunctions, in: targets)
+            #expect(found.isEmpty, "\(found)")
+        }
+    }
+
+    /// The domain (what a function is, and the chat's functions) is pure: plans from documents. It reaches
+    /// no HTTP, no Google client, no runtime, no local cloud and no logging; the runtime does the I/O.
+    @Test func theDomainReachesNoIOModule() async throws {
+        let targets = try await Self.describe()
+        let forbidden: Set<String> = ["GoogleClients", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
+                                      "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "GRDB", "Logging", "Foundation", "FoundationInternationalization"]
+        for domain in ["HeraldCore", "ChatFunctions"] {
+            let found = try Self.violations(of: domain, forbidden: forbidden, in: targets)
+            #expect(found.isEmpty, "\(found)")
         }
     }
 
