@@ -88,7 +88,7 @@ public enum PythonReference {
     public static func forTest(importing module: String) async throws -> URL {
         if let found = (try? await offThePool { interpreter(importing: module) }) ?? nil { return found }
         let message = "\(module) is not installed: pip install -r Tests/Python/requirements.txt (into .venv or HERALD_PYTHON)"
-        if isRequired { Issue.record(Comment(rawValue: message)) }
+        if isRequired { recordFailure(message) }
         try skipTest(message)
     }
 }
