@@ -105,6 +105,7 @@ struct Dev: AsyncParsableCommand {
         options.allowedHosts = allowedHosts
         options.dataDirectory = ephemeral ? nil : data
         options.project = chosenProject.value
+        options.singleProject = true
         options.delivery.maximumAttempts = maxAttempts
         options.delivery.maximumBackoff = .seconds(max(1, maxBackoff))
         options.accessTokenLifetime = TimeInterval(accessTokenLifetime)

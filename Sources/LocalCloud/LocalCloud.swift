@@ -24,6 +24,10 @@ public struct LocalCloudOptions: Sendable {
     /// The local service account's key (PEM) when none is kept in the data directory; nil: a new one.
     /// Tests share one: a 2048-bit key takes seconds to make in a debug build.
     public var identityKeyPEM: String?
+    /// Serve `project` only: a Firestore or FCM request for another is refused, naming the project
+    /// served (`herald dev`: its functions read one project, so another's documents would fire triggers
+    /// that find nothing). Off, any project is served, as tests use it.
+    public var singleProject = false
 
     public init() {}
 }
@@ -196,6 +200,13 @@ struct LocalCloudHandler: Sendable {
 
     func route(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         let s = request.segments
+        if cloud.options.singleProject, s.first == "v1", s.count > 2, s[1] == "projects", s[2] != cloud.options.project {
+            throw LocalAPIError(code: 400, status: "FAILED_PRECONDITION", message: """
+                This local cloud serves project "\(cloud.options.project)" only, not "\(s[2].prefix(100))": its functions read \
+                "\(cloud.options.project)". Point the client at that project, or start herald dev with --project \(s[2].prefix(100)) \
+                (or GOOGLE_CLOUD_PROJECT).
+                """)
+        }
         switch s.first {
         case "v1" where s.count == 4 && s[1] == "projects" && s[3] == "messages:send":
             try cloud.identity.authorize(request.headers["authorization"])

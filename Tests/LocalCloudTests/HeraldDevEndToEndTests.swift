@@ -1,3 +1,4 @@
+import AsyncHTTPClient
 import ChatFunctions
 import Foundation
 import FirestoreModel
@@ -189,6 +190,30 @@ import Testing
         #expect(Dev.choose(nil, flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local", environment: variables)
                 == .init(value: "old-name", source: "GCLOUD_PROJECT"))
         #expect(Dev.choose(nil, flag: "--schema", variables: ["HERALD_SCHEMA"], default: "default", environment: [:]) == .init(value: "default", source: "default"))
+    }
+
+    /// Firebase's "single project mode": a client writing to another project than the one herald dev
+    /// serves (whose functions would find nothing there) is told at once, by name, not served silently.
+    @Test func requestsForAnotherProjectAreRefusedNamingTheOneServed() async throws {
+        let dev = try await RunningDev.start([])
+        defer { dev.kill() }
+        let served = try await dev.app.get(try dev.app.name("users/nobody"))
+        #expect(served == nil)
+        let other = FirestoreClient(project: "my-app", endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared)
+        do {
+            _ = try await other.commit([Write(.update(try other.name("chats/c1"), fields: ["x": .integer(1)], mask: nil))])
+            Issue.record("a write to another project was served")
+        } catch {
+            let text = "\(error)"
+            #expect(text.contains("400") || text.contains("FAILED_PRECONDITION"), "\(text)")
+            #expect(text.contains("serves project \"e2e\" only") && text.contains("--project my-app"), "\(text)")
+        }
+        var request = HTTPClientRequest(url: "\(dev.base)/v1/projects/my-app/messages:send")
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        request.body = .bytes(Array(#"{"message": {"token": "t", "data": {"a": "b"}}}"#.utf8))
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        #expect(response.status.code == 400)
     }
 
     @Test func ctrlCStopsTheFunctionsAndTheCloudCleanly() async throws {
