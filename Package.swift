@@ -68,7 +68,7 @@ let package = Package(
         .target(
             name: "LocalCloud",
             dependencies: [
-                "FirestoreModel", "FirestoreEvents", "HeraldCore",
+                "FirestoreModel", "FirestoreEvents",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -83,10 +83,12 @@ let package = Package(
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents",
                                                 .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
+        .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel"], swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
-                "HeraldRuntime", "LocalCloud", "ChatFunctions", "GoogleClients", "HeraldCore", "FirestoreModel", "FirestoreEvents",
+                "HeraldRuntime", "LocalCloud", "ChatFunctions", "ChatDemo", "GoogleClients", "HeraldCore", "FirestoreModel", "FirestoreEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -99,7 +101,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions", "TestRunSettings",
+                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions", "ChatDemo", "TestRunSettings",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -139,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "LocalCloudTests",
             dependencies: [
-                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "HeraldCLI", "onMessageCreated", "onReadReceipt",
+                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "ChatDemo", "HeraldCLI", "onMessageCreated", "onReadReceipt",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -151,7 +153,7 @@ let package = Package(
         // Hostile data, outages and misconfiguration, each tried on the real executables against `herald dev`.
         .testTarget(
             name: "AdversarialTests",
-            dependencies: ["HeraldTesting", "HeraldRuntime", "ChatFunctions", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldCLI",
+            dependencies: ["HeraldTesting", "HeraldRuntime", "ChatFunctions", "ChatDemo", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldCLI",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "Hummingbird", package: "hummingbird")] + functionNames.map { .target(name: $0) },
             swiftSettings: strict

@@ -14,7 +14,7 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
     /// For recipients' quiet hours, in their own time zones.
     public let timeZones: TimeZones
     public init(settings: FunctionSettings) throws {
-        schema = try Schema.load(settings.schema)
+        schema = try Schema.load(settings)
         timeZones = settings.timeZones
     }
     public init(schema: Schema, timeZones: TimeZones = .utcOnly) {

@@ -17,7 +17,7 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     static let statusOrder = ["sending", "sent", "delivered", "read"]
 
     public let schema: Schema
-    public init(settings: FunctionSettings) throws { schema = try Schema.load(settings.schema) }
+    public init(settings: FunctionSettings) throws { schema = try Schema.load(settings) }
     public init(schema: Schema) { self.schema = schema }
 
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.updated, .deleted]) }

@@ -19,7 +19,7 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     public let viewingStaleAfter: Int64
 
     public init(settings: FunctionSettings) throws {
-        self.init(schema: try Schema.load(settings.schema),
+        self.init(schema: try Schema.load(settings),
                   presenceStaleAfter: try settings.seconds("HERALD_PRESENCE_STALE_AFTER", default: 60),
                   typingStaleAfter: try settings.seconds("HERALD_TYPING_STALE_AFTER", default: 10),
                   viewingStaleAfter: try settings.seconds("HERALD_VIEWING_STALE_AFTER", default: OnMessageCreated.viewingFreshness))

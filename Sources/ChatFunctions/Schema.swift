@@ -1,9 +1,5 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import FirestoreModel
+import HeraldCore
 
 /// Where the chat app keeps things in Firestore. The product documents' apps differ
 /// (see shared/requirements/README.md); a preset or a JSON file says which layout this deployment uses.
@@ -154,23 +150,18 @@ public struct Schema: Sendable, Hashable {
         return ["default": base, "prd000": prd000, "prd001": prd001, "prd004": prd004]
     }()
 
-    /// A preset by name, or a schema JSON file: `{"extends": PRESET, KEY: VALUE, …}` with the keys of this
-    /// type (strings; `memberFields` an array; `lastMessage` and `tokens` objects). Errors name the bad key.
-    public static func load(_ nameOrPath: String) throws(SchemaError) -> Schema {
-        if let preset = presets[nameOrPath] { return preset }
-        guard nameOrPath.hasSuffix(".json") || nameOrPath.contains("/") else {
-            throw SchemaError("unknown schema \"\(nameOrPath)\": use one of \(presets.keys.sorted().joined(separator: ", ")) or a path to a JSON file")
+    /// A preset by name, or a schema JSON file's contents: `{"extends": PRESET, KEY: VALUE, …}` with the
+    /// keys of this type (strings; `memberFields` an array; `lastMessage` and `tokens` objects). Errors
+    /// name the bad key. The runtime reads the file (`FunctionSettings.schemaFile`).
+    public static func load(_ name: String, file: JSONValue? = nil) throws(SchemaError) -> Schema {
+        if let preset = presets[name] { return preset }
+        guard let file else {
+            throw SchemaError("unknown schema \"\(name)\": use one of \(presets.keys.sorted().joined(separator: ", ")) or a path to a JSON file")
         }
-        let bytes: Data
-        do { bytes = try Data(contentsOf: URL(fileURLWithPath: nameOrPath)) } catch {
-            throw SchemaError("cannot read schema file \(nameOrPath): \(error)")
-        }
-        let json: JSONValue
-        do { json = try JSONValue(parsing: bytes) } catch { throw SchemaError("schema file \(nameOrPath): \(error)") }
-        do { return try SchemaFile.decode(json, name: nameOrPath) } catch {
-            throw SchemaError("schema file \(nameOrPath): \(error.description)")
-        }
+        do { return try SchemaFile.decode(file, name: name) } catch { throw SchemaError("schema file \(name): \(error.description)") }
     }
+
+    public static func load(_ settings: FunctionSettings) throws(SchemaError) -> Schema { try load(settings.schema, file: settings.schemaFile) }
 }
 
 public struct SchemaError: Error, Sendable, CustomStringConvertible {

@@ -27,7 +27,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let defaultClaimsCollection = "_herald/tokens/claims"
 
     public init(settings: FunctionSettings) throws {
-        self.init(schema: try Schema.load(settings.schema),
+        self.init(schema: try Schema.load(settings),
                   staleAfter: try settings.seconds("HERALD_TOKEN_STALE_AFTER", default: 60 * 86_400),
                   validate: try settings.flag("HERALD_TOKEN_VALIDATE"),
                   doubtfulAfter: try settings.seconds("HERALD_TOKEN_DOUBTFUL_AFTER", default: 30 * 86_400),

@@ -45,7 +45,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public var rfc3339: String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = Self.civilDate(fromDays: days)
+        let (year, month, day) = CivilCalendar.civil(days: days)
         var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
         text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
         if nanos != 0 {
@@ -79,7 +79,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             let hour = number(11..<13), b[13] == UInt8(ascii: ":"),
             let minute = number(14..<16), b[16] == UInt8(ascii: ":"),
             let second = number(17..<19),
-            (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+            (1...12).contains(month), day >= 1, day <= Int64(CivilCalendar.daysIn(month: Int(month), year: year)),
             hour < 24, minute < 60, second < 60
         else { return nil }
         var i = 19
@@ -107,39 +107,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
             return nil
         }
         guard i == b.count else { return nil }
-        let days = Self.days(fromCivil: year, month, day)
+        let days = CivilCalendar.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         self.init(validSeconds: seconds, nanos: Int32(nanos))
-    }
-
-    // Howard Hinnant's days-from-civil algorithms, valid for the proleptic Gregorian calendar.
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civilDate(fromDays days: Int64) -> (Int64, Int64, Int64) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    static func daysIn(month: Int64, year: Int64) -> Int64 {
-        switch month {
-        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: return 30
-        default: return 31
-        }
     }
 }
 

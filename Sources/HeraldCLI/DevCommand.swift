@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatDemo
 import ChatFunctions
 import Foundation
 import FirestoreModel
@@ -59,7 +60,7 @@ struct Dev: AsyncParsableCommand {
         for message in messages where DemoWorld.parseSend(message) == nil {
             throw ValidationError("--send takes 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
         }
-        do { _ = try Schema.load(chosenSchema.value) } catch { throw ValidationError("\(error.description) (from \(chosenSchema.source))") }
+        do { _ = try Schema.named(chosenSchema.value) } catch { throw ValidationError("\(error) (from \(chosenSchema.source))") }
         for remote in remoteFunctions where Self.parseRemote(remote) == nil {
             throw ValidationError("--function takes NAME=URL with NAME one of \(DevSupervisor.functionNames.joined(separator: ", ")), not \"\(remote)\"")
         }

@@ -1,3 +1,4 @@
+import ChatDemo
 import ChatFunctions
 import Foundation
 import FirestoreEvents
@@ -54,7 +55,7 @@ final class DevSupervisor: Service, Sendable {
     /// The functions `herald dev` runs, with the trigger each one needs in this schema (none for one
     /// that only runs on a schedule), and Cloud Scheduler's job for those that run on one.
     static func functions(schema: String) throws -> [(name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?)] {
-        let settings = FunctionSettings(schema: schema)
+        let settings = try FunctionSettings.reading(schema: schema)
         return [
             (OnMessageCreated.name, try OnMessageCreated(settings: settings).trigger, nil),
             (OnReadReceipt.name, try OnReadReceipt(settings: settings).trigger, nil),
@@ -141,7 +142,7 @@ final class DevSupervisor: Service, Sendable {
     }
 
     func seed() async throws {
-        let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
+        let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         var created = 0
         // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.
         for write in try world.seed() where try await commit(write) { created += 1 }
@@ -149,7 +150,7 @@ final class DevSupervisor: Service, Sendable {
     }
 
     func sendMessages() async throws {
-        let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
+        let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         for text in settings.messages {
             guard let (write, parsed) = try world.message(sending: text, at: Date()) else { continue }
             _ = try await commit(write)
@@ -158,7 +159,7 @@ final class DevSupervisor: Service, Sendable {
     }
 
     func markRead() async throws {
-        let world = DemoWorld(schema: try Schema.load(settings.schema), project: settings.project)
+        let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         for text in settings.reads {
             guard let (reader, conversation) = DemoWorld.parseRead(text) else { continue }
             let (parent, query) = try world.messagesQuery(in: conversation)

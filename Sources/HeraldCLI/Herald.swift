@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ChatFunctions
+import HeraldCore
 import HeraldRuntime
 
 @main
@@ -61,7 +62,12 @@ struct Indexes: ParsableCommand {
 
     func run() throws {
         let loaded: Schema
-        do { loaded = try Schema.load(schema) } catch { throw ValidationError(error.description) }
+        do { loaded = try Schema.named(schema) } catch { throw ValidationError("\(error)") }
         print(loaded.firestoreIndexes(ledgerCollection: ledgerCollection).serialized(pretty: true))
     }
+}
+
+extension Schema {
+    /// A preset, or a schema file read from disk (the functions get the file's contents from the runtime).
+    static func named(_ nameOrPath: String) throws -> Schema { try Schema.load(FunctionSettings.reading(schema: nameOrPath)) }
 }

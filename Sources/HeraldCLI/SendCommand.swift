@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatDemo
 import ChatFunctions
 import Foundation
 import FirestoreModel
@@ -14,7 +15,7 @@ struct Send: AsyncParsableCommand {
     @Option(help: "Schema preset or schema JSON file.") var schema = "default"
 
     func run() async throws {
-        let world = DemoWorld(schema: try Schema.load(schema), project: project)
+        let world = DemoWorld(schema: try Schema.named(schema), project: project)
         guard let (write, _) = try world.message(sending: message, at: Date()) else {
             throw ValidationError("expected 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
         }

@@ -34,19 +34,7 @@ public struct Trigger: Sendable, Hashable {
     }
 
     /// The pattern's wildcards bound to the path's segments, or nil if the path does not match.
-    public func match(_ document: DocumentName) -> [String: String]? {
-        let patternSegments = pattern.split(separator: "/").map(String.init)
-        guard patternSegments.count == document.segments.count else { return nil }
-        var captures: [String: String] = [:]
-        for (p, segment) in zip(patternSegments, document.segments) {
-            if p.hasPrefix("{"), p.hasSuffix("}") {
-                captures[String(p.dropFirst().dropLast())] = segment
-            } else if p != segment {
-                return nil
-            }
-        }
-        return captures
-    }
+    public func match(_ document: DocumentName) -> [String: String]? { DocumentPattern(pattern).match(document) }
 
     /// Why this trigger does not handle the change, or nil if it does.
     public func refusal(of change: DocumentChange) -> String? {

@@ -1,15 +1,21 @@
+import FirestoreModel
+
 /// What a function is told about its deployment when it is built.
 public struct FunctionSettings: Sendable {
     /// A built-in schema preset name or a path to a schema JSON file.
     public var schema: String
+    /// The schema file's JSON when `schema` names a file: the runtime reads it, so functions do no I/O.
+    public var schemaFile: JSONValue?
     public var database: String
     /// The process environment, for a function's own knobs (e.g. `HERALD_PRESENCE_STALE_AFTER`).
     public var environment: [String: String]
     /// The IANA time zone database, for users' quiet hours.
     public var timeZones: TimeZones
 
-    public init(schema: String = "default", database: String = "(default)", environment: [String: String] = [:], timeZones: TimeZones = .utcOnly) {
+    public init(schema: String = "default", schemaFile: JSONValue? = nil, database: String = "(default)", environment: [String: String] = [:],
+                timeZones: TimeZones = .utcOnly) {
         self.schema = schema
+        self.schemaFile = schemaFile
         self.database = database
         self.environment = environment
         self.timeZones = timeZones

@@ -59,11 +59,14 @@ struct SourceOptions: ParsableArguments {
     ///   that does not hold it (functions read the changed document as it is now).
     func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
                                                eventDocument: FirestoreDocument? = nil) async throws -> Wiring {
-        let settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
+        var settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
                                         environment: configuration.environment,
                                         timeZones: ZoneInfoDirectory.system(environment: configuration.environment).timeZones)
         let function: Function
-        do { function = try Function(settings: settings) } catch { throw ValidationError("\(error)") }
+        do {
+            try settings.readSchemaFile()
+            function = try Function(settings: settings)
+        } catch { throw ValidationError("\(error)") }
         if let documents {
             var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
             if let eventDocument, gateway.documents[eventDocument.name] == nil { gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument]) }

@@ -243,7 +243,7 @@ struct World {
         func load(_ text: String) throws -> Schema {
             let file = dir.appendingPathComponent("s\(text.hashValue).json")
             try text.write(to: file, atomically: true, encoding: .utf8)
-            return try Schema.load(file.path)
+            return try Schema.load(FunctionSettings.reading(schema: file.path))
         }
         let custom = try load(#"{"extends": "prd004", "badgeField": "badge", "tokens": {"mapKeys": "notificationTokens"}}"#)
         #expect(custom.senderIDField == "senderID")

@@ -104,6 +104,13 @@ import Testing
 
     /// The domain (what a function is, and the chat's functions) is pure: plans from documents. It reaches
     /// no HTTP, no Google client, no runtime, no local cloud and no logging; the runtime does the I/O.
+    /// The local cloud plays Google's part for any app: it knows Firestore, not the chat on top.
+    @Test func theLocalCloudKnowsNoChatDomain() async throws {
+        let targets = try await Self.describe()
+        let found = try Self.violations(of: "LocalCloud", forbidden: ["HeraldCore", "ChatFunctions", "HeraldRuntime", "HeraldCLI"], in: targets)
+        #expect(found.isEmpty, "\(found)")
+    }
+
     @Test func theDomainReachesNoIOModule() async throws {
         let targets = try await Self.describe()
         let forbidden: Set<String> = ["GoogleClients", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChatDemo
 import ChatFunctions
 import Foundation
 import FirestoreModel

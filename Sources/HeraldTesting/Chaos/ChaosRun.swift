@@ -1,8 +1,11 @@
 import AsyncHTTPClient
+import ChatDemo
 import ChatFunctions
 import Foundation
 import FirestoreModel
 import GoogleClients
+import HeraldCore
+import HeraldRuntime
 import Synchronization
 
 #if canImport(Glibc)
@@ -68,7 +71,7 @@ public struct ChaosRun: Sendable {
     }
 
     public func run() async throws -> ChaosReport {
-        let schema = try Schema.load(settings.schema)
+        let schema = try Schema.load(FunctionSettings.reading(schema: settings.schema))
         switch schema.tokens {
         case .array, .mapKeys: break
         default: throw StillBusy(description: "chaos runs need a schema that keeps several tokens per user in the user document")

@@ -1,3 +1,4 @@
+import ChatDemo
 import ChatFunctions
 import Foundation
 import FirestoreModel

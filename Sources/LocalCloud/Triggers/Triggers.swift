@@ -2,7 +2,6 @@ import Foundation
 import FirestoreEvents
 import FirestoreModel
 import GRDB
-import HeraldCore
 import Synchronization
 
 /// One Eventarc-style trigger: Firestore events of one kind on documents matching a pattern,
@@ -38,7 +37,7 @@ public struct TriggerRegistration: Sendable, Hashable {
 
     func matches(_ change: LocalFirestore.Change) -> Bool {
         if let database, database != change.name.databaseName { return false }
-        guard Trigger(pattern: pattern, kinds: [kind]).match(change.name) != nil else { return false }
+        guard DocumentPattern(pattern).match(change.name) != nil else { return false }
         switch (kind, change.before, change.after) {
         case (.written, _, _): return true
         case (.created, nil, .some), (.updated, .some, .some), (.deleted, .some, nil): return true

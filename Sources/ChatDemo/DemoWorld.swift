@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import ChatFunctions
 import FirestoreModel
 
 /// A small world for `herald dev --seed demo`, in any schema: Alice, Bob, Carol, Dave and Erin with
