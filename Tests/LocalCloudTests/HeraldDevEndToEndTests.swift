@@ -121,7 +121,7 @@ import Testing
     /// The demo's "Book club": Dave muted it, Erin is in quiet hours (mentions allowed). A plain message
     /// alerts only Bob; a message that mentions both breaks through Dave's mute and Erin's quiet hours.
     /// Every body the FCM sink recorded conforms to FCM v1's published schema.
-    @Test(arguments: ["default", "prd004"])
+    @Test(arguments: ["default", "prd000", "prd001", "prd004"])
     func mutedAndQuietMembersGetOnlyTheirBadgeUnlessMentioned(preset: String) async throws {
         let python = try await PythonReference.forTest(importing: "googleapiclient")
         let directory = NSTemporaryDirectory() + "herald-mute-\(UUID().uuidString)"
