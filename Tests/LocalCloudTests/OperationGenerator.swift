@@ -113,7 +113,8 @@ enum OperationGenerator {
     static func scalar(_ rng: inout SeededRandom) -> FirestoreValue {
         pick([.null, .boolean(true), .boolean(false), .integer(-1), .integer(0), .integer(1), .integer(2), .integer(3),
               .double(1.5), .double(2.0), .double(-0.5), .string(""), .string("a"), .string("b"), .string("c"),
-              .timestamp(Timestamp(seconds: 978_307_200)), .timestamp(Timestamp(seconds: 978_307_201, nanos: 5000))], &rng)
+              .timestamp(Timestamp(seconds: 978_307_200)), .timestamp(Timestamp(seconds: 978_307_201, nanos: 5000)),
+              .timestamp(Timestamp(seconds: 978_307_201, nanos: 5_999))], &rng)
     }
 
     static func value(for field: String, _ rng: inout SeededRandom) -> FirestoreValue {

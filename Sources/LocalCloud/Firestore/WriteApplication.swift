@@ -76,6 +76,7 @@ enum WriteApplication {
             FieldPath.set(value, in: &fields, at: path)
             results.append(result)
         }
+        fields = fields.mapValues(Self.storable)
         let changed = current == nil || current!.fields != fields
         let document = FirestoreDocument(
             name: write.document, fields: fields,
@@ -83,6 +84,16 @@ enum WriteApplication {
             updateTime: changed ? commitTime : current?.updateTime
         )
         return Outcome(document: document, transformResults: results)
+    }
+
+    /// A value as Firestore keeps it: timestamps to the microsecond (it truncates finer digits).
+    static func storable(_ value: FirestoreValue) -> FirestoreValue {
+        switch value {
+        case .timestamp(let time) where time.nanos % 1000 != 0: .timestamp(Timestamp(seconds: time.seconds, nanos: time.nanos / 1000 * 1000))
+        case .array(let values): .array(values.map(storable))
+        case .map(let members): .map(members.mapValues(storable))
+        default: value
+        }
     }
 
     /// The field's new value, and the transform's result as `WriteResult.transformResults` reports it.
