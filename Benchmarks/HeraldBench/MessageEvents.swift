@@ -31,7 +31,7 @@ struct MessageEvents: AsyncParsableCommand {
             try await withTestHTTPServer(sink.router) { fcmPort in
                 let seeding = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let counted = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared,
-                                              observer: { _, _ in requests.increment() })
+                                              observer: { _ in requests.increment() })
                 let fcm = FCMClient(project: "bench", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
                 let ids = (0..<members).map { "u\($0)" }
                 let conversation = try seeding.name("conversations/c1")

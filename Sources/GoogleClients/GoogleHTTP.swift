@@ -45,7 +45,17 @@ public struct RetryPolicy: Sendable {
 }
 
 /// Told of every HTTP request a client sends (method and URL), e.g. to count requests per event.
-public typealias RequestObserver = @Sendable (HTTPMethod, String) -> Void
+/// One request to a Google API as an observer sees it, once it ended: answered with a status, or not.
+public struct RequestRecord: Sendable {
+    public var method: HTTPMethod
+    public var url: String
+    /// The HTTP status, or nil when no answer came (refused, reset, timed out).
+    public var status: Int?
+    public var duration: Duration
+}
+
+/// Told of every request a client makes (each attempt), after it ends: for metrics and tests.
+public typealias RequestObserver = @Sendable (RequestRecord) -> Void
 
 /// One JSON request to a Google API with auth, Google's error body, retries within a deadline and a
 /// circuit breaker, shared by the clients.
@@ -104,7 +114,7 @@ struct GoogleHTTP: Sendable {
             }
             let remaining = min(timeout, (deadline ?? .now + timeout) - .now)
             guard remaining > .milliseconds(1) else { throw TransportError("\(method) \(Self.redacted(url)): no time left before the deadline") }
-            observer?(method, url)
+            let started = ContinuousClock.now
             let response: HTTPClientResponse
             let bytes: ByteBuffer
             do {
@@ -112,8 +122,10 @@ struct GoogleHTTP: Sendable {
                 bytes = try await response.body.collect(upTo: 64 << 20)
             } catch {
                 outcome = .unreachable
+                observer?(RequestRecord(method: method, url: url, status: nil, duration: .now - started))
                 throw TransportError("\(method) \(Self.redacted(url)): \(error)", timedOut: (error as? HTTPClientError) == .deadlineExceeded)
             }
+            observer?(RequestRecord(method: method, url: url, status: Int(response.status.code), duration: .now - started))
             // An answer from the service itself (4xx included) means it is up; 502-504 come from a proxy or an overload.
             outcome = (502...504).contains(response.status.code) ? .unreachable : .answered
             if (200..<300).contains(response.status.code) { return Array(buffer: bytes) }

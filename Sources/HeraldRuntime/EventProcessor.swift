@@ -25,11 +25,13 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
     public let project: String?
     /// What later read rounds asked for after the same first round, so a warm instance reads in one batch.
     let readAhead = ReadAhead()
+    let metrics: RuntimeMetrics?
 
-    public init(function: Function, gateway: any DocumentGateway, project: String? = nil) {
+    public init(function: Function, gateway: any DocumentGateway, project: String? = nil, metrics: RuntimeMetrics? = nil) {
         self.function = function
         self.gateway = gateway
         self.project = project
+        self.metrics = metrics
     }
 
     public func process(_ request: EventRequest, logger baseLogger: Logger) async -> EventResponse {
@@ -71,6 +73,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 failedWrites = planned
                 // Another event changed what this one read (two messages in one conversation): read and plan again.
                 logger.info("\(reason); planning again (attempt \(attempt + 1))")
+                metrics?.replan()
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
             } catch {
                 return responseToFailure(error, logger: logger)

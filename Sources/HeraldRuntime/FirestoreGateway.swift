@@ -34,9 +34,12 @@ public struct FirestoreGateway: DocumentGateway {
     public let pushLease: Duration
     let logger: Logger
     let deadTokens: DeadTokenGuard
+    let metrics: RuntimeMetrics?
 
     public init(firestore: FirestoreClient, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
-                ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60) {
+                ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60,
+                metrics: RuntimeMetrics? = nil) {
+        self.metrics = metrics
         self.firestore = firestore
         self.fcm = fcm
         self.isDryRun = dryRun

@@ -57,8 +57,9 @@ struct SourceOptions: ParsableArguments {
     /// Application Default Credentials. Call `shutdown` on the result when done.
     /// - eventDocument: with a snapshot, the event's own document as the event carries it, for a snapshot
     ///   that does not hold it (functions read the changed document as it is now).
+    /// - metrics: what `serve` counts and serves at `/metrics` (none for one-off commands).
     func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
-                                               eventDocument: FirestoreDocument? = nil) async throws -> Wiring {
+                                               eventDocument: FirestoreDocument? = nil, metrics: RuntimeMetrics? = nil) async throws -> Wiring {
         var settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
                                         environment: configuration.environment,
                                         timeZones: ZoneInfoDirectory.system(environment: configuration.environment).timeZones)
@@ -70,7 +71,7 @@ struct SourceOptions: ParsableArguments {
         if let documents {
             var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
             if let eventDocument, gateway.documents[eventDocument.name] == nil { gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument]) }
-            return Wiring(events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: configuration.project) },
+            return Wiring(events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: configuration.project, metrics: metrics) },
                           sweeper: (function as? any ScheduledFunction).map { snapshotSweeper($0, documents: Array(gateway.documents.values)) },
                           clients: [])
         }
@@ -83,20 +84,22 @@ struct SourceOptions: ParsableArguments {
         }
         let firestore = FirestoreClient(project: credentials.project, database: configuration.database,
                                         endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
-                                        requestTimeout: configuration.apiTimeout)
+                                        requestTimeout: configuration.apiTimeout, observer: metrics?.observer(api: "firestore"))
         let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
         let fcm = FCMClient(project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
-                            credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout)
+                            credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout,
+                            observer: metrics?.observer(api: "fcm"))
         let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
-                                       ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease)
+                                       ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
         return Wiring(
-            events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: credentials.project) },
+            events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: credentials.project, metrics: metrics) },
             sweeper: (function as? any ScheduledFunction).map { sweepRunner($0, firestore: firestore, fcm: fcm) },
             clients: lanes)
     }
 
-    func processor<Function: EventFunction>(_ function: Function, gateway: any DocumentGateway, project: String?) -> any EventHandling {
-        EventProcessor(function: function, gateway: gateway, project: project)
+    func processor<Function: EventFunction>(_ function: Function, gateway: any DocumentGateway, project: String?,
+                                            metrics: RuntimeMetrics?) -> any EventHandling {
+        EventProcessor(function: function, gateway: gateway, project: project, metrics: metrics)
     }
 
     func snapshotSweeper<Function: ScheduledFunction>(_ function: Function, documents: [FirestoreDocument]) -> any SweepRunning {
@@ -170,12 +173,14 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
                 """)
         }
         let logger = Logger.herald(Function.name, configuration: configuration)
-        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
+        let metrics = RuntimeMetrics(function: Function.name)
+        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger, metrics: metrics)
         let identity = configuration.requiredAudience.map { audience in
             IdentityTokenVerifier(audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
                                   allowedCallers: configuration.allowedCallers, httpClient: .shared)
         }
-        let server = FunctionServer(name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger)
+        let server = FunctionServer(name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
+                                    metrics: metrics)
         let port = self.port ?? configuration.port
         let app = server.application(host: host, port: port) { bound in
             logger.info("\(Function.name) listening on \(host):\(bound)")

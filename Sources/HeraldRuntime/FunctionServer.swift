@@ -36,13 +36,17 @@ public struct FunctionServer: Sendable {
     let sweeper: (any SweepRunning)?
     let identity: IdentityTokenVerifier?
     public let logger: Logger
+    /// Served at `GET /metrics` (Prometheus text), when given.
+    let metrics: RuntimeMetrics?
 
-    public init(name: String, events: (any EventHandling)?, sweeper: (any SweepRunning)?, identity: IdentityTokenVerifier? = nil, logger: Logger) {
+    public init(name: String, events: (any EventHandling)?, sweeper: (any SweepRunning)?, identity: IdentityTokenVerifier? = nil, logger: Logger,
+                metrics: RuntimeMetrics? = nil) {
         self.name = name
         self.events = events
         self.sweeper = sweeper
         self.identity = identity
         self.logger = logger
+        self.metrics = metrics
     }
 
     public init<Function: EventFunction>(processor: EventProcessor<Function>, identity: IdentityTokenVerifier? = nil, logger: Logger) {
@@ -56,6 +60,12 @@ public struct FunctionServer: Sendable {
         let server = self
         router.get("/healthz") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
+        }
+        router.get("/metrics") { request, _ in
+            if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
+            guard let metrics = server.metrics else { return Self.response(failure(404, "NOT_FOUND", "\(server.name) keeps no metrics here")) }
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
         router.post("/") { request, _ in
             if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
@@ -111,7 +121,24 @@ public struct FunctionServer: Sendable {
         for field in request.headers where headers[field.name.canonicalName] == nil {
             headers[field.name.canonicalName] = field.value
         }
-        return await events.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger)
+        guard let metrics else { return await events.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger) }
+        let started = ContinuousClock.now
+        metrics.eventsInFlight(1)
+        defer { metrics.eventsInFlight(-1) }
+        let response = await events.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger)
+        metrics.event(encoding: response.report?.event.envelope.encoding.rawValue ?? "unknown", outcome: Self.outcome(of: response),
+                      duration: .now - started)
+        return response
+    }
+
+    /// What the metrics call an answer: the report's outcome, or `refused` (4xx, never retried) or `failed` (retried).
+    static func outcome(of response: EventResponse) -> String {
+        switch response.report?.outcome {
+        case .applied?: "applied"
+        case .duplicate?: "duplicate"
+        case .skipped?: "skipped"
+        case nil: (400..<500).contains(response.status) && response.status != 429 ? "refused" : "failed"
+        }
     }
 
     func sweep() async -> EventResponse {

@@ -41,6 +41,7 @@ extension FirestoreGateway {
         } catch {
             throw Self.classify(error)
         }
+        if !state.claims.isEmpty { metrics?.leaseTakeover() }
     }
 
     /// Gives up this holder's claim (best effort: an unreleased claim expires with its lease).
@@ -59,6 +60,11 @@ extension FirestoreGateway {
         let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
         let results = await fcm.sendAll(pushes.map(\.message), deadlines: deadlines)
         let outcome = deadTokens.judge(Array(zip(pushes, results)))
+        if let metrics {
+            for (result, count) in Dictionary(outcome.marks.values.map { ($0, 1) }, uniquingKeysWith: +) { metrics.push(result: result, count: count) }
+            metrics.push(result: "retried", count: outcome.retryable.count)
+            metrics.tokenRemovalsRefused(outcome.refusedRemovals)
+        }
 
         // What became of each push, and this holder's claim released (masked and absent: deleted), so a
         // redelivery for the transient failures may send them at once. The pushes are out: losing this
@@ -85,7 +91,10 @@ extension FirestoreGateway {
         for removal in outcome.removals {
             // One at a time and best effort: a token changed since it was read must not be removed,
             // and its precondition failing must not fail the event.
-            do { _ = try await firestore.commit([removal]) } catch {
+            do {
+                _ = try await firestore.commit([removal])
+                metrics?.tokenRemoved()
+            } catch {
                 logger.info("kept a dead token that changed since it was read: \(error)")
             }
         }
@@ -123,6 +132,8 @@ final class DeadTokenGuard: Sendable {
         var marks: [String: String] = [:]
         var removals: [Write] = []
         var retryable: [(String, Int?)] = []
+        /// Dead tokens kept because too many came back dead at once.
+        var refusedRemovals = 0
     }
 
     func judge(_ results: [(PushMessage, SendResult)]) -> Outcome {
@@ -162,6 +173,7 @@ final class DeadTokenGuard: Sendable {
         if !dead.isEmpty, batchSuspect || windowSuspect {
             complain("FCM answered \(dead.count) of \(answered.count) sends (and \(windowDead) of the last \(windowCount)) with a dead token: "
                      + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, or the credentials are another project's. No token removed.")
+            outcome.refusedRemovals = dead.count
             return outcome
         }
         outcome.removals = dead.compactMap(\.removal)

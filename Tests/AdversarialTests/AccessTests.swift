@@ -37,6 +37,9 @@ import Glibc
         defer { allowed.stop() }
         try await dev.waitUntilIdle(timeout: .seconds(60))
         #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"], "\(allowed.output.suffix(1500))")
+        // The metrics are behind the same check as events.
+        let scraped = try await MetricsTests.scrape(allowed)
+        #expect(scraped.status == 401, "\(scraped.text)")
     }
 
     /// `serve` on every interface with no identity check would run for anyone who reaches it.

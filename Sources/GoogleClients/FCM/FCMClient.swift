@@ -43,12 +43,12 @@ public struct FCMClient: Sendable {
     ///   to answer may still have been delivered, so callers that record pushes give a later deadline.
     public init(project: String, endpoint: String = productionEndpoint, credentials: any AccessTokenProvider,
                 httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(),
-                requestTimeout: Duration = .seconds(20)) {
+                requestTimeout: Duration = .seconds(20), observer: RequestObserver? = nil) {
         precondition(!httpClients.isEmpty, "FCMClient needs at least one HTTP client")
         self.project = project
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         let breaker = CircuitBreaker(name: "FCM")
-        self.lanes = httpClients.map { GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: requestTimeout, breaker: breaker) }
+        self.lanes = httpClients.map { GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: requestTimeout, observer: observer, breaker: breaker) }
         self.maximumInFlight = max(1, maximumInFlight)
         self.retry = retry
     }

@@ -1,0 +1,84 @@
+import CoreMetrics
+import GoogleClients
+import Prometheus
+
+/// What one function process counts, through swift-metrics, kept in its own Prometheus registry (no
+/// global bootstrap: every server, in a process or a test, has its own) and served as Prometheus text
+/// at `GET /metrics`. Names follow Prometheus's conventions; every series carries `function`.
+public final class RuntimeMetrics: Sendable {
+    public let function: String
+    let registry: PrometheusCollectorRegistry
+    let factory: PrometheusMetricsFactory
+
+    public init(function: String) {
+        self.function = function
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                                                   .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+                                                   .seconds(10), .seconds(30)]
+        self.factory = factory
+    }
+
+    /// The Prometheus text exposition (format 0.0.4) of everything counted so far.
+    public func exposition() -> [UInt8] { registry.emitToBuffer() }
+
+    /// An event answered: its encoding (`binaryProtobuf`, `structured`, … or `unknown` when it could not
+    /// be decoded), what became of it (`applied`, `duplicate`, `skipped`, `refused` for a 4xx, `failed`
+    /// for a 5xx or 429 the trigger retries) and how long it took.
+    func event(encoding: String, outcome: String, duration: Duration) {
+        count("herald_events_total", [("encoding", encoding), ("outcome", outcome)])
+        time("herald_event_duration_seconds", [("outcome", outcome)], duration)
+    }
+
+    /// Events being handled now.
+    func eventsInFlight(_ change: Int) {
+        let meter = Meter(label: "herald_events_in_flight", dimensions: [("function", function)], factory: factory)
+        if change > 0 { meter.increment(by: Double(change)) } else { meter.decrement(by: Double(-change)) }
+    }
+
+    /// What became of each push FCM was asked to deliver: `sent`, `dead` (the token is gone), `retried`
+    /// (a transient failure, left for the trigger's retry), `failed` (refused for good), `unanswered`.
+    func push(result: String, count amount: Int = 1) {
+        guard amount > 0 else { return }
+        Counter(label: "herald_fcm_sends_total", dimensions: [("function", function), ("result", result)], factory: factory).increment(by: amount)
+    }
+
+    func tokenRemoved() { count("herald_tokens_removed_total", []) }
+    /// Dead tokens kept because too many came back dead at once (the safety check).
+    func tokenRemovalsRefused(_ amount: Int) {
+        guard amount > 0 else { return }
+        Counter(label: "herald_token_removals_refused_total", dimensions: [("function", function)], factory: factory).increment(by: amount)
+    }
+    /// A delivery took over pushes whose earlier holder's lease had expired.
+    func leaseTakeover() { count("herald_ledger_lease_takeovers_total", []) }
+    /// A document changed under a plan, and the event was read and planned again.
+    func replan() { count("herald_replans_total", []) }
+
+    /// Records each request a client makes: Firestore by RPC (`batchGet`, `commit`, `runQuery`, … or the
+    /// HTTP method for a document), FCM sends; by HTTP status (`none` when no answer came) and duration.
+    func observer(api: String) -> RequestObserver {
+        { [self] record in
+            let method = api == "fcm" ? "send" : Self.rpc(of: record)
+            count("herald_\(api)_requests_total", [("method", method), ("status", record.status.map(String.init) ?? "none")])
+            time("herald_\(api)_request_duration_seconds", [("method", method)], record.duration)
+        }
+    }
+
+    /// `…/documents:batchGet?…` → `batchGet`; a plain document URL → its HTTP method (`get`, `patch`, `delete`).
+    static func rpc(of record: RequestRecord) -> String {
+        let path = record.url.split(separator: "?", maxSplits: 1).first ?? ""
+        let last = path.split(separator: "/").last ?? ""
+        if let colon = last.lastIndex(of: ":") { return String(last[last.index(after: colon)...]) }
+        return record.method.rawValue.lowercased()
+    }
+
+    func count(_ label: String, _ dimensions: [(String, String)]) {
+        Counter(label: label, dimensions: [("function", function)] + dimensions, factory: factory).increment()
+    }
+
+    func time(_ label: String, _ dimensions: [(String, String)], _ duration: Duration) {
+        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        Timer(label: label, dimensions: [("function", function)] + dimensions, factory: factory).recordNanoseconds(nanoseconds)
+    }
+}

@@ -1,0 +1,59 @@
+import AsyncHTTPClient
+import Foundation
+import FirestoreEvents
+import FirestoreModel
+import HeraldTesting
+import Testing
+
+/// `GET /metrics` on a function's own port, after known work: the counts are exact.
+@Suite struct MetricsTests {
+    /// The samples of a Prometheus text exposition: `name{labels} value`, by the whole series.
+    static func samples(_ text: String) -> [String: Double] {
+        var samples: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            samples[String(line[..<space])] = value
+        }
+        return samples
+    }
+
+    static func scrape(_ function: FunctionUnderTest) async throws -> (status: Int, text: String, contentType: String?) {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(function.port)/metrics"), timeout: .seconds(10))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), String(buffer: body), response.headers.first(name: "content-type"))
+    }
+
+    @Test func eventsPushesAndRequestsAreCountedExactly() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment())
+        defer { function.stop() }
+        var messages: [FirestoreDocument] = []
+        for i in 0..<3 { messages.append(try await world.message("m-metrics-\(i)")) }
+        for (i, message) in messages.enumerated() {
+            let answer = try await function.post(try world.created(message, id: "evt-metrics-\(i)"))
+            #expect(answer.status == 200, "\(answer.body)")
+        }
+        // Eventarc delivers the first again; a garbled body is refused.
+        #expect(try await function.post(try world.created(messages[0], id: "evt-metrics-0")).status == 200)
+        #expect(try await function.post(EventRequest(headers: ["content-type": "application/json"], body: Array("{".utf8))).status == 400)
+
+        let scraped = try await Self.scrape(function)
+        #expect(scraped.status == 200 && scraped.contentType?.hasPrefix("text/plain; version=0.0.4") == true)
+        let samples = Self.samples(scraped.text)
+        let events = #"herald_events_total{function="onMessageCreated",encoding="cloudevent-binary-protobuf",outcome="#
+        #expect(samples[events + #""applied"}"#] == 3, "\(scraped.text)")
+        #expect(samples[events + #""duplicate"}"#] == 1)
+        #expect(samples[#"herald_events_total{function="onMessageCreated",encoding="unknown",outcome="refused"}"#] == 1)
+        // Each message goes to Bob's phone and iPad and to Carol's phone, once.
+        #expect(samples[#"herald_fcm_sends_total{function="onMessageCreated",result="sent"}"#] == 9)
+        #expect(samples[#"herald_fcm_requests_total{function="onMessageCreated",method="send",status="200"}"#] == 9)
+        #expect(samples[#"herald_events_in_flight{function="onMessageCreated"}"#] == 0)
+        // Reads and commits by RPC and status; every request answered.
+        let firestore = samples.filter { $0.key.hasPrefix("herald_firestore_requests_total{") }
+        #expect(firestore.keys.contains { $0.contains(#"method="batchGet",status="200""#) }, "\(firestore)")
+        #expect(firestore.keys.contains { $0.contains(#"method="commit",status="200""#) }, "\(firestore)")
+        #expect(!firestore.keys.contains { $0.contains(#"status="none""#) })
+        #expect(samples[#"herald_event_duration_seconds_count{function="onMessageCreated",outcome="applied"}"#] == 3)
+    }
+}
