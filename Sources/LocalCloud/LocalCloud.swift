@@ -221,11 +221,16 @@ struct LocalCloudHandler: Sendable {
             if status != 200 { cloud.logger.warning("refused a token request: \(json["error_description"]?.stringValue ?? "")") }
             return LocalResponse(status: status, json: json)
         case "computeMetadata":
-            return try await metadata(request)
+            var response = try await metadata(request)
+            response.headers["Metadata-Flavor"] = "Google"
+            return response
         case "herald":
             return try await AdminAPI(cloud: cloud).handle(request)
         case nil:
-            return LocalResponse(json: ["service": "herald local cloud", "project": .string(cloud.options.project)])
+            // Google's auth libraries find a metadata server by this header on `GET /` (google-auth's `ping`).
+            var response = LocalResponse(json: ["service": "herald local cloud", "project": .string(cloud.options.project)])
+            response.headers["Metadata-Flavor"] = "Google"
+            return response
         default:
             throw .notFound("Nothing at /\(s.joined(separator: "/").prefix(200)).")
         }

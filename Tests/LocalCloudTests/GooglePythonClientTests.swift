@@ -30,4 +30,26 @@ import Testing
         ]
         #expect(herald == expected)
     }
+
+    /// google-auth decides it runs on Google Cloud when the metadata server answers `GET /` with
+    /// `Metadata-Flavor: Google`; then it takes the project and tokens from it, as Cloud Run code does.
+    @Test func googleAuthFindsTheLocalMetadataServer() async throws {
+        let python = try await PythonReference.forTest(importing: "google.auth")
+        let script = """
+        import json, os, google.auth.transport.requests as r
+        from google.auth.compute_engine import _metadata
+        request = r.Request()
+        print(json.dumps({"onGCE": _metadata.ping(request), "project": _metadata.get_project_id(request),
+                          "token": bool(_metadata.get_service_account_token(request)[0])}))
+        """
+        try await withLocalCloud { local in
+            var environment = ProcessInfo.processInfo.environment
+            environment["GCE_METADATA_IP"] = local.host
+            environment["GCE_METADATA_HOST"] = local.host
+            let run = try await ProcessRunner.run(python, ["-c", script], environment: environment)
+            #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+            let answer = try JSONValue(parsing: run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(answer == ["onGCE": true, "project": .string(local.cloud.options.project), "token": true])
+        }
+    }
 }
