@@ -48,8 +48,16 @@ import Testing
             parts[1] = Data(#"{"iss":"https://accounts.google.com","aud":"x","exp":9999999999}"#.utf8).base64EncodedString()
                 .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             let tampered = parts.joined(separator: ".")
+            // The good token's claims under headers that ask for no signature, or for HMAC with a key the caller chose.
+            func reheaded(_ header: String, signature: String) -> String {
+                [Data(header.utf8).base64EncodedString().replacingOccurrences(of: "=", with: ""), good.split(separator: ".").map(String.init)[1],
+                 signature].joined(separator: ".")
+            }
+            let unsigned = reheaded(#"{"alg":"none","typ":"JWT"}"#, signature: "")
+            let hmac = reheaded(#"{"alg":"HS256","typ":"JWT"}"#, signature: good.split(separator: ".").map(String.init)[2])
             for (token, reason) in [(nil, "no Authorization header"), (expired, "expired"), (wrongAudience, "not \(Self.audience)"),
-                                    (tampered, "signature"), ("not-a-jwt", "signature")] as [(String?, String)] {
+                                    (tampered, "signature"), ("not-a-jwt", "signature"), (unsigned, "signature"), (hmac, "signature"),
+                                    ("a.b.c.d", "signature"), (String(repeating: "A", count: 40_000), "signature")] as [(String?, String)] {
                 let response = try await post(server, token: token)
                 #expect(response.status == 401, "\(reason)")
                 #expect(response.body.contains(reason), "\(response.body)")

@@ -5,7 +5,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import FirestoreModel
-import JWTKit
+import _CryptoExtras
 import NIOCore
 import NIOHTTP1
 
@@ -85,25 +85,23 @@ public struct ServiceAccountCredentials: AccessTokenProvider {
     let cache: TokenCache
 
     public init(key: ServiceAccountKey, mode: Mode, httpClient: HTTPClient, lifetime: TimeInterval = 3600) throws(AuthError) {
-        let signingKey: Insecure.RSA.PrivateKey
-        do { signingKey = try Insecure.RSA.PrivateKey(pem: key.privateKeyPEM) } catch {
+        let signingKey: _RSA.Signing.PrivateKey
+        do { signingKey = try _RSA.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM) } catch {
             throw AuthError.badPrivateKey("the private_key of \(key.clientEmail) could not be read as an RSA key")
         }
-        let keys = JWTKeyCollection()
         let lifetime = min(lifetime, 3600)
         self.key = key
         self.cache = TokenCache { [key] in
-            await keys.add(rsa: signingKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.privateKeyID))
             let issued = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
             let expires = issued.addingTimeInterval(lifetime)
             switch mode {
             case .tokenExchange(let scopes):
                 let claims = AssertionClaims(iss: key.clientEmail, sub: nil, scope: scopes.joined(separator: " "), aud: key.tokenURI, iat: issued, exp: expires)
-                let assertion = try await keys.sign(claims, kid: JWKIdentifier(string: key.privateKeyID))
+                let assertion = try JSONWebToken.sign(claims.json, keyID: key.privateKeyID, with: signingKey)
                 return try await Self.exchange(assertion: assertion, tokenURI: key.tokenURI, httpClient: httpClient)
             case .selfSignedJWT(let audience):
                 let claims = AssertionClaims(iss: key.clientEmail, sub: key.clientEmail, scope: nil, aud: audience, iat: issued, exp: expires)
-                return AccessToken(value: try await keys.sign(claims, kid: JWKIdentifier(string: key.privateKeyID)), expiresAt: expires)
+                return AccessToken(value: try JSONWebToken.sign(claims.json, keyID: key.privateKeyID, with: signingKey), expiresAt: expires)
             }
         }
     }
@@ -121,7 +119,7 @@ public struct ServiceAccountCredentials: AccessTokenProvider {
 }
 
 /// The JWT claims Google's token endpoint and APIs expect.
-struct AssertionClaims: JWTPayload {
+struct AssertionClaims {
     var iss: String
     var sub: String?
     var scope: String?
@@ -138,7 +136,12 @@ struct AssertionClaims: JWTPayload {
         self.exp = Int(exp.timeIntervalSince1970)
     }
 
-    func verify(using algorithm: some JWTAlgorithm) throws {}
+    var json: JSONValue {
+        var members: [String: JSONValue] = ["iss": .string(iss), "aud": .string(aud), "iat": .integer(Int64(iat)), "exp": .integer(Int64(exp))]
+        if let sub { members["sub"] = .string(sub) }
+        if let scope { members["scope"] = .string(scope) }
+        return .object(members)
+    }
 }
 
 /// The metadata server's token, which is what Cloud Run gives a function.

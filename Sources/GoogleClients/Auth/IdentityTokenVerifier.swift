@@ -4,7 +4,8 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-import JWTKit
+import _CryptoExtras
+import FirestoreModel
 import NIOCore
 
 /// Checks the OIDC identity token a caller sends (`Authorization: Bearer …`), as Cloud Run does for
@@ -20,14 +21,29 @@ public actor IdentityTokenVerifier {
     public static let googleJWKS = "https://www.googleapis.com/oauth2/v3/certs"
     public static let googleIssuers: Set<String> = ["https://accounts.google.com", "accounts.google.com"]
 
-    public struct Claims: JWTPayload, Equatable {
+    public struct Claims: Sendable, Equatable {
         public var iss: String
-        public var aud: AudienceClaim
-        public var exp: ExpirationClaim
+        /// One audience or several (a JWT's `aud` is either).
+        public var aud: [String]
+        public var exp: Date
         public var email: String?
         public var email_verified: Bool?
-        public func verify(using algorithm: some JWTAlgorithm) throws {}
+
+        init?(_ json: JSONValue) {
+            guard let iss = json["iss"]?.stringValue, case .number(let expiry)? = json["exp"], let exp = Double(expiry) else { return nil }
+            let audience = json["aud"]?.stringValue.map { [$0] } ?? json["aud"]?.arrayValue?.compactMap(\.stringValue)
+            guard let audience, !audience.isEmpty else { return nil }
+            self.iss = iss
+            self.aud = audience
+            self.exp = Date(timeIntervalSince1970: exp)
+            email = json["email"]?.stringValue
+            // Google writes a boolean; some issuers a string.
+            email_verified = json["email_verified"]?.boolValue ?? json["email_verified"]?.stringValue.map { $0 == "true" }
+        }
     }
+
+    /// RSA keys by key id, as the issuer's JWKS lists them.
+    typealias KeySet = [String: _RSA.Signing.PublicKey]
 
     public let audience: String
     public let issuers: Set<String>
@@ -38,10 +54,10 @@ public actor IdentityTokenVerifier {
     let keyLifetime: TimeInterval = 3600
     let staleKeyLimit: TimeInterval = 86_400
     let refetchInterval: TimeInterval = 60
-    var keys: JWTKeyCollection?
+    var keys: KeySet?
     var fetchedAt = Date.distantPast
     var lastAttempt = Date.distantPast
-    var refresh: Task<JWTKeyCollection, any Error>?
+    var refresh: Task<KeySet, any Error>?
     /// How many times the keys were fetched (for tests).
     public private(set) var fetches = 0
 
@@ -62,28 +78,22 @@ public actor IdentityTokenVerifier {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw .refused("the Authorization header is not a Bearer token") }
         let token = parts[1].trimmingWhitespace
-        var claims: Claims
-        do {
-            claims = try await currentKeys(now: now).verify(token, as: Claims.self)
-        } catch let error as IdentityError {
-            throw error
-        } catch {
+        var verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await currentKeys(now: now))
+        if verified == nil {
             // An unknown key may be a rotated one: fetch the keys again (rate-limited) and try once more.
             guard now.timeIntervalSince(lastAttempt) > refetchInterval else { throw .refused("the identity token's signature does not verify") }
-            do { claims = try await refreshedKeys(now: now).verify(token, as: Claims.self) } catch let error as IdentityError {
-                throw error
-            } catch {
-                throw .refused("the identity token's signature does not verify")
-            }
+            verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await refreshedKeys(now: now))
         }
+        guard let verified else { throw .refused("the identity token's signature does not verify") }
+        guard let claims = Claims(verified) else { throw .refused("the identity token lacks iss, aud or exp") }
         guard issuers.contains(claims.iss) else { throw .refused("the identity token's issuer \(claims.iss) is not accepted") }
         // `https://service.run.app` and `https://service.run.app/` name the same service.
         func trimmed(_ text: String) -> String { text.hasSuffix("/") ? String(text.dropLast()) : text }
-        guard claims.aud.value.contains(where: { trimmed($0) == trimmed(audience) }) else {
-            throw .refused("the identity token is for audience \(claims.aud.value.joined(separator: ", ")), not \(audience)")
+        guard claims.aud.contains(where: { trimmed($0) == trimmed(audience) }) else {
+            throw .refused("the identity token is for audience \(claims.aud.joined(separator: ", ")), not \(audience)")
         }
         // Google allows a few minutes of clock skew; five is what its own libraries accept.
-        guard claims.exp.value.addingTimeInterval(300) > now else { throw .refused("the identity token expired at \(claims.exp.value)") }
+        guard claims.exp.addingTimeInterval(300) > now else { throw .refused("the identity token expired at \(claims.exp)") }
         if let allowedCallers {
             guard let email = claims.email, allowedCallers.contains(email.lowercased()) else {
                 throw .refused("the caller \(claims.email ?? "(no email)") is not one of HERALD_ALLOWED_CALLERS")
@@ -94,7 +104,7 @@ public actor IdentityTokenVerifier {
     }
 
     /// The keys held, fetched again when older than an hour; stale keys serve while a fetch fails.
-    func currentKeys(now: Date) async throws(IdentityError) -> JWTKeyCollection {
+    func currentKeys(now: Date) async throws(IdentityError) -> KeySet {
         if let keys, now.timeIntervalSince(fetchedAt) < keyLifetime { return keys }
         do { return try await refreshedKeys(now: now) } catch {
             if let keys, now.timeIntervalSince(fetchedAt) < staleKeyLimit { return keys }
@@ -103,8 +113,8 @@ public actor IdentityTokenVerifier {
     }
 
     /// Fetches the keys, joining a fetch already in flight.
-    func refreshedKeys(now: Date) async throws(IdentityError) -> JWTKeyCollection {
-        let task: Task<JWTKeyCollection, any Error>
+    func refreshedKeys(now: Date) async throws(IdentityError) -> KeySet {
+        let task: Task<KeySet, any Error>
         if let refresh {
             task = refresh
         } else {
@@ -128,18 +138,19 @@ public actor IdentityTokenVerifier {
         }
     }
 
-    static func fetch(_ url: String, httpClient: HTTPClient) async throws -> JWTKeyCollection {
-        let fresh = JWTKeyCollection()
+    static func fetch(_ url: String, httpClient: HTTPClient) async throws -> KeySet {
+        let fresh: KeySet
         do {
             let response = try await httpClient.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
             let body = try await response.body.collect(upTo: 1 << 20)
             guard response.status == .ok else { throw IdentityError.unavailable("the JWKS at \(url) answered \(response.status.code)") }
-            try await fresh.add(jwksJSON: String(buffer: body))
+            fresh = JSONWebToken.keys(jwks: try JSONValue(parsing: Array(buffer: body)))
         } catch let error as IdentityError {
             throw error
         } catch {
             throw IdentityError.unavailable("cannot fetch the JWKS at \(url): \(error)")
         }
+        guard !fresh.isEmpty else { throw IdentityError.unavailable("the JWKS at \(url) holds no RSA signing key") }
         return fresh
     }
 }
