@@ -50,18 +50,15 @@ final class DevSupervisor: Service, Sendable {
         self.console = console
     }
 
-    static let functionNames = [OnMessageCreated.name, OnReadReceipt.name, PresenceSweeper.name, TokenCleanup.name]
+    static var functionNames: [String] { FunctionCatalog.names }
 
     /// The functions `herald dev` runs, with the trigger each one needs in this schema (none for one
     /// that only runs on a schedule), and Cloud Scheduler's job for those that run on one.
     static func functions(schema: String) throws -> [(name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?)] {
         let settings = try FunctionSettings.reading(schema: schema)
-        return [
-            (OnMessageCreated.name, try OnMessageCreated(settings: settings).trigger, nil),
-            (OnReadReceipt.name, try OnReadReceipt(settings: settings).trigger, nil),
-            (PresenceSweeper.name, nil, ("presence-sweep", "* * * * *", "/")),
-            (TokenCleanup.name, try TokenCleanup(settings: settings).trigger, ("token-cleanup", "0 3 * * *", "/sweep")),
-        ]
+        return try FunctionCatalog.all.map { function in
+            (function.name, try function.trigger(settings: settings), function.schedule.map { ($0.job, $0.cron, $0.path) })
+        }
     }
 
     func run() async throws {

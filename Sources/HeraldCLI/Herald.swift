@@ -34,14 +34,10 @@ struct Herald: AsyncParsableCommand {
                 Foundation.exit(0)
             }
         }
-        switch arguments.first {
-        case OnMessageCreated.name: await FunctionCommand<OnMessageCreated>.run(arguments: rest)
-        case OnReadReceipt.name: await FunctionCommand<OnReadReceipt>.run(arguments: rest)
-        case PresenceSweeper.name: await FunctionCommand<PresenceSweeper>.run(arguments: rest)
-        case TokenCleanup.name: await FunctionCommand<TokenCleanup>.run(arguments: rest)
-        default:
-            exit(withError: ValidationError("herald function takes one of onMessageCreated, onReadReceipt, presenceSweeper, tokenCleanup"))
+        guard let declaration = arguments.first.flatMap(FunctionCatalog.named) else {
+            exit(withError: ValidationError("herald function takes one of \(FunctionCatalog.names.joined(separator: ", "))"))
         }
+        await declaration.run(arguments: rest)
     }
 }
 

@@ -314,3 +314,12 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         }
     }
 }
+
+extension FunctionDeclaration {
+    /// Runs the function's command line (`serve`, `invoke`, `sweep`), as its own executable does.
+    public func run(arguments: [String]) async -> Never { await type.runCommand(arguments: arguments) }
+}
+
+extension ConfigurableFunction {
+    static func runCommand(arguments: [String]) async -> Never { await FunctionCommand<Self>.run(arguments: arguments) }
+}
