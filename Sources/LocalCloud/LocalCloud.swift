@@ -122,6 +122,7 @@ public final class LocalCloud: Sendable {
         }
         return Application(
             router: router,
+            server: .http1RefusingGRPC,
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "herald-local-cloud"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger

@@ -31,6 +31,37 @@ import Testing
         #expect(herald == expected)
     }
 
+    /// google-cloud-firestore on its default transport (gRPC) hung for 40 s against the local cloud: the
+    /// HTTP/1 server dropped HTTP/2's preface and the client retried in silence. Now the call fails at
+    /// once with UNIMPLEMENTED and a message naming what works; REST requests are served as before.
+    @Test func aGRPCClientIsAnsweredAtOnceWithWhatWorks() async throws {
+        let python = try await PythonReference.forTest(importing: "google.cloud.firestore_v1")
+        let script = """
+        import json, time
+        from google.cloud import firestore
+        db = firestore.Client(project="grpc-check")
+        start = time.monotonic()
+        try:
+            db.collection("t").document("a").set({"x": 1}, timeout=30)
+            outcome = "written"
+        except Exception as error:
+            outcome = type(error).__name__ + ": " + str(error)
+        print(json.dumps({"outcome": outcome, "seconds": time.monotonic() - start}))
+        """
+        try await withLocalCloud { local in
+            var environment = ProcessInfo.processInfo.environment
+            environment["FIRESTORE_EMULATOR_HOST"] = local.host
+            let run = try await ProcessRunner.run(python, ["-c", script], environment: environment)
+            #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+            let answer = try JSONValue(parsing: run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
+            let outcome = answer["outcome"]?.stringValue ?? ""
+            #expect(outcome.contains("MethodNotImplemented") && outcome.contains("transport='rest'"), "\(outcome)")
+            #expect((Double(answer["seconds"].map { $0.serialized() } ?? "99") ?? 99) < 5, "\(answer)")
+            // HTTP/1 on the same port still works.
+            #expect(try await local.firestore(project: "grpc-check").get(try DocumentName(project: "grpc-check", path: "t/a")) == nil)
+        }
+    }
+
     /// google-auth decides it runs on Google Cloud when the metadata server answers `GET /` with
     /// `Metadata-Flavor: Google`; then it takes the project and tokens from it, as Cloud Run code does.
     @Test func googleAuthFindsTheLocalMetadataServer() async throws {
