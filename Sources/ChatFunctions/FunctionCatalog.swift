@@ -1,7 +1,7 @@
 import HeraldCore
 
 /// The chat backend's functions. A new function is a type behind `EventFunction` or `ScheduledFunction`,
-/// one line here, and its `Functions/NAME/main.swift` (see README, "Write a function").
+/// one line here, and its `Functions/NAME/main.swift` (see docs/functions.md, "Write a function").
 public enum FunctionCatalog {
     public static let all: [FunctionDeclaration] = [
         FunctionDeclaration(OnMessageCreated.self, sendsPushes: true),
