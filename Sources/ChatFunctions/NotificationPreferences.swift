@@ -79,7 +79,7 @@ struct NotificationPreferences {
 
     /// The recipients the message mentions: by id in its mentions field, or as `@DisplayName` in its text
     /// (any case, ended by a non-letter), against the names their user documents hold.
-    func mentioned(by message: FirestoreDocument, text: String?, recipients: [String], users: [String: FirestoreDocument]) -> Set<String> {
+    func mentioned(by message: FirestoreDocument, text: String?, recipients: [String], users: [String: User]) -> Set<String> {
         let isRecipient = Set(recipients)
         var found = Set<String>()
         if let field = schema.mentionsField, let ids = message[field]?.arrayValue {
@@ -89,7 +89,7 @@ struct NotificationPreferences {
         }
         guard let text, text.utf8.contains(UInt8(ascii: "@")) else { return found }
         let names: [(id: String, name: Substring)] = recipients.compactMap { id in
-            guard !found.contains(id), let name = users[id]?[schema.displayNameField]?.stringValue?.trimmingWhitespace, !name.isEmpty,
+            guard !found.contains(id), let name = users[id]?.displayName?.trimmingWhitespace, !name.isEmpty,
                   name.count <= 64 else { return nil }
             return (id, Substring(name.lowercased()))
         }

@@ -45,21 +45,9 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
 
     public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written, .created, .updated]) }
 
-    /// The user document as it is now, when this write needs anything done: the writes are conditional
-    /// on its current version (the event's may be long gone: presence heartbeats write the same document).
-    public func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] {
-        needsWork(change) ? [change.document] + gained(in: change).compactMap { claimName(of: $0, near: change.document) } : []
-    }
-
     /// The claim document of a token, in the user document's database.
     func claimName(of token: String, near user: DocumentName) -> DocumentName? {
         try? DocumentName(project: user.project, database: user.database, path: "\(claimsCollection)/\(Digest.hex(token))")
-    }
-
-    /// The other users who hold a token this user has just gained.
-    public func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup] {
-        let store = TokenStore(schema.tokens)
-        return gained(in: change).compactMap { store.holders(of: $0, in: schema.userCollection) }
     }
 
     /// Well-formed tokens the new document has and the old one did not. An event without its data
@@ -84,12 +72,19 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         return tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
     }
 
-    public func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
+    public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         guard change.newDocument != nil else { return .skip("the user document was deleted") }
         if case .subcollection = schema.tokens { return .skip("tokens in a subcollection are cleaned by the scheduled pass") }
         guard needsWork(change) else { return .skip("tokens already normal") }
-        guard let user = documents[change.document] else { return .skip("the user document was deleted since") }
         let store = TokenStore(schema.tokens)
+        let gained = gained(in: change)
+        let claims = gained.compactMap { claimName(of: $0, near: change.document) }
+        let holders = gained.compactMap { store.holders(of: $0, in: schema.userCollection) }
+        // The user document as it is now (the writes are conditional on its current version: the event's
+        // may be long gone, presence heartbeats write the same document), the latest sign-in of each token
+        // it gained, and the other users who still hold those tokens.
+        try reading.need(documents: [change.document] + claims, lookups: holders)
+        guard let user = try reading.document(change.document) else { return .skip("the user document was deleted since") }
         let held = Set(store.tokens(of: user))
         let gainedAt = change.newDocument?.updateTime ?? change.time
         var writes: [Write] = []
@@ -97,8 +92,8 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         var claimed: [String: String] = [:]
         // Tokens signed in elsewhere after this user gained them: this user gives them up.
         var superseded = Set<String>()
-        for token in gained(in: change) where held.contains(token) {
-            switch claim(of: token, gainedBy: user.name, at: gainedAt, documents: documents) {
+        for token in gained where held.contains(token) {
+            switch try claim(of: token, gainedBy: user.name, at: gainedAt, reading: reading) {
             case .superseded: superseded.insert(token)
             case .held(let previous): claimed[token] = previous
             case .write(let write, let previous):
@@ -107,8 +102,8 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
             }
         }
         if let normalization = normalization(of: user, stamp: tokensChanged(in: change), dropping: superseded) { writes.insert(normalization, at: 0) }
-        for (lookup, holders) in documents.lookups.sorted(by: { $0.key.description < $1.key.description }) {
-            for holder in holders where holder.name != user.name && lookup.matches(holder) {
+        for lookup in holders.sorted(by: { $0.description < $1.description }) {
+            for holder in try reading.lookUp(lookup) where holder.name != user.name && lookup.matches(holder) {
                 // Only a token this user claims, and only from a holder who got it earlier: one whose
                 // document has not changed since, or whose gain the claim recorded. A holder changed
                 // since may have signed in later; its own event decides. The removal is conditional on
@@ -134,9 +129,9 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     }
 
     /// Whether this user's gain of `token` at `time` is the latest sign-in on that device.
-    func claim(of token: String, gainedBy user: DocumentName, at time: Timestamp, documents: DocumentsRead) -> Claim {
+    func claim(of token: String, gainedBy user: DocumentName, at time: Timestamp, reading: Reads) throws(NotReadYet) -> Claim {
         guard let name = claimName(of: token, near: user) else { return .held(previous: "") }
-        let claim = documents[name]
+        let claim = try reading.document(name)
         let claimedBy = claim?["user"]?.stringValue ?? ""
         let claimedAt = claim?["gainedAt"]?.timestampValue
         if let claimedAt, claimedAt > time { return claimedBy == user.path ? .held(previous: "") : .superseded }

@@ -123,14 +123,7 @@ final class DevSupervisor: Service, Sendable {
 
     /// Registers the function's trigger and Cloud Scheduler job against its service URL.
     func register(name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?, service: String) throws {
-        if let trigger {
-            // One registration per kind, as Eventarc takes one event type per trigger; every kind at once is `written`.
-            let kinds: [DocumentChange.Kind] = trigger.kinds.contains(.written) || trigger.kinds.isSuperset(of: [.created, .updated, .deleted])
-                ? [.written] : trigger.kinds.sorted { $0.rawValue > $1.rawValue }
-            for (index, kind) in kinds.enumerated() {
-                cloud.triggers.register(TriggerRegistration(name: index == 0 ? name : "\(name)-\(kind.rawValue)", pattern: trigger.pattern, kind: kind, url: service))
-            }
-        }
+        if let trigger { cloud.triggers.register(function: name, pattern: trigger.pattern, kinds: trigger.kinds, url: service) }
         if let job {
             // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).
             cloud.scheduler.register(ScheduledJob(name: job.name, schedule: try CronSchedule(job.schedule),
@@ -186,11 +179,7 @@ final class DevSupervisor: Service, Sendable {
 
     /// Until no delivery is pending for a moment (functions' own writes cause more events).
     func waitUntilIdle() async throws {
-        var quiet = 0
-        while quiet < 5 {
-            try await Task.sleep(for: .milliseconds(200))
-            quiet = try await cloud.pendingDeliveries() == 0 ? quiet + 1 : 0
-        }
+        while try await !cloud.waitUntilIdle(timeout: .seconds(60), quiet: 5, interval: .milliseconds(200)) { try Task.checkCancellation() }
     }
 
     func printBanner(base: String, processes: [FunctionProcess]) {

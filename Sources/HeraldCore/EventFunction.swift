@@ -1,25 +1,16 @@
 import FirestoreEvents
 import FirestoreModel
 
-/// A Herald function: which changes it answers, what it reads, and a pure plan from (change, documents)
-/// to effects. Functions do no I/O; the runtime reads, and an executor carries the plan out.
+/// A Herald function: which changes it answers, and a pure plan from (change, documents read) to effects.
+/// Functions do no I/O; the runtime reads, and an executor carries the plan out.
 public protocol EventFunction: HeraldFunction {
     /// The document pattern and event kinds this function is deployed behind.
     var trigger: Trigger { get }
 
-    /// The documents the plan needs that are not read yet. The runtime asks again after each batch
-    /// (a conversation's members are known only once it is read) until nothing new is wanted.
-    func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName]
-
-    /// Collections whose documents the plan needs (push tokens kept in `users/{uid}/tokens`), asked
-    /// after each read round like `documentsToRead`. Most functions need none.
-    func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath]
-
-    /// Documents found by the value they hold (the other users who still have a push token), asked after
-    /// each read round like `documentsToRead`. Most functions need none.
-    func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup]
-
-    func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan
+    /// What to do about the change: reads what it needs through `reading` (each step of reads stops the
+    /// plan with `NotReadYet` until the runtime has read it; the plan is then made again) and returns
+    /// the writes and pushes. Pure: the same change and documents always give the same plan.
+    func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan
 }
 
 /// Where a function is triggered: a document pattern such as `conversations/{conversationId}/messages/{messageId}`
@@ -69,11 +60,6 @@ public struct DocumentsRead: Sendable, Hashable {
 
     /// All names asked for, in a stable order.
     public var names: [DocumentName] { (Array(found.keys) + missing).sorted() }
-}
-
-extension EventFunction {
-    public func collectionsToList(for change: DocumentChange, alreadyRead: DocumentsRead) -> [CollectionPath] { [] }
-    public func lookups(for change: DocumentChange, alreadyRead: DocumentsRead) -> [ValueLookup] { [] }
 }
 
 /// The documents of a top-level collection that hold a value in a field: equal to it, containing it

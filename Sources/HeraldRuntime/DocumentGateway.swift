@@ -20,18 +20,6 @@ public protocol DocumentGateway: Sendable {
     var isDryRun: Bool { get }
 }
 
-extension DocumentGateway {
-    /// A gateway that cannot list collections sees each one empty.
-    public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
-        Dictionary(uniqueKeysWithValues: collections.map { ($0, []) })
-    }
-
-    /// A gateway that cannot look documents up finds nothing.
-    public func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] {
-        Dictionary(uniqueKeysWithValues: lookups.map { ($0, []) })
-    }
-}
-
 /// A failure downstream, classified by what the trigger should do about it.
 public enum DownstreamError: Error, Sendable, CustomStringConvertible {
     /// Try again later: the event gets 503 (or 429 when `throttled`) so the trigger retries.
@@ -81,23 +69,15 @@ public struct SnapshotGateway: DocumentGateway {
     }
 
     public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
-        var read = DocumentsRead()
-        for name in names {
-            if let document = documents[name] { read.found[name] = document } else { read.missing.insert(name) }
-        }
-        return read
+        DocumentsRead.answering(NotReadYet(documents: names), from: documents)
     }
 
     public func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
-        Dictionary(uniqueKeysWithValues: collections.map { collection in
-            (collection, documents.values.filter { collection.contains($0.name) }.sorted { $0.name < $1.name })
-        })
+        DocumentsRead.answering(NotReadYet(collections: collections), from: documents).collections
     }
 
     public func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] {
-        Dictionary(uniqueKeysWithValues: lookups.map { lookup in
-            (lookup, Array(documents.values.filter(lookup.matches).sorted { $0.name < $1.name }.prefix(ValueLookup.maximumFound)))
-        })
+        DocumentsRead.answering(NotReadYet(lookups: lookups), from: documents).lookups
     }
 
     public func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome { .applied }

@@ -95,32 +95,45 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
             change.dataWasOmitted = true
         }
-        var firstRound: [DocumentName]?
-        for _ in 0..<Self.maximumReadRounds {
-            var wanted = function.documentsToRead(for: change, alreadyRead: read).filter { read[$0] == nil && !read.missing.contains($0) }
-            let lists = function.collectionsToList(for: change, alreadyRead: read).filter { read.collections[$0] == nil }
-            let lookups = function.lookups(for: change, alreadyRead: read).filter { read.lookups[$0] == nil }
-            if wanted.isEmpty && lists.isEmpty && lookups.isEmpty { break }
-            if firstRound == nil, !wanted.isEmpty {
-                // Keyed without the event's own document, which is new every time (a message).
-                firstRound = wanted.filter { $0 != change.document }
-                wanted += readAhead.prediction(after: firstRound!).filter { !wanted.contains($0) }
+        var reads = Reads(read)
+        var plan: Plan?
+        // The first step's documents without the event's own (new every time, a message): the key of
+        // what the next steps asked for, next time's prediction.
+        var firstStep: (asked: [DocumentName], key: [DocumentName])?
+        for step in 0...Self.maximumReadRounds {
+            do {
+                plan = try function.plan(for: change, reading: reads)
+                break
+            } catch {
+                guard step < Self.maximumReadRounds else { break }
+                var wanted = error
+                if firstStep == nil, !wanted.documents.isEmpty {
+                    let key = wanted.documents.filter { $0 != change.document }
+                    firstStep = (wanted.documents, key)
+                    wanted.documents += readAhead.prediction(after: key).filter { !wanted.documents.contains($0) }
+                }
+                let lists = wanted.collections, lookups = wanted.lookups
+                async let listed = lists.isEmpty ? [:] : gateway.list(lists)
+                async let looked = lookups.isEmpty ? [:] : gateway.lookUp(lookups)
+                var more = wanted.documents.isEmpty ? DocumentsRead() : try await gateway.read(wanted.documents)
+                more.collections = try await listed
+                more.lookups = try await looked
+                reads.add(more, asked: wanted)
             }
-            async let listed = lists.isEmpty ? [:] : gateway.list(lists)
-            async let found = lookups.isEmpty ? [:] : gateway.lookUp(lookups)
-            let more = wanted.isEmpty ? DocumentsRead() : try await gateway.read(wanted)
-            read.found.merge(more.found) { _, new in new }
-            read.missing.formUnion(more.missing)
-            read.collections.merge(try await listed) { _, new in new }
-            read.lookups.merge(try await found) { _, new in new }
         }
-        if let firstRound {
-            // What the second round asks for, given the first round's documents alone: next time's prediction.
-            let firstOnly = DocumentsRead(found: read.found.filter { firstRound.contains($0.key) }, missing: read.missing.intersection(firstRound))
-            let second = Set(function.documentsToRead(for: change, alreadyRead: firstOnly)).subtracting(firstRound)
-            readAhead.remember(second, after: firstRound)
+        guard let plan else {
+            throw PlanningError("\(Function.name) kept asking for more documents after \(Self.maximumReadRounds) reads")
         }
-        let plan = function.plan(for: change, documents: read)
+        if let firstStep {
+            let firstOnly = Reads(DocumentsRead(found: reads.read.found.filter { firstStep.asked.contains($0.key) },
+                                                missing: reads.read.missing.intersection(firstStep.asked)))
+            do {
+                _ = try function.plan(for: change, reading: firstOnly)
+                readAhead.remember([], after: firstStep.key)
+            } catch {
+                readAhead.remember(Set(error.documents), after: firstStep.key)
+            }
+        }
         for warning in plan.warnings { logger.warning("\(warning)") }
         let outcome: EffectsReport.Outcome
         switch plan.decision {
@@ -137,7 +150,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             }
         }
         return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
-                                    outcome: outcome, documentsRead: read, plan: plan, dryRun: gateway.isDryRun))
+                                    outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun))
     }
 
     /// The HTTP answer is a summary; the whole report is for `invoke` and tests.
@@ -152,6 +165,12 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         outcome["pushes"] = .integer(report.plan.pushes.count)
         return EventResponse(status: 200, body: .object(outcome), report: report)
     }
+}
+
+/// A function that misbehaves: the trigger retries (500), its dead-letter policy bounds the attempts.
+struct PlanningError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// The answer to a failure: 503/429 when the trigger should retry, 400 when it never can succeed.

@@ -53,61 +53,16 @@ struct SourceOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA.", valueName: "schema"))
     var schema: String?
 
-    /// The function, wired to its documents: a snapshot file (offline), or Firestore and FCM found through
-    /// Application Default Credentials. Call `shutdown` on the result when done.
-    /// - eventDocument: with a snapshot, the event's own document as the event carries it, for a snapshot
-    ///   that does not hold it (functions read the changed document as it is now).
-    /// - metrics: what `serve` counts and serves at `/metrics` (none for one-off commands).
+    /// The function assembled on the documents these options name (call `shutdown` on it when done).
     func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
-                                               eventDocument: FirestoreDocument? = nil, metrics: RuntimeMetrics? = nil) async throws -> Wiring {
-        var settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
-                                        environment: configuration.environment,
-                                        timeZones: ZoneInfoDirectory.system(environment: configuration.environment).timeZones)
-        let function: Function
+                                               eventDocument: FirestoreDocument? = nil, metrics: RuntimeMetrics? = nil) async throws -> FunctionRuntime {
         do {
-            try settings.readSchemaFile()
-            function = try Function(settings: settings)
-        } catch { throw ValidationError("\(error)") }
-        if let documents {
-            var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: documents))
-            if let eventDocument, gateway.documents[eventDocument.name] == nil { gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument]) }
-            return Wiring(events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: configuration.project, metrics: metrics) },
-                          sweeper: (function as? any ScheduledFunction).map { snapshotSweeper($0, documents: Array(gateway.documents.values)) },
-                          clients: [])
+            return try await FunctionRuntime.assemble(Function.self, schema: schema, configuration: configuration,
+                                                      source: documents.map { .snapshot(path: $0, eventDocument: eventDocument) } ?? .google(dryRun: dryRun),
+                                                      logger: logger, metrics: metrics)
+        } catch let error as FunctionRuntime.SettingsError {
+            throw ValidationError(error.description)
         }
-        let credentials: ApplicationDefaultCredentials
-        do {
-            credentials = try await ApplicationDefaultCredentials.resolve(environment: ProcessInfo.processInfo.environment, httpClient: .shared)
-        } catch let error as AuthError {
-            if case .notOnGoogleCloud = error { throw StartupError(error.description) }
-            throw StartupError("cannot use the Google credentials configured: \(error) (or pass --documents FILE to run offline)")
-        }
-        let firestore = FirestoreClient(project: credentials.project, database: configuration.database,
-                                        endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
-                                        requestTimeout: configuration.apiTimeout, observer: metrics?.observer(api: "firestore"))
-        let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
-        let fcm = FCMClient(project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
-                            credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout,
-                            observer: metrics?.observer(api: "fcm"))
-        let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
-                                       ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
-        return Wiring(
-            events: (function as? any EventFunction).map { processor($0, gateway: gateway, project: credentials.project, metrics: metrics) },
-            sweeper: (function as? any ScheduledFunction).map { sweepRunner($0, firestore: firestore, fcm: fcm) },
-            clients: lanes)
-    }
-
-    func processor<Function: EventFunction>(_ function: Function, gateway: any DocumentGateway, project: String?,
-                                            metrics: RuntimeMetrics?) -> any EventHandling {
-        EventProcessor(function: function, gateway: gateway, project: project, metrics: metrics)
-    }
-
-    func snapshotSweeper<Function: ScheduledFunction>(_ function: Function, documents: [FirestoreDocument]) -> any SweepRunning {
-        SnapshotSweeper(function: function, documents: documents)
-    }
-
-    func sweepRunner<Function: ScheduledFunction>(_ function: Function, firestore: FirestoreClient, fcm: FCMClient) -> any SweepRunning {
-        SweepRunner(function: function, firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
 }
 
@@ -115,22 +70,6 @@ struct SourceOptions: ParsableArguments {
 func writeToStandardError(_ line: String) {
     let bytes = Array((line + "\n").utf8)
     _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-}
-
-/// Why a function cannot start: one line, without the usage text (the command line was fine).
-struct StartupError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// A function's handlers and the HTTP clients they own.
-struct Wiring: Sendable {
-    let events: (any EventHandling)?
-    let sweeper: (any SweepRunning)?
-    let clients: [HTTPClient]
-    func shutdown() async {
-        for client in clients { try? await client.shutdown() }
-    }
 }
 
 func loadConfiguration() throws -> RuntimeConfiguration {

@@ -52,12 +52,12 @@ public struct TestResponse: Sendable {
 
 extension HTTPClient {
     /// POSTs bytes with headers and collects the answer (up to 16 MiB).
-    public func post(_ url: String, headers: [String: String], body: [UInt8]) async throws -> TestResponse {
+    public func post(_ url: String, headers: [String: String] = [:], body: [UInt8], timeout: Duration = .seconds(30)) async throws -> TestResponse {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(bytes: body))
-        let response = try await execute(request, timeout: .seconds(30))
+        let response = try await execute(request, timeout: .init(timeout))
         let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
         var responseHeaders: [String: String] = [:]
         for header in response.headers { responseHeaders[header.name.lowercased()] = header.value }

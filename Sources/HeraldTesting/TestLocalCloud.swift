@@ -2,8 +2,11 @@
 import Testing
 #endif
 import AsyncHTTPClient
+import ChatFunctions
 import Foundation
 import GoogleClients
+import HeraldCore
+import HeraldRuntime
 import LocalCloud
 import Logging
 
@@ -17,6 +20,26 @@ public struct TestLocalCloud: Sendable {
     /// A Firestore client for a project of this cloud, as the functions see it in emulator mode.
     public func firestore(project: String = "herald-test") -> FirestoreClient {
         FirestoreClient(project: project, endpoint: baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+    }
+}
+
+extension TestLocalCloud {
+    /// How a function process reaches this cloud in emulator mode: Firestore, FCM and tokens at its address.
+    public func functionEnvironment(project: String = "herald-test", schema: String = "default") -> [String: String] {
+        ["FIRESTORE_EMULATOR_HOST": host, "GOOGLE_CLOUD_PROJECT": project, "FCM_ENDPOINT": baseURL,
+         "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": host, "HERALD_SCHEMA": schema]
+    }
+
+    /// A function's real executable serving this cloud, behind the trigger the catalog declares for it
+    /// (as `herald dev` wires one). Stop it when done.
+    public func serve(_ name: String, schema: String = "default") async throws -> ServingProcess {
+        guard let declaration = FunctionCatalog.named(name) else { throw RawHTTPError("no function \(name) in the catalog") }
+        let trigger = try declaration.trigger(settings: try FunctionSettings.reading(schema: schema))
+        let process = try await ServingProcess.start(name, arguments: [], environment: functionEnvironment(schema: schema))
+        if let trigger {
+            cloud.triggers.register(function: name, pattern: trigger.pattern, kinds: trigger.kinds, url: "http://127.0.0.1:\(process.port)/")
+        }
+        return process
     }
 }
 

@@ -49,6 +49,13 @@ struct AdminAPI: Sendable {
             return LocalResponse(json: ["plan": cloud.faults.plan.json, "injected": .object(Dictionary(uniqueKeysWithValues: injected))])
         case ("GET", "requests"):
             return LocalResponse(json: .object(cloud.faults.requests.mapValues { JSONValue.integer(Int64($0)) }))
+        case ("POST", "idle"):
+            // Answers once no event has been pending for a moment, or 503 after `timeoutSeconds` (at most 600).
+            let seconds = min(600, max(0, request.query["timeoutSeconds"]?.first.flatMap(Double.init) ?? 30))
+            guard try await cloud.waitUntilIdle(timeout: .milliseconds(Int64(seconds * 1000))) else {
+                throw .unavailable("deliveries still pending after \(seconds) s")
+            }
+            return LocalResponse(json: ["idle": true])
         case ("GET", "deliveries"):
             return LocalResponse(json: ["deliveries": .array(try await cloud.deliveries(state: request.query["state"]?.first))])
         case ("GET", "triggers"):

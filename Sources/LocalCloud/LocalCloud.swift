@@ -112,6 +112,19 @@ public final class LocalCloud: Sendable {
         try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM deliveries WHERE state IN ('pending', 'in_flight')") ?? 0 }
     }
 
+    /// Waits until no event is pending for `quiet` checks in a row (a function's writes make new events,
+    /// so one empty look is not enough). False if deliveries were still pending at `timeout`.
+    public func waitUntilIdle(timeout: Duration, quiet: Int = 3, interval: Duration = .milliseconds(100)) async throws(LocalAPIError) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        var quietLooks = 0
+        while ContinuousClock.now < deadline {
+            quietLooks = try await pendingDeliveries() == 0 ? quietLooks + 1 : 0
+            if quietLooks >= quiet { return true }
+            do { try await Task.sleep(for: interval) } catch { return false }
+        }
+        return false
+    }
+
     /// The HTTP server; run it together with `delivery`.
     public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()

@@ -55,7 +55,8 @@ struct PreferencesWorld {
         fields.merge(message) { $1 }
         let change = DocumentChange(eventID: "e", kind: .created, time: now, document: messageName,
                                     newDocument: FirestoreDocument(name: messageName, fields: fields, createTime: now))
-        return OnMessageCreated(schema: schema, timeZones: TimeZoneRulesTests.database.timeZones).plan(for: change, documents: read)
+        read.found[messageName] = change.newDocument
+        return OnMessageCreated(schema: schema, timeZones: TimeZoneRulesTests.database.timeZones).plan(for: change, given: read).plan
     }
 
     /// What a recipient's device gets: `alert: TITLE`, `silent: REASON`, or `nothing`.

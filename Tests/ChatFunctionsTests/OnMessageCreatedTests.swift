@@ -112,7 +112,8 @@ struct World {
         }
         let change = DocumentChange(eventID: "e", kind: .created, time: now, document: messageName,
                                     newDocument: FirestoreDocument(name: messageName, fields: message, createTime: now))
-        return OnMessageCreated(schema: schema).plan(for: change, documents: read)
+        read.found[messageName] = change.newDocument
+        return OnMessageCreated(schema: schema).plan(for: change, given: read).plan
     }
 }
 
@@ -167,7 +168,7 @@ struct World {
         let messageName = try DocumentName(project: "p", path: "conversations/gone/messages/m1")
         let change = DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: messageName,
                                     newDocument: FirestoreDocument(name: messageName, fields: ["senderId": .string("a")]))
-        let plan = OnMessageCreated(schema: Schema.presets["default"]!).plan(for: change, documents: DocumentsRead(missing: [messageName.parent!]))
+        let plan = OnMessageCreated(schema: Schema.presets["default"]!).plan(for: change, given: DocumentsRead(found: [messageName: change.newDocument!], missing: [messageName.parent!])).plan
         #expect(plan.decision == .skip(reason: "conversation conversations/gone does not exist"))
     }
 

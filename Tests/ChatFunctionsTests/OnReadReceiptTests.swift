@@ -35,8 +35,9 @@ struct ReceiptWorld {
             let name = try DocumentName(project: "p", path: "users/\(id)")
             read.found[name] = FirestoreDocument(name: name, fields: fields)
         }
-        #expect(function.documentsToRead(for: change, alreadyRead: read).allSatisfy { read[$0] != nil })
-        return function.plan(for: change, documents: read)
+        let (plan, steps) = function.plan(for: change, given: read)
+        #expect(steps.flatMap(\.documents).isEmpty, "everything the plan reads is in this world")
+        return plan
     }
 }
 
@@ -124,12 +125,12 @@ struct ReceiptWorld {
         let change = DocumentChange(eventID: "e", kind: .deleted, time: Timestamp(seconds: 30), document: messageName,
                                     oldDocument: message.map { FirestoreDocument(name: messageName, fields: $0, updateTime: Timestamp(seconds: 20)) })
         var read = DocumentsRead(found: [conversationName: FirestoreDocument(name: conversationName, fields: world.conversation)])
-        let wanted = function.documentsToRead(for: change, alreadyRead: read)
+        let wanted = function.plan(for: change, given: read).steps.flatMap(\.documents)
         for (id, fields) in world.users {
             let name = try DocumentName(project: "p", path: "users/\(id)")
             read.found[name] = FirestoreDocument(name: name, fields: fields)
         }
-        return (function.plan(for: change, documents: read), wanted)
+        return (function.plan(for: change, given: read).plan, wanted)
     }
 
     @Test func theRecipientsStillCountedAreUncounted() throws {

@@ -19,8 +19,8 @@ import Testing
     func plan(_ schema: String, _ fields: [String: FirestoreValue], old: [String: FirestoreValue]? = nil) throws -> Plan {
         let change = try change(fields, old: old)
         let function = TokenCleanup(schema: Schema.presets[schema]!)
-        let read = function.documentsToRead(for: change, alreadyRead: DocumentsRead())
-        return function.plan(for: change, documents: DocumentsRead(found: Dictionary(uniqueKeysWithValues: read.map { ($0, change.newDocument!) })))
+        let read = (function.firstReads(for: change)?.documents ?? [])
+        return function.plan(for: change, given: DocumentsRead(found: Dictionary(uniqueKeysWithValues: read.map { ($0, change.newDocument!) }))).plan
     }
 
     @Test func arraysAreDedupedCleanedAndCappedKeepingTheNewest() throws {
@@ -51,7 +51,7 @@ import Testing
         schema.tokens = .mapKeys(field: "notificationTokens")
         let fields: [String: FirestoreValue] = ["notificationTokens": .map([Self.good[0]: .boolean(true), "bad token": .boolean(true)])]
         let change = try change(fields)
-        let plan = TokenCleanup(schema: schema).plan(for: change, documents: DocumentsRead(found: [change.document: change.newDocument!]))
+        let plan = TokenCleanup(schema: schema).plan(for: change, given: DocumentsRead(found: [change.document: change.newDocument!])).plan
         guard case .update(_, let set, let mask) = plan.writes.first?.operation else { Issue.record("expected an update"); return }
         #expect(set.isEmpty)
         #expect(mask == [FieldPath("notificationTokens", "bad token")])
@@ -61,7 +61,7 @@ import Testing
         let name = try DocumentName(project: "p", path: "users/u1")
         let deleted = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 1), document: name,
                                      oldDocument: FirestoreDocument(name: name, fields: [:]))
-        #expect(TokenCleanup(schema: Schema.presets["default"]!).plan(for: deleted, documents: DocumentsRead()).decision
+        #expect(TokenCleanup(schema: Schema.presets["default"]!).plan(for: deleted, given: DocumentsRead()).plan.decision
             == .skip(reason: "the user document was deleted"))
     }
 
@@ -90,14 +90,14 @@ import Testing
         let change = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: bob,
                                     oldDocument: FirestoreDocument(name: bob, fields: [:], updateTime: Timestamp(seconds: 5)),
                                     newDocument: FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9)))
-        let lookups = function.lookups(for: change, alreadyRead: DocumentsRead())
+        let lookups = (function.firstReads(for: change)?.lookups ?? [])
         #expect(lookups.count == 1)
         let alice = FirestoreDocument(name: try DocumentName(project: "p", path: "users/alice"), fields: aliceFields, updateTime: Timestamp(seconds: 7))
         let bobAsFound = FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9))
         #expect(lookups[0].matches(alice) && lookups[0].matches(bobAsFound))
-        let toRead = function.documentsToRead(for: change, alreadyRead: DocumentsRead())
+        let toRead = (function.firstReads(for: change)?.documents ?? [])
         #expect(toRead.count == 2 && toRead[0] == bob && toRead[1].path.hasPrefix("_herald/tokens/claims/"), "Bob's document and the token's claim")
-        let plan = function.plan(for: change, documents: DocumentsRead(found: [bob: bobAsFound], lookups: [lookups[0]: [alice, bobAsFound]]))
+        let plan = function.plan(for: change, given: DocumentsRead(found: [bob: bobAsFound], lookups: [lookups[0]: [alice, bobAsFound]])).plan
         let removals = plan.writes.filter { $0.document == alice.name }
         #expect(removals.count == 1 && removals[0].precondition == .updateTime(Timestamp(seconds: 7)))
         let claim = try #require(plan.writes.first { $0.document == toRead[1] })
@@ -114,7 +114,7 @@ import Testing
         // Nothing gained (a heartbeat): no lookup at all.
         let heartbeat = DocumentChange(eventID: "h", kind: .written, time: Timestamp(seconds: 11), document: bob,
                                        oldDocument: change.newDocument, newDocument: change.newDocument)
-        #expect(function.lookups(for: heartbeat, alreadyRead: DocumentsRead()).isEmpty)
+        #expect((function.firstReads(for: heartbeat)?.lookups ?? []).isEmpty)
     }
 
     @Test func theDailyPassRemovesStaleTokensOfUsersNotSeenAndChecksDoubtfulOnes() throws {
@@ -145,12 +145,12 @@ import Testing
         let change = try change(["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])])])
         let now = FirestoreDocument(name: change.document, fields: ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 20))],
                                     updateTime: Timestamp(seconds: 21))
-        let plan = TokenCleanup(schema: Schema.presets["default"]!).plan(for: change, documents: DocumentsRead(found: [change.document: now]))
+        let plan = TokenCleanup(schema: Schema.presets["default"]!).plan(for: change, given: DocumentsRead(found: [change.document: now])).plan
         #expect(plan.writes.first?.precondition == .updateTime(Timestamp(seconds: 21)))
         // A heartbeat alone needs no read at all.
         let heartbeat = try self.change(["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 30))],
                                         old: ["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 0))])
-        #expect(TokenCleanup(schema: Schema.presets["default"]!).documentsToRead(for: heartbeat, alreadyRead: DocumentsRead()).isEmpty)
+        #expect(TokenCleanup(schema: Schema.presets["default"]!).firstReads(for: heartbeat) == nil)
     }
 
     /// Sign-ins on one device reach tokenCleanup in any order: the claim keeps the latest, so an older
@@ -169,14 +169,14 @@ import Testing
             let now = try user(id, tokens: [token], at: gainedAt)
             let change = DocumentChange(eventID: "e-\(id)", kind: .written, time: Timestamp(seconds: gainedAt), document: now.name,
                                         oldDocument: try user(id, tokens: [], at: gainedAt - 1), newDocument: now)
-            let claimName = try #require(function.documentsToRead(for: change, alreadyRead: DocumentsRead()).last)
+            let claimName = try #require((function.firstReads(for: change)?.documents ?? []).last)
             var found = [now.name: now]
             if let claim {
                 found[claimName] = FirestoreDocument(name: claimName, fields: ["user": .string("users/\(claim.user)"), "gainedAt": .timestamp(Timestamp(seconds: claim.at))],
                                                      updateTime: Timestamp(seconds: claim.at + 1))
             }
-            let lookup = try #require(function.lookups(for: change, alreadyRead: DocumentsRead()).first)
-            return function.plan(for: change, documents: DocumentsRead(found: found, lookups: [lookup: holders + [now]]))
+            let lookup = try #require((function.firstReads(for: change)?.lookups ?? []).first)
+            return function.plan(for: change, given: DocumentsRead(found: found, lookups: [lookup: holders + [now]])).plan
         }
 
         func removals(in plan: Plan, from id: String) -> Int {
@@ -225,8 +225,10 @@ import Testing
         var change = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: user,
                                     newDocument: FirestoreDocument(name: user, fields: ["fcmTokens": .array([.string("tok-shared")])], updateTime: Timestamp(seconds: 10)))
         let function = TokenCleanup(schema: Schema.presets["default"]!)
-        #expect(!function.lookups(for: change, alreadyRead: DocumentsRead()).isEmpty, "with its data, a new token is looked for elsewhere")
+        let withData = function.firstReads(for: change)?.lookups ?? []
+        #expect(withData.count == 1, "with its data, a new token is looked for elsewhere")
         change.dataWasOmitted = true
-        #expect(function.lookups(for: change, alreadyRead: DocumentsRead()).isEmpty)
+        let withoutData = function.firstReads(for: change)?.lookups ?? []
+        #expect(withoutData.isEmpty)
     }
 }

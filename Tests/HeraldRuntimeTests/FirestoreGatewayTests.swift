@@ -152,6 +152,8 @@ struct RemovingGateway: DocumentGateway {
     let remove: DocumentName
     var isDryRun: Bool { inner.isDryRun }
     func read(_ names: [DocumentName]) async throws -> DocumentsRead { try await inner.read(names) }
+    func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { try await inner.list(collections) }
+    func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { try await inner.lookUp(lookups) }
     func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome {
         _ = try await firestore.commit([Write(.delete(remove))])
         return try await inner.execute(plan, for: change)

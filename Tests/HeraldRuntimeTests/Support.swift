@@ -12,10 +12,8 @@ struct RelayFunction: EventFunction {
     static let summary = "test function"
     var trigger: Trigger { Trigger(pattern: "rooms/{roomId}/messages/{messageId}", kinds: [.created]) }
 
-    func documentsToRead(for change: DocumentChange, alreadyRead: DocumentsRead) -> [DocumentName] { change.document.parent.map { [$0] } ?? [] }
-
-    func plan(for change: DocumentChange, documents: DocumentsRead) -> Plan {
-        guard let roomName = change.document.parent, let room = documents[roomName] else { return .skip("room missing") }
+    func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
+        guard let roomName = change.document.parent, let room = try reading.document(roomName) else { return .skip("room missing") }
         guard let text = change.newDocument?["text"] else { return .skip("message has no text") }
         let tokens = room["tokens"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return Plan(
@@ -31,6 +29,8 @@ struct FailingGateway: DocumentGateway {
     let error: any Error
     var isDryRun: Bool { false }
     func read(_ names: [DocumentName]) async throws -> DocumentsRead { throw error }
+    func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { throw error }
+    func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { throw error }
     func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { throw error }
 }
 
@@ -48,6 +48,8 @@ final class GatedGateway: DocumentGateway, @unchecked Sendable {
         for await _ in gate { break }
         return try await inner.read(names)
     }
+    func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { try await inner.list(collections) }
+    func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { try await inner.lookUp(lookups) }
 
     func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
 

@@ -16,13 +16,8 @@ import Testing
         options.delivery.faults = DeliveryFaults(duplicateProbability: 0.5, dropResponseProbability: 0.3, maximumDelay: .milliseconds(300))
         options.delivery.maximumAttempts = 50
         try await withLocalCloud(options) { local in
-            let function = try await ServingProcess.start("onMessageCreated", arguments: [], environment: [
-                "FIRESTORE_EMULATOR_HOST": local.host, "GOOGLE_CLOUD_PROJECT": "herald-test", "FCM_ENDPOINT": local.baseURL,
-                "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": local.host, "HERALD_SCHEMA": "default",
-            ])
+            let function = try await local.serve("onMessageCreated")
             defer { function.stop() }
-            local.cloud.triggers.register(TriggerRegistration(name: "onMessageCreated", pattern: "conversations/{c}/messages/{m}", kind: .created,
-                                                              url: "http://127.0.0.1:\(function.port)/"))
             let db = local.firestore()
             let world = DemoWorld(schema: Schema.presets["default"]!, project: "herald-test")
             _ = try await db.commit(try world.seed())
@@ -39,8 +34,7 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            for _ in 0..<600 where try await local.cloud.pendingDeliveries() > 0 { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(try await local.cloud.pendingDeliveries() == 0)
+            #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)))
             #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
 
             let family = try #require(try await db.get(try db.name("conversations/family")))
@@ -76,16 +70,11 @@ import Testing
         options.delivery.faults = DeliveryFaults(duplicateProbability: 0.3, dropResponseProbability: 0.2, maximumDelay: .milliseconds(200))
         options.delivery.maximumAttempts = 50
         try await withLocalCloud(options) { local in
-            let environment = ["FIRESTORE_EMULATOR_HOST": local.host, "GOOGLE_CLOUD_PROJECT": "herald-test", "FCM_ENDPOINT": local.baseURL,
-                               "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": local.host, "HERALD_SCHEMA": "default"]
-            let created = try await ServingProcess.start("onMessageCreated", arguments: [], environment: environment)
-            let receipts = try await ServingProcess.start("onReadReceipt", arguments: [], environment: environment)
+            let created = try await local.serve("onMessageCreated")
+            let receipts = try await local.serve("onReadReceipt")
             defer {
                 for process in [created, receipts] { process.stop() }
             }
-            let pattern = "conversations/{c}/messages/{m}"
-            local.cloud.triggers.register(TriggerRegistration(name: "onMessageCreated", pattern: pattern, kind: .created, url: "http://127.0.0.1:\(created.port)/"))
-            local.cloud.triggers.register(TriggerRegistration(name: "onReadReceipt", pattern: pattern, kind: .updated, url: "http://127.0.0.1:\(receipts.port)/"))
             let db = local.firestore()
             let world = DemoWorld(schema: Schema.presets["default"]!, project: "herald-test")
             _ = try await db.commit(try world.seed())
@@ -115,8 +104,7 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            for _ in 0..<900 where try await local.cloud.pendingDeliveries() > 0 { try await Task.sleep(for: .milliseconds(100)) }
-            #expect(try await local.cloud.pendingDeliveries() == 0)
+            #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(90)))
             #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
 
             // The truth, recounted from the messages.

@@ -64,7 +64,7 @@ final class EventReceiver: Sendable {
                 while !answering.isSet { try await Task.sleep(for: .milliseconds(10)) }
                 let pending = try await local.cloud.deliveries(state: "pending")
                 #expect(pending.map { $0["state"]?.stringValue } == ["in_flight"])
-                try await Task.sleep(for: .milliseconds(1500))
+                #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(30)))
                 let after = try await local.cloud.deliveries(state: "pending")
                 let delivered = try await local.cloud.deliveries(state: "delivered")
                 #expect(after.isEmpty && delivered.count == 1)

@@ -55,6 +55,16 @@ public final class TriggerRegistry: Sendable {
     }
 
     public func register(_ trigger: TriggerRegistration) { triggers.withLock { $0[trigger.name] = trigger } }
+
+    /// A function's trigger for these kinds of change: one registration per kind, as Eventarc takes one
+    /// event type per trigger (the first named after the function); every kind at once is `written`.
+    public func register(function name: String, pattern: String, kinds: Set<DocumentChange.Kind>, url: String) {
+        let each: [DocumentChange.Kind] = kinds.contains(.written) || kinds.isSuperset(of: [.created, .updated, .deleted])
+            ? [.written] : kinds.sorted { $0.rawValue > $1.rawValue }
+        for (index, kind) in each.enumerated() {
+            register(TriggerRegistration(name: index == 0 ? name : "\(name)-\(kind.rawValue)", pattern: pattern, kind: kind, url: url))
+        }
+    }
     public func remove(_ name: String) { triggers.withLock { _ = $0.removeValue(forKey: name) } }
     public subscript(name: String) -> TriggerRegistration? { triggers.withLock { $0[name] } }
     public var all: [TriggerRegistration] { triggers.withLock { $0.values.sorted { $0.name < $1.name } } }

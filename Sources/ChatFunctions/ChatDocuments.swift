@@ -1,0 +1,182 @@
+import FirestoreModel
+import HeraldCore
+
+/// The chat's documents as the functions see them, whatever the schema calls their fields: what a
+/// message, a conversation and a user hold, and the writes that change them. Every value comes from a
+/// client, so each reader is defensive (a wrong type reads as absent).
+struct Message {
+    let document: FirestoreDocument
+    let schema: Schema
+
+    var name: DocumentName { document.name }
+    var id: String { document.name.documentID }
+    var senderID: String? { document[schema.senderIDField]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+    var senderName: String? { schema.senderNameField.flatMap { document[$0]?.stringValue } }
+    var text: String? { document[schema.textField]?.stringValue }
+    var storedType: String? { document[schema.typeField]?.stringValue }
+    /// The type a notification's data carries: a short plain word, else "text".
+    var type: String { Preview.type(storedType) }
+    var status: String? { document[schema.statusField]?.stringValue }
+    /// When it was sent: its own timestamp, else when it was stored.
+    var sentAt: Timestamp? { document[schema.timestampField]?.timestampValue ?? document.createTime }
+    var readBy: Set<String> { ids(in: schema.readByField) }
+    var deliveredTo: Set<String> { schema.deliveredToField.map(ids(in:)) ?? [] }
+    var readCount: Int64? { schema.readCountField.flatMap { document[$0]?.integerValue } }
+
+    /// The recipients whose unread count holds this message: onMessageCreated's marks.
+    var countedAsUnread: [String] {
+        let marks = document[schema.unreadMarkField]?.mapValue ?? [:]
+        return marks.filter { $0.value == .boolean(true) && $0.key != senderID }.keys.sorted()
+    }
+
+    func isCountedAsUnread(by user: String) -> Bool { document.value(at: [schema.unreadMarkField, user]) == .boolean(true) }
+
+    func ids(in field: String) -> Set<String> { Set(document[field]?.arrayValue?.compactMap(\.stringValue) ?? []) }
+
+    /// `sent`, for a message its client left `sending` (or without a status).
+    func markSent() -> Write {
+        Write(.update(name, fields: [schema.statusField: .string("sent")], mask: [FieldPath(schema.statusField)]), precondition: .exists(true))
+    }
+
+    /// The mark saying `recipient`'s unread count holds this message (onReadReceipt clears it when it uncounts).
+    func markCounted(for recipient: String) -> Write {
+        Write(.update(name, fields: [schema.unreadMarkField: .map([recipient: .boolean(true)])], mask: [FieldPath(schema.unreadMarkField, recipient)]),
+              precondition: .exists(true))
+    }
+
+    /// A new status and read count, and the marks of `uncounted` removed, all conditional on this
+    /// version of the message; nil when nothing changes.
+    func update(status: String?, readCount: Int64?, clearingMarksOf uncounted: [String]) -> Write? {
+        var fields: [String: FirestoreValue] = [:]
+        var mask: [FieldPath] = uncounted.map { FieldPath(schema.unreadMarkField, $0) }  // masked but absent: removed
+        if let status {
+            fields[schema.statusField] = .string(status)
+            mask.append(FieldPath(schema.statusField))
+        }
+        if let readCount, let field = schema.readCountField {
+            fields[field] = .integer(readCount)
+            mask.append(FieldPath(field))
+        }
+        guard !mask.isEmpty else { return nil }
+        return Write(.update(name, fields: fields, mask: mask), precondition: document.updateTime.map { .updateTime($0) } ?? .exists(true))
+    }
+}
+
+struct Conversation {
+    let document: FirestoreDocument
+    let schema: Schema
+
+    var name: DocumentName { document.name }
+    var id: String { document.name.documentID }
+    /// Member ids from the first member field that lists any: each once, none empty or with a slash.
+    var members: [String] { schema.members(of: document) }
+    var isGroup: Bool { schema.isGroup(document) }
+    /// The group's name as a notification shows it, or nil for a 1:1 chat.
+    var groupName: String? { isGroup ? ChatText.name(document[schema.groupNameField]?.stringValue ?? "Group") : nil }
+
+    /// The timestamp of the last message it shows.
+    var lastMessageSentAt: Timestamp? {
+        switch schema.lastMessage {
+        case .map(let field): document.value(at: [field, "timestamp"])?.timestampValue
+        case .flat(_, _, _, let timestamp): timestamp.flatMap { document[$0]?.timestampValue }
+        }
+    }
+
+    /// Its last message as `message`, unless it shows a newer one already (it never moves back).
+    /// Conditional on this version: if another message moved it since, the runtime plans again.
+    func setLastMessage(_ message: Message, senderID: String, senderName: String, preview: String, sentAt: Timestamp) -> Write? {
+        if let shown = lastMessageSentAt, sentAt < shown { return nil }
+        var fields: [String: FirestoreValue] = [:]
+        var mask: [FieldPath] = []
+        func set(_ field: String?, _ value: FirestoreValue) {
+            guard let field else { return }
+            fields[field] = value
+            mask.append(FieldPath(field))
+        }
+        switch schema.lastMessage {
+        case .map(let field):
+            set(field, .map(["text": .string(preview), "senderId": .string(senderID), "senderName": .string(senderName),
+                             "timestamp": .timestamp(sentAt), "messageId": .string(message.id), "type": .string(message.type)]))
+        case .flat(let text, let sender, let name, let timestamp):
+            set(text, .string(preview))
+            set(sender, .string(senderID))
+            set(name, .string(senderName))
+            set(timestamp, .timestamp(sentAt))
+        }
+        set(schema.updatedAtField, .timestamp(sentAt))
+        guard !mask.isEmpty else { return nil }
+        return Write(.update(name, fields: fields, mask: mask), precondition: document.updateTime.map { .updateTime($0) } ?? .exists(true))
+    }
+
+    /// The status shown with its last message, if that is `message` (only a map-shaped last message has one).
+    func setLastMessageStatus(_ status: String, of message: Message) -> Write? {
+        guard case .map(let field) = schema.lastMessage, document.value(at: [field, "messageId"]) == .string(message.id) else { return nil }
+        return Write(.update(name, fields: [field: .map(["status": .string(status)])], mask: [FieldPath(field, "status")]), precondition: .exists(true))
+    }
+
+    func incrementUnread(for recipient: String) -> Write {
+        Write(.transform(name), transforms: [FieldTransform(FieldPath(schema.unreadCountField, recipient), .increment(.integer(1)))],
+              precondition: .exists(true))
+    }
+
+    /// Each user's unread count down by one, never below zero.
+    func decrementUnread(for users: [String]) -> Write {
+        Write(.transform(name), transforms: users.flatMap { user in
+            [FieldTransform(FieldPath(schema.unreadCountField, user), .increment(.integer(-1))),
+             FieldTransform(FieldPath(schema.unreadCountField, user), .maximum(.integer(0)))]
+        }, precondition: .exists(true))
+    }
+}
+
+struct User {
+    let id: String
+    let document: FirestoreDocument
+    let schema: Schema
+
+    var name: DocumentName { document.name }
+    var displayName: String? { document[schema.displayNameField]?.stringValue }
+
+    /// The app badge as stored, clamped to what a badge can be (a warning if it was not).
+    func badge(_ stored: inout StoredValues) -> Int { stored.count(schema.badgeField, of: document) }
+
+    /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
+    func isViewing(_ conversationID: String, at now: Timestamp, freshness: Int64) -> Bool {
+        guard let field = schema.viewingField, document[field]?.stringValue == conversationID,
+              let atField = schema.viewingAtField, let at = document[atField]?.timestampValue else { return false }
+        return now.seconds - at.seconds <= freshness
+    }
+
+    func incrementBadge() -> Write {
+        Write(.transform(name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1)))], precondition: .exists(true))
+    }
+
+    /// The badge down by one, never below zero.
+    func decrementBadge() -> Write {
+        Write(.transform(name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
+                                             FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0)))],
+              precondition: .exists(true))
+    }
+}
+
+enum ChatText {
+    /// A display name as a notification shows it: bounded, whatever a client stored.
+    static func name(_ text: String) -> String { StoredValues.bounded(text, characters: 40, bytes: 160) }
+}
+
+extension Schema {
+    func message(_ document: FirestoreDocument) -> Message { Message(document: document, schema: self) }
+    func conversation(_ document: FirestoreDocument) -> Conversation { Conversation(document: document, schema: self) }
+
+    /// The users' documents (those that exist), with the push tokens of `notified` where tokens are kept
+    /// in a subcollection: one step of reads.
+    func users(_ ids: [String], notifying notified: [String], near conversation: DocumentName,
+               reading: Reads) throws(NotReadYet) -> [String: User] {
+        let names = ids.compactMap { id in userName(id, near: conversation).map { (id, $0) } }
+        try reading.need(documents: names.map(\.1), collections: tokenCollections(of: notified, near: conversation))
+        var users: [String: User] = [:]
+        for (id, name) in names {
+            if let document = try reading.document(name) { users[id] = User(id: id, document: document, schema: self) }
+        }
+        return users
+    }
+}

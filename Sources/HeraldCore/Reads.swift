@@ -1,0 +1,123 @@
+import FirestoreEvents
+import FirestoreModel
+
+/// What a plan reads, as it reads it. A plan asks for documents in the order its behaviour needs them
+/// (the conversation, then its members); whatever is not read yet stops the plan with `NotReadYet`,
+/// naming everything that step wants. The runtime reads it all in one batch and plans again, so a
+/// function reads top to bottom in one place while Firestore sees one request per step.
+public struct Reads: Sendable {
+    public private(set) var read: DocumentsRead
+
+    public init(_ read: DocumentsRead = DocumentsRead()) { self.read = read }
+
+    /// The document, or nil if it does not exist.
+    public func document(_ name: DocumentName) throws(NotReadYet) -> FirestoreDocument? {
+        try need(documents: [name])
+        return read[name]
+    }
+
+    /// The documents that exist among `names`, by name.
+    public func documents(_ names: [DocumentName]) throws(NotReadYet) -> [DocumentName: FirestoreDocument] {
+        try need(documents: names)
+        return read.found.filter { names.contains($0.key) }
+    }
+
+    /// Every document of a small collection under a document (a user's push tokens).
+    public func collection(_ path: CollectionPath) throws(NotReadYet) -> [FirestoreDocument] {
+        try need(collections: [path])
+        return read.collections[path] ?? []
+    }
+
+    /// The documents found by a value they hold (at most `ValueLookup.maximumFound`).
+    public func lookUp(_ lookup: ValueLookup) throws(NotReadYet) -> [FirestoreDocument] {
+        try need(lookups: [lookup])
+        return read.lookups[lookup] ?? []
+    }
+
+    /// Asks for several things in one step, so they are read in one batch; returns once all are read.
+    public func need(documents: [DocumentName] = [], collections: [CollectionPath] = [], lookups: [ValueLookup] = []) throws(NotReadYet) {
+        let wanted = NotReadYet(documents: documents.filter { read[$0] == nil && !read.missing.contains($0) },
+                                collections: collections.filter { read.collections[$0] == nil },
+                                lookups: lookups.filter { read.lookups[$0] == nil })
+        if !wanted.isEmpty { throw wanted }
+    }
+
+    /// Adds what a batch found; names asked for and not found are known missing.
+    public mutating func add(_ more: DocumentsRead, asked: NotReadYet) {
+        read.found.merge(more.found) { _, new in new }
+        read.missing.formUnion(asked.documents.filter { more.found[$0] == nil })
+        read.missing.formUnion(more.missing)
+        for path in asked.collections { read.collections[path] = more.collections[path] ?? [] }
+        for lookup in asked.lookups { read.lookups[lookup] = more.lookups[lookup] ?? [] }
+    }
+}
+
+/// What a plan needs read before it can go on.
+public struct NotReadYet: Error, Sendable, Hashable {
+    public var documents: [DocumentName]
+    public var collections: [CollectionPath]
+    public var lookups: [ValueLookup]
+
+    public init(documents: [DocumentName] = [], collections: [CollectionPath] = [], lookups: [ValueLookup] = []) {
+        self.documents = documents
+        self.collections = collections
+        self.lookups = lookups
+    }
+
+    public var isEmpty: Bool { documents.isEmpty && collections.isEmpty && lookups.isEmpty }
+}
+
+extension EventFunction {
+    /// The plan from documents at hand (a snapshot, a test's world): whatever it asks for that `documents`
+    /// lacks is missing. Also returns what each step asked for, in order.
+    public func plan(for change: DocumentChange, from documents: [FirestoreDocument]) -> (plan: Plan, steps: [NotReadYet]) {
+        let world = Dictionary(documents.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        return plan(for: change, startingWith: Reads()) { DocumentsRead.answering($0, from: world) }
+    }
+
+    /// The plan from what was read already: whatever else it asks for is missing (lists and lookups empty).
+    public func plan(for change: DocumentChange, given read: DocumentsRead) -> (plan: Plan, steps: [NotReadYet]) {
+        plan(for: change, startingWith: Reads(read)) { _ in DocumentsRead() }
+    }
+
+    /// What the plan asks for first, before anything is read; nil when it needs nothing.
+    public func firstReads(for change: DocumentChange) -> NotReadYet? {
+        do {
+            _ = try plan(for: change, reading: Reads())
+            return nil
+        } catch { return error }
+    }
+
+    func plan(for change: DocumentChange, startingWith start: Reads,
+              answering answer: (NotReadYet) -> DocumentsRead) -> (plan: Plan, steps: [NotReadYet]) {
+        var reads = start
+        var steps: [NotReadYet] = []
+        while steps.count < Self.maximumReadSteps {
+            do {
+                return (try plan(for: change, reading: reads), steps)
+            } catch {
+                steps.append(error)
+                reads.add(answer(error), asked: error)
+            }
+        }
+        return (.skip("the function kept asking for more documents after \(steps.count) steps"), steps)
+    }
+
+    /// A plan that keeps asking for more is stopped after this many steps.
+    public static var maximumReadSteps: Int { 4 }
+}
+
+extension DocumentsRead {
+    /// What `wanted` finds among `documents`: each document found or missing, each collection's
+    /// documents, each lookup's first `ValueLookup.maximumFound` matches (by name).
+    public static func answering(_ wanted: NotReadYet, from documents: [DocumentName: FirestoreDocument]) -> DocumentsRead {
+        var read = DocumentsRead()
+        for name in wanted.documents {
+            if let document = documents[name] { read.found[name] = document } else { read.missing.insert(name) }
+        }
+        let sorted = documents.values.sorted { $0.name < $1.name }
+        for path in wanted.collections { read.collections[path] = sorted.filter { path.contains($0.name) } }
+        for lookup in wanted.lookups { read.lookups[lookup] = Array(sorted.filter(lookup.matches).prefix(ValueLookup.maximumFound)) }
+        return read
+    }
+}

@@ -1,0 +1,116 @@
+import AsyncHTTPClient
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import Logging
+
+/// One function assembled with everything it runs on: its settings, its documents (Firestore or a
+/// snapshot) and FCM, the processor for its events and the runner for its schedule. The only place a
+/// function is wired: `serve`, `invoke` and `sweep` use it, so do `herald dev` (which runs the
+/// executables) and the tests that run them.
+public struct FunctionRuntime: Sendable {
+    /// Where the documents come from.
+    public enum Source: Sendable {
+        /// A JSON snapshot file: fully offline, nothing written. `eventDocument`: the event's own document
+        /// as the event carries it, for a snapshot without it (functions read the changed document).
+        case snapshot(path: String, eventDocument: FirestoreDocument?)
+        /// Firestore and FCM through Application Default Credentials (or an emulator); `dryRun`: plan only.
+        case google(dryRun: Bool)
+    }
+
+    /// A setting that cannot work (an unknown schema, a damaged schema file): the caller's to fix.
+    public struct SettingsError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let events: (any EventHandling)?
+    public let sweeper: (any SweepRunning)?
+    let clients: [HTTPClient]
+
+    /// - schema: overrides the configuration's (`--schema`).
+    /// - metrics: what `serve` counts and serves at `/metrics` (none for one-off commands).
+    public static func assemble<Function: ConfigurableFunction>(
+        _: Function.Type, schema: String? = nil, configuration: RuntimeConfiguration, source: Source, logger: Logger,
+        metrics: RuntimeMetrics? = nil
+    ) async throws -> FunctionRuntime {
+        var settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
+                                        environment: configuration.environment,
+                                        timeZones: ZoneInfoDirectory.system(environment: configuration.environment).timeZones)
+        let function: Function
+        do {
+            try settings.readSchemaFile()
+            function = try Function(settings: settings)
+        } catch { throw SettingsError(description: "\(error)") }
+        switch source {
+        case .snapshot(let path, let eventDocument):
+            var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: path))
+            if let eventDocument, gateway.documents[eventDocument.name] == nil {
+                gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument])
+            }
+            return FunctionRuntime(events: function.processor(gateway: gateway, project: configuration.project, metrics: metrics),
+                                   sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), clients: [])
+        case .google(let dryRun):
+            let credentials: ApplicationDefaultCredentials
+            do {
+                credentials = try await ApplicationDefaultCredentials.resolve(environment: configuration.environment, httpClient: .shared)
+            } catch let error as AuthError {
+                if case .notOnGoogleCloud = error { throw StartupError(error.description) }
+                throw StartupError("cannot use the Google credentials configured: \(error) (or pass --documents FILE to run offline)")
+            }
+            let firestore = FirestoreClient(project: credentials.project, database: configuration.database,
+                                            endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
+                                            requestTimeout: configuration.apiTimeout, observer: metrics?.observer(api: "firestore"))
+            let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
+            let fcm = FCMClient(project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
+                                credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout,
+                                observer: metrics?.observer(api: "fcm"))
+            let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
+                                           ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
+            return FunctionRuntime(events: function.processor(gateway: gateway, project: credentials.project, metrics: metrics),
+                                   sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), clients: lanes)
+        }
+    }
+
+    public func shutdown() async {
+        for client in clients { try? await client.shutdown() }
+    }
+}
+
+/// Why a function cannot start: one line, without the usage text (the command line was fine).
+struct StartupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension ConfigurableFunction {
+    fileprivate func processor(gateway: any DocumentGateway, project: String?, metrics: RuntimeMetrics?) -> (any EventHandling)? {
+        (self as? any EventFunction)?.processor(gateway: gateway, project: project, metrics: metrics)
+    }
+
+    fileprivate func snapshotSweeper(documents: [FirestoreDocument]) -> (any SweepRunning)? {
+        (self as? any ScheduledFunction)?.snapshotSweeper(documents: documents)
+    }
+
+    fileprivate func sweepRunner(firestore: FirestoreClient, fcm: FCMClient, dryRun: Bool) -> (any SweepRunning)? {
+        (self as? any ScheduledFunction)?.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun)
+    }
+}
+
+extension EventFunction {
+    fileprivate func processor(gateway: any DocumentGateway, project: String?, metrics: RuntimeMetrics?) -> any EventHandling {
+        EventProcessor(function: self, gateway: gateway, project: project, metrics: metrics)
+    }
+}
+
+extension ScheduledFunction {
+    fileprivate func snapshotSweeper(documents: [FirestoreDocument]) -> any SweepRunning { SnapshotSweeper(function: self, documents: documents) }
+
+    fileprivate func sweepRunner(firestore: FirestoreClient, fcm: FCMClient, dryRun: Bool) -> any SweepRunning {
+        SweepRunner(function: self, firestore: firestore, fcm: fcm, dryRun: dryRun)
+    }
+}
