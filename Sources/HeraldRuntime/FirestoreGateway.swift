@@ -23,8 +23,8 @@ import Logging
 ///    sent again) and records by 95%, so the lease is never overrun; it releases only its own claim.
 /// A dry run reads for real and writes and sends nothing.
 public struct FirestoreGateway: DocumentGateway {
-    public let firestore: FirestoreClient
-    public let fcm: FCMClient?
+    public let firestore: any FirestoreAPI
+    public let fcm: (any FCMAPI)?
     public let isDryRun: Bool
     public let functionName: String
     /// Ledger documents live at `{ledgerCollection}/{key}`; they carry `expireAt` for a TTL policy.
@@ -36,7 +36,7 @@ public struct FirestoreGateway: DocumentGateway {
     let deadTokens: DeadTokenGuard
     let metrics: RuntimeMetrics?
 
-    public init(firestore: FirestoreClient, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
+    public init(firestore: any FirestoreAPI, fcm: (any FCMAPI)?, functionName: String, dryRun: Bool, logger: Logger,
                 ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60,
                 metrics: RuntimeMetrics? = nil) {
         self.metrics = metrics
@@ -54,7 +54,7 @@ public struct FirestoreGateway: DocumentGateway {
     public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
         do {
             var read = DocumentsRead()
-            for (name, document) in try await firestore.batchGet(names) {
+            for (name, document) in try await firestore.batchGet(names, transaction: nil) {
                 if let document { read.found[name] = document } else { read.missing.insert(name) }
             }
             return read
@@ -80,7 +80,7 @@ public struct FirestoreGateway: DocumentGateway {
                 for key in keys {
                     group.addTask {
                         let (structured, parent) = query(key)
-                        return (key, try await firestore.runQuery(structured, parent: parent))
+                        return (key, try await firestore.runQuery(structured, parent: parent, transaction: nil))
                     }
                 }
                 var result: [Key: [FirestoreDocument]] = [:]
@@ -143,7 +143,7 @@ public struct FirestoreGateway: DocumentGateway {
         let writes = ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
         let hasPushes = !layout.pushShards.joined().isEmpty
         do {
-            let result = try await firestore.commit(writes)
+            let result = try await firestore.commit(writes, transaction: nil)
             // The entries as written, with their versions (the parts' are the preconditions of their own commits).
             let entries = writes.suffix(1 + layout.partCount)
             let times = result.updateTimes.suffix(1 + layout.partCount)
@@ -201,7 +201,7 @@ public struct FirestoreGateway: DocumentGateway {
             let done = Write(.update(part.name, fields: ["state": .string("applied")], mask: [FieldPath("state"), FieldPath("writes")]),
                              precondition: .updateTime(version))
             do {
-                _ = try await firestore.commit(writes + [done])
+                _ = try await firestore.commit(writes + [done], transaction: nil)
                 return FirestoreDocument(name: part.name, fields: ["state": .string("applied"), "pushes": part["pushes"] ?? .map([:])])
             } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition || error.status == .alreadyExists {
                 guard attempt < 3 else { throw DownstreamError.unavailable("ledger part \(part.name.path) could not be applied: \(error.message)") }

@@ -96,7 +96,7 @@ extension ConfigurableFunction {
         (self as? any ScheduledFunction)?.snapshotSweeper(documents: documents)
     }
 
-    fileprivate func sweepRunner(firestore: FirestoreClient, fcm: FCMClient, dryRun: Bool) -> (any SweepRunning)? {
+    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: any FCMAPI, dryRun: Bool) -> (any SweepRunning)? {
         (self as? any ScheduledFunction)?.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
 }
@@ -110,7 +110,7 @@ extension EventFunction {
 extension ScheduledFunction {
     fileprivate func snapshotSweeper(documents: [FirestoreDocument]) -> any SweepRunning { SnapshotSweeper(function: self, documents: documents) }
 
-    fileprivate func sweepRunner(firestore: FirestoreClient, fcm: FCMClient, dryRun: Bool) -> any SweepRunning {
+    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: any FCMAPI, dryRun: Bool) -> any SweepRunning {
         SweepRunner(function: self, firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
 }

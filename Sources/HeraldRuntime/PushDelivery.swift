@@ -30,7 +30,7 @@ extension FirestoreGateway {
         let write = Write(.update(state.main.name, fields: [:], mask: stale), transforms: [FieldTransform(FieldPath("claims", holder), .setToRequestTime)],
                           precondition: .updateTime(version))
         do {
-            _ = try await firestore.commit([write])
+            _ = try await firestore.commit([write], transaction: nil)
         } catch let error as GoogleAPIError where error.status == .failedPrecondition || error.status == .notFound {
             throw DownstreamError.unavailable("another delivery of this event took its pushes over", retryAfterSeconds: 1)
         } catch let error as TransportError {
@@ -47,7 +47,7 @@ extension FirestoreGateway {
     /// Gives up this holder's claim (best effort: an unreleased claim expires with its lease).
     func release(_ holder: String, ledger: EventLedger) async {
         let write = Write(.update(ledger.main, fields: [:], mask: [FieldPath("claims", holder)]), precondition: .exists(true))
-        _ = try? await firestore.commitIdempotent([write])
+        _ = try? await firestore.commitIdempotent([write], retry: nil, deadline: nil, essential: false)
     }
 
     /// Sends the pushes and records their outcome, all within the lease taken at `claimedAt`: no send
@@ -58,7 +58,7 @@ extension FirestoreGateway {
     func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant) async throws {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
         let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
-        let results = await fcm.sendAll(pushes.map(\.message), deadlines: deadlines)
+        let results = await fcm.sendAll(pushes.map(\.message), validateOnly: false, deadlines: deadlines)
         let outcome = deadTokens.judge(Array(zip(pushes, results)))
         if let metrics {
             for (result, count) in Dictionary(outcome.marks.values.map { ($0, 1) }, uniquingKeysWith: +) { metrics.push(result: result, count: count) }
@@ -92,7 +92,7 @@ extension FirestoreGateway {
             // One at a time and best effort: a token changed since it was read must not be removed,
             // and its precondition failing must not fail the event.
             do {
-                _ = try await firestore.commit([removal])
+                _ = try await firestore.commit([removal], transaction: nil)
                 metrics?.tokenRemoved()
             } catch {
                 logger.info("kept a dead token that changed since it was read: \(error)")

@@ -73,8 +73,8 @@ public struct SweepReport: Sendable, Hashable {
 /// its precondition and is counted as raced.
 public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     public let function: Function
-    public let firestore: FirestoreClient
-    public let fcm: FCMClient?
+    public let firestore: any FirestoreAPI
+    public let fcm: (any FCMAPI)?
     public let dryRun: Bool
     public var pageSize: Int
 
@@ -82,7 +82,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     /// dead; only when nearly all of a page's (20 or more) are is it taken for a misconfiguration.
     let deadTokens: DeadTokenGuard
 
-    public init(function: Function, firestore: FirestoreClient, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300,
+    public init(function: Function, firestore: any FirestoreAPI, fcm: (any FCMAPI)?, dryRun: Bool = false, pageSize: Int = 300,
                 logger: Logger = Logger(label: "herald.sweep")) {
         self.function = function
         self.firestore = firestore
@@ -98,7 +98,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         for sweep in function.sweeps(at: now) {
             var counts = SweepReport.Counts()
             do {
-                try await firestore.forEachPage(of: sweep.query, pageSize: pageSize) { page in
+                try await firestore.forEachPage(of: sweep.query, parent: nil, pageSize: pageSize) { page in
                     counts.checked += page.count
                     let steps = page.map { function.plan(sweep, for: $0, at: now) }
                     if dryRun { report.record(steps) }
@@ -133,7 +133,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         guard let fcm else { throw DownstreamError.rejected("the sweep has token checks but no FCM client is configured") }
         counts.validated += checks.count
         if dryRun { return }
-        let results = await fcm.sendAll(checks.map(\.message), validateOnly: true)
+        let results = await fcm.sendAll(checks.map(\.message), validateOnly: true, deadlines: nil)
         for case (let check, .failed(let reason, true, let after)) in zip(checks, results) {
             // Checked again at the next run; the run as a whole still succeeds.
             logger.warning("a token check of \(check.userID) failed transiently (\(reason))\(after.map { ", retry after \($0) s" } ?? "")")
