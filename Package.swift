@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
@@ -86,6 +88,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // Child processes for the dev tool and the tests (`herald dev`'s functions, servers under test), through swift-subprocess.
+        .target(
+            name: "Supervision",
+            dependencies: [.product(name: "Subprocess", package: "swift-subprocess"), .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict
+        ),
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents",
                                                 .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
@@ -95,6 +103,7 @@ let package = Package(
             name: "HeraldCLI",
             dependencies: [
                 "HeraldRuntime", "LocalCloud", "ChatFunctions", "ChatDemo", "GoogleClients", "HeraldCore", "FirestoreModel", "FirestoreEvents",
+                "Supervision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -107,7 +116,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions", "ChatDemo", "TestRunSettings",
+                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions", "ChatDemo", "TestRunSettings", "Supervision",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -147,7 +156,7 @@ let package = Package(
         .testTarget(
             name: "LocalCloudTests",
             dependencies: [
-                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "ChatDemo", "HeraldCLI", "onMessageCreated", "onReadReceipt",
+                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "ChatDemo", "HeraldCLI", "onMessageCreated", "onReadReceipt", "Supervision",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -164,6 +173,7 @@ let package = Package(
                            .product(name: "Hummingbird", package: "hummingbird")] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
         ),
+        .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",

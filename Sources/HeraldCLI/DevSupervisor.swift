@@ -106,7 +106,7 @@ final class DevSupervisor: Service, Sendable {
             let port = try freeLoopbackPort()
             // Like Cloud Run without unauthenticated access: every caller needs an identity token for this service.
             let service = "http://127.0.0.1:\(port)/"
-            let process = try FunctionProcess(name: name, port: port, executable: executable,
+            let process = try await FunctionProcess.start(name: name, port: port, executable: executable.path,
                                               environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
                                               printLine: console.print)
             processes.append(process)

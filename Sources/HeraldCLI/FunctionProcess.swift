@@ -1,11 +1,8 @@
 import AsyncHTTPClient
 import Foundation
 import FirestoreModel
+import Supervision
 import Synchronization
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One function running as its own process (`herald function NAME serve`), as Cloud Run would run
 /// its container; its JSON log lines are turned into the live log. A process that dies (a crash, a
@@ -13,14 +10,13 @@ import Glibc
 final class FunctionProcess: Sendable {
     let name: String
     let port: Int
-    let executable: URL
+    let executable: String
     let environment: [String: String]
     let printLine: @Sendable (String) -> Void
-    let buffer = Mutex("")
     let state = Mutex(State())
 
     struct State {
-        var current: Process?
+        var current: ChildProcess?
         var stopping = false
         var restarts = 0
         /// Deaths in a row within a second of starting: each one doubles the wait before the next start.
@@ -28,70 +24,59 @@ final class FunctionProcess: Sendable {
         var startedAt = ContinuousClock.now
     }
 
-    init(name: String, port: Int, executable: URL, environment: [String: String], printLine: @escaping @Sendable (String) -> Void) throws {
+    private init(name: String, port: Int, executable: String, environment: [String: String], printLine: @escaping @Sendable (String) -> Void) {
         self.name = name
         self.port = port
         self.executable = executable
         self.environment = environment
         self.printLine = printLine
-        try launch()
     }
 
-    var process: Process? { state.withLock { $0.current } }
+    static func start(name: String, port: Int, executable: String, environment: [String: String],
+                      printLine: @escaping @Sendable (String) -> Void) async throws -> FunctionProcess {
+        let function = FunctionProcess(name: name, port: port, executable: executable, environment: environment, printLine: printLine)
+        try await function.launch()
+        return function
+    }
+
+    var process: ChildProcess? { state.withLock { $0.current } }
     var restarts: Int { state.withLock { $0.restarts } }
 
-    private func launch() throws {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["function", name, "serve", "--host", "127.0.0.1", "--port", String(port)]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { [weak self] handle in
-            let data = handle.availableData
-            guard let self else { return }
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                return
-            }
-            self.consume(String(decoding: data, as: UTF8.self))
-        }
-        process.terminationHandler = { [weak self] ended in self?.ended(ended) }
-        let started = try state.withLock { state -> Bool in
+    private func launch() async throws {
+        guard !state.withLock({ $0.stopping }) else { return }
+        let child = try await ChildProcess.start(
+            executable, arguments: ["function", name, "serve", "--host", "127.0.0.1", "--port", String(port)],
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
+            output: .lines { [name, printLine] line in
+                if !line.isEmpty { printLine(Self.describe(line, function: name)) }
+            })
+        let kept = state.withLock { state in
             guard !state.stopping else { return false }
-            try process.run()
-            state.current = process
+            state.current = child
             state.startedAt = .now
             return true
         }
-        if !started { try? pipe.fileHandleForWriting.close() }
+        guard kept else {
+            await child.stop()
+            return
+        }
+        Task {
+            let termination = await child.waitForExit()
+            await self.ended(child, termination)
+        }
     }
 
-    private func ended(_ process: Process) {
+    private func ended(_ child: ChildProcess, _ termination: ChildProcess.Termination) async {
         let delay: Duration? = state.withLock { state in
-            guard !state.stopping, state.current === process else { return nil }
+            guard !state.stopping, state.current === child else { return nil }
             state.quickDeaths = ContinuousClock.now - state.startedAt < .seconds(1) ? state.quickDeaths + 1 : 0
             state.restarts += 1
             return .milliseconds(100) * (1 << min(state.quickDeaths, 7))
         }
         guard let delay else { return }
-        let how = process.terminationReason == .uncaughtSignal ? "was killed by signal \(process.terminationStatus)" : "exited with status \(process.terminationStatus)"
-        printLine("\(name.padding(toLength: 17, withPad: " ", startingAt: 0)) \(how); starting it again, as Cloud Run starts a new instance")
-        Task {
-            try? await Task.sleep(for: delay)
-            do { try self.launch() } catch { self.printLine("\(self.name): cannot start again: \(error)") }
-        }
-    }
-
-    func consume(_ text: String) {
-        let lines: [String] = buffer.withLock { pending in
-            pending += text
-            var complete = pending.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            pending = complete.removeLast()
-            return complete
-        }
-        for line in lines where !line.isEmpty { printLine(Self.describe(line, function: name)) }
+        printLine("\(name.padding(toLength: 17, withPad: " ", startingAt: 0)) \(termination); starting it again, as Cloud Run starts a new instance")
+        try? await Task.sleep(for: delay)
+        do { try await launch() } catch { printLine("\(name): cannot start again: \(error)") }
     }
 
     /// A function's Cloud Logging JSON line as one readable line: `function  message  (event …)`.
@@ -118,29 +103,11 @@ final class FunctionProcess: Sendable {
 
     /// SIGTERM, as Cloud Run stops a container; SIGKILL after 10 s. No restart after this.
     func stop() async {
-        let process = state.withLock { state in
+        let child = state.withLock { state in
             state.stopping = true
             return state.current
         }
-        guard let process, !process.hasExited else { return }
-        kill(process.processIdentifier, SIGTERM)
-        for _ in 0..<100 where !process.hasExited { try? await Task.sleep(for: .milliseconds(100)) }
-        guard !process.hasExited else { return }
-        kill(process.processIdentifier, SIGKILL)
-        for _ in 0..<50 where !process.hasExited { try? await Task.sleep(for: .milliseconds(100)) }
-    }
-}
-
-extension Process {
-    /// Whether the child has exited, asked of the kernel (`waitid` with WNOWAIT, so Foundation can still
-    /// reap it). Foundation on Linux sometimes never notices a child's exit: `isRunning` then stays true
-    /// and `waitUntilExit` never returns, and `herald dev` hung at Ctrl-C about one time in twelve with
-    /// every function already stopped.
-    var hasExited: Bool {
-        var info = siginfo_t()
-        // ECHILD: Foundation has reaped it already, so it knows.
-        guard waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT | WNOHANG) == 0 else { return !isRunning }
-        return info._sifields._sigchld.si_pid != 0
+        await child?.stop(grace: .seconds(10))
     }
 }
 

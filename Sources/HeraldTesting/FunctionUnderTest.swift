@@ -5,17 +5,18 @@ import FirestoreModel
 import Glibc
 import HeraldRuntime
 import NIOCore
+import Supervision
 
 /// A function executable serving on a free loopback port, set up only by the environment the test
 /// gives it (Herald's and Google's own variables from the test's environment are dropped), with its
 /// output in a file. Tests post events to it as Eventarc would and watch what it answers.
 public final class FunctionUnderTest: Sendable {
     public let name: String
-    public let process: Process
+    public let process: ChildProcess
     public let log: URL
     public let port: Int
 
-    init(name: String, process: Process, log: URL, port: Int) {
+    init(name: String, process: ChildProcess, log: URL, port: Int) {
         self.name = name
         self.process = process
         self.log = log
@@ -25,18 +26,11 @@ public final class FunctionUnderTest: Sendable {
     /// Starts `NAME serve --host 127.0.0.1 --port PORT …` (a free one by default) and waits for it to say where it listens.
     public static func start(_ name: String, environment: [String: String], arguments: [String] = [], port: Int = 0) async throws -> FunctionUnderTest {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-\(name)-\(UUID().uuidString).log")
-        guard FileManager.default.createFile(atPath: log.path, contents: nil), let sink = FileHandle(forWritingAtPath: log.path) else {
-            throw StillBusy(description: "cannot create \(log.path)")
-        }
-        let process = Process()
-        process.executableURL = TestPaths.executable(name)
-        process.arguments = ["serve", "--host", "127.0.0.1", "--port", String(port)] + arguments
-        process.environment = cleanEnvironment().merging(["LOG_FORMAT": "text"]) { _, new in new }.merging(environment) { _, new in new }
-        process.standardOutput = sink
-        process.standardError = sink
-        try process.launchAlone()
-        try? sink.close()
-        for _ in 0..<600 where process.exitStatusIfExited == nil {
+        let process = try await ChildProcess.start(
+            TestPaths.executable(name).path, arguments: ["serve", "--host", "127.0.0.1", "--port", String(port)] + arguments,
+            environment: cleanEnvironment().merging(["LOG_FORMAT": "text"]) { _, new in new }.merging(environment) { _, new in new },
+            output: .file(log.path))
+        for _ in 0..<600 where !process.hasExited {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             if let range = text.range(of: #"listening on [0-9.]+:[0-9]+"#, options: .regularExpression),
                let port = Int(text[range].split(separator: ":").last ?? "") {
@@ -45,7 +39,8 @@ public final class FunctionUnderTest: Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         let said = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-        if process.exitStatusIfExited == nil { kill(process.processIdentifier, SIGKILL) }
+        await process.stop(grace: .zero)
+        try? FileManager.default.removeItem(at: log)
         throw StillBusy(description: "\(name) did not start listening; it said: \(said.suffix(2000))")
     }
 
@@ -60,12 +55,12 @@ public final class FunctionUnderTest: Sendable {
     /// What the function printed so far.
     public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
-    public var isRunning: Bool { process.exitStatusIfExited == nil }
+    public var isRunning: Bool { !process.hasExited }
 
     /// CPU time the process has used so far (user and system, from /proc): what a request costs the
     /// function itself, however busy the machine is with other work.
     public var cpuTime: Duration {
-        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.pid)/stat", encoding: .utf8),
               let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 13,
               let user = Int64(fields[12]), let system = Int64(fields[13]) else { return .zero }
         let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
@@ -119,11 +114,8 @@ public final class FunctionUnderTest: Sendable {
     /// SIGTERM, then (in the background, so a `defer` can call it) SIGKILL if it is still there 5 s
     /// later; the log is removed.
     public func stop() {
-        guard isRunning else { try? FileManager.default.removeItem(at: log); return }
-        kill(process.processIdentifier, SIGTERM)
-        reapInBackground { [self] in
-            for _ in 0..<50 where isRunning { usleep(100_000) }
-            if isRunning { kill(process.processIdentifier, SIGKILL) }
+        Task { [process, log] in
+            await process.stop(grace: .seconds(5))
             try? FileManager.default.removeItem(at: log)
         }
     }

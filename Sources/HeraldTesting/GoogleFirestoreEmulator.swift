@@ -1,5 +1,6 @@
 import Foundation
 import HeraldRuntime
+import Supervision
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,15 +30,15 @@ public enum GoogleFirestoreEmulator {
     static func startAndRun<T>(_ body: (String) async throws -> T) async throws -> T {
         for _ in 0..<3 {
             let port = try freePort()
-            let process = try launch(port: port)
+            let process = try await launch(port: port)
             // The port is free when chosen, not when Java binds it: if another process took it, ours exits.
-            guard await waitUntilServing(port: port, process: process), process.isRunning else {
-                _ = try await process.stop()
+            guard await waitUntilServing(port: port, process: process), !process.hasExited else {
+                await process.stop()
                 continue
             }
             let result: Result<T, any Error>
             do { result = .success(try await body("127.0.0.1:\(port)")) } catch { result = .failure(error) }
-            _ = try await process.stop()
+            await process.stop()
             return try result.get()
         }
         throw RawHTTPError("Google's Firestore emulator did not start")
@@ -45,21 +46,17 @@ public enum GoogleFirestoreEmulator {
 
     /// Java is started directly, as the launcher script would, because the script does not `exec` it:
     /// stopping the script would leave Java running and holding the test runner's output open.
-    static func launch(port: Int) throws -> Process {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
-                             "start", "--host=127.0.0.1", "--port=\(port)"]
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.launchAlone()
-        return process
+    static func launch(port: Int) async throws -> ChildProcess {
+        try await ChildProcess.start(
+            "/usr/bin/env",
+            arguments: ["java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
+                        "start", "--host=127.0.0.1", "--port=\(port)"],
+            output: .discarded)
     }
 
-    static func waitUntilServing(port: Int, process: Process) async -> Bool {
+    static func waitUntilServing(port: Int, process: ChildProcess) async -> Bool {
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, process.isRunning {
+        while Date() < deadline, !process.hasExited {
             let answered = try? await offThePool {
                 let connection = try RawHTTPConnection(port: port)
                 try connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")

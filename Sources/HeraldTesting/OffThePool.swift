@@ -1,6 +1,6 @@
 import Dispatch
 
-/// Runs blocking work (a socket read, a wait for a child process, a sleep between raw writes) on a
+/// Runs blocking work (a socket read, a sleep between raw writes) on a
 /// dispatch thread. Swift's cooperative pool has one thread per core, two in CI: a test that blocks
 /// one of them stalls every in-process server and HTTP client of the run, and unrelated tests' requests
 /// then time out. Tests never block in an async function; they hand the blocking part to this.
@@ -8,9 +8,4 @@ public func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) 
     try await withCheckedThrowingContinuation { continuation in
         DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
     }
-}
-
-/// Waits for a stopped child in the background, so a `defer` can stop one without blocking.
-func reapInBackground(_ work: @escaping @Sendable () -> Void) {
-    DispatchQueue.global().async(execute: work)
 }

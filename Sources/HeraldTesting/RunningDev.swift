@@ -1,21 +1,19 @@
 import AsyncHTTPClient
 import Foundation
 import FirestoreModel
-import Glibc
 import GoogleClients
+import Supervision
 
-/// `herald dev --ephemeral --port 0` running in the background. Its output goes to a file, not a pipe:
-/// pipes read through FileHandle's readability handlers were the one place tests closed descriptors
-/// behind Foundation's back, and a descriptor closed twice is another thread's file (a SQLite database).
+/// `herald dev --ephemeral --port 0` running in the background, its output in a file.
 public final class RunningDev: Sendable {
-    public let process: Process
+    public let process: ChildProcess
     public let log: URL
     /// The local cloud's URL (`http://127.0.0.1:PORT`).
     public let base: String
     /// The data directory made for this run (removed with the log), if the test gave none.
     let scratch: URL?
 
-    init(process: Process, log: URL, base: String, scratch: URL?) {
+    init(process: ChildProcess, log: URL, base: String, scratch: URL?) {
         self.process = process
         self.log = log
         self.base = base
@@ -27,9 +25,6 @@ public final class RunningDev: Sendable {
     ///   key of its own, seconds of CPU in a debug build, times every test that starts one.
     public static func start(_ arguments: [String], environment: [String: String] = [:], ephemeral: Bool = true) async throws -> RunningDev {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString).log")
-        guard FileManager.default.createFile(atPath: log.path, contents: nil), let sink = FileHandle(forWritingAtPath: log.path) else {
-            throw DevDidNotStart(output: "cannot create \(log.path)")
-        }
         var scratch: URL?
         if ephemeral {
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString)")
@@ -39,24 +34,21 @@ public final class RunningDev: Sendable {
             else { throw DevDidNotStart(output: "cannot write \(key.path)") }
             scratch = directory
         }
-        let process = Process()
-        process.executableURL = TestPaths.executable("herald")
-        process.arguments = ["dev"] + (scratch.map { ["--data", $0.path] } ?? []) + ["--port", "0", "--project", "e2e"] + arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = sink
-        process.standardError = sink
-        try process.launchAlone()
-        try? sink.close()
+        let process = try await ChildProcess.start(
+            TestPaths.executable("herald").path,
+            arguments: ["dev"] + (scratch.map { ["--data", $0.path] } ?? []) + ["--port", "0", "--project", "e2e"] + arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, output: .file(log.path))
         let dev = RunningDev(process: process, log: log, base: "", scratch: scratch)
-        for _ in 0..<600 where process.exitStatusIfExited == nil {
+        for _ in 0..<600 where !process.hasExited {
             let text = dev.output
             if text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) {
                 return RunningDev(process: process, log: log, base: String(text[range].dropFirst("Herald local cloud on ".count)), scratch: scratch)
             }
             try await Task.sleep(for: .milliseconds(100))
         }
+        let said = dev.output
         dev.kill()
-        throw DevDidNotStart(output: dev.output)
+        throw DevDidNotStart(output: said)
     }
 
     public struct DevDidNotStart: Error, CustomStringConvertible {
@@ -112,19 +104,20 @@ public final class RunningDev: Sendable {
 
     /// Ctrl-C, and the exit status (-1 if it is still running 30 s later).
     public func stop() async throws -> Int32 {
-        Glibc.kill(process.processIdentifier, SIGINT)
-        for _ in 0..<300 {
-            if let status = process.exitStatusIfExited {
+        process.signal(SIGINT)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if let ended = process.termination {
                 if let scratch { try? FileManager.default.removeItem(at: scratch) }
-                return status
+                return ended.code
             }
-            try await Task.sleep(for: .milliseconds(100))
+            try await Task.sleep(for: .milliseconds(50))
         }
         return -1
     }
 
     public func kill() {
-        if process.exitStatusIfExited == nil { Glibc.kill(process.processIdentifier, SIGKILL) }
+        process.signal(SIGKILL)
         try? FileManager.default.removeItem(at: log)
         if let scratch { try? FileManager.default.removeItem(at: scratch) }
     }

@@ -1,63 +1,59 @@
 import Foundation
+import Supervision
+import Synchronization
 
 /// A function executable started with `serve` on a free port, for tests of the real process
 /// (signals, exit status, what it prints).
-public final class ServingProcess: @unchecked Sendable {
-    public let process: Process
+public final class ServingProcess: Sendable {
+    public let child: ChildProcess
     public let port: Int
-    let output: Pipe
+    let printed: Printed
+
+    final class Printed: Sendable {
+        let lines = Mutex<[String]>([])
+        var text: String { lines.withLock { $0.map { $0 + "\n" }.joined() } }
+    }
+
+    init(child: ChildProcess, port: Int, printed: Printed) {
+        self.child = child
+        self.port = port
+        self.printed = printed
+    }
 
     /// Starts `NAME serve --port 0 …` (or without `--port` when `port` is nil, so `PORT` decides) and waits
-    /// for its "listening on" line to learn the port.
-    public static func start(_ name: String, arguments: [String], port: Int? = 0, environment: [String: String] = [:]) async throws -> ServingProcess {
-        try await offThePool { try ServingProcess(name, arguments: arguments, port: port, environment: environment) }
-    }
-
-    init(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) throws {
-        process = Process()
-        process.executableURL = TestPaths.executable(name)
-        process.arguments = ["serve", "--host", "127.0.0.1"] + (requestedPort.map { ["--port", String($0)] } ?? []) + arguments
-        var env = ProcessInfo.processInfo.environment
-        env["LOG_FORMAT"] = "json"
-        env.merge(environment) { _, new in new }
-        process.environment = env
-        output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.standardError
-        try process.launchAlone()
-        var seen = ""
-        let deadline = Date().addingTimeInterval(30)
-        var found: Int?
-        while found == nil, Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += String(decoding: chunk, as: UTF8.self)
-            if let range = seen.range(of: #"listening on [0-9.]+:([0-9]+)"#, options: .regularExpression) {
-                found = Int(seen[range].split(separator: ":").last!)
+    /// (30 s at most) for its "listening on" line to learn the port.
+    public static func start(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) async throws -> ServingProcess {
+        let printed = Printed()
+        var variables = ProcessInfo.processInfo.environment
+        variables["LOG_FORMAT"] = "json"
+        variables.merge(environment) { _, new in new }
+        let child = try await ChildProcess.start(
+            TestPaths.executable(name).path,
+            arguments: ["serve", "--host", "127.0.0.1"] + (requestedPort.map { ["--port", String($0)] } ?? []) + arguments,
+            environment: variables, output: .lines { line in printed.lines.withLock { $0.append(line) } })
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, !child.hasExited {
+            let text = printed.text
+            if let range = text.range(of: #"listening on [0-9.]+:([0-9]+)"#, options: .regularExpression),
+               let port = Int(text[range].split(separator: ":").last ?? "") {
+                return ServingProcess(child: child, port: port, printed: printed)
             }
+            try await Task.sleep(for: .milliseconds(20))
         }
-        guard let found else {
-            process.terminate()
-            throw RawHTTPError("\(name) did not say it was listening; it printed: \(seen)")
-        }
-        port = found
+        await child.stop(grace: .seconds(2))
+        throw RawHTTPError("\(name) did not say it was listening; it printed: \(printed.text.suffix(2000))")
     }
 
-    public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    public func signal(_ signal: Int32) { child.signal(signal) }
 
-    /// Waits for the process to exit and returns its status and everything else it printed.
+    /// Waits for the process to exit and returns its status and everything it printed.
     public func waitForExit() async throws -> (status: Int32, output: String) {
-        try await offThePool { [self] in
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
-            return (process.waitForExit(), String(decoding: rest, as: UTF8.self))
-        }
+        let termination = await child.waitForExit()
+        return (termination.code, printed.text)
     }
 
-    /// SIGTERM, and the exit waited for in the background (for a `defer`).
+    /// SIGTERM, and SIGKILL 10 s later if need be, in the background (for a `defer`).
     public func stop() {
-        signal(SIGTERM)
-        reapInBackground { [self] in _ = output.fileHandleForReading.readDataToEndOfFile(); _ = process.waitForExit() }
+        Task { [child] in await child.stop() }
     }
-
-    deinit { if process.isRunning { process.terminate() } }
 }

@@ -16,7 +16,7 @@ import Testing
 
     static let functions = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
     static let forbiddenForFunctions: Set<String> = ["Foundation", "FoundationInternationalization", "LocalCloud", "GRDB", "HeraldCLI", "HeraldTesting",
-                                                     "JWTKit", "X509"]
+                                                     "JWTKit", "X509", "Supervision", "Subprocess"]
 
     static func describe() async throws -> [String: Target] {
         // Another scratch path than the build's: `swift test` holds .build's lock while the tests run.
@@ -115,7 +115,7 @@ import Testing
     @Test func theDomainReachesNoIOModule() async throws {
         let targets = try await Self.describe()
         let forbidden: Set<String> = ["GoogleClients", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
-                                      "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "GRDB", "Logging", "Foundation", "FoundationInternationalization"]
+                                      "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "GRDB", "Logging", "Supervision", "Subprocess", "Foundation", "FoundationInternationalization"]
         for domain in ["HeraldCore", "ChatFunctions"] {
             let found = try Self.violations(of: domain, forbidden: forbidden, in: targets)
             #expect(found.isEmpty, "\(found)")

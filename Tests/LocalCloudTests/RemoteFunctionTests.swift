@@ -7,6 +7,7 @@ import GoogleClients
 import Glibc
 import HeraldRuntime
 import HeraldTesting
+import Supervision
 import Testing
 
 /// A function running outside `herald dev` (another process, or the container image), wired as
@@ -37,13 +38,10 @@ import Testing
         let port = try freeLoopbackPort()
         let dev = try await RunningDev.start(["--seed", "demo", "--function", "onMessageCreated=http://127.0.0.1:\(port)/"])
         defer { dev.kill() }
-        let function = Process()
-        function.executableURL = TestPaths.executable("onMessageCreated")
-        function.arguments = ["serve", "--host", "127.0.0.1"]
-        function.environment = ProcessInfo.processInfo.environment.merging(environment(dev: dev, port: port)) { _, new in new }
-        function.standardOutput = FileHandle.nullDevice
-        try function.launchAlone()
-        defer { if function.isRunning { function.terminate() } }
+        let function = try await ChildProcess.start(
+            TestPaths.executable("onMessageCreated").path, arguments: ["serve", "--host", "127.0.0.1"],
+            environment: ProcessInfo.processInfo.environment.merging(environment(dev: dev, port: port)) { _, new in new }, output: .discarded)
+        defer { function.signal(SIGKILL) }
         #expect(try await Self.waitUntilHealthy(port: port) != nil)
         try await checkMessageFlows(through: dev)
         #expect(try await dev.stop() == 0)
@@ -72,13 +70,10 @@ import Testing
         #expect(created.status == 0 && !container.isEmpty, "\(created.stderr)")
         let env = environment(dev: dev, port: port).sorted { $0.key < $1.key }.flatMap { ["--env", "\($0.key)=\($0.value)"] }
         _ = try await Self.buildah(buildah, ["config"] + env + [container])
-        let run = Process()
-        run.executableURL = URL(fileURLWithPath: buildah)
-        run.arguments = ["--storage-driver", "vfs", "run", "--isolation", "chroot", container, "--",
-                         "/usr/local/bin/app", "serve", "--host", "127.0.0.1"]
-        run.standardOutput = FileHandle.nullDevice
         let started = Date()
-        try run.launchAlone()
+        let run = try await ChildProcess.start(
+            buildah, arguments: ["--storage-driver", "vfs", "run", "--isolation", "chroot", container, "--", "/usr/local/bin/app", "serve", "--host", "127.0.0.1"],
+            output: .discarded)
         var failure: (any Error)?
         do {
             let healthy = try await Self.waitUntilHealthy(port: port)
@@ -87,7 +82,7 @@ import Testing
             try await checkMessageFlows(through: dev)
         } catch { failure = error }
         // The container is stopped and gone before it is removed (removing it under `buildah run` makes buildah panic).
-        _ = try await run.stop()
+        await run.stop()
         _ = try await Self.buildah(buildah, ["rm", container])
         if let failure { throw failure }
     }

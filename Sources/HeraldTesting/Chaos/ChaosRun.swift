@@ -281,7 +281,7 @@ public struct ChaosRun: Sendable {
 
     /// SIGKILLs one of `herald dev`'s function processes; false when none is running.
     func killOneFunction() -> Bool {
-        guard let victim = ChildProcesses.of(dev.process.processIdentifier).filter({ $0.commandLine.contains("function") }).randomElement() else { return false }
+        guard let victim = ChildProcesses.of(dev.process.pid).filter({ $0.commandLine.contains("function") }).randomElement() else { return false }
         return kill(victim.pid, SIGKILL) == 0
     }
 }
