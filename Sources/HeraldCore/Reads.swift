@@ -19,7 +19,9 @@ public struct Reads: Sendable {
     /// The documents that exist among `names`, by name.
     public func documents(_ names: [DocumentName]) throws(NotReadYet) -> [DocumentName: FirestoreDocument] {
         try need(documents: names)
-        return read.found.filter { names.contains($0.key) }
+        var found: [DocumentName: FirestoreDocument] = [:]
+        for name in names { found[name] = read[name] }
+        return found
     }
 
     /// Every document of a small collection under a document (a user's push tokens).
@@ -36,11 +38,17 @@ public struct Reads: Sendable {
 
     /// Asks for several things in one step, so they are read in one batch; returns once all are read.
     public func need(documents: [DocumentName] = [], collections: [CollectionPath] = [], lookups: [ValueLookup] = []) throws(NotReadYet) {
+        // A plan asks again for what it read in earlier steps each time it runs: that answer is cheap.
+        if documents.allSatisfy(isRead), collections.allSatisfy({ read.collections[$0] != nil }), lookups.allSatisfy({ read.lookups[$0] != nil }) {
+            return
+        }
         let wanted = NotReadYet(documents: documents.filter { read[$0] == nil && !read.missing.contains($0) },
                                 collections: collections.filter { read.collections[$0] == nil },
                                 lookups: lookups.filter { read.lookups[$0] == nil })
         if !wanted.isEmpty { throw wanted }
     }
+
+    private func isRead(_ name: DocumentName) -> Bool { read[name] != nil || read.missing.contains(name) }
 
     /// Adds what a batch found; names asked for and not found are known missing.
     public mutating func add(_ more: DocumentsRead, asked: NotReadYet) {
@@ -115,9 +123,10 @@ extension DocumentsRead {
         for name in wanted.documents {
             if let document = documents[name] { read.found[name] = document } else { read.missing.insert(name) }
         }
-        let sorted = documents.values.sorted { $0.name < $1.name }
-        for path in wanted.collections { read.collections[path] = sorted.filter { path.contains($0.name) } }
-        for lookup in wanted.lookups { read.lookups[lookup] = Array(sorted.filter(lookup.matches).prefix(ValueLookup.maximumFound)) }
+        for path in wanted.collections { read.collections[path] = documents.values.filter { path.contains($0.name) }.sorted { $0.name < $1.name } }
+        for lookup in wanted.lookups {
+            read.lookups[lookup] = Array(documents.values.filter(lookup.matches).sorted { $0.name < $1.name }.prefix(ValueLookup.maximumFound))
+        }
         return read
     }
 }

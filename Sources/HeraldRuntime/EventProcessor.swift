@@ -99,7 +99,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         var plan: Plan?
         // The first step's documents without the event's own (new every time, a message): the key of
         // what the next steps asked for, next time's prediction.
-        var firstStep: (asked: [DocumentName], key: [DocumentName])?
+        var firstStep: (asked: [DocumentName], key: [DocumentName], learn: Bool)?
+        var laterStepsAskedForDocuments = false
         for step in 0...Self.maximumReadRounds {
             do {
                 plan = try function.plan(for: change, reading: reads)
@@ -109,8 +110,11 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 var wanted = error
                 if firstStep == nil, !wanted.documents.isEmpty {
                     let key = wanted.documents.filter { $0 != change.document }
-                    firstStep = (wanted.documents, key)
-                    wanted.documents += readAhead.prediction(after: key).filter { !wanted.documents.contains($0) }
+                    let predicted = readAhead.prediction(after: key)
+                    firstStep = (wanted.documents, key, predicted?.due ?? true)
+                    wanted.documents += (predicted?.names ?? []).filter { !wanted.documents.contains($0) }
+                } else if !wanted.documents.isEmpty {
+                    laterStepsAskedForDocuments = true
                 }
                 let lists = wanted.collections, lookups = wanted.lookups
                 async let listed = lists.isEmpty ? [:] : gateway.list(lists)
@@ -124,7 +128,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         guard let plan else {
             throw PlanningError("\(Function.name) kept asking for more documents after \(Self.maximumReadRounds) reads")
         }
-        if let firstStep {
+        // Learnt when there was no prediction, when it fell short (a later step still asked for documents)
+        // or is due to be checked: a plan run costs as much as the rest of a warm event.
+        if let firstStep, firstStep.learn || laterStepsAskedForDocuments {
             let firstOnly = Reads(DocumentsRead(found: reads.read.found.filter { firstStep.asked.contains($0.key) },
                                                 missing: reads.read.missing.intersection(firstStep.asked)))
             do {
@@ -150,18 +156,18 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             }
         }
         return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
-                                    outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun))
+                                    outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun), writes: planned.count)
     }
 
     /// The HTTP answer is a summary; the whole report is for `invoke` and tests.
-    func finish(_ report: EffectsReport) -> EventResponse {
+    func finish(_ report: EffectsReport, writes: Int? = nil) -> EventResponse {
         var outcome: [String: JSONValue] = ["eventId": .string(report.event.change.eventID)]
         switch report.outcome {
         case .applied: outcome["outcome"] = "applied"
         case .duplicate: outcome["outcome"] = "duplicate"
         case .skipped(let reason): outcome["outcome"] = "skipped"; outcome["reason"] = .string(reason)
         }
-        outcome["writes"] = .integer(report.plan.allWrites.count)
+        outcome["writes"] = .integer(writes ?? report.plan.allWrites.count)
         outcome["pushes"] = .integer(report.plan.pushes.count)
         return EventResponse(status: 200, body: .object(outcome), report: report)
     }
@@ -208,18 +214,34 @@ func failure(_ status: Int, _ code: String, _ message: String) -> EventResponse 
 /// warm instance reads everything in one batch. A wrong prediction costs a few extra documents in
 /// that batch, never a wrong plan: the function still says what it needs from what was read.
 final class ReadAhead: Sendable {
-    let memory = Mutex<[[DocumentName]: Set<DocumentName>]>([:])
-    static let capacity = 10_000
+    struct Learnt {
+        var names: Set<DocumentName>
+        var uses = 0
+    }
 
-    func prediction(after firstRound: [DocumentName]) -> [DocumentName] {
-        memory.withLock { Array($0[firstRound.sorted()] ?? []).sorted() }
+    let memory = Mutex<[[DocumentName]: Learnt]>([:])
+    static let capacity = 10_000
+    /// A prediction that was complete is checked again after this many uses, so one grown too big
+    /// (a member who left) does not stay.
+    static let checkEvery = 64
+
+    /// What was learnt after this first round (nil when nothing yet), and whether it is due to be checked.
+    func prediction(after firstRound: [DocumentName]) -> (names: [DocumentName], due: Bool)? {
+        memory.withLock { table in
+            let key = firstRound.sorted()
+            guard var learnt = table[key] else { return nil }
+            learnt.uses += 1
+            table[key] = learnt
+            return (learnt.names.sorted(), learnt.uses % Self.checkEvery == 0)
+        }
     }
 
     func remember(_ names: Set<DocumentName>, after firstRound: [DocumentName]) {
         memory.withLock { table in
-            guard table[firstRound.sorted()] != names else { return }
+            let key = firstRound.sorted()
+            guard table[key]?.names != names else { return }
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
-            table[firstRound.sorted()] = names
+            table[key] = Learnt(names: names)
         }
     }
 }

@@ -2,9 +2,10 @@ import Foundation
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
-import HeraldRuntime
+@testable import HeraldRuntime
 import HeraldTesting
 import Logging
+import Synchronization
 import Testing
 
 @testable import ChatFunctions
@@ -43,6 +44,39 @@ struct CountingGateway: DocumentGateway {
         #expect(gateway.requests.value == 3 + 2, "warm: everything in one read, then one commit")
     }
 
+    /// Who joins is read with the conversation from the next event on; who left stops being read once the
+    /// prediction is checked again (every `ReadAhead.checkEvery` uses), never a wrong plan meanwhile.
+    @Test func theMembersReadAheadFollowWhoJoinsAndWhoLeaves() async throws {
+        let world = ChangingWorld(Array(try SnapshotGateway(contentsOf: TestPaths.fixture("default/documents.json")).documents.values))
+        let processor = EventProcessor(function: OnMessageCreated(schema: Schema.presets["default"]!), gateway: world)
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let request = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("default/message-created.binary-protobuf.json"))))
+        func send() async throws -> (requests: Int, users: Set<String>, pushes: Set<String>) {
+            world.asked.withLock { $0 = [] }
+            let report = try #require(await processor.process(request, logger: logger).report)
+            let asked = world.asked.withLock { $0 }
+            let users = Set(asked.joined().map(\.path).filter { $0.hasPrefix("users/") })
+            return (asked.count, users, Set(report.plan.pushes.map(\.userID)))
+        }
+        _ = try await send()
+        let warm = try await send()
+        #expect(warm.requests == 1 && warm.users == ["users/alice", "users/bob", "users/carol"])
+
+        world.setMembers(["alice", "bob", "carol", "dave"], addingUser: "dave")
+        let joined = try await send()
+        #expect(joined.requests == 2 && joined.pushes.contains("dave"), "dave's document is read in a step of its own, once")
+        #expect(try await send().requests == 1)
+
+        world.setMembers(["alice", "bob", "dave"])
+        var stillReadingCarol = 0
+        for _ in 0..<(2 * ReadAhead.checkEvery) {
+            let sent = try await send()
+            #expect(sent.requests == 1 && !sent.pushes.contains("carol"))
+            if sent.users.contains("users/carol") { stillReadingCarol += 1 }
+        }
+        #expect(stillReadingCarol > 0 && stillReadingCarol <= ReadAhead.checkEvery, "read \(stillReadingCarol) times after she left")
+    }
+
     @Test func thePlanSaysWhatEachStepReads() throws {
         let schema = Schema.presets["default"]!
         let conversation = try DocumentName(project: "p", path: "conversations/c1")
@@ -67,4 +101,37 @@ struct CountingGateway: DocumentGateway {
         #expect(greedy.steps.count == Greedy.maximumReadSteps)
         #expect(greedy.plan.decision == .skip(reason: "the function kept asking for more documents after 4 steps"))
     }
+}
+
+/// A world a test can change between events; it records each batch of document names read.
+final class ChangingWorld: DocumentGateway {
+    let documents: Mutex<[FirestoreDocument]>
+    let asked = Mutex<[[DocumentName]]>([])
+    var isDryRun: Bool { true }
+
+    init(_ documents: [FirestoreDocument]) { self.documents = Mutex(documents) }
+
+    var snapshot: SnapshotGateway { SnapshotGateway(documents: documents.withLock { $0 }) }
+
+    func setMembers(_ members: [String], addingUser user: String? = nil) {
+        documents.withLock { documents in
+            for index in documents.indices where documents[index].name.path.hasPrefix("conversations/") && !documents[index].name.path.contains("/messages/") {
+                documents[index].fields["members"] = .array(members.map { .string($0) })
+            }
+            if let user, let any = documents.first(where: { $0.name.path.hasPrefix("users/") }) {
+                var added = any
+                added.name = try! DocumentName(project: any.name.project, path: "users/\(user)")
+                added.fields = ["displayName": .string(user.capitalized), "fcmTokens": .array([.string("tok-\(user)-phone")])]
+                documents.append(added)
+            }
+        }
+    }
+
+    func read(_ names: [DocumentName]) async throws -> DocumentsRead {
+        asked.withLock { $0.append(names) }
+        return try await snapshot.read(names)
+    }
+    func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { try await snapshot.list(collections) }
+    func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { try await snapshot.lookUp(lookups) }
+    func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
 }
