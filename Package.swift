@@ -54,8 +54,9 @@ let package = Package(
             swiftSettings: strict
         ),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
-        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", .product(name: "Crypto", package: "swift-crypto")],
-                swiftSettings: strict),
+        .target(
+            name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
         .target(
             name: "HeraldRuntime",
@@ -95,8 +96,12 @@ let package = Package(
             swiftSettings: strict
         ),
         // The chat backend's functions, as plain types behind `EventFunction`.
-        .target(name: "ChatFunctions", dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents",
-                                                .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        .target(
+            name: "ChatFunctions",
+            dependencies: [
+                "HeraldCore", "FirestoreModel", "FirestoreEvents",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], swiftSettings: strict),
         // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
         .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel"], swiftSettings: strict),
         .executableTarget(
@@ -130,9 +135,11 @@ let package = Package(
         .executableTarget(name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreModel"], path: "Fuzz/HeraldFuzz", swiftSettings: strict),
         .executableTarget(
             name: "HeraldBench",
-            dependencies: ["GoogleClients", "HeraldTesting", "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                           .product(name: "AsyncHTTPClient", package: "async-http-client")],
+            dependencies: [
+                "GoogleClients", "HeraldTesting", "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             path: "Benchmarks/HeraldBench",
             swiftSettings: strict
         ),
@@ -149,14 +156,17 @@ let package = Package(
         ),
         .testTarget(
             name: "ChatFunctionsTests",
-            dependencies: ["ChatFunctions", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
-                           .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "ChatFunctions", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "LocalCloudTests",
             dependencies: [
-                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "ChatDemo", "HeraldCLI", "onMessageCreated", "onReadReceipt", "Supervision",
+                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "ChatDemo",
+                "HeraldCLI", "onMessageCreated", "onReadReceipt", "Supervision",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -168,9 +178,11 @@ let package = Package(
         // Hostile data, outages and misconfiguration, each tried on the real executables against `herald dev`.
         .testTarget(
             name: "AdversarialTests",
-            dependencies: ["HeraldTesting", "HeraldRuntime", "ChatFunctions", "ChatDemo", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldCLI",
-                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "Hummingbird", package: "hummingbird")] + functionNames.map { .target(name: $0) },
+            dependencies: [
+                "HeraldTesting", "HeraldRuntime", "ChatFunctions", "ChatDemo", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldCLI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
         ),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),
@@ -189,15 +201,20 @@ let package = Package(
             ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
         ),
-    ] + functionNames.map {
-        .executableTarget(
-            name: $0,
-            dependencies: ["HeraldRuntime", "ChatFunctions"],
-            path: "Functions/\($0)",
-            swiftSettings: strict,
-            // A function exports no symbols: the 4.5 MB dynamic symbol table Swift's driver asks for is
-            // for plug-ins and debuggers, and a stripped image has neither.
-            linkerSettings: [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux], configuration: .release))]
-        )
-    }
+    ]
+        + functionNames.map {
+            .executableTarget(
+                name: $0,
+                dependencies: ["HeraldRuntime", "ChatFunctions"],
+                path: "Functions/\($0)",
+                swiftSettings: strict,
+                // A function exports no symbols: the 4.5 MB dynamic symbol table Swift's driver asks for is
+                // for plug-ins and debuggers, and a stripped image has neither.
+                linkerSettings: [
+                    .unsafeFlags(
+                        ["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                        .when(platforms: [.linux], configuration: .release))
+                ]
+            )
+        }
 )

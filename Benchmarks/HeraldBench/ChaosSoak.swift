@@ -23,7 +23,9 @@ struct ChaosSoak: AsyncParsableCommand {
     func run() async throws {
         var settings = ChaosSettings()
         (settings.users, settings.conversations, settings.messages, settings.writers) = (users, conversations, messages, writers)
-        (settings.roamingDevices, settings.tokenMoves, settings.faultRate, settings.schema, settings.seed) = (roamingDevices, tokenMoves, faultRate, schema, seed)
+        (settings.roamingDevices, settings.tokenMoves, settings.faultRate, settings.schema, settings.seed) = (
+            roamingDevices, tokenMoves, faultRate, schema, seed
+        )
         settings.killInterval = killEvery > 0 ? .milliseconds(Int64(killEvery * 1000)) : nil
         settings.settleTimeout = .seconds(900)
         let dev = try await RunningDev.start(ChaosSettings.devArguments + ["--schema", schema], environment: ChaosSettings.devEnvironment)

@@ -1,7 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import HeraldTesting
@@ -10,7 +10,8 @@ import HeraldTesting
 @main
 struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "herald-bench", abstract: "Herald's benchmarks; each prints its figures.", subcommands: [FCMFanOut.self, MessageEvents.self, ChaosSoak.self])
+        commandName: "herald-bench", abstract: "Herald's benchmarks; each prints its figures.",
+        subcommands: [FCMFanOut.self, MessageEvents.self, ChaosSoak.self])
 }
 
 struct FCMFanOut: AsyncParsableCommand {
@@ -32,12 +33,16 @@ struct FCMFanOut: AsyncParsableCommand {
 
     func measure(endpoint: String) async throws {
         let lanes = FCMClient.makeHTTPClients(maximumInFlight: inFlight)
-        let fcm = FCMClient(project: "bench", endpoint: endpoint, credentials: EmulatorCredentials(),
-                            httpClients: lanes, maximumInFlight: inFlight)
+        let fcm = FCMClient(
+            project: "bench", endpoint: endpoint, credentials: EmulatorCredentials(),
+            httpClients: lanes, maximumInFlight: inFlight)
         var counted = TimedRun.empty
         for round in 0..<rounds {
-            let messages = (0..<tokens).map { FCMMessage(token: "tok-\(round)-\($0)", notification: .init(title: "Family • Alice", body: "Dinner at 6pm"),
-                                                         data: ["conversationId": "c1", "messageId": "m\(round)"]) }
+            let messages = (0..<tokens).map {
+                FCMMessage(
+                    token: "tok-\(round)-\($0)", notification: .init(title: "Family • Alice", body: "Dinner at 6pm"),
+                    data: ["conversationId": "c1", "messageId": "m\(round)"])
+            }
             let run = try await TimedRun.measure(count: messages.count, inFlight: inFlight) { i in
                 guard await fcm.send(messages[i].json, lane: i).isSent else { throw ValidationError("send \(i) failed") }
             }
@@ -45,7 +50,9 @@ struct FCMFanOut: AsyncParsableCommand {
             if round > 0 { counted.add(run) }
         }
         for lane in lanes { try await lane.shutdown() }
-        print("FCM fan-out to \(self.endpoint ?? "a local sink"): \(tokens) tokens x \(rounds - 1) rounds, \(inFlight) in flight, \(lanes.count) connection lane(s)")
+        print(
+            "FCM fan-out to \(self.endpoint ?? "a local sink"): \(tokens) tokens x \(rounds - 1) rounds, \(inFlight) in flight, \(lanes.count) connection lane(s)"
+        )
         print(String(format: "  sends/s  %.0f", counted.perSecond(tokens * (rounds - 1))))
         print("  p50      \(counted.percentile(50))")
         print("  p99      \(counted.percentile(99))")

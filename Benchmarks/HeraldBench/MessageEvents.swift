@@ -1,8 +1,8 @@
 import ArgumentParser
 import ChatFunctions
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import HeraldRuntime
@@ -30,19 +30,31 @@ struct MessageEvents: AsyncParsableCommand {
         _ = try await backend.run { host in
             try await withTestHTTPServer(sink.router) { fcmPort in
                 let seeding = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
-                let counted = FirestoreClient(project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared,
-                                              observer: { _ in requests.increment() })
+                let counted = FirestoreClient(
+                    project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared,
+                    observer: { _ in requests.increment() })
                 let fcm = FCMClient(project: "bench", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
                 let ids = (0..<members).map { "u\($0)" }
                 let conversation = try seeding.name("conversations/c1")
-                var seed = [Write(.update(conversation, fields: ["members": .array(ids.map { .string($0) }), "isGroup": .boolean(true), "name": .string("Bench")], mask: nil))]
-                seed += try ids.map { Write(.update(try seeding.name("users/\($0)"), fields: ["displayName": .string($0), "fcmTokens": .array([.string("tok-\($0)")])], mask: nil)) }
+                var seed = [
+                    Write(
+                        .update(
+                            conversation, fields: ["members": .array(ids.map { .string($0) }), "isGroup": .boolean(true), "name": .string("Bench")], mask: nil))
+                ]
+                seed += try ids.map {
+                    Write(
+                        .update(try seeding.name("users/\($0)"), fields: ["displayName": .string($0), "fcmTokens": .array([.string("tok-\($0)")])], mask: nil))
+                }
                 var changes: [DocumentChange] = []
                 for i in 0..<events {
                     let name = try seeding.name("conversations/c1/messages/m\(i)")
-                    let document = FirestoreDocument(name: name, fields: ["senderId": .string(ids[i % members]), "text": .string("message \(i)"),
-                                                                          "timestamp": .timestamp(Timestamp(seconds: 1_795_165_200 + Int64(i)))],
-                                                     createTime: Timestamp(seconds: 1_795_165_200 + Int64(i)), updateTime: Timestamp(seconds: 1_795_165_200 + Int64(i)))
+                    let document = FirestoreDocument(
+                        name: name,
+                        fields: [
+                            "senderId": .string(ids[i % members]), "text": .string("message \(i)"),
+                            "timestamp": .timestamp(Timestamp(seconds: 1_795_165_200 + Int64(i))),
+                        ],
+                        createTime: Timestamp(seconds: 1_795_165_200 + Int64(i)), updateTime: Timestamp(seconds: 1_795_165_200 + Int64(i)))
                     seed.append(Write(.update(name, fields: document.fields, mask: nil)))
                     changes.append(DocumentChange(eventID: "e\(i)", kind: .created, time: document.createTime!, document: name, newDocument: document))
                 }
@@ -50,7 +62,8 @@ struct MessageEvents: AsyncParsableCommand {
                 let gateway = FirestoreGateway(firestore: counted, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
                 let processor = EventProcessor(function: OnMessageCreated(schema: Schema.presets["default"]!), gateway: gateway)
                 let requestsForChanges = try changes.map { change in
-                    let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
+                    let event = DecodedEvent(
+                        change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
                     return try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
                 }
                 let run = try await TimedRun.measure(count: events, inFlight: concurrency) { i in

@@ -19,10 +19,16 @@ struct TimedRun {
                     return clock.now - t0
                 }
             }
-            while next < min(inFlight, count) { launch(next); next += 1 }
+            while next < min(inFlight, count) {
+                launch(next)
+                next += 1
+            }
             for try await latency in group {
                 latencies.append(latency)
-                if next < count { launch(next); next += 1 }
+                if next < count {
+                    launch(next)
+                    next += 1
+                }
             }
             return latencies
         }

@@ -1,6 +1,6 @@
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 
 /// Every decoder that takes bytes from outside, on one input: the first byte picks the entry point
 /// (the JSON parser, a binary-mode CloudEvent with a protobuf or JSON body, a structured CloudEvent,
@@ -69,6 +69,7 @@ enum FuzzTarget {
 }
 
 #if FUZZING
+// swift-format-ignore: AlwaysUseLowerCamelCase
 @_silgen_name("LLVMFuzzerRunDriver")
 func LLVMFuzzerRunDriver(
     _ argc: UnsafeMutablePointer<Int32>, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
@@ -80,10 +81,11 @@ func LLVMFuzzerRunDriver(
     static func main() {
         var argc = CommandLine.argc
         var argv = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-            FuzzTarget.run(Array(UnsafeBufferPointer(start: data, count: size)))
-            return 0
-        })
+        exit(
+            LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+                FuzzTarget.run(Array(UnsafeBufferPointer(start: data, count: size)))
+                return 0
+            })
     }
 }
 #else

@@ -1,10 +1,11 @@
+import ChatFunctions
+import FirestoreModel
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import ChatFunctions
-import FirestoreModel
 
 /// A small world for `herald dev --seed demo`, in any schema: Alice, Bob, Carol, Dave and Erin with
 /// push tokens (Bob on a phone and an iPad), a 1:1 chat between Alice and Bob, the group "Family"
@@ -52,8 +53,9 @@ public struct DemoWorld: Sendable {
         Person(id: "carol", name: "Carol", tokens: ["tok-carol-phone"]),
         Person(id: "dave", name: "Dave", tokens: ["tok-dave-phone"]),
         // Quiet all day, so the demo behaves the same at any hour.
-        Person(id: "erin", name: "Erin", tokens: ["tok-erin-phone"],
-               quietHours: ["start": .string("00:00"), "end": .string("24:00"), "timeZone": .string("Pacific/Auckland"), "allowMentions": .boolean(true)]),
+        Person(
+            id: "erin", name: "Erin", tokens: ["tok-erin-phone"],
+            quietHours: ["start": .string("00:00"), "end": .string("24:00"), "timeZone": .string("Pacific/Auckland"), "allowMentions": .boolean(true)]),
     ]
     /// Conversation id → (members, group name or nil for 1:1).
     public static let conversations = [
@@ -90,13 +92,16 @@ public struct DemoWorld: Sendable {
             case .mapKeys(let field): fields[field] = .map(Dictionary(uniqueKeysWithValues: person.tokens.map { ($0, .boolean(true)) }))
             case .subcollection(let collection):
                 for token in person.tokens {
-                    writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil)))
+                    writes.append(
+                        Write(.update(try name("\(schema.userCollection)/\(person.id)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil)))
                 }
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
         for conversation in conversations {
-            var fields: [String: FirestoreValue] = [schema.unreadCountField: .map(Dictionary(uniqueKeysWithValues: conversation.members.map { ($0, .integer(0)) }))]
+            var fields: [String: FirestoreValue] = [
+                schema.unreadCountField: .map(Dictionary(uniqueKeysWithValues: conversation.members.map { ($0, .integer(0)) }))
+            ]
             for field in schema.memberFields { fields[field] = .array(conversation.members.map { .string($0) }) }
             if let flag = schema.groupFlagField { fields[flag] = .boolean(conversation.group != nil) }
             if let typeField = schema.groupTypeField { fields[typeField] = .string(conversation.group != nil ? schema.groupTypeValue ?? "group" : "direct") }
@@ -104,14 +109,17 @@ public struct DemoWorld: Sendable {
             if let field = schema.mutedUntilField, !conversation.mutedBy.isEmpty {
                 fields[field] = .map(Dictionary(uniqueKeysWithValues: conversation.mutedBy.map { ($0, .boolean(true)) }))
             }
-            writes.append(Write(.update(try name("\(schema.conversationCollection)/\(conversation.id)"), fields: fields, mask: nil), precondition: .exists(false)))
+            writes.append(
+                Write(.update(try name("\(schema.conversationCollection)/\(conversation.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
         return writes
     }
 
     /// A new message as the app would write it.
-    public func message(from sender: String, in conversation: String, text: String, id: String, at time: Timestamp,
-                        senderName: String? = nil) throws -> Write {
+    public func message(
+        from sender: String, in conversation: String, text: String, id: String, at time: Timestamp,
+        senderName: String? = nil
+    ) throws -> Write {
         var path = schema.messagePattern
         let placeholders = path.split(separator: "/").filter { $0.hasPrefix("{") }
         if schema.conversationIDField == nil, let first = placeholders.first { path = path.replacing(first, with: conversation) }
@@ -128,8 +136,9 @@ public struct DemoWorld: Sendable {
     /// The message a `herald send` line (`alice→family: Dinner at 6pm`) writes, with an id from its time.
     public func message(sending line: String, at date: Date) throws -> (write: Write, parsed: (sender: String, conversation: String, text: String))? {
         guard let parsed = Self.parseSend(line) else { return nil }
-        let write = try message(from: parsed.sender, in: parsed.conversation, text: parsed.text,
-                                id: "m-\(UInt64(date.timeIntervalSince1970 * 1000))", at: Timestamp(microsecondsOf: date))
+        let write = try message(
+            from: parsed.sender, in: parsed.conversation, text: parsed.text,
+            id: "m-\(UInt64(date.timeIntervalSince1970 * 1000))", at: Timestamp(microsecondsOf: date))
         return (write, parsed)
     }
 
@@ -146,23 +155,28 @@ public struct DemoWorld: Sendable {
     /// What a reader's app writes on opening a conversation: itself into `readBy` of each message it did not send.
     public func reads(by reader: String, of messages: [FirestoreDocument]) -> [Write] {
         messages.filter { $0[schema.senderIDField]?.stringValue != reader }.map {
-            Write(.transform($0.name), transforms: [FieldTransform(FieldPath(schema.readByField), .appendMissingElements([.string(reader)]))],
-                  precondition: .exists(true))
+            Write(
+                .transform($0.name), transforms: [FieldTransform(FieldPath(schema.readByField), .appendMissingElements([.string(reader)]))],
+                precondition: .exists(true))
         }
     }
 
     /// The app's presence heartbeat: online, and the heartbeat time.
     public func heartbeat(of user: String, at time: Timestamp) throws -> Write {
         let online = schema.onlineStatusValue.map(FirestoreValue.string) ?? .boolean(true)
-        return Write(.update(try name("\(schema.userCollection)/\(user)"), fields: [schema.onlineField: online, schema.heartbeatField: .timestamp(time)],
-                            mask: [FieldPath(schema.onlineField), FieldPath(schema.heartbeatField)]), precondition: .exists(true))
+        return Write(
+            .update(
+                try name("\(schema.userCollection)/\(user)"), fields: [schema.onlineField: online, schema.heartbeatField: .timestamp(time)],
+                mask: [FieldPath(schema.onlineField), FieldPath(schema.heartbeatField)]), precondition: .exists(true))
     }
 
     /// The app's typing indicator, when the schema keeps one.
     public func typing(_ user: String, in conversation: String, at time: Timestamp) throws -> Write? {
         guard let field = schema.typingField, let atField = schema.typingAtField else { return nil }
-        return Write(.update(try name("\(schema.userCollection)/\(user)"), fields: [field: .string(conversation), atField: .timestamp(time)],
-                            mask: [FieldPath(field), FieldPath(atField)]), precondition: .exists(true))
+        return Write(
+            .update(
+                try name("\(schema.userCollection)/\(user)"), fields: [field: .string(conversation), atField: .timestamp(time)],
+                mask: [FieldPath(field), FieldPath(atField)]), precondition: .exists(true))
     }
 
     /// What the app writes when `user` signs in on the device with `token`: the token joins the user's
@@ -173,7 +187,8 @@ public struct DemoWorld: Sendable {
         case .single(let field):
             return Write(.update(document, fields: [field: .string(token)], mask: [FieldPath(field)]), precondition: .exists(true))
         case .array(let field):
-            return Write(.transform(document), transforms: [FieldTransform(FieldPath(field), .appendMissingElements([.string(token)]))], precondition: .exists(true))
+            return Write(
+                .transform(document), transforms: [FieldTransform(FieldPath(field), .appendMissingElements([.string(token)]))], precondition: .exists(true))
         case .mapKeys(let field):
             return Write(.update(document, fields: [field: .map([token: .boolean(true)])], mask: [FieldPath(field, token)]), precondition: .exists(true))
         case .subcollection(let collection):

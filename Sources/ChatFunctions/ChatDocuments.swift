@@ -40,8 +40,9 @@ struct Message {
 
     /// The mark saying `recipient`'s unread count holds this message (onReadReceipt clears it when it uncounts).
     func markCounted(for recipient: String) -> Write {
-        Write(.update(name, fields: [schema.unreadMarkField: .map([recipient: .boolean(true)])], mask: [FieldPath(schema.unreadMarkField, recipient)]),
-              precondition: .exists(true))
+        Write(
+            .update(name, fields: [schema.unreadMarkField: .map([recipient: .boolean(true)])], mask: [FieldPath(schema.unreadMarkField, recipient)]),
+            precondition: .exists(true))
     }
 
     /// A new status and read count, and the marks of `uncounted` removed, all conditional on this
@@ -95,8 +96,12 @@ struct Conversation {
         }
         switch schema.lastMessage {
         case .map(let field):
-            set(field, .map(["text": .string(preview), "senderId": .string(senderID), "senderName": .string(senderName),
-                             "timestamp": .timestamp(sentAt), "messageId": .string(message.id), "type": .string(message.type)]))
+            set(
+                field,
+                .map([
+                    "text": .string(preview), "senderId": .string(senderID), "senderName": .string(senderName),
+                    "timestamp": .timestamp(sentAt), "messageId": .string(message.id), "type": .string(message.type),
+                ]))
         case .flat(let text, let sender, let name, let timestamp):
             set(text, .string(preview))
             set(sender, .string(senderID))
@@ -115,16 +120,21 @@ struct Conversation {
     }
 
     func incrementUnread(for recipient: String) -> Write {
-        Write(.transform(name), transforms: [FieldTransform(FieldPath(schema.unreadCountField, recipient), .increment(.integer(1)))],
-              precondition: .exists(true))
+        Write(
+            .transform(name), transforms: [FieldTransform(FieldPath(schema.unreadCountField, recipient), .increment(.integer(1)))],
+            precondition: .exists(true))
     }
 
     /// Each user's unread count down by one, never below zero.
     func decrementUnread(for users: [String]) -> Write {
-        Write(.transform(name), transforms: users.flatMap { user in
-            [FieldTransform(FieldPath(schema.unreadCountField, user), .increment(.integer(-1))),
-             FieldTransform(FieldPath(schema.unreadCountField, user), .maximum(.integer(0)))]
-        }, precondition: .exists(true))
+        Write(
+            .transform(name),
+            transforms: users.flatMap { user in
+                [
+                    FieldTransform(FieldPath(schema.unreadCountField, user), .increment(.integer(-1))),
+                    FieldTransform(FieldPath(schema.unreadCountField, user), .maximum(.integer(0))),
+                ]
+            }, precondition: .exists(true))
     }
 }
 
@@ -142,7 +152,8 @@ struct User {
     /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
     func isViewing(_ conversationID: String, at now: Timestamp, freshness: Int64) -> Bool {
         guard let field = schema.viewingField, document[field]?.stringValue == conversationID,
-              let atField = schema.viewingAtField, let at = document[atField]?.timestampValue else { return false }
+            let atField = schema.viewingAtField, let at = document[atField]?.timestampValue
+        else { return false }
         return now.seconds - at.seconds <= freshness
     }
 
@@ -152,9 +163,13 @@ struct User {
 
     /// The badge down by one, never below zero.
     func decrementBadge() -> Write {
-        Write(.transform(name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
-                                             FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0)))],
-              precondition: .exists(true))
+        Write(
+            .transform(name),
+            transforms: [
+                FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
+                FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
+            ],
+            precondition: .exists(true))
     }
 }
 
@@ -169,8 +184,10 @@ extension Schema {
 
     /// The users' documents (those that exist), with the push tokens of `notified` where tokens are kept
     /// in a subcollection: one step of reads.
-    func users(_ ids: [String], notifying notified: [String], near conversation: DocumentName,
-               reading: Reads) throws(NotReadYet) -> [String: User] {
+    func users(
+        _ ids: [String], notifying notified: [String], near conversation: DocumentName,
+        reading: Reads
+    ) throws(NotReadYet) -> [String: User] {
         let names = ids.compactMap { id in userName(id, near: conversation).map { (id, $0) } }
         try reading.need(documents: names.map(\.1), collections: tokenCollections(of: notified, near: conversation))
         var users: [String: User] = [:]

@@ -7,13 +7,16 @@ extension Schema {
     public func firestoreIndexes(ledgerCollection: String = "_herald/events/ledger") -> JSONValue {
         func field(_ path: String) -> JSONValue { ["fieldPath": .string(path), "order": "ASCENDING"] }
         let indexes: [JSONValue] = [
-            ["collectionGroup": .string(userCollection), "queryScope": "COLLECTION", "fields": [field(onlineField), field(heartbeatField)]],
+            ["collectionGroup": .string(userCollection), "queryScope": "COLLECTION", "fields": [field(onlineField), field(heartbeatField)]]
         ]
         var overrides: [JSONValue] = []
         if case .subcollection(let collection) = tokens, let stamp = tokensUpdatedAtField {
-            overrides.append(["collectionGroup": .string(collection), "fieldPath": .string(stamp), "indexes": [
-                ["order": "ASCENDING", "queryScope": "COLLECTION"], ["order": "ASCENDING", "queryScope": "COLLECTION_GROUP"],
-            ]])
+            overrides.append([
+                "collectionGroup": .string(collection), "fieldPath": .string(stamp),
+                "indexes": [
+                    ["order": "ASCENDING", "queryScope": "COLLECTION"], ["order": "ASCENDING", "queryScope": "COLLECTION_GROUP"],
+                ],
+            ])
         }
         let ledgerGroup = ledgerCollection.split(separator: "/").last.map(String.init) ?? ledgerCollection
         // Ledger documents are only ever read by name: no index on them, and a TTL on expireAt.

@@ -22,8 +22,10 @@ struct NotificationPreferences {
 
     /// The order is the product's: `none` silences everything; a mute or the `mentions` level lets
     /// only mentions through; do-not-disturb lets mentions through only if the user said so.
-    func decision(for recipient: String, user: FirestoreDocument, conversation: FirestoreDocument, isGroup: Bool, mentioned: Bool,
-                  at now: Timestamp, warnings: inout [String]) -> Decision {
+    func decision(
+        for recipient: String, user: FirestoreDocument, conversation: FirestoreDocument, isGroup: Bool, mentioned: Bool,
+        at now: Timestamp, warnings: inout [String]
+    ) -> Decision {
         let level = level(of: recipient, in: conversation)
         if level == .none { return .silent(reason: "level-none") }
         if isMuted(recipient, conversation: conversation, at: now), !mentioned { return .silent(reason: "muted") }
@@ -73,7 +75,8 @@ struct NotificationPreferences {
         guard let text = value?.stringValue, text.utf8.count <= 5 else { return nil }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[1].count == 2, let hours = Int(parts[0]), let minutes = Int(parts[1]),
-              (0...24).contains(hours), (0..<60).contains(minutes), hours * 60 + minutes <= 1440 else { return nil }
+            (0...24).contains(hours), (0..<60).contains(minutes), hours * 60 + minutes <= 1440
+        else { return nil }
         return hours * 60 + minutes
     }
 
@@ -90,7 +93,8 @@ struct NotificationPreferences {
         guard let text, text.utf8.contains(UInt8(ascii: "@")) else { return found }
         let names: [(id: String, name: Substring)] = recipients.compactMap { id in
             guard !found.contains(id), let name = users[id]?.displayName?.trimmingWhitespace, !name.isEmpty,
-                  name.count <= 64 else { return nil }
+                name.count <= 64
+            else { return nil }
             return (id, Substring(name.lowercased()))
         }
         guard !names.isEmpty else { return found }

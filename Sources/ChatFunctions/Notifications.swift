@@ -17,8 +17,10 @@ enum Notifications {
         data["conversationId"] = conversationID
         data["threadId"] = shortID(conversationID)
         data["reason"] = reason
-        return FCMMessage(token: token, data: data, android: .init(priority: .normal),
-                          apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true)).fitted()
+        return FCMMessage(
+            token: token, data: data, android: .init(priority: .normal),
+            apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true)
+        ).fitted()
     }
 
     /// A message's title: the sender in a 1:1 chat, "{sender} in {group}" or "{sender} mentioned you in {group}"
@@ -47,18 +49,22 @@ struct Announcement {
     /// so each device can show them in its own language; grouped per conversation.
     func alert(token: String, mentioned: Bool, badge: Int) -> FCMMessage {
         let title = Notifications.title(sender: senderName, group: group, mentioned: mentioned)
-        let localization = title.key == nil && previewKey == nil
+        let localization =
+            title.key == nil && previewKey == nil
             ? nil : FCMMessage.Localization(titleKey: title.key, titleArguments: title.arguments, bodyKey: previewKey)
         let collapseID = Notifications.shortID(messageID)
         let threadID = Notifications.shortID(conversationID)
-        var data = ["conversationId": conversationID, "messageId": messageID, "senderId": senderID, "type": type,
-                    "summary": "\(title.text): \(preview)", "threadId": threadID]
+        var data = [
+            "conversationId": conversationID, "messageId": messageID, "senderId": senderID, "type": type,
+            "summary": "\(title.text): \(preview)", "threadId": threadID,
+        ]
         if mentioned { data["mentioned"] = "true" }
         return FCMMessage(
             token: token, notification: .init(title: title.text, body: preview), data: data,
             android: .init(priority: .high, collapseKey: collapseID, tag: threadID, notificationCount: badge, localization: localization),
-            apns: .init(priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title.text, body: preview),
-                        badge: badge, sound: "default", threadID: threadID, category: Notifications.messageCategory, localization: localization)
+            apns: .init(
+                priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title.text, body: preview),
+                badge: badge, sound: "default", threadID: threadID, category: Notifications.messageCategory, localization: localization)
         ).fitted()
     }
 }

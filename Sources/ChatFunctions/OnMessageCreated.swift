@@ -79,16 +79,18 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
             guard let user = users[recipient], !user.isViewing(conversation.id, at: change.time, freshness: Self.viewingFreshness) else { continue }
             // The badge as it will be once this message is counted (the stored count is any client's to write).
             let badge = min(user.badge(&stored), Int(Int32.max) - 1) + (isCounted.contains(recipient) ? 1 : 0)
-            let decision = preferences.decision(for: recipient, user: user.document, conversation: conversation.document,
-                                                isGroup: conversation.isGroup, mentioned: mentioned.contains(recipient), at: change.time,
-                                                warnings: &stored.warnings)
+            let decision = preferences.decision(
+                for: recipient, user: user.document, conversation: conversation.document,
+                isGroup: conversation.isGroup, mentioned: mentioned.contains(recipient), at: change.time,
+                warnings: &stored.warnings)
             pushes += tokenStore.pushes(to: user.document, userID: recipient) { token in
                 switch decision {
                 case .alert(let mentioned):
                     announcement.alert(token: token, mentioned: mentioned, badge: badge)
                 case .silent(let reason):
-                    Notifications.silentBadge(token: token, badge: badge, conversationID: conversation.id, reason: reason,
-                                              extra: ["messageId": message.id])
+                    Notifications.silentBadge(
+                        token: token, badge: badge, conversationID: conversation.id, reason: reason,
+                        extra: ["messageId": message.id])
                 }
             }
         }

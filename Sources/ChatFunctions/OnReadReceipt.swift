@@ -74,8 +74,10 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     /// Each user's unread count in the conversation and badge down by one (never below zero), and their
     /// devices told silently, with what they need to clear the conversation's notifications (an iPad
     /// clears when the phone reads) or the unsent message's.
-    func uncount(_ ids: [String], users: [String: User], in conversation: Conversation, reading: Reads, reason: String,
-                 messageID: String) -> (writes: [Write], pushes: [PushMessage], warnings: [String]) {
+    func uncount(
+        _ ids: [String], users: [String: User], in conversation: Conversation, reading: Reads, reason: String,
+        messageID: String
+    ) -> (writes: [Write], pushes: [PushMessage], warnings: [String]) {
         guard !ids.isEmpty else { return ([], [], []) }
         var writes = [conversation.decrementUnread(for: ids)]
         let tokenStore = TokenStore(schema.tokens, documents: reading.read)

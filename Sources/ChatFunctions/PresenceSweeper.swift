@@ -19,10 +19,11 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     public let viewingStaleAfter: Int64
 
     public init(settings: FunctionSettings) throws {
-        self.init(schema: try Schema.load(settings),
-                  presenceStaleAfter: try settings.seconds("HERALD_PRESENCE_STALE_AFTER", default: 60),
-                  typingStaleAfter: try settings.seconds("HERALD_TYPING_STALE_AFTER", default: 10),
-                  viewingStaleAfter: try settings.seconds("HERALD_VIEWING_STALE_AFTER", default: OnMessageCreated.viewingFreshness))
+        self.init(
+            schema: try Schema.load(settings),
+            presenceStaleAfter: try settings.seconds("HERALD_PRESENCE_STALE_AFTER", default: 60),
+            typingStaleAfter: try settings.seconds("HERALD_TYPING_STALE_AFTER", default: 10),
+            viewingStaleAfter: try settings.seconds("HERALD_VIEWING_STALE_AFTER", default: OnMessageCreated.viewingFreshness))
     }
 
     public init(schema: Schema, presenceStaleAfter: Int64 = 60, typingStaleAfter: Int64 = 10, viewingStaleAfter: Int64 = OnMessageCreated.viewingFreshness) {
@@ -38,8 +39,13 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     var offlineValue: FirestoreValue { schema.offlineStatusValue.map(FirestoreValue.string) ?? .boolean(false) }
 
     public func sweeps(at now: Timestamp) -> [Sweep] {
-        var sweeps = [Sweep(Self.offline, query: staleQuery(on: schema.heartbeatField, olderThan: presenceStaleAfter, at: now,
-                                                             also: .field(FieldPath(schema.onlineField), .equal, onlineValue)))]
+        var sweeps = [
+            Sweep(
+                Self.offline,
+                query: staleQuery(
+                    on: schema.heartbeatField, olderThan: presenceStaleAfter, at: now,
+                    also: .field(FieldPath(schema.onlineField), .equal, onlineValue)))
+        ]
         if let field = schema.typingAtField {
             sweeps.append(Sweep(Self.typing, query: staleQuery(on: field, olderThan: typingStaleAfter, at: now)))
         }
@@ -53,8 +59,9 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     /// composite index (online field, heartbeat field), declared in Infra/firestore.indexes.json.
     func staleQuery(on field: String, olderThan seconds: Int64, at now: Timestamp, also filter: StructuredQuery.Filter? = nil) -> StructuredQuery {
         let stale = StructuredQuery.Filter.field(FieldPath(field), .lessThan, .timestamp(cutoff(seconds, at: now)))
-        return StructuredQuery(collectionID: schema.userCollection, filter: filter.map { .and([$0, stale]) } ?? stale,
-                               orderBy: [StructuredQuery.Order(FieldPath(field))])
+        return StructuredQuery(
+            collectionID: schema.userCollection, filter: filter.map { .and([$0, stale]) } ?? stale,
+            orderBy: [StructuredQuery.Order(FieldPath(field))])
     }
 
     func cutoff(_ seconds: Int64, at now: Timestamp) -> Timestamp { Timestamp(seconds: now.seconds - seconds, nanos: now.nanos) }
@@ -72,7 +79,8 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
         switch sweep.label {
         case Self.offline:
             guard user[schema.onlineField] == onlineValue,
-                  let lastHeartbeat = isStale(user, schema.heartbeatField, olderThan: presenceStaleAfter, at: now) else { return .nothing }
+                let lastHeartbeat = isStale(user, schema.heartbeatField, olderThan: presenceStaleAfter, at: now)
+            else { return .nothing }
             fields[schema.onlineField] = offlineValue
             mask.append(FieldPath(schema.onlineField))
             if let lastSeen = schema.lastSeenField, lastSeen != schema.heartbeatField {

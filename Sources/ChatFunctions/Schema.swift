@@ -103,7 +103,8 @@ public struct Schema: Sendable, Hashable {
         updatedAtField: "updatedAt", unreadCountField: "unreadCount", userCollection: "users", displayNameField: "displayName",
         badgeField: "unreadTotal", tokens: .array(field: "fcmTokens"), viewingField: "viewingConversationId",
         viewingAtField: "viewingAt", mutedByField: "mutedBy", mutedUntilField: "mutedUntil", notificationLevelField: "notificationLevels",
-        mentionsField: "mentions", quietHoursField: "quietHours", snoozedUntilField: "snoozedUntil", timeZoneField: "timeZone", readByField: "readBy", deliveredToField: "deliveredTo",
+        mentionsField: "mentions", quietHoursField: "quietHours", snoozedUntilField: "snoozedUntil", timeZoneField: "timeZone", readByField: "readBy",
+        deliveredToField: "deliveredTo",
         readCountField: nil, unreadMarkField: "heraldUnread", onlineField: "online", onlineStatusValue: nil, offlineStatusValue: nil,
         heartbeatField: "heartbeatAt", lastSeenField: "lastSeen", typingField: "typingIn", typingAtField: "typingAt",
         tokensUpdatedAtField: "tokensUpdatedAt")

@@ -2,23 +2,27 @@ import FirestoreModel
 
 /// Reads a schema JSON file over a preset, refusing unknown keys and wrong types by name.
 enum SchemaFile {
-    static var strings: [String: WritableKeyPath<Schema, String>] { [
-        "messagePattern": \.messagePattern, "conversationCollection": \.conversationCollection, "groupNameField": \.groupNameField,
-        "senderIDField": \.senderIDField, "textField": \.textField, "typeField": \.typeField, "timestampField": \.timestampField,
-        "statusField": \.statusField, "unreadCountField": \.unreadCountField, "userCollection": \.userCollection,
-        "displayNameField": \.displayNameField, "badgeField": \.badgeField, "readByField": \.readByField,
-        "unreadMarkField": \.unreadMarkField, "onlineField": \.onlineField, "heartbeatField": \.heartbeatField,
-    ] }
-    static var optionalStrings: [String: WritableKeyPath<Schema, String?>] { [
-        "conversationIDField": \.conversationIDField, "groupFlagField": \.groupFlagField, "groupTypeField": \.groupTypeField,
-        "groupTypeValue": \.groupTypeValue, "senderNameField": \.senderNameField, "updatedAtField": \.updatedAtField,
-        "viewingField": \.viewingField, "viewingAtField": \.viewingAtField, "mutedByField": \.mutedByField,
-        "deliveredToField": \.deliveredToField, "readCountField": \.readCountField, "onlineStatusValue": \.onlineStatusValue,
-        "offlineStatusValue": \.offlineStatusValue, "lastSeenField": \.lastSeenField, "typingField": \.typingField,
-        "typingAtField": \.typingAtField, "tokensUpdatedAtField": \.tokensUpdatedAtField, "mutedUntilField": \.mutedUntilField,
-        "notificationLevelField": \.notificationLevelField, "mentionsField": \.mentionsField, "quietHoursField": \.quietHoursField,
-        "snoozedUntilField": \.snoozedUntilField, "timeZoneField": \.timeZoneField,
-    ] }
+    static var strings: [String: WritableKeyPath<Schema, String>] {
+        [
+            "messagePattern": \.messagePattern, "conversationCollection": \.conversationCollection, "groupNameField": \.groupNameField,
+            "senderIDField": \.senderIDField, "textField": \.textField, "typeField": \.typeField, "timestampField": \.timestampField,
+            "statusField": \.statusField, "unreadCountField": \.unreadCountField, "userCollection": \.userCollection,
+            "displayNameField": \.displayNameField, "badgeField": \.badgeField, "readByField": \.readByField,
+            "unreadMarkField": \.unreadMarkField, "onlineField": \.onlineField, "heartbeatField": \.heartbeatField,
+        ]
+    }
+    static var optionalStrings: [String: WritableKeyPath<Schema, String?>] {
+        [
+            "conversationIDField": \.conversationIDField, "groupFlagField": \.groupFlagField, "groupTypeField": \.groupTypeField,
+            "groupTypeValue": \.groupTypeValue, "senderNameField": \.senderNameField, "updatedAtField": \.updatedAtField,
+            "viewingField": \.viewingField, "viewingAtField": \.viewingAtField, "mutedByField": \.mutedByField,
+            "deliveredToField": \.deliveredToField, "readCountField": \.readCountField, "onlineStatusValue": \.onlineStatusValue,
+            "offlineStatusValue": \.offlineStatusValue, "lastSeenField": \.lastSeenField, "typingField": \.typingField,
+            "typingAtField": \.typingAtField, "tokensUpdatedAtField": \.tokensUpdatedAtField, "mutedUntilField": \.mutedUntilField,
+            "notificationLevelField": \.notificationLevelField, "mentionsField": \.mentionsField, "quietHoursField": \.quietHoursField,
+            "snoozedUntilField": \.snoozedUntilField, "timeZoneField": \.timeZoneField,
+        ]
+    }
 
     static func decode(_ json: JSONValue, name: String) throws(SchemaError) -> Schema {
         guard case .object(let members) = json else { throw SchemaError("must be a JSON object") }
@@ -71,8 +75,9 @@ enum SchemaFile {
         guard case .object(let flat) = value["flat"] ?? .null else {
             throw SchemaError("key \"lastMessage\" must be {\"map\": FIELD} or {\"flat\": {text, senderID, senderName, timestamp}}")
         }
-        return .flat(text: flat["text"]?.stringValue, senderID: flat["senderID"]?.stringValue,
-                     senderName: flat["senderName"]?.stringValue, timestamp: flat["timestamp"]?.stringValue)
+        return .flat(
+            text: flat["text"]?.stringValue, senderID: flat["senderID"]?.stringValue,
+            senderName: flat["senderName"]?.stringValue, timestamp: flat["timestamp"]?.stringValue)
     }
 
     static func tokens(_ value: JSONValue) throws(SchemaError) -> Schema.TokenStorage {

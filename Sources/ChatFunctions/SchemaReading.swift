@@ -7,7 +7,9 @@ import HeraldCore
 extension Schema {
     public func conversationName(for change: DocumentChange) -> DocumentName? {
         if let field = conversationIDField {
-            guard let id = (change.newDocument ?? change.oldDocument)?[field]?.stringValue, !id.isEmpty, !id.utf8.contains(UInt8(ascii: "/")) else { return nil }
+            guard let id = (change.newDocument ?? change.oldDocument)?[field]?.stringValue, !id.isEmpty, !id.utf8.contains(UInt8(ascii: "/")) else {
+                return nil
+            }
             return try? change.document.sibling(path: "\(conversationCollection)/\(id)")
         }
         return change.document.parent

@@ -27,15 +27,18 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let defaultClaimsCollection = "_herald/tokens/claims"
 
     public init(settings: FunctionSettings) throws {
-        self.init(schema: try Schema.load(settings),
-                  staleAfter: try settings.seconds("HERALD_TOKEN_STALE_AFTER", default: 60 * 86_400),
-                  validate: try settings.flag("HERALD_TOKEN_VALIDATE"),
-                  doubtfulAfter: try settings.seconds("HERALD_TOKEN_DOUBTFUL_AFTER", default: 30 * 86_400),
-                  claimsCollection: settings.environment["HERALD_TOKEN_CLAIMS_COLLECTION"] ?? Self.defaultClaimsCollection)
+        self.init(
+            schema: try Schema.load(settings),
+            staleAfter: try settings.seconds("HERALD_TOKEN_STALE_AFTER", default: 60 * 86_400),
+            validate: try settings.flag("HERALD_TOKEN_VALIDATE"),
+            doubtfulAfter: try settings.seconds("HERALD_TOKEN_DOUBTFUL_AFTER", default: 30 * 86_400),
+            claimsCollection: settings.environment["HERALD_TOKEN_CLAIMS_COLLECTION"] ?? Self.defaultClaimsCollection)
     }
 
-    public init(schema: Schema, staleAfter: Int64 = 60 * 86_400, validate: Bool = false, doubtfulAfter: Int64 = 30 * 86_400,
-                claimsCollection: String = defaultClaimsCollection) {
+    public init(
+        schema: Schema, staleAfter: Int64 = 60 * 86_400, validate: Bool = false, doubtfulAfter: Int64 = 30 * 86_400,
+        claimsCollection: String = defaultClaimsCollection
+    ) {
         self.schema = schema
         self.claimsCollection = claimsCollection
         self.staleAfter = staleAfter
@@ -109,8 +112,9 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 // since may have signed in later; its own event decides. The removal is conditional on
                 // the holder as read: if it changed meanwhile, the event is planned again.
                 guard let token = lookup.value.stringValue ?? lookup.field.segments.last, let previous = claimed[token],
-                      let version = holder.updateTime, version <= gainedAt || previous == holder.name.path,
-                      var removal = store.removal(of: token, from: holder) else { continue }
+                    let version = holder.updateTime, version <= gainedAt || previous == holder.name.path,
+                    var removal = store.removal(of: token, from: holder)
+                else { continue }
                 removal.precondition = .updateTime(version)
                 writes.append(removal)
             }
@@ -136,8 +140,10 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         let claimedAt = claim?["gainedAt"]?.timestampValue
         if let claimedAt, claimedAt > time { return claimedBy == user.path ? .held(previous: "") : .superseded }
         if claimedBy == user.path, claimedAt == time { return .held(previous: "") }
-        return .write(Write(.update(name, fields: ["user": .string(user.path), "gainedAt": .timestamp(time)], mask: nil),
-                            precondition: claim?.updateTime.map { .updateTime($0) } ?? .exists(false)), previous: claimedBy)
+        return .write(
+            Write(
+                .update(name, fields: ["user": .string(user.path), "gainedAt": .timestamp(time)], mask: nil),
+                precondition: claim?.updateTime.map { .updateTime($0) } ?? .exists(false)), previous: claimedBy)
     }
 
     /// The write that normalises the user's tokens (and stamps the time when `stamp`), or nil when nothing needs it.
@@ -154,7 +160,10 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         case .array(let field):
             if let values = user[field]?.arrayValue {
                 let normal = Self.normalized(values.compactMap(\.stringValue).filter { !superseded.contains($0) }).map(FirestoreValue.string)
-                if normal != values { fields[field] = .array(normal); mask.append(FieldPath(field)) }
+                if normal != values {
+                    fields[field] = .array(normal)
+                    mask.append(FieldPath(field))
+                }
             }
         case .mapKeys(let field):
             // Map keys carry no order: drop only the malformed ones.

@@ -1,10 +1,11 @@
+import FirestoreModel
+import HeraldCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import HeraldCore
 
 /// Reads and removes push tokens however the schema stores them.
 struct TokenStore {
@@ -73,8 +74,9 @@ struct TokenStore {
             guard let updated = user.updateTime else { return nil }
             return Write(.update(user.name, fields: [:], mask: [FieldPath(field)]), precondition: .updateTime(updated))
         case .array(let field):
-            return Write(.transform(user.name), transforms: [FieldTransform(FieldPath(field), .removeAllFromArray([.string(token)]))],
-                         precondition: .exists(true))
+            return Write(
+                .transform(user.name), transforms: [FieldTransform(FieldPath(field), .removeAllFromArray([.string(token)]))],
+                precondition: .exists(true))
         case .mapKeys(let field):
             return Write(.update(user.name, fields: [:], mask: [FieldPath(field, token)]), precondition: .exists(true))
         case .subcollection:

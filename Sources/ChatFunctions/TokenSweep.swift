@@ -15,13 +15,19 @@ extension TokenCleanup: ScheduledFunction {
         let old = StructuredQuery.Filter.field(FieldPath(field), .lessThan, .timestamp(Timestamp(seconds: now.seconds - age, nanos: now.nanos)))
         // With a subcollection, each token document carries its own time: a collection group query reaches them all.
         let (collection, everywhere) = if case .subcollection(let name) = schema.tokens { (name, true) } else { (schema.userCollection, false) }
-        return [Sweep(Self.tokensSweep, query: StructuredQuery(collectionID: collection, allDescendants: everywhere, filter: old,
-                                                               orderBy: [StructuredQuery.Order(FieldPath(field))]))]
+        return [
+            Sweep(
+                Self.tokensSweep,
+                query: StructuredQuery(
+                    collectionID: collection, allDescendants: everywhere, filter: old,
+                    orderBy: [StructuredQuery.Order(FieldPath(field))]))
+        ]
     }
 
     public func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
         guard sweep.label == Self.tokensSweep, let field = schema.tokensUpdatedAtField,
-              let changedAt = document[field]?.timestampValue, let version = document.updateTime else { return .nothing }
+            let changedAt = document[field]?.timestampValue, let version = document.updateTime
+        else { return .nothing }
         let age = now.seconds - changedAt.seconds
         if case .subcollection = schema.tokens {
             let token = document["token"]?.stringValue ?? document.name.documentID

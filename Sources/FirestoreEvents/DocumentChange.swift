@@ -67,8 +67,10 @@ public struct EventEnvelope: Sendable, Hashable {
     public var authType: String?
     public var authID: String?
 
-    public init(encoding: Encoding, type: String, source: String? = nil, location: String? = nil,
-                namespace: String? = nil, authType: String? = nil, authID: String? = nil) {
+    public init(
+        encoding: Encoding, type: String, source: String? = nil, location: String? = nil,
+        namespace: String? = nil, authType: String? = nil, authID: String? = nil
+    ) {
         self.encoding = encoding
         self.type = type
         self.source = source

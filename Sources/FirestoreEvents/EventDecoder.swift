@@ -1,10 +1,11 @@
+import FirestoreModel
+import SwiftProtobuf
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import SwiftProtobuf
 
 /// An HTTP request as far as event decoding cares: header names lowercased, and the body.
 public struct EventRequest: Sendable {

@@ -12,9 +12,10 @@ enum LegacyEventDecoder {
         let context = top["context"]?.objectValue ?? top
         let id = context["eventId"]?.stringValue ?? context["event_id"]?.stringValue
         guard let id, !id.isEmpty else {
-            throw EventDecodingError(top["context"] == nil && top["eventType"] == nil
-                ? "not a Firestore event: no CloudEvents headers, no specversion, no legacy context"
-                : "missing eventId")
+            throw EventDecodingError(
+                top["context"] == nil && top["eventType"] == nil
+                    ? "not a Firestore event: no CloudEvents headers, no specversion, no legacy context"
+                    : "missing eventId")
         }
         guard let type = context["eventType"]?.stringValue ?? context["event_type"]?.stringValue else {
             throw EventDecodingError("missing eventType", eventID: id)
@@ -30,9 +31,10 @@ enum LegacyEventDecoder {
         }
         let name: DocumentName
         do { name = try DocumentName(resourceName: resource) } catch { throw EventDecodingError("bad resource: \(error)", eventID: id) }
-        let data = try (top["data"]).map { payload throws(EventDecodingError) in
-            payload == .null ? EventData() : try EventData(json: payload, eventID: id)
-        } ?? EventData()
+        let data =
+            try (top["data"]).map { payload throws(EventDecodingError) in
+                payload == .null ? EventData() : try EventData(json: payload, eventID: id)
+            } ?? EventData()
         let change = try data.change(id: id, kind: kind, time: time, document: name)
         return DecodedEvent(change: change, envelope: EventEnvelope(encoding: .legacy, type: type))
     }

@@ -1,10 +1,11 @@
+import FirestoreModel
+import SwiftProtobuf
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import SwiftProtobuf
 
 typealias ProtoEventData = Google_Events_Cloud_Firestore_V1_DocumentEventData
 typealias ProtoDocument = Google_Events_Cloud_Firestore_V1_Document

@@ -42,7 +42,9 @@ public enum FirestoreJSON {
     static func decodeValue(_ json: JSONValue) throws(FirestoreJSONError) -> FirestoreValue {
         guard case .object(let members) = json else { throw FirestoreJSONError(path: "", reason: "a value must be a JSON object") }
         guard members.count == 1, let (key, inner) = members.first else {
-            throw FirestoreJSONError(path: "", reason: members.isEmpty ? "a value must set one kind" : "a value must set exactly one kind, not \(members.keys.sorted().map { $0.prefix(80) })")
+            throw FirestoreJSONError(
+                path: "",
+                reason: members.isEmpty ? "a value must set one kind" : "a value must set exactly one kind, not \(members.keys.sorted().map { $0.prefix(80) })")
         }
         func fail(_ reason: String, _ suffix: String = "") -> FirestoreJSONError { FirestoreJSONError(path: ".\(key)\(suffix)", reason: reason) }
         switch key {
@@ -100,7 +102,8 @@ public enum FirestoreJSON {
         result.reserveCapacity(members.count)
         for (key, member) in members {
             guard key.utf8.count <= maximumFieldNameBytes else {
-                throw FirestoreJSONError(path: ".\(key.prefix(40))…", reason: "a field name of \(key.utf8.count) bytes; Firestore's limit is \(maximumFieldNameBytes)")
+                throw FirestoreJSONError(
+                    path: ".\(key.prefix(40))…", reason: "a field name of \(key.utf8.count) bytes; Firestore's limit is \(maximumFieldNameBytes)")
             }
             do { result[key] = try decodeValue(member) } catch { throw error.under(".\(key.prefix(200))") }
         }

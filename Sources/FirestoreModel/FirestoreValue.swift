@@ -75,7 +75,9 @@ extension FirestoreValue: Hashable {
         case .timestamp(let t): hasher.combine(t)
         case .string(let s), .reference(let s): hasher.combine(s)
         case .bytes(let d): hasher.combine(d)
-        case .geoPoint(let lat, let lng): hasher.combine(lat); hasher.combine(lng)
+        case .geoPoint(let lat, let lng):
+            hasher.combine(lat)
+            hasher.combine(lng)
         case .array(let a): hasher.combine(a)
         case .map(let m): hasher.combine(m)
         }

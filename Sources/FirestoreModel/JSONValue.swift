@@ -79,7 +79,10 @@ extension JSONValue {
         case .number(let text): out += text
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let values):
-            if values.isEmpty { out += "[]"; return }
+            if values.isEmpty {
+                out += "[]"
+                return
+            }
             out += "["
             for (i, value) in values.enumerated() {
                 if i > 0 { out += "," }
@@ -89,7 +92,10 @@ extension JSONValue {
             if pretty { out += "\n" + String(repeating: "  ", count: indent) }
             out += "]"
         case .object(let members):
-            if members.isEmpty { out += "{}"; return }
+            if members.isEmpty {
+                out += "{}"
+                return
+            }
             out += "{"
             for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out += "," }

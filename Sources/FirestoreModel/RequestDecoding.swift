@@ -46,7 +46,9 @@ public enum RequestDecoding {
         let operation: Write.Operation
         var transforms: [FieldTransform] = []
         if let update = json.member("update") {
-            guard let document = try FirestoreJSON.document(from: update, path: "\(path).update") else { throw fail("\(path).update", "a document name is required") }
+            guard let document = try FirestoreJSON.document(from: update, path: "\(path).update") else {
+                throw fail("\(path).update", "a document name is required")
+            }
             var mask: [FieldPath]?
             if let maskJSON = json.member("updateMask") {
                 let paths = maskJSON.member("fieldPaths")?.arrayValue ?? []
@@ -96,7 +98,9 @@ public enum RequestDecoding {
             guard v.stringValue == "REQUEST_TIME" || v.int64Value == 1 else { throw fail("\(path).setToServerValue", "must be REQUEST_TIME") }
             return FieldTransform(field, .setToRequestTime)
         }
-        if let v = json.member("appendMissingElements") { return FieldTransform(field, .appendMissingElements(try values(v, path: "\(path).appendMissingElements"))) }
+        if let v = json.member("appendMissingElements") {
+            return FieldTransform(field, .appendMissingElements(try values(v, path: "\(path).appendMissingElements")))
+        }
         if let v = json.member("removeAllFromArray") { return FieldTransform(field, .removeAllFromArray(try values(v, path: "\(path).removeAllFromArray"))) }
         throw fail(path, "a field transform must set one of increment, maximum, minimum, setToServerValue, appendMissingElements, removeAllFromArray")
     }
@@ -111,8 +115,10 @@ public enum RequestDecoding {
 }
 
 extension StructuredQuery {
-    static let operatorNames = ["OPERATOR_UNSPECIFIED", "LESS_THAN", "LESS_THAN_OR_EQUAL", "GREATER_THAN", "GREATER_THAN_OR_EQUAL",
-                                "EQUAL", "NOT_EQUAL", "ARRAY_CONTAINS", "IN", "ARRAY_CONTAINS_ANY", "NOT_IN"]
+    static let operatorNames = [
+        "OPERATOR_UNSPECIFIED", "LESS_THAN", "LESS_THAN_OR_EQUAL", "GREATER_THAN", "GREATER_THAN_OR_EQUAL",
+        "EQUAL", "NOT_EQUAL", "ARRAY_CONTAINS", "IN", "ARRAY_CONTAINS_ANY", "NOT_IN",
+    ]
     static let unaryNames = ["OPERATOR_UNSPECIFIED", "", "IS_NAN", "IS_NULL", "IS_NOT_NAN", "IS_NOT_NULL"]
 
     /// Parses `google.firestore.v1.StructuredQuery` JSON. One `from` collection, as Firestore allows.
@@ -126,7 +132,8 @@ extension StructuredQuery {
         var orders: [Order] = []
         for (i, o) in (json.member("orderBy")?.arrayValue ?? []).enumerated() {
             let field = try RequestDecoding.fieldPath(o.member("field"), path: "\(path).orderBy[\(i)].field")
-            let direction = try RequestDecoding.enumName(o.member("direction"), names: ["DIRECTION_UNSPECIFIED", "ASCENDING", "DESCENDING"], path: "\(path).orderBy[\(i)].direction")
+            let direction = try RequestDecoding.enumName(
+                o.member("direction"), names: ["DIRECTION_UNSPECIFIED", "ASCENDING", "DESCENDING"], path: "\(path).orderBy[\(i)].direction")
             orders.append(Order(field, direction == "DESCENDING" ? .descending : .ascending))
         }
         func cursor(_ name: String) throws(FirestoreJSONError) -> Cursor? {
@@ -136,11 +143,14 @@ extension StructuredQuery {
         func count(_ name: String) throws(FirestoreJSONError) -> Int? {
             guard let v = json.member(name) else { return nil }
             // `limit` is an Int32Value wrapper: a number, or {"value": n}.
-            guard let n = (v.member("value") ?? v).int64Value, n >= 0, n <= Int32.max else { throw RequestDecoding.fail("\(path).\(name)", "must be a non-negative integer") }
+            guard let n = (v.member("value") ?? v).int64Value, n >= 0, n <= Int32.max else {
+                throw RequestDecoding.fail("\(path).\(name)", "must be a non-negative integer")
+            }
             return Int(n)
         }
-        self.init(collectionID: collectionID, allDescendants: allDescendants, filter: filter, orderBy: orders,
-                  startAt: try cursor("startAt"), endAt: try cursor("endAt"), offset: try count("offset"), limit: try count("limit"))
+        self.init(
+            collectionID: collectionID, allDescendants: allDescendants, filter: filter, orderBy: orders,
+            startAt: try cursor("startAt"), endAt: try cursor("endAt"), offset: try count("offset"), limit: try count("limit"))
         if let fields = json.member("select")?.member("fields")?.arrayValue {
             var projection: [FieldPath] = []
             for (i, f) in fields.enumerated() { projection.append(try RequestDecoding.fieldPath(f, path: "\(path).select.fields[\(i)]")) }
@@ -154,14 +164,14 @@ extension StructuredQuery.Filter {
         if let f = json.member("fieldFilter") {
             let field = try RequestDecoding.fieldPath(f.member("field"), path: "\(path).fieldFilter.field")
             guard let name = try RequestDecoding.enumName(f.member("op"), names: StructuredQuery.operatorNames, path: "\(path).fieldFilter.op"),
-                  let op = StructuredQuery.Operator(rawValue: name)
+                let op = StructuredQuery.Operator(rawValue: name)
             else { throw RequestDecoding.fail("\(path).fieldFilter.op", "an operator is required") }
             guard let v = f.member("value") else { throw RequestDecoding.fail("\(path).fieldFilter.value", "a value is required") }
             self = .field(field, op, try FirestoreJSON.value(from: v, path: "\(path).fieldFilter.value"))
         } else if let f = json.member("unaryFilter") {
             let field = try RequestDecoding.fieldPath(f.member("field"), path: "\(path).unaryFilter.field")
             guard let name = try RequestDecoding.enumName(f.member("op"), names: StructuredQuery.unaryNames, path: "\(path).unaryFilter.op"),
-                  let op = StructuredQuery.UnaryOperator(rawValue: name)
+                let op = StructuredQuery.UnaryOperator(rawValue: name)
             else { throw RequestDecoding.fail("\(path).unaryFilter.op", "an operator is required") }
             self = .unary(field, op)
         } else if let f = json.member("compositeFilter") {

@@ -1,15 +1,23 @@
-
-
 /// A Firestore structured query (`google.firestore.v1.StructuredQuery`).
 public struct StructuredQuery: Sendable, Hashable {
     public enum Operator: String, Sendable {
-        case lessThan = "LESS_THAN", lessThanOrEqual = "LESS_THAN_OR_EQUAL", greaterThan = "GREATER_THAN"
-        case greaterThanOrEqual = "GREATER_THAN_OR_EQUAL", equal = "EQUAL", notEqual = "NOT_EQUAL"
-        case arrayContains = "ARRAY_CONTAINS", `in` = "IN", arrayContainsAny = "ARRAY_CONTAINS_ANY", notIn = "NOT_IN"
+        case lessThan = "LESS_THAN"
+        case lessThanOrEqual = "LESS_THAN_OR_EQUAL"
+        case greaterThan = "GREATER_THAN"
+        case greaterThanOrEqual = "GREATER_THAN_OR_EQUAL"
+        case equal = "EQUAL"
+        case notEqual = "NOT_EQUAL"
+        case arrayContains = "ARRAY_CONTAINS"
+        case `in` = "IN"
+        case arrayContainsAny = "ARRAY_CONTAINS_ANY"
+        case notIn = "NOT_IN"
     }
 
     public enum UnaryOperator: String, Sendable {
-        case isNaN = "IS_NAN", isNull = "IS_NULL", isNotNaN = "IS_NOT_NAN", isNotNull = "IS_NOT_NULL"
+        case isNaN = "IS_NAN"
+        case isNull = "IS_NULL"
+        case isNotNaN = "IS_NOT_NAN"
+        case isNotNull = "IS_NOT_NULL"
     }
 
     public indirect enum Filter: Sendable, Hashable {
@@ -19,7 +27,10 @@ public struct StructuredQuery: Sendable, Hashable {
         case or([Filter])
     }
 
-    public enum Direction: String, Sendable { case ascending = "ASCENDING", descending = "DESCENDING" }
+    public enum Direction: String, Sendable {
+        case ascending = "ASCENDING"
+        case descending = "DESCENDING"
+    }
 
     public struct Order: Sendable, Hashable {
         public var field: FieldPath
@@ -52,8 +63,10 @@ public struct StructuredQuery: Sendable, Hashable {
     /// A projection: only these fields come back (nil: all of them).
     public var select: [FieldPath]?
 
-    public init(collectionID: String, allDescendants: Bool = false, filter: Filter? = nil, orderBy: [Order] = [],
-                startAt: Cursor? = nil, endAt: Cursor? = nil, offset: Int? = nil, limit: Int? = nil) {
+    public init(
+        collectionID: String, allDescendants: Bool = false, filter: Filter? = nil, orderBy: [Order] = [],
+        startAt: Cursor? = nil, endAt: Cursor? = nil, offset: Int? = nil, limit: Int? = nil
+    ) {
         self.collectionID = collectionID
         self.allDescendants = allDescendants
         self.filter = filter

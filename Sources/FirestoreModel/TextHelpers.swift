@@ -38,7 +38,10 @@ public enum PercentEncoding {
             }
         }
         while let byte = bytes.next() {
-            guard byte == UInt8(ascii: "%") else { out.append(byte); continue }
+            guard byte == UInt8(ascii: "%") else {
+                out.append(byte)
+                continue
+            }
             guard let high = bytes.next().flatMap(value), let low = bytes.next().flatMap(value) else { return nil }
             out.append(high << 4 | low)
         }

@@ -107,9 +107,16 @@ extension FieldPath {
         var escaping = false
         for ch in text {
             if inBackticks {
-                if escaping { current.append(ch); escaping = false } else if ch == "\\" { escaping = true } else if ch == "`" {
+                if escaping {
+                    current.append(ch)
+                    escaping = false
+                } else if ch == "\\" {
+                    escaping = true
+                } else if ch == "`" {
                     inBackticks = false
-                } else { current.append(ch) }
+                } else {
+                    current.append(ch)
+                }
                 continue
             }
             switch ch {
@@ -118,7 +125,9 @@ extension FieldPath {
                 inBackticks = true
                 quoted = true
             case ".":
-                guard !current.isEmpty || quoted else { throw FirestoreJSONError(path: "fieldPath", reason: "invalid field path \"\(text.prefix(200))\": empty segment") }
+                guard !current.isEmpty || quoted else {
+                    throw FirestoreJSONError(path: "fieldPath", reason: "invalid field path \"\(text.prefix(200))\": empty segment")
+                }
                 segments.append(current)
                 current = ""
                 quoted = false

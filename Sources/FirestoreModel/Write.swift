@@ -11,9 +11,11 @@ public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public static func quoted(_ segment: String) -> String {
         let utf8 = segment.utf8
-        let isSimple = !utf8.isEmpty && utf8.enumerated().allSatisfy { i, c in
-            (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c == 95 || (i > 0 && c >= 48 && c <= 57)
-        }
+        let isSimple =
+            !utf8.isEmpty
+            && utf8.enumerated().allSatisfy { i, c in
+                (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c == 95 || (i > 0 && c >= 48 && c <= 57)
+            }
         if isSimple { return segment }
         var escaped = "`"
         for ch in segment {

@@ -36,8 +36,10 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
     /// Whether the answer was Google's JSON error body (`{"error": {...}}`), not a proxy's page or a bare status.
     public var hasGoogleErrorBody: Bool
 
-    public init(httpStatus: Int, status: Status, message: String, fcmErrorCode: String? = nil, retryAfterSeconds: Int? = nil,
-                hasGoogleErrorBody: Bool = true) {
+    public init(
+        httpStatus: Int, status: Status, message: String, fcmErrorCode: String? = nil, retryAfterSeconds: Int? = nil,
+        hasGoogleErrorBody: Bool = true
+    ) {
         self.httpStatus = httpStatus
         self.hasGoogleErrorBody = hasGoogleErrorBody
         self.status = status
@@ -69,10 +71,11 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
         let fcmCode = object?["details"]?.arrayValue?.first(where: {
             $0["@type"]?.stringValue?.hasSuffix("google.firebase.fcm.v1.FcmError") == true
         })?["errorCode"]?.stringValue
-        self.init(httpStatus: httpStatus, status: status ?? .unknown,
-                  message: String((object?["message"]?.stringValue ?? "HTTP \(httpStatus)").prefix(500)),
-                  fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingWhitespace) }.map { min(max($0, 0), 3600) },
-                  hasGoogleErrorBody: object?.objectValue != nil)
+        self.init(
+            httpStatus: httpStatus, status: status ?? .unknown,
+            message: String((object?["message"]?.stringValue ?? "HTTP \(httpStatus)").prefix(500)),
+            fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingWhitespace) }.map { min(max($0, 0), 3600) },
+            hasGoogleErrorBody: object?.objectValue != nil)
     }
 
     public var description: String {

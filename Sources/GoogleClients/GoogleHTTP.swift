@@ -1,13 +1,14 @@
 import AsyncHTTPClient
+import FirestoreModel
+import Logging
+import NIOCore
+import NIOHTTP1
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import Logging
-import NIOCore
-import NIOHTTP1
 
 /// How often to retry a call that failed transiently, and for how long. A function answers its
 /// trigger within seconds either way: a failure that outlasts the budget goes back to the trigger,
@@ -20,7 +21,9 @@ public struct RetryPolicy: Sendable {
     /// No retry starts after this much time has passed since the first attempt.
     public var totalBudget: Duration
 
-    public init(maximumAttempts: Int = 4, initialDelay: Duration = .milliseconds(100), maximumDelay: Duration = .seconds(1), totalBudget: Duration = .seconds(2)) {
+    public init(
+        maximumAttempts: Int = 4, initialDelay: Duration = .milliseconds(100), maximumDelay: Duration = .seconds(1), totalBudget: Duration = .seconds(2)
+    ) {
         self.maximumAttempts = maximumAttempts
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
@@ -31,8 +34,9 @@ public struct RetryPolicy: Sendable {
 
     /// Retries until `deadline` (with backoff up to `maximumDelay`), for a write that must not be given up early.
     public static func until(_ deadline: ContinuousClock.Instant, maximumDelay: Duration = .seconds(1)) -> RetryPolicy {
-        RetryPolicy(maximumAttempts: .max, initialDelay: .milliseconds(50), maximumDelay: maximumDelay,
-                    totalBudget: max(.zero, deadline - ContinuousClock.now))
+        RetryPolicy(
+            maximumAttempts: .max, initialDelay: .milliseconds(50), maximumDelay: maximumDelay,
+            totalBudget: max(.zero, deadline - ContinuousClock.now))
     }
 
     /// Full jitter: a random delay up to the exponential bound, but never less than Retry-After.
@@ -68,8 +72,10 @@ struct GoogleHTTP: Sendable {
     let userAgent: String
     let breaker: CircuitBreaker
 
-    init(httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: Duration = .seconds(4), observer: RequestObserver? = nil,
-         userAgent: String = "herald", breaker: CircuitBreaker = CircuitBreaker()) {
+    init(
+        httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: Duration = .seconds(4), observer: RequestObserver? = nil,
+        userAgent: String = "herald", breaker: CircuitBreaker = CircuitBreaker()
+    ) {
         self.httpClient = httpClient
         self.credentials = credentials
         self.requestTimeout = requestTimeout
@@ -83,9 +89,11 @@ struct GoogleHTTP: Sendable {
     /// (default: in time to end by the deadline). Returns the 2xx body or throws `GoogleAPIError` /
     /// `TransportError` / `AuthError`.
     /// - essential: tried even while the breaker is open (a record that must not be given up while there is time).
-    func call(_ method: HTTPMethod, _ url: String, body: JSONValue?, retry policy: RetryPolicy, isRetryable: (any Error) -> Bool,
-              deadline: ContinuousClock.Instant? = nil, retryUntil: ContinuousClock.Instant? = nil, attemptTimeout: Duration? = nil,
-              essential: Bool = false) async throws -> [UInt8] {
+    func call(
+        _ method: HTTPMethod, _ url: String, body: JSONValue?, retry policy: RetryPolicy, isRetryable: (any Error) -> Bool,
+        deadline: ContinuousClock.Instant? = nil, retryUntil: ContinuousClock.Instant? = nil, attemptTimeout: Duration? = nil,
+        essential: Bool = false
+    ) async throws -> [UInt8] {
         let serialized = body.map { ByteBuffer(string: $0.serialized()) }
         let attemptTimeout = attemptTimeout ?? requestTimeout
         return try await Self.withRetries(policy, until: retryUntil ?? deadline, isRetryable: isRetryable) {
@@ -95,8 +103,10 @@ struct GoogleHTTP: Sendable {
 
     /// Sends once (through the breaker), for at most `timeout` once it has a token, and not past `deadline`;
     /// on 401 refreshes the token and sends once more.
-    func send(_ method: HTTPMethod, _ url: String, body: ByteBuffer?, timeout: Duration, deadline: ContinuousClock.Instant?,
-              throughBreaker: Bool = true) async throws -> [UInt8] {
+    func send(
+        _ method: HTTPMethod, _ url: String, body: ByteBuffer?, timeout: Duration, deadline: ContinuousClock.Instant?,
+        throughBreaker: Bool = true
+    ) async throws -> [UInt8] {
         if throughBreaker { try breaker.admit() }
         var outcome = CircuitBreaker.Outcome.neutral
         defer { breaker.record(outcome) }
@@ -154,7 +164,8 @@ struct GoogleHTTP: Sendable {
                 let delay = policy.delay(afterAttempt: attempt, retryAfterSeconds: retryAfter)
                 let resumes = clock.now + delay
                 guard isRetryable(error), attempt < policy.maximumAttempts, resumes - start <= policy.totalBudget,
-                      deadline.map({ resumes + .milliseconds(50) < $0 }) ?? true else { throw error }
+                    deadline.map({ resumes + .milliseconds(50) < $0 }) ?? true
+                else { throw error }
                 try await Task.sleep(for: delay)
                 attempt += 1
             }

@@ -1,8 +1,8 @@
 import ArgumentParser
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import Hummingbird
@@ -23,11 +23,18 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Port of the local cloud.") var port = 8787
     @Option(help: ArgumentHelp("Where the state lives (SQLite database, local key).", valueName: "dir")) var data = ".herald"
     @Flag(help: "Use a temporary database, removed at exit.") var ephemeral = false
-    @Option(help: ArgumentHelp("Load a small world first: demo (Alice, Bob, Carol, Dave, Erin; a 1:1 chat, the group \"family\" and the group \"book-club\", muted by Dave, with Erin in quiet hours).", valueName: "world"))
+    @Option(
+        help: ArgumentHelp(
+            "Load a small world first: demo (Alice, Bob, Carol, Dave, Erin; a 1:1 chat, the group \"family\" and the group \"book-club\", muted by Dave, with Erin in quiet hours).",
+            valueName: "world"))
     var seed: String?
-    @Option(name: .customLong("send"), help: ArgumentHelp("Write a message once running, e.g. 'alice→family: Dinner at 6pm'. Repeatable.", valueName: "message"))
+    @Option(
+        name: .customLong("send"), help: ArgumentHelp("Write a message once running, e.g. 'alice→family: Dinner at 6pm'. Repeatable.", valueName: "message"))
     var messages: [String] = []
-    @Option(name: .customLong("read"), help: ArgumentHelp("Once the --send messages are delivered, mark a conversation read, e.g. 'bob→family'. Repeatable.", valueName: "reader→conversation"))
+    @Option(
+        name: .customLong("read"),
+        help: ArgumentHelp("Once the --send messages are delivered, mark a conversation read, e.g. 'bob→family'. Repeatable.", valueName: "reader→conversation")
+    )
     var reads: [String] = []
     @Option(help: "Schema preset (default, prd000, prd001, prd004) or schema JSON file; else HERALD_SCHEMA, else default.")
     var schema: String?
@@ -36,18 +43,28 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Delivery attempts before an event is dead-lettered.") var maxAttempts = 5
     @Option(help: ArgumentHelp("The longest wait between two delivery attempts (the backoff doubles from 1 s up to it).", valueName: "seconds"))
     var maxBackoff = 60
-    @Option(help: ArgumentHelp("How long the access tokens it issues last (Google's: 3600). Clients refresh 300 s before expiry, so 305 makes them fetch a new one every 5 s.", valueName: "seconds"))
+    @Option(
+        help: ArgumentHelp(
+            "How long the access tokens it issues last (Google's: 3600). Clients refresh 300 s before expiry, so 305 makes them fetch a new one every 5 s.",
+            valueName: "seconds"))
     var accessTokenLifetime = 3600
-    @Option(help: ArgumentHelp("Keep the documents in this Firestore emulator (e.g. Google's) instead of the embedded one; Herald still delivers the triggers.", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "Keep the documents in this Firestore emulator (e.g. Google's) instead of the embedded one; Herald still delivers the triggers.",
+            valueName: "host:port"))
     var firestore: String?
     @Flag(help: "Start only the local cloud; register triggers yourself (PUT /herald/triggers).") var noFunctions = false
-    @Option(name: .customLong("function"), help: ArgumentHelp(
-        "A function running elsewhere (a container), e.g. onMessageCreated=http://onmessagecreated:8080/: its trigger and job call that URL, and no function process is started. Repeatable.",
-        valueName: "name=url"))
+    @Option(
+        name: .customLong("function"),
+        help: ArgumentHelp(
+            "A function running elsewhere (a container), e.g. onMessageCreated=http://onmessagecreated:8080/: its trigger and job call that URL, and no function process is started. Repeatable.",
+            valueName: "name=url"))
     var remoteFunctions: [String] = []
     @Option(help: "Address the local cloud listens on (0.0.0.0 in a container).") var host = "127.0.0.1"
-    @Option(name: .customLong("allow-host"), help: ArgumentHelp(
-        "A host name requests may name besides IP addresses and localhost (the cloud's name in a compose network). Repeatable.", valueName: "name"))
+    @Option(
+        name: .customLong("allow-host"),
+        help: ArgumentHelp(
+            "A host name requests may name besides IP addresses and localhost (the cloud's name in a compose network). Repeatable.", valueName: "name"))
     var allowedHosts: [String] = []
     @Flag(help: "Exit once the --send messages have been delivered and their pushes recorded (for scripts and tests).")
     var exitWhenIdle = false
@@ -77,8 +94,10 @@ struct Dev: AsyncParsableCommand {
         var source: String
     }
 
-    static func choose(_ option: String?, flag: String, variables: [String], default fallback: String,
-                       environment: [String: String] = ProcessInfo.processInfo.environment) -> Chosen {
+    static func choose(
+        _ option: String?, flag: String, variables: [String], default fallback: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Chosen {
         if let option { return Chosen(value: option, source: flag) }
         for name in variables {
             if let value = environment[name]?.trimmingCharacters(in: .whitespaces), !value.isEmpty { return Chosen(value: value, source: name) }
@@ -93,7 +112,8 @@ struct Dev: AsyncParsableCommand {
     static func parseRemote(_ text: String) -> (name: String, url: String)? {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, DevSupervisor.functionNames.contains(parts[0]), let url = URL(string: parts[1]),
-              ["http", "https"].contains(url.scheme ?? ""), url.host != nil else { return nil }
+            ["http", "https"].contains(url.scheme ?? ""), url.host != nil
+        else { return nil }
         return (parts[0], parts[1].hasSuffix("/") ? parts[1] : parts[1] + "/")
     }
 
@@ -115,20 +135,27 @@ struct Dev: AsyncParsableCommand {
             handler.logLevel = .warning
             return handler
         }
-        let cloud = try await LocalCloud(options: options, logger: logger,
-                                         onDelivery: { console.print(LiveLog.delivery($0)) },
-                                         onPush: { console.print(LiveLog.push($0)) },
-                                         onJob: { console.print("cron    \($0.job): \($0.status.map(String.init) ?? "no answer") \($0.error?.prefix(160) ?? "")") })
+        let cloud = try await LocalCloud(
+            options: options, logger: logger,
+            onDelivery: { console.print(LiveLog.delivery($0)) },
+            onPush: { console.print(LiveLog.push($0)) },
+            onJob: { console.print("cron    \($0.job): \($0.status.map(String.init) ?? "no answer") \($0.error?.prefix(160) ?? "")") })
         defer { cloud.close() }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
         let app = cloud.application { portContinuation.yield($0) }
-        let external = firestore.map { FirestoreClient(project: chosenProject.value, endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared) }
+        let external = firestore.map {
+            FirestoreClient(project: chosenProject.value, endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared)
+        }
         let supervisor = DevSupervisor(command: self, cloud: cloud, external: external, ports: ports, console: console)
-        let watcher: [ServiceGroupConfiguration.ServiceConfiguration] = external.map { [.init(service: ExternalFirestoreWatcher(firestore: $0, cloud: cloud))] } ?? []
-        let group = ServiceGroup(configuration: .init(
-            services: watcher + [.init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler),
-                       .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+        let watcher: [ServiceGroupConfiguration.ServiceConfiguration] =
+            external.map { [.init(service: ExternalFirestoreWatcher(firestore: $0, cloud: cloud))] } ?? []
+        let group = ServiceGroup(
+            configuration: .init(
+                services: watcher + [
+                    .init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler),
+                    .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
         try await group.run()
         if let failure = supervisor.failure.withLock({ $0 }) { throw failure }
     }

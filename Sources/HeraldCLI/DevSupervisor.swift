@@ -1,11 +1,11 @@
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import GoogleClients
-import HeraldRuntime
 import HeraldCore
+import HeraldRuntime
 import LocalCloud
 import ServiceLifecycle
 import Synchronization
@@ -38,13 +38,15 @@ final class DevSupervisor: Service, Sendable {
 
     init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, ports: AsyncStream<Int>, console: Console) {
         self.external = external
-        settings = Settings(schema: command.chosenSchema.value, project: command.chosenProject.value,
-                            origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed == "demo", messages: command.messages, reads: command.reads,
-                            startFunctions: !command.noFunctions && command.remoteFunctions.isEmpty,
-                            remote: Dictionary(command.remoteFunctions.compactMap(Dev.parseRemote), uniquingKeysWith: { _, last in last }),
-                            exitWhenIdle: command.exitWhenIdle,
-                            dataDescription: command.firestore.map { "documents in the Firestore at \($0)" }
-                                ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"))
+        settings = Settings(
+            schema: command.chosenSchema.value, project: command.chosenProject.value,
+            origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed == "demo",
+            messages: command.messages, reads: command.reads,
+            startFunctions: !command.noFunctions && command.remoteFunctions.isEmpty,
+            remote: Dictionary(command.remoteFunctions.compactMap(Dev.parseRemote), uniquingKeysWith: { _, last in last }),
+            exitWhenIdle: command.exitWhenIdle,
+            dataDescription: command.firestore.map { "documents in the Firestore at \($0)" }
+                ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"))
         self.cloud = cloud
         self.ports = ports
         self.console = console
@@ -106,9 +108,10 @@ final class DevSupervisor: Service, Sendable {
             let port = try freeLoopbackPort()
             // Like Cloud Run without unauthenticated access: every caller needs an identity token for this service.
             let service = "http://127.0.0.1:\(port)/"
-            let process = try await FunctionProcess.start(name: name, port: port, executable: executable.path,
-                                              environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
-                                              printLine: console.print)
+            let process = try await FunctionProcess.start(
+                name: name, port: port, executable: executable.path,
+                environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
+                printLine: console.print)
             processes.append(process)
             try register(name: name, trigger: trigger, job: job, service: service)
         }
@@ -126,8 +129,10 @@ final class DevSupervisor: Service, Sendable {
         if let trigger { cloud.triggers.register(function: name, pattern: trigger.pattern, kinds: trigger.kinds, url: service) }
         if let job {
             // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).
-            cloud.scheduler.register(ScheduledJob(name: job.name, schedule: try CronSchedule(job.schedule),
-                                                  url: String(service.dropLast()) + job.path, audience: service))
+            cloud.scheduler.register(
+                ScheduledJob(
+                    name: job.name, schedule: try CronSchedule(job.schedule),
+                    url: String(service.dropLast()) + job.path, audience: service))
         }
     }
 
@@ -153,9 +158,11 @@ final class DevSupervisor: Service, Sendable {
         for text in settings.reads {
             guard let (reader, conversation) = DemoWorld.parseRead(text) else { continue }
             let (parent, query) = try world.messagesQuery(in: conversation)
-            let messages = if let external { try await external.runQuery(query, parent: parent) } else {
-                try await cloud.firestore.runQuery(query, parent: parent.map { $0.path } ?? "", database: "projects/\(settings.project)/databases/(default)")
-            }
+            let messages =
+                if let external { try await external.runQuery(query, parent: parent) } else {
+                    try await cloud.firestore.runQuery(
+                        query, parent: parent.map { $0.path } ?? "", database: "projects/\(settings.project)/databases/(default)")
+                }
             for write in world.reads(by: reader, of: messages) { _ = try await commit(write) }
             console.print("read    \(reader) opened \(conversation): \(world.reads(by: reader, of: messages).count) message(s) marked read")
         }
@@ -184,7 +191,8 @@ final class DevSupervisor: Service, Sendable {
 
     func printBanner(base: String, processes: [FunctionProcess]) {
         let database = "projects/\(settings.project)/databases/(default)"
-        let firestore = external.map { "http://\($0.endpointHost)/v1/\(database)/documents   (external)" }
+        let firestore =
+            external.map { "http://\($0.endpointHost)/v1/\(database)/documents   (external)" }
             ?? "\(base)/v1/\(database)/documents   (FIRESTORE_EMULATOR_HOST=127.0.0.1:\(base.split(separator: ":").last!))"
         var lines = [
             "Herald local cloud on \(base)  (project \(settings.project), schema \(settings.schema), \(settings.dataDescription))",

@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import LocalCloud
@@ -28,7 +28,8 @@ final class ExternalFirestoreWatcher: Service, Sendable {
                 if let before = known {
                     let changes = Set(before.keys).union(now.keys).sorted().compactMap { name -> LocalFirestore.Change? in
                         let (old, new) = (before[name], now[name])
-                        return old?.updateTime == new?.updateTime && (old == nil) == (new == nil) ? nil : LocalFirestore.Change(name: name, before: old, after: new)
+                        return old?.updateTime == new?.updateTime && (old == nil) == (new == nil)
+                            ? nil : LocalFirestore.Change(name: name, before: old, after: new)
                     }
                     if !changes.isEmpty {
                         let time = changes.compactMap { $0.after?.updateTime }.max() ?? Timestamp(microsecondsOf: Date())
@@ -46,10 +47,11 @@ final class ExternalFirestoreWatcher: Service, Sendable {
     /// Every document that some trigger's pattern matches, read by collection group.
     func snapshot() async throws -> [DocumentName: FirestoreDocument] {
         let triggers = cloud.triggers.all.map { Trigger(pattern: $0.pattern, kinds: [$0.kind]) }
-        let groups = Set(triggers.compactMap { trigger -> String? in
-            let segments = trigger.pattern.split(separator: "/")
-            return segments.count >= 2 ? String(segments[segments.count - 2]) : nil
-        })
+        let groups = Set(
+            triggers.compactMap { trigger -> String? in
+                let segments = trigger.pattern.split(separator: "/")
+                return segments.count >= 2 ? String(segments[segments.count - 2]) : nil
+            })
         var documents: [DocumentName: FirestoreDocument] = [:]
         for group in groups.sorted() {
             try await firestore.forEachPage(of: StructuredQuery(collectionID: group, allDescendants: true)) { page in

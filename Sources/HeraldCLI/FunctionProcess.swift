@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import Supervision
 import Synchronization
 
@@ -32,8 +32,10 @@ final class FunctionProcess: Sendable {
         self.printLine = printLine
     }
 
-    static func start(name: String, port: Int, executable: String, environment: [String: String],
-                      printLine: @escaping @Sendable (String) -> Void) async throws -> FunctionProcess {
+    static func start(
+        name: String, port: Int, executable: String, environment: [String: String],
+        printLine: @escaping @Sendable (String) -> Void
+    ) async throws -> FunctionProcess {
         let function = FunctionProcess(name: name, port: port, executable: executable, environment: environment, printLine: printLine)
         try await function.launch()
         return function
@@ -93,7 +95,8 @@ final class FunctionProcess: Sendable {
         for _ in 0..<300 {
             guard let process, !process.hasExited else { return false }
             if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz"), timeout: .seconds(1)),
-               response.status == .ok {
+                response.status == .ok
+            {
                 return true
             }
             try? await Task.sleep(for: .milliseconds(100))

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import ChatFunctions
+import Foundation
 import HeraldCore
 import HeraldRuntime
 

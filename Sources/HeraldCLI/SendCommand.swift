@@ -1,8 +1,8 @@
 import ArgumentParser
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 
 /// Writes a chat message into a running local cloud (or any Firestore emulator), as the app would.

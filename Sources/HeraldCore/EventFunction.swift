@@ -33,7 +33,8 @@ public struct Trigger: Sendable, Hashable {
             return "document \(change.document.path) does not match the trigger pattern \(pattern)"
         }
         guard kinds.contains(change.kind) || kinds.contains(change.effectiveKind) else {
-            return "\(change.effectiveKind.rawValue) events need nothing from this function (it handles \(kinds.map(\.rawValue).sorted().joined(separator: ", ")))"
+            return
+                "\(change.effectiveKind.rawValue) events need nothing from this function (it handles \(kinds.map(\.rawValue).sorted().joined(separator: ", ")))"
         }
         return nil
     }
@@ -48,8 +49,10 @@ public struct DocumentsRead: Sendable, Hashable {
     /// The documents each lookup found.
     public var lookups: [ValueLookup: [FirestoreDocument]]
 
-    public init(found: [DocumentName: FirestoreDocument] = [:], missing: Set<DocumentName> = [],
-                collections: [CollectionPath: [FirestoreDocument]] = [:], lookups: [ValueLookup: [FirestoreDocument]] = [:]) {
+    public init(
+        found: [DocumentName: FirestoreDocument] = [:], missing: Set<DocumentName> = [],
+        collections: [CollectionPath: [FirestoreDocument]] = [:], lookups: [ValueLookup: [FirestoreDocument]] = [:]
+    ) {
         self.found = found
         self.missing = missing
         self.collections = collections
@@ -84,7 +87,8 @@ public struct ValueLookup: Sendable, Hashable, CustomStringConvertible {
 
     public func matches(_ document: FirestoreDocument) -> Bool {
         guard document.name.segments.count == 2, document.name.collectionID == collectionID,
-              let held = document.value(at: field) else { return false }
+            let held = document.value(at: field)
+        else { return false }
         switch match {
         case .equals: return held == value
         case .arrayContains: return held.arrayValue?.contains(value) ?? false
@@ -94,11 +98,12 @@ public struct ValueLookup: Sendable, Hashable, CustomStringConvertible {
 
     /// The same lookup as a Firestore query (at most `maximumFound` documents).
     public var query: StructuredQuery {
-        let filter: StructuredQuery.Filter = switch match {
-        case .equals: .field(field, .equal, value)
-        case .arrayContains: .field(field, .arrayContains, value)
-        case .present: .unary(field, .isNotNull)
-        }
+        let filter: StructuredQuery.Filter =
+            switch match {
+            case .equals: .field(field, .equal, value)
+            case .arrayContains: .field(field, .arrayContains, value)
+            case .present: .unary(field, .isNotNull)
+            }
         return StructuredQuery(collectionID: collectionID, filter: filter, limit: Self.maximumFound)
     }
 }

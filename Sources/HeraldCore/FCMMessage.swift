@@ -47,8 +47,10 @@ public struct FCMMessage: Sendable, Hashable {
         public var notificationCount: Int?
         public var clickAction: String?
         public var localization: Localization?
-        public init(priority: Priority? = nil, collapseKey: String? = nil, tag: String? = nil, channelID: String? = nil,
-                    notificationCount: Int? = nil, clickAction: String? = nil, localization: Localization? = nil) {
+        public init(
+            priority: Priority? = nil, collapseKey: String? = nil, tag: String? = nil, channelID: String? = nil,
+            notificationCount: Int? = nil, clickAction: String? = nil, localization: Localization? = nil
+        ) {
             self.priority = priority
             self.collapseKey = collapseKey
             self.tag = tag
@@ -74,9 +76,11 @@ public struct FCMMessage: Sendable, Hashable {
         public var localization: Localization?
         public var mutableContent: Bool
         public var contentAvailable: Bool
-        public init(priority: Int? = nil, pushType: PushType? = nil, collapseID: String? = nil, alert: Notification? = nil, badge: Int? = nil,
-                    sound: String? = nil, threadID: String? = nil, category: String? = nil, localization: Localization? = nil,
-                    mutableContent: Bool = false, contentAvailable: Bool = false) {
+        public init(
+            priority: Int? = nil, pushType: PushType? = nil, collapseID: String? = nil, alert: Notification? = nil, badge: Int? = nil,
+            sound: String? = nil, threadID: String? = nil, category: String? = nil, localization: Localization? = nil,
+            mutableContent: Bool = false, contentAvailable: Bool = false
+        ) {
             self.priority = priority
             self.pushType = pushType
             self.collapseID = collapseID
@@ -99,8 +103,10 @@ public struct FCMMessage: Sendable, Hashable {
     public var apns: APNs?
     public var analyticsLabel: String?
 
-    public init(token: String, notification: Notification? = nil, data: [String: String] = [:], android: Android? = nil,
-                apns: APNs? = nil, analyticsLabel: String? = nil) {
+    public init(
+        token: String, notification: Notification? = nil, data: [String: String] = [:], android: Android? = nil,
+        apns: APNs? = nil, analyticsLabel: String? = nil
+    ) {
         self.token = token
         self.notification = notification
         self.data = data

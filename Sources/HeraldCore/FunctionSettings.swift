@@ -12,8 +12,10 @@ public struct FunctionSettings: Sendable {
     /// The IANA time zone database, for users' quiet hours.
     public var timeZones: TimeZones
 
-    public init(schema: String = "default", schemaFile: JSONValue? = nil, database: String = "(default)", environment: [String: String] = [:],
-                timeZones: TimeZones = .utcOnly) {
+    public init(
+        schema: String = "default", schemaFile: JSONValue? = nil, database: String = "(default)", environment: [String: String] = [:],
+        timeZones: TimeZones = .utcOnly
+    ) {
         self.schema = schema
         self.schemaFile = schemaFile
         self.database = database

@@ -106,7 +106,8 @@ struct PosixTimeZone: Sendable, Hashable {
         }
 
         mutating func number(maximumDigits: Int) -> Int? {
-            var value = 0, digits = 0
+            var value = 0
+            var digits = 0
             while let next, (0x30...0x39).contains(next), digits < maximumDigits {
                 value = value * 10 + Int(next - 0x30)
                 digits += 1
@@ -141,8 +142,9 @@ struct PosixTimeZone: Sendable, Hashable {
             let day: Day
             if skip("M") {
                 guard let month = number(maximumDigits: 2), (1...12).contains(month), skip("."),
-                      let week = number(maximumDigits: 1), (1...5).contains(week), skip("."),
-                      let weekday = number(maximumDigits: 1), (0...6).contains(weekday) else { return nil }
+                    let week = number(maximumDigits: 1), (1...5).contains(week), skip("."),
+                    let weekday = number(maximumDigits: 1), (0...6).contains(weekday)
+                else { return nil }
                 day = .monthWeekDay(month: month, week: week, weekday: weekday)
             } else if skip("J") {
                 guard let n = number(maximumDigits: 3), (1...365).contains(n) else { return nil }

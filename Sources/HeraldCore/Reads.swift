@@ -42,9 +42,10 @@ public struct Reads: Sendable {
         if documents.allSatisfy(isRead), collections.allSatisfy({ read.collections[$0] != nil }), lookups.allSatisfy({ read.lookups[$0] != nil }) {
             return
         }
-        let wanted = NotReadYet(documents: documents.filter { read[$0] == nil && !read.missing.contains($0) },
-                                collections: collections.filter { read.collections[$0] == nil },
-                                lookups: lookups.filter { read.lookups[$0] == nil })
+        let wanted = NotReadYet(
+            documents: documents.filter { read[$0] == nil && !read.missing.contains($0) },
+            collections: collections.filter { read.collections[$0] == nil },
+            lookups: lookups.filter { read.lookups[$0] == nil })
         if !wanted.isEmpty { throw wanted }
     }
 
@@ -96,8 +97,10 @@ extension EventFunction {
         } catch { return error }
     }
 
-    func plan(for change: DocumentChange, startingWith start: Reads,
-              answering answer: (NotReadYet) -> DocumentsRead) -> (plan: Plan, steps: [NotReadYet]) {
+    func plan(
+        for change: DocumentChange, startingWith start: Reads,
+        answering answer: (NotReadYet) -> DocumentsRead
+    ) -> (plan: Plan, steps: [NotReadYet]) {
         var reads = start
         var steps: [NotReadYet] = []
         while steps.count < Self.maximumReadSteps {

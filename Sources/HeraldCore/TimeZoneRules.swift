@@ -30,7 +30,8 @@ public struct TimeZoneRules: Sendable, Hashable {
             return transitions.isEmpty ? (future?.offset(at: seconds) ?? Int(initialOffset)) : Int(initialOffset)
         }
         // The last transition at or before `seconds`.
-        var low = 0, high = transitions.count - 1
+        var low = 0
+        var high = transitions.count - 1
         while low < high {
             let middle = (low + high + 1) / 2
             if transitions[middle] <= seconds { low = middle } else { high = middle - 1 }
@@ -99,12 +100,14 @@ public struct TimeZoneRules: Sendable, Hashable {
             counts.append(Int(count))
         }
         guard counts[4] >= 1 else { throw TimeZoneError("\(name) has no local time types") }
-        return Header(version: version, isUTCCount: counts[0], isStandardCount: counts[1], leapCount: counts[2], timeCount: counts[3],
-                      typeCount: counts[4], characterCount: counts[5])
+        return Header(
+            version: version, isUTCCount: counts[0], isStandardCount: counts[1], leapCount: counts[2], timeCount: counts[3],
+            typeCount: counts[4], characterCount: counts[5])
     }
 
     static func block(_ reader: inout ByteReader, header: Header, timeSize: Int, name: String) throws(TimeZoneError)
-        -> (transitions: [Int64], offsets: [Int32], initialOffset: Int32) {
+        -> (transitions: [Int64], offsets: [Int32], initialOffset: Int32)
+    {
         var times: [Int64] = []
         times.reserveCapacity(header.timeCount)
         for _ in 0..<header.timeCount { times.append(try reader.integer(timeSize)) }

@@ -1,11 +1,12 @@
+import FirestoreModel
+import Logging
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Logging
-import Synchronization
-import FirestoreModel
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,9 +1,10 @@
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Logging
 
 /// Everything a function reads from its environment, validated once at start.
 public struct RuntimeConfiguration: Sendable {
@@ -98,9 +99,11 @@ public struct RuntimeConfiguration: Sendable {
             if parsed.map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
                 problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
             } else if parsed?.scheme == "http", let host = parsed?.host, !Self.isLoopback(host),
-                      value("GCE_METADATA_HOST").map({ $0.split(separator: ":").first.map(String.init)?.lowercased() != host.lowercased() }) ?? true {
+                value("GCE_METADATA_HOST").map({ $0.split(separator: ":").first.map(String.init)?.lowercased() != host.lowercased() }) ?? true
+            {
                 // Plain http only for a local cloud: on this machine, or the one that is also the metadata server (a compose network).
-                problems.append("HERALD_OIDC_JWKS_URL must be https (plain http only for herald dev: on a loopback address or the GCE_METADATA_HOST), not \"\(url)\"")
+                problems.append(
+                    "HERALD_OIDC_JWKS_URL must be https (plain http only for herald dev: on a loopback address or the GCE_METADATA_HOST), not \"\(url)\"")
             }
         }
         if let list = value("HERALD_ALLOWED_CALLERS") {
@@ -109,7 +112,9 @@ public struct RuntimeConfiguration: Sendable {
                 problems.append("HERALD_ALLOWED_CALLERS must list service-account emails separated by commas, not \"\(list)\"")
             }
             allowedCallers = Set(emails)
-            if requiredAudience == nil { problems.append("HERALD_ALLOWED_CALLERS needs HERALD_REQUIRE_OIDC_AUDIENCE: callers are known by their identity tokens") }
+            if requiredAudience == nil {
+                problems.append("HERALD_ALLOWED_CALLERS needs HERALD_REQUIRE_OIDC_AUDIENCE: callers are known by their identity tokens")
+            }
         }
         switch value("HERALD_ALLOW_UNAUTHENTICATED")?.lowercased() {
         case nil, "0", "false", "no": allowUnauthenticated = false
@@ -120,20 +125,26 @@ public struct RuntimeConfiguration: Sendable {
         }
         apiTimeout = .seconds(4)
         if let text = value("HERALD_API_TIMEOUT") {
-            if let seconds = Double(text), seconds > 0, seconds <= 3600 { apiTimeout = .milliseconds(Int64(seconds * 1000)) } else {
+            if let seconds = Double(text), seconds > 0, seconds <= 3600 {
+                apiTimeout = .milliseconds(Int64(seconds * 1000))
+            } else {
                 problems.append("HERALD_API_TIMEOUT must be a number of seconds (at most 3600), not \"\(text)\"")
             }
         }
         pushLease = 60
         if let text = value("HERALD_PUSH_LEASE") {
-            if let seconds = Double(text), seconds >= 1, seconds <= 86_400 { pushLease = seconds } else {
+            if let seconds = Double(text), seconds >= 1, seconds <= 86_400 {
+                pushLease = seconds
+            } else {
                 problems.append("HERALD_PUSH_LEASE must be a number of seconds from 1 to 86400, not \"\(text)\"")
             }
         }
         self.environment = environment
         logLevel = .info
         if let level = value("LOG_LEVEL") {
-            if let parsed = Self.parseLevel(level) { logLevel = parsed } else {
+            if let parsed = Self.parseLevel(level) {
+                logLevel = parsed
+            } else {
                 problems.append("LOG_LEVEL must be one of trace, debug, info, notice, warning, error, critical; not \"\(level)\"")
             }
         }

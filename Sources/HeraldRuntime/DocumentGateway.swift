@@ -1,11 +1,12 @@
+import FirestoreEvents
+import FirestoreModel
+import HeraldCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreEvents
-import FirestoreModel
-import HeraldCore
 
 /// The runtime's side of a function's I/O: read documents, and carry out a plan.
 public protocol DocumentGateway: Sendable {

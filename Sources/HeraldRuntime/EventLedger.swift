@@ -56,7 +56,10 @@ struct EventLedger: Sendable {
             var parts: [[Write]] = []
             var next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
             while index < plan.groups.count {
-                if next.add(plan.groups[index]) { index += 1; continue }
+                if next.add(plan.groups[index]) {
+                    index += 1
+                    continue
+                }
                 guard !next.writes.isEmpty else { throw .rejected("one group of the plan exceeds a commit (\(plan.groups[index].count) writes)") }
                 parts.append(next.writes)
                 next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
@@ -92,10 +95,13 @@ struct EventLedger: Sendable {
         }
         var claim: [FieldTransform] = []
         if !layout.pushShards.joined().isEmpty { claim.append(FieldTransform(FieldPath("claims", holder), .setToRequestTime)) }
-        let entry = Write(.update(main, fields: [
-            "function": .string(function), "eventId": .string(event.eventID), "document": .string(event.document.path),
-            "expireAt": .timestamp(expireAt), "pushes": states(layout.pushShards[0]), "parts": .integer(Int64(layout.partCount)),
-        ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)] + claim, precondition: .exists(false))
+        let entry = Write(
+            .update(
+                main,
+                fields: [
+                    "function": .string(function), "eventId": .string(event.eventID), "document": .string(event.document.path),
+                    "expireAt": .timestamp(expireAt), "pushes": states(layout.pushShards[0]), "parts": .integer(Int64(layout.partCount)),
+                ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)] + claim, precondition: .exists(false))
         let parts = (0..<layout.partCount).map { $0 + 1 }.map { index in
             var fields: [String: FirestoreValue] = [
                 "expireAt": .timestamp(expireAt),

@@ -42,7 +42,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             event = try EventDecoder.decode(request)
         } catch {
             if let id = error.eventID { logger[metadataKey: "eventId"] = "\(id)" }
-            if let traceID, let project { logger[metadataKey: "logging.googleapis.com/trace"] = "\(TraceContext.loggingField(traceID: traceID, project: project))" }
+            if let traceID, let project {
+                logger[metadataKey: "logging.googleapis.com/trace"] = "\(TraceContext.loggingField(traceID: traceID, project: project))"
+            }
             logger.error("refused event: \(error.reason)")
             return failure(400, "INVALID_ARGUMENT", error.reason)
         }
@@ -56,8 +58,10 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
 
         if let refusal = function.trigger.refusal(of: change) {
             logger.debug("skipped: \(refusal)")
-            return finish(EffectsReport(function: Function.name, event: event, outcome: .skipped(reason: refusal),
-                                        documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
+            return finish(
+                EffectsReport(
+                    function: Function.name, event: event, outcome: .skipped(reason: refusal),
+                    documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
         }
         var failedWrites: [Write]?
         for attempt in 1...Self.maximumPlanAttempts {
@@ -116,7 +120,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 } else if !wanted.documents.isEmpty {
                     laterStepsAskedForDocuments = true
                 }
-                let lists = wanted.collections, lookups = wanted.lookups
+                let lists = wanted.collections
+                let lookups = wanted.lookups
                 async let listed = lists.isEmpty ? [:] : gateway.list(lists)
                 async let looked = lookups.isEmpty ? [:] : gateway.lookUp(lookups)
                 var more = wanted.documents.isEmpty ? DocumentsRead() : try await gateway.read(wanted.documents)
@@ -131,8 +136,10 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         // Learnt when there was no prediction, when it fell short (a later step still asked for documents)
         // or is due to be checked: a plan run costs as much as the rest of a warm event.
         if let firstStep, firstStep.learn || laterStepsAskedForDocuments {
-            let firstOnly = Reads(DocumentsRead(found: reads.read.found.filter { firstStep.asked.contains($0.key) },
-                                                missing: reads.read.missing.intersection(firstStep.asked)))
+            let firstOnly = Reads(
+                DocumentsRead(
+                    found: reads.read.found.filter { firstStep.asked.contains($0.key) },
+                    missing: reads.read.missing.intersection(firstStep.asked)))
             do {
                 _ = try function.plan(for: change, reading: firstOnly)
                 readAhead.remember([], after: firstStep.key)
@@ -155,8 +162,10 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(planned.count) writes, \(plan.pushes.count) pushes")
             }
         }
-        return finish(EffectsReport(function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
-                                    outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun), writes: planned.count)
+        return finish(
+            EffectsReport(
+                function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
+                outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun), writes: planned.count)
     }
 
     /// The HTTP answer is a summary; the whole report is for `invoke` and tests.
@@ -165,7 +174,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         switch report.outcome {
         case .applied: outcome["outcome"] = "applied"
         case .duplicate: outcome["outcome"] = "duplicate"
-        case .skipped(let reason): outcome["outcome"] = "skipped"; outcome["reason"] = .string(reason)
+        case .skipped(let reason):
+            outcome["outcome"] = "skipped"
+            outcome["reason"] = .string(reason)
         }
         outcome["writes"] = .integer(writes ?? report.plan.allWrites.count)
         outcome["pushes"] = .integer(report.plan.pushes.count)

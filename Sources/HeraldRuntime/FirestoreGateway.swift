@@ -1,13 +1,14 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import FirestoreEvents
 import FirestoreModel
 import GoogleClients
 import HeraldCore
 import Logging
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Reads from Firestore and carries plans out exactly once per (function, event):
 /// 1. the plan's writes and the event's ledger entry are committed atomically, the entry with the
@@ -36,9 +37,11 @@ public struct FirestoreGateway: DocumentGateway {
     let deadTokens: DeadTokenGuard
     let metrics: RuntimeMetrics?
 
-    public init(firestore: any FirestoreAPI, fcm: (any FCMAPI)?, functionName: String, dryRun: Bool, logger: Logger,
-                ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60,
-                metrics: RuntimeMetrics? = nil) {
+    public init(
+        firestore: any FirestoreAPI, fcm: (any FCMAPI)?, functionName: String, dryRun: Bool, logger: Logger,
+        ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60,
+        metrics: RuntimeMetrics? = nil
+    ) {
         self.metrics = metrics
         self.firestore = firestore
         self.fcm = fcm
@@ -198,8 +201,9 @@ public struct FirestoreGateway: DocumentGateway {
         var current = part
         for attempt in 1...3 {
             guard let version = current.updateTime else { throw DownstreamError.rejected("ledger part \(part.name.path) has no version") }
-            let done = Write(.update(part.name, fields: ["state": .string("applied")], mask: [FieldPath("state"), FieldPath("writes")]),
-                             precondition: .updateTime(version))
+            let done = Write(
+                .update(part.name, fields: ["state": .string("applied")], mask: [FieldPath("state"), FieldPath("writes")]),
+                precondition: .updateTime(version))
             do {
                 _ = try await firestore.commit(writes + [done], transaction: nil)
                 return FirestoreDocument(name: part.name, fields: ["state": .string("applied"), "pushes": part["pushes"] ?? .map([:])])

@@ -1,10 +1,11 @@
+import FirestoreEvents
+import FirestoreModel
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreEvents
-import FirestoreModel
 
 /// A request saved in a file, as `invoke --event FILE` takes it: a structured CloudEvent, a legacy
 /// event, or `{"headers": {…}, "body": …}` for binary mode (body as JSON, or base64 for protobuf).
@@ -25,7 +26,9 @@ public enum Fixture {
             switch members["body"] ?? .null {
             case .null: body = []
             case .string(let text) where request.contentType?.contains("json") != true:
-                guard let data = Data(base64Encoded: text) else { throw FixtureError("\"body\" must be base64 for content-type \(request.contentType ?? "(none)")") }
+                guard let data = Data(base64Encoded: text) else {
+                    throw FixtureError("\"body\" must be base64 for content-type \(request.contentType ?? "(none)")")
+                }
                 body = Array(data)
             case .string(let text): body = Array(text.utf8)
             case let inline: body = Array(inline.serialized().utf8)

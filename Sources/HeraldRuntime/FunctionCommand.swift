@@ -1,15 +1,16 @@
 import ArgumentParser
 import AsyncHTTPClient
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import GoogleClients
-import FirestoreEvents
-import FirestoreModel
-import HeraldCore
-import Logging
 
 #if canImport(Glibc)
 import Glibc
@@ -50,16 +51,20 @@ struct SourceOptions: ParsableArguments {
     @Flag(name: .long, help: "Read from the configured Firestore, but write and send nothing: only report the plan.")
     var dryRun = false
 
-    @Option(name: .long, help: ArgumentHelp("Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA.", valueName: "schema"))
+    @Option(
+        name: .long, help: ArgumentHelp("Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA.", valueName: "schema"))
     var schema: String?
 
     /// The function assembled on the documents these options name (call `shutdown` on it when done).
-    func setUp<Function: ConfigurableFunction>(_: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
-                                               eventDocument: FirestoreDocument? = nil, metrics: RuntimeMetrics? = nil) async throws -> FunctionRuntime {
+    func setUp<Function: ConfigurableFunction>(
+        _: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
+        eventDocument: FirestoreDocument? = nil, metrics: RuntimeMetrics? = nil
+    ) async throws -> FunctionRuntime {
         do {
-            return try await FunctionRuntime.assemble(Function.self, schema: schema, configuration: configuration,
-                                                      source: documents.map { .snapshot(path: $0, eventDocument: eventDocument) } ?? .google(dryRun: dryRun),
-                                                      logger: logger, metrics: metrics)
+            return try await FunctionRuntime.assemble(
+                Function.self, schema: schema, configuration: configuration,
+                source: documents.map { .snapshot(path: $0, eventDocument: eventDocument) } ?? .google(dryRun: dryRun),
+                logger: logger, metrics: metrics)
         } catch let error as FunctionRuntime.SettingsError {
             throw ValidationError(error.description)
         }
@@ -105,7 +110,8 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
     func run() async throws {
         let configuration = try loadConfiguration()
         if configuration.requiredAudience == nil, !configuration.allowUnauthenticated, !RuntimeConfiguration.isLoopback(host) {
-            throw ValidationError("""
+            throw ValidationError(
+                """
                 refusing to serve \(Function.name) on \(host) to anyone who can reach it: set HERALD_REQUIRE_OIDC_AUDIENCE (the service's \
                 URL) and HERALD_ALLOWED_CALLERS (the trigger's and scheduler's service accounts), or HERALD_ALLOW_UNAUTHENTICATED=1 where \
                 the platform checks callers itself (Cloud Run IAM), or --host 127.0.0.1
@@ -115,11 +121,13 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         let metrics = RuntimeMetrics(function: Function.name)
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger, metrics: metrics)
         let identity = configuration.requiredAudience.map { audience in
-            IdentityTokenVerifier(audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
-                                  allowedCallers: configuration.allowedCallers, httpClient: .shared)
+            IdentityTokenVerifier(
+                audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
+                allowedCallers: configuration.allowedCallers, httpClient: .shared)
         }
-        let server = FunctionServer(name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
-                                    metrics: metrics)
+        let server = FunctionServer(
+            name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
+            metrics: metrics)
         let port = self.port ?? configuration.port
         let app = server.application(host: host, port: port) { bound in
             logger.info("\(Function.name) listening on \(host):\(bound)")
@@ -158,9 +166,11 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         var configuration = try loadConfiguration()
         configuration.logFormat = .text
         // Logs go to stderr so stdout is only the report.
-        let logger = Logger.herald(Function.name, configuration: configuration, sink: LineSink { line in
-            writeToStandardError(line)
-        })
+        let logger = Logger.herald(
+            Function.name, configuration: configuration,
+            sink: LineSink { line in
+                writeToStandardError(line)
+            })
         let request: EventRequest
         do {
             request = try Fixture.request(from: Array(Data(contentsOf: URL(fileURLWithPath: event))))
@@ -169,8 +179,9 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         } catch {
             throw Self.badFixture("cannot read the event fixture \(event): \(error)")
         }
-        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger,
-                                            eventDocument: (try? EventDecoder.decode(request))?.change.newDocument)
+        let wiring = try await source.setUp(
+            Function.self, configuration: configuration, logger: logger,
+            eventDocument: (try? EventDecoder.decode(request))?.change.newDocument)
         guard let events = wiring.events else { throw ValidationError("\(Function.name) takes no events") }
         let result = await events.process(request, logger: logger)
         await wiring.shutdown()
@@ -228,9 +239,11 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
     func run() async throws {
         var configuration = try loadConfiguration()
         configuration.logFormat = .text
-        let logger = Logger.herald(Function.name, configuration: configuration, sink: LineSink { line in
-            writeToStandardError(line)
-        })
+        let logger = Logger.herald(
+            Function.name, configuration: configuration,
+            sink: LineSink { line in
+                writeToStandardError(line)
+            })
         var date = Date()
         if let at {
             guard let time = Timestamp(rfc3339: at) else { throw ValidationError("--at must be an RFC 3339 time such as 2026-11-20T09:02:00Z, not \"\(at)\"") }

@@ -1,13 +1,14 @@
 import AsyncHTTPClient
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import GoogleClients
-import HeraldCore
-import Logging
 
 /// One function assembled with everything it runs on: its settings, its documents (Firestore or a
 /// snapshot) and FCM, the processor for its events and the runner for its schedule. The only place a
@@ -38,9 +39,10 @@ public struct FunctionRuntime: Sendable {
         _: Function.Type, schema: String? = nil, configuration: RuntimeConfiguration, source: Source, logger: Logger,
         metrics: RuntimeMetrics? = nil
     ) async throws -> FunctionRuntime {
-        var settings = FunctionSettings(schema: schema ?? configuration.schema, database: configuration.database,
-                                        environment: configuration.environment,
-                                        timeZones: ZoneInfoDirectory.system(environment: configuration.environment).timeZones)
+        var settings = FunctionSettings(
+            schema: schema ?? configuration.schema, database: configuration.database,
+            environment: configuration.environment,
+            timeZones: ZoneInfoDirectory.system(environment: configuration.environment).timeZones)
         let function: Function
         do {
             try settings.readSchemaFile()
@@ -52,8 +54,9 @@ public struct FunctionRuntime: Sendable {
             if let eventDocument, gateway.documents[eventDocument.name] == nil {
                 gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument])
             }
-            return FunctionRuntime(events: function.processor(gateway: gateway, project: configuration.project, metrics: metrics),
-                                   sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), clients: [])
+            return FunctionRuntime(
+                events: function.processor(gateway: gateway, project: configuration.project, metrics: metrics),
+                sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), clients: [])
         case .google(let dryRun):
             let credentials: ApplicationDefaultCredentials
             do {
@@ -62,17 +65,21 @@ public struct FunctionRuntime: Sendable {
                 if case .notOnGoogleCloud = error { throw StartupError(error.description) }
                 throw StartupError("cannot use the Google credentials configured: \(error) (or pass --documents FILE to run offline)")
             }
-            let firestore = FirestoreClient(project: credentials.project, database: configuration.database,
-                                            endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
-                                            requestTimeout: configuration.apiTimeout, observer: metrics?.observer(api: "firestore"))
+            let firestore = FirestoreClient(
+                project: credentials.project, database: configuration.database,
+                endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
+                requestTimeout: configuration.apiTimeout, observer: metrics?.observer(api: "firestore"))
             let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
-            let fcm = FCMClient(project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
-                                credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout,
-                                observer: metrics?.observer(api: "fcm"))
-            let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
-                                           ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
-            return FunctionRuntime(events: function.processor(gateway: gateway, project: credentials.project, metrics: metrics),
-                                   sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), clients: lanes)
+            let fcm = FCMClient(
+                project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
+                credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout,
+                observer: metrics?.observer(api: "fcm"))
+            let gateway = FirestoreGateway(
+                firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
+                ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
+            return FunctionRuntime(
+                events: function.processor(gateway: gateway, project: credentials.project, metrics: metrics),
+                sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), clients: lanes)
         }
     }
 

@@ -1,8 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import FirestoreEvents
 import FirestoreModel
 import GoogleClients
@@ -10,6 +5,12 @@ import HeraldCore
 import Hummingbird
 import Logging
 import NIOCore
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// Handles one delivered event; `EventProcessor` is the one the runtime uses.
 public protocol EventHandling: Sendable {
@@ -39,8 +40,10 @@ public struct FunctionServer: Sendable {
     /// Served at `GET /metrics` (Prometheus text), when given.
     let metrics: RuntimeMetrics?
 
-    public init(name: String, events: (any EventHandling)?, sweeper: (any SweepRunning)?, identity: IdentityTokenVerifier? = nil, logger: Logger,
-                metrics: RuntimeMetrics? = nil) {
+    public init(
+        name: String, events: (any EventHandling)?, sweeper: (any SweepRunning)?, identity: IdentityTokenVerifier? = nil, logger: Logger,
+        metrics: RuntimeMetrics? = nil
+    ) {
         self.name = name
         self.events = events
         self.sweeper = sweeper
@@ -64,8 +67,9 @@ public struct FunctionServer: Sendable {
         router.get("/metrics") { request, _ in
             if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
             guard let metrics = server.metrics else { return Self.response(failure(404, "NOT_FOUND", "\(server.name) keeps no metrics here")) }
-            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+            return Response(
+                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
         }
         router.post("/") { request, _ in
             if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
@@ -126,8 +130,9 @@ public struct FunctionServer: Sendable {
         metrics.eventsInFlight(1)
         defer { metrics.eventsInFlight(-1) }
         let response = await events.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger)
-        metrics.event(encoding: response.report?.event.envelope.encoding.rawValue ?? "unknown", outcome: Self.outcome(of: response),
-                      duration: .now - started)
+        metrics.event(
+            encoding: response.report?.event.envelope.encoding.rawValue ?? "unknown", outcome: Self.outcome(of: response),
+            duration: .now - started)
         return response
     }
 

@@ -1,13 +1,14 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 import FirestoreModel
 import GoogleClients
 import HeraldCore
 import Logging
 import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 /// The send phase of `FirestoreGateway`: claiming an event's pending pushes, sending them within the
 /// claim's lease, and recording what became of each.
@@ -20,15 +21,17 @@ extension FirestoreGateway {
         for (other, at) in state.claims {
             let age = Double(now.seconds - at.seconds) + Double(now.nanos - at.nanos) / 1e9
             if age < lease {
-                throw DownstreamError.unavailable("another delivery of this event is sending its pushes (claimed \(Int(max(age, 0))) s ago by \(other))",
-                                                  retryAfterSeconds: Int(min(lease - age, lease)) + 1)
+                throw DownstreamError.unavailable(
+                    "another delivery of this event is sending its pushes (claimed \(Int(max(age, 0))) s ago by \(other))",
+                    retryAfterSeconds: Int(min(lease - age, lease)) + 1)
             }
         }
         guard let version = state.main.updateTime else { throw DownstreamError.unavailable("the ledger entry has no version") }
         // Expired claims (their holders died) go; this holder's is stamped with Firestore's time.
         let stale = state.claims.keys.map { $0 == "claimedAt" ? FieldPath("claimedAt") : FieldPath("claims", $0) }
-        let write = Write(.update(state.main.name, fields: [:], mask: stale), transforms: [FieldTransform(FieldPath("claims", holder), .setToRequestTime)],
-                          precondition: .updateTime(version))
+        let write = Write(
+            .update(state.main.name, fields: [:], mask: stale), transforms: [FieldTransform(FieldPath("claims", holder), .setToRequestTime)],
+            precondition: .updateTime(version))
         do {
             _ = try await firestore.commit([write], transaction: nil)
         } catch let error as GoogleAPIError where error.status == .failedPrecondition || error.status == .notFound {
@@ -85,7 +88,9 @@ extension FirestoreGateway {
             _ = try await firestore.commitIdempotent(writes, retry: .until(recordBy), deadline: recordBy, essential: true)
         } catch {
             let sent = outcome.marks.values.filter { $0 == "sent" }.count
-            logger.error("\(sent) pushes were sent but their record could not be written before the lease ended (\(error)); a redelivery after the lease may send them again")
+            logger.error(
+                "\(sent) pushes were sent but their record could not be written before the lease ended (\(error)); a redelivery after the lease may send them again"
+            )
             throw Self.classify(error)
         }
         for removal in outcome.removals {
@@ -154,7 +159,9 @@ final class DeadTokenGuard: Sendable {
                 logger.error("push to a device of \(push.userID) failed for good: \(reason)")
             case .unanswered(let reason):
                 outcome.marks[push.token] = "unanswered"
-                logger.warning("FCM had not answered a push to a device of \(push.userID) when the lease's deadline came; it may have been delivered and is not sent again (\(reason))")
+                logger.warning(
+                    "FCM had not answered a push to a device of \(push.userID) when the lease's deadline came; it may have been delivered and is not sent again (\(reason))"
+                )
             }
         }
         let answered = results.filter {
@@ -171,8 +178,9 @@ final class DeadTokenGuard: Sendable {
         let batchSuspect = answered.count >= minimumBatch && Double(dead.count) > threshold * Double(answered.count)
         let windowSuspect = windowCount >= Self.minimumWindow && Double(windowDead) > threshold * Double(windowCount)
         if !dead.isEmpty, batchSuspect || windowSuspect {
-            complain("FCM answered \(dead.count) of \(answered.count) sends (and \(windowDead) of the last \(windowCount)) with a dead token: "
-                     + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, or the credentials are another project's. No token removed.")
+            complain(
+                "FCM answered \(dead.count) of \(answered.count) sends (and \(windowDead) of the last \(windowCount)) with a dead token: "
+                    + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, or the credentials are another project's. No token removed.")
             outcome.refusedRemovals = dead.count
             return outcome
         }

@@ -14,9 +14,11 @@ public final class RuntimeMetrics: Sendable {
         self.function = function
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
-                                                   .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
-                                                   .seconds(10), .seconds(30)]
+        factory.defaultDurationHistogramBuckets = [
+            .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+            .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
+            .seconds(10), .seconds(30),
+        ]
         self.factory = factory
     }
 

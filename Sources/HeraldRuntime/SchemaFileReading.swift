@@ -1,18 +1,21 @@
+import FirestoreModel
+import HeraldCore
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import HeraldCore
 
 extension FunctionSettings {
     /// A schema file larger than this is not one.
     static let maximumSchemaFileBytes = 1 << 20
 
     /// Settings for `schema`, with its file read when it names one (a preset names none).
-    public static func reading(schema: String, database: String = "(default)", environment: [String: String] = [:],
-                               timeZones: TimeZones = .utcOnly) throws(SettingsError) -> FunctionSettings {
+    public static func reading(
+        schema: String, database: String = "(default)", environment: [String: String] = [:],
+        timeZones: TimeZones = .utcOnly
+    ) throws(SettingsError) -> FunctionSettings {
         var settings = FunctionSettings(schema: schema, database: database, environment: environment, timeZones: timeZones)
         try settings.readSchemaFile()
         return settings

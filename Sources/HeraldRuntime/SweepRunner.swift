@@ -1,12 +1,13 @@
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import GoogleClients
-import HeraldCore
-import Logging
 
 /// What one run of a scheduled function did, per sweep.
 public struct SweepReport: Sendable, Hashable {
@@ -25,8 +26,10 @@ public struct SweepReport: Sendable, Hashable {
         public init() {}
 
         public var json: JSONValue {
-            ["checked": .integer(checked), "written": .integer(written), "raced": .integer(raced), "failed": .integer(failed),
-             "validated": .integer(validated), "dead": .integer(dead)]
+            [
+                "checked": .integer(checked), "written": .integer(written), "raced": .integer(raced), "failed": .integer(failed),
+                "validated": .integer(validated), "dead": .integer(dead),
+            ]
         }
     }
 
@@ -82,8 +85,10 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     /// dead; only when nearly all of a page's (20 or more) are is it taken for a misconfiguration.
     let deadTokens: DeadTokenGuard
 
-    public init(function: Function, firestore: any FirestoreAPI, fcm: (any FCMAPI)?, dryRun: Bool = false, pageSize: Int = 300,
-                logger: Logger = Logger(label: "herald.sweep")) {
+    public init(
+        function: Function, firestore: any FirestoreAPI, fcm: (any FCMAPI)?, dryRun: Bool = false, pageSize: Int = 300,
+        logger: Logger = Logger(label: "herald.sweep")
+    ) {
         self.function = function
         self.firestore = firestore
         self.fcm = fcm
@@ -108,14 +113,19 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
             } catch {
                 throw FirestoreGateway.classify(error)
             }
-            logger.info("\(sweep.label): checked \(counts.checked), wrote \(counts.written), raced \(counts.raced), failed \(counts.failed)\(counts.validated > 0 ? ", validated \(counts.validated), dead \(counts.dead)" : "")")
+            logger.info(
+                "\(sweep.label): checked \(counts.checked), wrote \(counts.written), raced \(counts.raced), failed \(counts.failed)\(counts.validated > 0 ? ", validated \(counts.validated), dead \(counts.dead)" : "")"
+            )
             report.sweeps.append((sweep.label, counts))
         }
         return report
     }
 
     func apply(_ writes: [Write], to counts: inout SweepReport.Counts, logger: Logger) async throws {
-        if dryRun { counts.written += writes.count; return }
+        if dryRun {
+            counts.written += writes.count
+            return
+        }
         for (write, outcome) in zip(writes, try await firestore.batchWrite(writes)) {
             switch outcome {
             case .applied: counts.written += 1

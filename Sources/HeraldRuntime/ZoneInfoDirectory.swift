@@ -1,10 +1,11 @@
+import HeraldCore
+import Synchronization
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import HeraldCore
-import Synchronization
 
 /// The IANA time zone database as the system installs it (`/usr/share/zoneinfo`, or `$TZDIR`): each
 /// zone read once, when first asked for, and kept. Images copy the same directory.

@@ -5,9 +5,19 @@ public final class Counter: Sendable {
     private let count = Mutex(0)
     public init() {}
     /// Adds one and returns the new count.
-    @discardableResult public func increment() -> Int { count.withLock { $0 += 1; return $0 } }
+    @discardableResult public func increment() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0
+        }
+    }
     /// Adds one and returns the count before.
-    public func take() -> Int { count.withLock { $0 += 1; return $0 - 1 } }
+    public func take() -> Int {
+        count.withLock {
+            $0 += 1
+            return $0 - 1
+        }
+    }
     public var value: Int { count.withLock { $0 } }
 }
 

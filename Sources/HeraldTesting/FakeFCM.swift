@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import Hummingbird
 import Synchronization
 
@@ -31,7 +31,8 @@ public final class FakeFCM: Sendable {
 
     public static func error(_ status: HTTPResponse.Status, _ grpc: String, _ fcm: String?, message: String = "error", retryAfter: String? = nil) -> Answer {
         let details = fcm.map { #", "details": [{"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "\#($0)"}]"# } ?? ""
-        return Answer(status: status, body: #"{"error": {"code": \#(status.code), "message": "\#(message)", "status": "\#(grpc)"\#(details)}}"#, retryAfter: retryAfter)
+        return Answer(
+            status: status, body: #"{"error": {"code": \#(status.code), "message": "\#(message)", "status": "\#(grpc)"\#(details)}}"#, retryAfter: retryAfter)
     }
 
     public var router: Router<BasicRequestContext> {
@@ -41,8 +42,14 @@ public final class FakeFCM: Sendable {
             let json = try JSONValue(parsing: Array(buffer: try await request.collectBody(upTo: 1 << 20)))
             self.bodies.withLock { $0.append(json) }
             let token = json["message"]?["token"]?.stringValue ?? ""
-            let attempt = self.attempts.withLock { $0[token, default: 0] += 1; return $0[token]! }
-            self.inFlight.withLock { $0.now += 1; $0.peak = max($0.peak, $0.now) }
+            let attempt = self.attempts.withLock {
+                $0[token, default: 0] += 1
+                return $0[token]!
+            }
+            self.inFlight.withLock {
+                $0.now += 1
+                $0.peak = max($0.peak, $0.now)
+            }
             try await Task.sleep(for: self.delay)
             self.inFlight.withLock { $0.now -= 1 }
             let answer = self.script(token, attempt)
@@ -53,4 +60,3 @@ public final class FakeFCM: Sendable {
         return router
     }
 }
-

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import Glibc
 import HeraldRuntime
 import NIOCore
@@ -33,7 +33,8 @@ public final class FunctionUnderTest: Sendable {
         for _ in 0..<600 where !process.hasExited {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             if let range = text.range(of: #"listening on [0-9.]+:[0-9]+"#, options: .regularExpression),
-               let port = Int(text[range].split(separator: ":").last ?? "") {
+                let port = Int(text[range].split(separator: ":").last ?? "")
+            {
                 return FunctionUnderTest(name: name, process: process, log: log, port: port)
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -61,8 +62,9 @@ public final class FunctionUnderTest: Sendable {
     /// function itself, however busy the machine is with other work.
     public var cpuTime: Duration {
         guard let stat = try? String(contentsOfFile: "/proc/\(process.pid)/stat", encoding: .utf8),
-              let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 13,
-              let user = Int64(fields[12]), let system = Int64(fields[13]) else { return .zero }
+            let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 13,
+            let user = Int64(fields[12]), let system = Int64(fields[13])
+        else { return .zero }
         let ticks = Int64(sysconf(Int32(_SC_CLK_TCK)))
         return .milliseconds((user + system) * 1000 / max(ticks, 1))
     }
@@ -85,8 +87,9 @@ public final class FunctionUnderTest: Sendable {
         let start = clock.now
         let response = try await HTTPClient.shared.execute(http, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1))))
         let body = try await response.body.collect(upTo: 16 << 20)
-        return Answer(status: Int(response.status.code), body: String(buffer: body), retryAfter: response.headers.first(name: "retry-after"),
-                      elapsed: clock.now - start)
+        return Answer(
+            status: Int(response.status.code), body: String(buffer: body), retryAfter: response.headers.first(name: "retry-after"),
+            elapsed: clock.now - start)
     }
 
     /// POSTs over a plain socket and times the answer from the body's last byte: what the function
@@ -125,8 +128,10 @@ extension RunningDev {
     /// How a function process outside `herald dev` reaches it, as Infra/compose.yaml wires one: tokens
     /// from its metadata server, Firestore and FCM at its base URL.
     public func functionEnvironment(project: String = "e2e") -> [String: String] {
-        ["GOOGLE_CLOUD_PROJECT": project, "GCE_METADATA_HOST": base.replacingOccurrences(of: "http://", with: ""),
-         "FIRESTORE_ENDPOINT": base, "FCM_ENDPOINT": base]
+        [
+            "GOOGLE_CLOUD_PROJECT": project, "GCE_METADATA_HOST": base.replacingOccurrences(of: "http://", with: ""),
+            "FIRESTORE_ENDPOINT": base, "FCM_ENDPOINT": base,
+        ]
     }
 }
 
@@ -134,11 +139,15 @@ extension RunningDev {
 public enum EventarcRequest {
     /// `document` as created (or updated, with `old`), carrying both documents, or no data at all when
     /// `withData` is false (as Eventarc sends an event over its size limit).
-    public static func make(id: String, kind: DocumentChange.Kind, document: FirestoreDocument?, old: FirestoreDocument? = nil,
-                            name: DocumentName, time: Timestamp = Timestamp(microsecondsOf: Date()), withData: Bool = true) throws -> EventRequest {
-        let change = DocumentChange(eventID: id, kind: kind, time: time, document: name,
-                                    oldDocument: withData ? old : nil, newDocument: withData ? document : nil)
-        let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.\(kind.rawValue)"))
+    public static func make(
+        id: String, kind: DocumentChange.Kind, document: FirestoreDocument?, old: FirestoreDocument? = nil,
+        name: DocumentName, time: Timestamp = Timestamp(microsecondsOf: Date()), withData: Bool = true
+    ) throws -> EventRequest {
+        let change = DocumentChange(
+            eventID: id, kind: kind, time: time, document: name,
+            oldDocument: withData ? old : nil, newDocument: withData ? document : nil)
+        let event = DecodedEvent(
+            change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.\(kind.rawValue)"))
         return try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
     }
 }

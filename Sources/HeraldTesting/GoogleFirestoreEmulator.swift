@@ -1,6 +1,7 @@
 import Foundation
 import HeraldRuntime
 import Supervision
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -49,8 +50,10 @@ public enum GoogleFirestoreEmulator {
     static func launch(port: Int) async throws -> ChildProcess {
         try await ChildProcess.start(
             "/usr/bin/env",
-            arguments: ["java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
-                        "start", "--host=127.0.0.1", "--port=\(port)"],
+            arguments: [
+                "java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
+                "start", "--host=127.0.0.1", "--port=\(port)",
+            ],
             output: .discarded)
     }
 

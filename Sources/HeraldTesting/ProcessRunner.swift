@@ -1,5 +1,6 @@
 import Foundation
 import Supervision
+
 #if canImport(Testing)
 import Testing
 #endif
@@ -17,7 +18,8 @@ public enum ProcessRunner {
     /// environment is this process's unless one is given.
     public static func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, environment: [String: String]? = nil) async throws -> ProcessResult {
         let result = try await ChildProcess.run(executable.path, arguments: arguments, environment: environment, input: stdin.map { Array($0) } ?? [])
-        return ProcessResult(status: result.termination.code, stdout: Data(result.standardOutput), stderr: String(decoding: result.standardError, as: UTF8.self))
+        return ProcessResult(
+            status: result.termination.code, stdout: Data(result.standardOutput), stderr: String(decoding: result.standardError, as: UTF8.self))
     }
 }
 

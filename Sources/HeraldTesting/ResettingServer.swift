@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,10 @@ public final class ResettingServer: @unchecked Sendable {
         let ok = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
         }
-        guard ok, listen(fd, 64) == 0 else { close(fd); throw RawHTTPError("could not listen") }
+        guard ok, listen(fd, 64) == 0 else {
+            close(fd)
+            throw RawHTTPError("could not listen")
+        }
         port = Int(UInt16(bigEndian: address.sin_port))
         let counter = self.counter
         thread = Thread {

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import Supervision
 
@@ -77,8 +77,9 @@ public final class RunningDev: Sendable {
         for job in jobs {
             guard case .object(var members) = job else { continue }
             members["paused"] = true
-            let answer = try await HTTPClient.shared.post("\(base)/herald/scheduler/jobs", headers: ["content-type": "application/json"],
-                                                         body: Array(JSONValue.object(members).serialized().utf8))
+            let answer = try await HTTPClient.shared.post(
+                "\(base)/herald/scheduler/jobs", headers: ["content-type": "application/json"],
+                body: Array(JSONValue.object(members).serialized().utf8))
             guard answer.status == 200 else { throw StillBusy(description: "cannot pause \(job): \(answer.body)") }
         }
     }
@@ -90,7 +91,8 @@ public final class RunningDev: Sendable {
 
     /// Sets the faults the local cloud injects on Herald's calls to Google (`PUT /herald/faults`).
     public func setFaults(_ plan: JSONValue) async throws {
-        let answer = try await HTTPClient.shared.post("\(base)/herald/faults", headers: ["content-type": "application/json"], body: Array(plan.serialized().utf8))
+        let answer = try await HTTPClient.shared.post(
+            "\(base)/herald/faults", headers: ["content-type": "application/json"], body: Array(plan.serialized().utf8))
         guard answer.status == 200 else { throw StillBusy(description: "cannot set faults: \(answer.body)") }
     }
 

@@ -22,7 +22,9 @@ public final class ServingProcess: Sendable {
 
     /// Starts `NAME serve --port 0 …` (or without `--port` when `port` is nil, so `PORT` decides) and waits
     /// (30 s at most) for its "listening on" line to learn the port.
-    public static func start(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) async throws -> ServingProcess {
+    public static func start(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) async throws
+        -> ServingProcess
+    {
         let printed = Printed()
         var variables = ProcessInfo.processInfo.environment
         variables["LOG_FORMAT"] = "json"
@@ -35,7 +37,8 @@ public final class ServingProcess: Sendable {
         while ContinuousClock.now < deadline, !child.hasExited {
             let text = printed.text
             if let range = text.range(of: #"listening on [0-9.]+:([0-9]+)"#, options: .regularExpression),
-               let port = Int(text[range].split(separator: ":").last ?? "") {
+                let port = Int(text[range].split(separator: ":").last ?? "")
+            {
                 return ServingProcess(child: child, port: port, printed: printed)
             }
             try await Task.sleep(for: .milliseconds(20))

@@ -25,16 +25,19 @@ public func withFunctionServer<Function: EventFunction, Result: Sendable>(
     _ body: @Sendable (TestFunctionServer) async throws -> Result
 ) async throws -> Result {
     let logger = Logger(label: Function.name) { label in CloudLogHandler(label: label, level: .debug, format: .json, sink: logSink) }
-    return try await withFunctionServer(FunctionServer(processor: EventProcessor(function: function, gateway: gateway, project: "herald-test"), logger: logger), body)
+    return try await withFunctionServer(
+        FunctionServer(processor: EventProcessor(function: function, gateway: gateway, project: "herald-test"), logger: logger), body)
 }
 
 /// Runs any function server (events, sweeps, identity checks) on a free port around `body`.
 public func withFunctionServer<Result: Sendable>(
     _ server: FunctionServer, _ body: @Sendable (TestFunctionServer) async throws -> Result
 ) async throws -> Result {
-    try await withRunningApplication(logger: server.logger, { onRunning in
-        server.application(host: "127.0.0.1", port: 0, onRunning: onRunning)
-    }, { port, group in try await body(TestFunctionServer(port: port, group: group)) })
+    try await withRunningApplication(
+        logger: server.logger,
+        { onRunning in
+            server.application(host: "127.0.0.1", port: 0, onRunning: onRunning)
+        }, { port, group in try await body(TestFunctionServer(port: port, group: group)) })
 }
 
 /// A plain HTTP/1.1 answer.

@@ -10,10 +10,13 @@ public func withTestHTTPServer<Result: Sendable>(
     _ body: @Sendable (_ port: Int) async throws -> Result
 ) async throws -> Result {
     let logger = Logger(label: "test-server") { _ in SwiftLogNoOpLogHandler() }
-    return try await withRunningApplication(logger: logger, { onRunning in
-        Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-                    onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: logger)
-    }, { port, _ in try await body(port) })
+    return try await withRunningApplication(
+        logger: logger,
+        { onRunning in
+            Application(
+                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: logger)
+        }, { port, _ in try await body(port) })
 }
 
 /// Starts the application made by `makeApplication` (which must report its port through the callback

@@ -1,6 +1,3 @@
-#if canImport(Testing)
-import Testing
-#endif
 import AsyncHTTPClient
 import ChatFunctions
 import Foundation
@@ -9,6 +6,10 @@ import HeraldCore
 import HeraldRuntime
 import LocalCloud
 import Logging
+
+#if canImport(Testing)
+import Testing
+#endif
 
 /// Herald's local cloud running in the test's own process on a free port, with a temporary database.
 public struct TestLocalCloud: Sendable {
@@ -26,8 +27,10 @@ public struct TestLocalCloud: Sendable {
 extension TestLocalCloud {
     /// How a function process reaches this cloud in emulator mode: Firestore, FCM and tokens at its address.
     public func functionEnvironment(project: String = "herald-test", schema: String = "default") -> [String: String] {
-        ["FIRESTORE_EMULATOR_HOST": host, "GOOGLE_CLOUD_PROJECT": project, "FCM_ENDPOINT": baseURL,
-         "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": host, "HERALD_SCHEMA": schema]
+        [
+            "FIRESTORE_EMULATOR_HOST": host, "GOOGLE_CLOUD_PROJECT": project, "FCM_ENDPOINT": baseURL,
+            "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": host, "HERALD_SCHEMA": schema,
+        ]
     }
 
     /// A function's real executable serving this cloud, behind the trigger the catalog declares for it
@@ -69,9 +72,11 @@ public func withLocalCloud<Result: Sendable>(
     if options.identityKeyPEM == nil { options.identityKeyPEM = try await TestKeys.rsaPEM() }
     let cloud = try await LocalCloud(options: options, logger: logger, onDelivery: onDelivery, onJob: onJob)
     defer { cloud.close() }
-    return try await withRunningApplication(logger: logger, alongside: cloud.services, { onRunning in
-        cloud.application(onRunning: onRunning)
-    }, { port, _ in try await body(TestLocalCloud(cloud: cloud, port: port)) })
+    return try await withRunningApplication(
+        logger: logger, alongside: cloud.services,
+        { onRunning in
+            cloud.application(onRunning: onRunning)
+        }, { port, _ in try await body(TestLocalCloud(cloud: cloud, port: port)) })
 }
 
 /// The Firestore servers tests run against: Herald's own local cloud, and Google's emulator where installed.

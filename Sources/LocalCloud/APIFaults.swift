@@ -32,7 +32,8 @@ public struct APIFaultPlan: Sendable, Hashable {
     /// Requests whose user-agent starts with this are spared (the apps' own writes, not Herald's).
     public var sparedUserAgent: String?
 
-    public init(rate: Double = 0, kinds: [API: [Kind]] = [:], hangFor: Duration = .seconds(3), slowFor: Duration = .seconds(12), sparedUserAgent: String? = nil) {
+    public init(rate: Double = 0, kinds: [API: [Kind]] = [:], hangFor: Duration = .seconds(3), slowFor: Duration = .seconds(12), sparedUserAgent: String? = nil)
+    {
         self.rate = rate
         self.kinds = kinds
         self.hangFor = hangFor
@@ -60,15 +61,18 @@ public struct APIFaultPlan: Sendable, Hashable {
         guard (0...600_000).contains(hang) else { throw .invalidArgument("hangMilliseconds is from 0 to 600000") }
         let slow = number("slowMilliseconds") ?? 12_000
         guard (0...600_000).contains(slow) else { throw .invalidArgument("slowMilliseconds is from 0 to 600000") }
-        self.init(rate: rate, kinds: kinds, hangFor: .milliseconds(Int64(hang)), slowFor: .milliseconds(Int64(slow)),
-                  sparedUserAgent: json.member("sparedUserAgent")?.stringValue)
+        self.init(
+            rate: rate, kinds: kinds, hangFor: .milliseconds(Int64(hang)), slowFor: .milliseconds(Int64(slow)),
+            sparedUserAgent: json.member("sparedUserAgent")?.stringValue)
     }
 
     public var json: JSONValue {
         let kinds = self.kinds.map { ($0.key.rawValue, JSONValue.array($0.value.map { .string($0.rawValue) })) }
-        return ["rate": .number(String(rate)), "kinds": .object(Dictionary(uniqueKeysWithValues: kinds)),
-                "hangMilliseconds": .integer(Int64(hangFor / .milliseconds(1))), "slowMilliseconds": .integer(Int64(slowFor / .milliseconds(1))),
-                "sparedUserAgent": sparedUserAgent.map(JSONValue.string) ?? .null]
+        return [
+            "rate": .number(String(rate)), "kinds": .object(Dictionary(uniqueKeysWithValues: kinds)),
+            "hangMilliseconds": .integer(Int64(hangFor / .milliseconds(1))), "slowMilliseconds": .integer(Int64(slowFor / .milliseconds(1))),
+            "sparedUserAgent": sparedUserAgent.map(JSONValue.string) ?? .null,
+        ]
     }
 }
 

@@ -36,10 +36,11 @@ struct AdminAPI: Sendable {
             let body = try request.json()
             func number(_ key: String) -> Double { body.member(key).flatMap { Double($0.serialized()) } ?? 0 }
             let omitFor = body.member("omitDataTriggers")?.arrayValue.map { Set($0.compactMap(\.stringValue)) }
-            cloud.delivery.faults = DeliveryFaults(duplicateProbability: number("duplicateProbability"),
-                                                   dropResponseProbability: number("dropResponseProbability"),
-                                                   maximumDelay: .milliseconds(Int64(number("maximumDelayMilliseconds"))),
-                                                   omitDataProbability: number("omitDataProbability"), omitDataTriggers: omitFor)
+            cloud.delivery.faults = DeliveryFaults(
+                duplicateProbability: number("duplicateProbability"),
+                dropResponseProbability: number("dropResponseProbability"),
+                maximumDelay: .milliseconds(Int64(number("maximumDelayMilliseconds"))),
+                omitDataProbability: number("omitDataProbability"), omitDataTriggers: omitFor)
             return LocalResponse(json: .object([:]))
         case ("POST", "faults"), ("PUT", "faults"):
             cloud.faults.plan = try APIFaultPlan(json: try request.json())
@@ -63,8 +64,8 @@ struct AdminAPI: Sendable {
         case ("PUT", "triggers"), ("POST", "triggers"):
             let body = try request.json()
             guard let name = body.member("name")?.stringValue, let pattern = body.member("pattern")?.stringValue,
-                  let kind = body.member("kind")?.stringValue.flatMap(DocumentChange.Kind.init(rawValue:)),
-                  let url = body.member("url")?.stringValue
+                let kind = body.member("kind")?.stringValue.flatMap(DocumentChange.Kind.init(rawValue:)),
+                let url = body.member("url")?.stringValue
             else { throw .invalidArgument("a trigger needs name, pattern, kind (created|updated|deleted|written) and url") }
             let contentType = body.member("contentType")?.stringValue == "json" ? TriggerRegistration.ContentType.json : .protobuf
             cloud.triggers.register(TriggerRegistration(name: name, pattern: pattern, kind: kind, url: url, contentType: contentType))
@@ -74,16 +75,20 @@ struct AdminAPI: Sendable {
         case ("PUT", "scheduler/jobs"), ("POST", "scheduler/jobs"):
             let body = try request.json()
             guard let name = body.member("name")?.stringValue, let schedule = body.member("schedule")?.stringValue,
-                  let url = body.member("url")?.stringValue
+                let url = body.member("url")?.stringValue
             else { throw .invalidArgument("a job needs name, schedule (unix-cron) and url") }
-            cloud.scheduler.register(ScheduledJob(name: name, schedule: try CronSchedule(schedule), url: url,
-                                                  audience: body.member("audience")?.stringValue, paused: body.member("paused")?.boolValue ?? false))
+            cloud.scheduler.register(
+                ScheduledJob(
+                    name: name, schedule: try CronSchedule(schedule), url: url,
+                    audience: body.member("audience")?.stringValue, paused: body.member("paused")?.boolValue ?? false))
             return LocalResponse(json: .object([:]))
         case ("POST", let path) where path.hasPrefix("scheduler/jobs/") && path.hasSuffix(":run"):
             let name = String(path.dropFirst("scheduler/jobs/".count).dropLast(":run".count))
             guard let job = cloud.scheduler.all.first(where: { $0.name == name }) else { throw .notFound("No job \(name.prefix(100)).") }
             let report = await cloud.scheduler.runNow(job)
-            return LocalResponse(json: ["job": .string(name), "status": report.status.map { .integer($0) } ?? .null, "error": report.error.map { .string($0) } ?? .null])
+            return LocalResponse(json: [
+                "job": .string(name), "status": report.status.map { .integer($0) } ?? .null, "error": report.error.map { .string($0) } ?? .null,
+            ])
         case ("GET", "oidc/jwks"):
             do { return LocalResponse(json: try cloud.identity.jwks()) } catch { throw .internalError("cannot export the public key") }
         case ("POST", "auth/revoke"):
@@ -95,12 +100,16 @@ struct AdminAPI: Sendable {
     }
 
     static func json(_ job: ScheduledJob) -> JSONValue {
-        ["name": .string(job.name), "schedule": .string(job.schedule.description), "url": .string(job.url),
-         "audience": job.audience.map(JSONValue.string) ?? .null, "paused": .bool(job.paused)]
+        [
+            "name": .string(job.name), "schedule": .string(job.schedule.description), "url": .string(job.url),
+            "audience": job.audience.map(JSONValue.string) ?? .null, "paused": .bool(job.paused),
+        ]
     }
 
     static func json(_ trigger: TriggerRegistration) -> JSONValue {
-        ["name": .string(trigger.name), "pattern": .string(trigger.pattern), "kind": .string(trigger.kind.rawValue),
-         "url": .string(trigger.url), "contentType": .string(trigger.contentType.rawValue)]
+        [
+            "name": .string(trigger.name), "pattern": .string(trigger.pattern), "kind": .string(trigger.kind.rawValue),
+            "url": .string(trigger.url), "contentType": .string(trigger.contentType.rawValue),
+        ]
     }
 }

@@ -35,7 +35,8 @@ final class HTTP2PrefaceRefuser: ChannelInboundHandler {
     typealias OutboundOut = ByteBuffer
 
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
-    static let message = "herald dev serves Firestore's REST API only, not gRPC: use your client's REST transport "
+    static let message =
+        "herald dev serves Firestore's REST API only, not gRPC: use your client's REST transport "
         + "(google-cloud-firestore: transport='rest'), or run Google's emulator behind herald dev --firestore HOST:PORT"
     /// More than a client's preface, settings and first call; a peer that sends more without a call is dropped.
     static let maximumBuffered = 64 * 1024

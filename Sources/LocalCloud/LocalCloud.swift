@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GRDB
 import HTTPTypes
 import Hummingbird
@@ -47,19 +47,23 @@ public final class LocalCloud: Sendable {
     let logger: Logger
     let stateDirectory: String
 
-    public init(options: LocalCloudOptions, logger: Logger, httpClient: HTTPClient = .shared,
-                onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
-                onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in },
-                onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in }) async throws {
+    public init(
+        options: LocalCloudOptions, logger: Logger, httpClient: HTTPClient = .shared,
+        onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
+        onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in },
+        onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in }
+    ) async throws {
         self.options = options
         self.logger = logger
         database = try LocalCloudDatabase(directory: options.dataDirectory)
         stateDirectory = options.dataDirectory ?? (NSTemporaryDirectory() + "herald-\(UUID().uuidString)")
         triggers = TriggerRegistry(options.triggers)
-        identity = try await LocalIdentity(project: options.project, directory: stateDirectory, accessTokenLifetime: options.accessTokenLifetime,
-                                           newKeyPEM: options.identityKeyPEM)
-        delivery = EventDelivery(database: database, registry: triggers, httpClient: httpClient, options: options.delivery,
-                                 identity: identity, logger: logger, onReport: onDelivery)
+        identity = try await LocalIdentity(
+            project: options.project, directory: stateDirectory, accessTokenLifetime: options.accessTokenLifetime,
+            newKeyPEM: options.identityKeyPEM)
+        delivery = EventDelivery(
+            database: database, registry: triggers, httpClient: httpClient, options: options.delivery,
+            identity: identity, logger: logger, onReport: onDelivery)
         let delivery = self.delivery
         firestore = LocalFirestore(database: database, outbox: EventOutbox(registry: triggers, wake: { delivery.wake() }))
         fcm = FCMSink(database: database, onRecord: onPush)
@@ -88,14 +92,18 @@ public final class LocalCloud: Sendable {
     public func deliveries(state: String? = nil) async throws(LocalAPIError) -> [JSONValue] {
         let states = state == "pending" ? ["pending", "in_flight"] : state.map { [$0] } ?? []
         return try await database.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error FROM deliveries"
-                                        + (states.isEmpty ? "" : " WHERE state IN (\(states.map { _ in "?" }.joined(separator: ", ")))") + " ORDER BY id",
-                                        arguments: StatementArguments(states))
+            let rows = try Row.fetchAll(
+                db,
+                sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error FROM deliveries"
+                    + (states.isEmpty ? "" : " WHERE state IN (\(states.map { _ in "?" }.joined(separator: ", ")))") + " ORDER BY id",
+                arguments: StatementArguments(states))
             return rows.map { row in
                 let error: String? = row["last_error"]
-                return ["id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),
-                        "eventType": .string(row["event_type"]), "document": .string(row["document"]), "state": .string(row["state"]),
-                        "attempts": .integer(row["attempts"] as Int64), "lastError": error.map { .string($0) } ?? .null] as JSONValue
+                return [
+                    "id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),
+                    "eventType": .string(row["event_type"]), "document": .string(row["document"]), "state": .string(row["state"]),
+                    "attempts": .integer(row["attempts"] as Int64), "lastError": error.map { .string($0) } ?? .null,
+                ] as JSONValue
             }
         }
     }
@@ -171,7 +179,8 @@ struct LocalCloudHandler: Sendable {
         case .unavailable?:
             return Self.response(LocalResponse(LocalAPIError(code: 503, status: "UNAVAILABLE", message: "injected fault: unavailable", retryAfterSeconds: 1)))
         case .rateLimited?:
-            return Self.response(LocalResponse(LocalAPIError(code: 429, status: "RESOURCE_EXHAUSTED", message: "injected fault: rate limited", retryAfterSeconds: 1)))
+            return Self.response(
+                LocalResponse(LocalAPIError(code: 429, status: "RESOURCE_EXHAUSTED", message: "injected fault: rate limited", retryAfterSeconds: 1)))
         case .reset?:
             return Self.reset
         case .timeout?:
@@ -215,11 +224,13 @@ struct LocalCloudHandler: Sendable {
     func route(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         let s = request.segments
         if cloud.options.singleProject, s.first == "v1", s.count > 2, s[1] == "projects", s[2] != cloud.options.project {
-            throw LocalAPIError(code: 400, status: "FAILED_PRECONDITION", message: """
-                This local cloud serves project "\(cloud.options.project)" only, not "\(s[2].prefix(100))": its functions read \
-                "\(cloud.options.project)". Point the client at that project, or start herald dev with --project \(s[2].prefix(100)) \
-                (or GOOGLE_CLOUD_PROJECT).
-                """)
+            throw LocalAPIError(
+                code: 400, status: "FAILED_PRECONDITION",
+                message: """
+                    This local cloud serves project "\(cloud.options.project)" only, not "\(s[2].prefix(100))": its functions read \
+                    "\(cloud.options.project)". Point the client at that project, or start herald dev with --project \(s[2].prefix(100)) \
+                    (or GOOGLE_CLOUD_PROJECT).
+                    """)
         }
         switch s.first {
         case "v1" where s.count == 4 && s[1] == "projects" && s[3] == "messages:send":

@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import GRDB
 
 /// The local cloud's state in one SQLite file: documents, pending and dead event deliveries,
@@ -38,49 +38,50 @@ public struct LocalCloudDatabase: Sendable {
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE documents (
-                    database TEXT NOT NULL,
-                    path TEXT NOT NULL,
-                    collection TEXT NOT NULL,
-                    collection_id TEXT NOT NULL,
-                    fields TEXT NOT NULL,
-                    create_time INTEGER NOT NULL,
-                    update_time INTEGER NOT NULL,
-                    PRIMARY KEY (database, path)
-                ) WITHOUT ROWID;
-                CREATE INDEX documents_by_collection ON documents(database, collection);
-                CREATE INDEX documents_by_collection_id ON documents(database, collection_id);
-                CREATE TABLE commit_clock (id INTEGER PRIMARY KEY CHECK (id = 1), last_nanos INTEGER NOT NULL);
-                CREATE TABLE deliveries (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    trigger TEXT NOT NULL,
-                    event_id TEXT NOT NULL,
-                    event_type TEXT NOT NULL,
-                    document TEXT NOT NULL,
-                    headers TEXT NOT NULL,
-                    body BLOB NOT NULL,
-                    state TEXT NOT NULL DEFAULT 'pending',
-                    attempts INTEGER NOT NULL DEFAULT 0,
-                    next_attempt_at REAL NOT NULL,
-                    created_at REAL NOT NULL,
-                    finished_at REAL,
-                    last_error TEXT
-                );
-                CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at);
-                CREATE TABLE fcm_messages (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    project TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    token TEXT,
-                    topic TEXT,
-                    condition TEXT,
-                    message TEXT NOT NULL,
-                    received_at REAL NOT NULL
-                );
-                CREATE INDEX fcm_messages_by_token ON fcm_messages(token);
-                CREATE TABLE fcm_dead_tokens (token TEXT PRIMARY KEY, since REAL NOT NULL);
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE documents (
+                        database TEXT NOT NULL,
+                        path TEXT NOT NULL,
+                        collection TEXT NOT NULL,
+                        collection_id TEXT NOT NULL,
+                        fields TEXT NOT NULL,
+                        create_time INTEGER NOT NULL,
+                        update_time INTEGER NOT NULL,
+                        PRIMARY KEY (database, path)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX documents_by_collection ON documents(database, collection);
+                    CREATE INDEX documents_by_collection_id ON documents(database, collection_id);
+                    CREATE TABLE commit_clock (id INTEGER PRIMARY KEY CHECK (id = 1), last_nanos INTEGER NOT NULL);
+                    CREATE TABLE deliveries (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        trigger TEXT NOT NULL,
+                        event_id TEXT NOT NULL,
+                        event_type TEXT NOT NULL,
+                        document TEXT NOT NULL,
+                        headers TEXT NOT NULL,
+                        body BLOB NOT NULL,
+                        state TEXT NOT NULL DEFAULT 'pending',
+                        attempts INTEGER NOT NULL DEFAULT 0,
+                        next_attempt_at REAL NOT NULL,
+                        created_at REAL NOT NULL,
+                        finished_at REAL,
+                        last_error TEXT
+                    );
+                    CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at);
+                    CREATE TABLE fcm_messages (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        project TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        token TEXT,
+                        topic TEXT,
+                        condition TEXT,
+                        message TEXT NOT NULL,
+                        received_at REAL NOT NULL
+                    );
+                    CREATE INDEX fcm_messages_by_token ON fcm_messages(token);
+                    CREATE TABLE fcm_dead_tokens (token TEXT PRIMARY KEY, since REAL NOT NULL);
+                    """)
         }
         return migrator
     }

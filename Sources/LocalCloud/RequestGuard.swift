@@ -9,8 +9,9 @@ struct RequestGuard {
 
     func refusal(of request: LocalRequest) -> LocalAPIError? {
         if let host = request.headers["host"], !isAllowed(Self.hostName(host)) {
-            return LocalAPIError(code: 403, status: "PERMISSION_DENIED",
-                                 message: "Host \"\(host.prefix(100))\" is not this local cloud's: name it by address or localhost, or start herald dev with --allow-host NAME.")
+            return LocalAPIError(
+                code: 403, status: "PERMISSION_DENIED",
+                message: "Host \"\(host.prefix(100))\" is not this local cloud's: name it by address or localhost, or start herald dev with --allow-host NAME.")
         }
         if let origin = request.headers["origin"] {
             // `scheme://authority`; a sandboxed page or a file sends "null", which names no host.
@@ -23,8 +24,11 @@ struct RequestGuard {
         let type = request.headers["content-type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
         let isTokenEndpoint = request.segments == ["token"]
         if type == "application/json" || (isTokenEndpoint && type == "application/x-www-form-urlencoded") { return nil }
-        return LocalAPIError(code: 415, status: "INVALID_ARGUMENT",
-                             message: "A request with a body must send Content-Type: application/json\(isTokenEndpoint ? " (or a form, for /token)" : ""), not \"\(type.prefix(80))\".")
+        return LocalAPIError(
+            code: 415, status: "INVALID_ARGUMENT",
+            message:
+                "A request with a body must send Content-Type: application/json\(isTokenEndpoint ? " (or a form, for /token)" : ""), not \"\(type.prefix(80))\"."
+        )
     }
 
     func isAllowed(_ host: String) -> Bool {

@@ -24,7 +24,7 @@ public struct CronSchedule: Sendable, Hashable, CustomStringConvertible {
                 if pieces[0] != "*" {
                     let bounds = pieces[0].split(separator: "-").map { Int($0) }
                     guard let low = bounds.first ?? nil, let high = bounds.count == 2 ? bounds[1] : (pieces.count == 2 ? range.upperBound : low),
-                          range.contains(low), range.contains(high), low <= high
+                        range.contains(low), range.contains(high), low <= high
                     else { throw .invalidArgument("bad schedule field \"\(part)\" in \"\(text)\"") }
                     span = low...high
                 }
@@ -45,7 +45,8 @@ public struct CronSchedule: Sendable, Hashable, CustomStringConvertible {
         for _ in 0..<(366 * 24 * 60) {
             let c = calendar.dateComponents([.minute, .hour, .day, .month, .weekday], from: candidate)
             if fields[0].contains(c.minute!), fields[1].contains(c.hour!), fields[2].contains(c.day!), fields[3].contains(c.month!),
-               fields[4].contains(c.weekday! - 1) {
+                fields[4].contains(c.weekday! - 1)
+            {
                 return candidate
             }
             candidate.addTimeInterval(60)

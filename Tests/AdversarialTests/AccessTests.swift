@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Testing
@@ -15,14 +15,18 @@ import Glibc
     /// one). With HERALD_ALLOWED_CALLERS only the listed accounts get through.
     @Test func onlyAllowedCallersGetThrough() async throws {
         let port = try freeLoopbackPort()
-        let dev = try await RunningDev.start(["--seed", "demo", "--no-functions", "--function", "onMessageCreated=http://127.0.0.1:\(port)/", "--max-attempts", "100"])
+        let dev = try await RunningDev.start([
+            "--seed", "demo", "--no-functions", "--function", "onMessageCreated=http://127.0.0.1:\(port)/", "--max-attempts", "100",
+        ])
         defer { dev.kill() }
         let world = DevWorld(dev: dev)
         func function(allowing callers: String) async throws -> FunctionUnderTest {
-            try await FunctionUnderTest.start("onMessageCreated", environment: dev.functionEnvironment().merging([
-                "HERALD_REQUIRE_OIDC_AUDIENCE": "http://127.0.0.1:\(port)/", "HERALD_OIDC_JWKS_URL": "\(dev.base)/herald/oidc/jwks",
-                "HERALD_ALLOWED_CALLERS": callers,
-            ]) { _, new in new }, port: port)
+            try await FunctionUnderTest.start(
+                "onMessageCreated",
+                environment: dev.functionEnvironment().merging([
+                    "HERALD_REQUIRE_OIDC_AUDIENCE": "http://127.0.0.1:\(port)/", "HERALD_OIDC_JWKS_URL": "\(dev.base)/herald/oidc/jwks",
+                    "HERALD_ALLOWED_CALLERS": callers,
+                ]) { _, new in new }, port: port)
         }
         let stranger = try await function(allowing: "eventarc-trigger@someone-else.iam.gserviceaccount.com")
         _ = try await world.message("m-callers")
@@ -45,18 +49,24 @@ import Glibc
     /// `serve` on every interface with no identity check would run for anyone who reaches it.
     @Test func serveRefusesToStartOpenToTheNetwork() async throws {
         let documents = TestPaths.fixture("default/documents.json").path
-        let refused = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["serve", "--host", "0.0.0.0", "--port", "0", "--documents", documents],
-                                                  environment: FunctionUnderTest.cleanEnvironment())
+        let refused = try await ProcessRunner.run(
+            TestPaths.executable("onMessageCreated"), ["serve", "--host", "0.0.0.0", "--port", "0", "--documents", documents],
+            environment: FunctionUnderTest.cleanEnvironment())
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("HERALD_REQUIRE_OIDC_AUDIENCE") && refused.stderr.contains("HERALD_ALLOW_UNAUTHENTICATED"), "\(refused.stderr)")
         // Said explicitly (Cloud Run IAM checks the callers), it starts.
-        let open = try await FunctionUnderTest.start("onMessageCreated", environment: ["HERALD_ALLOW_UNAUTHENTICATED": "1"],
-                                                     arguments: ["--host", "0.0.0.0", "--documents", documents])
+        let open = try await FunctionUnderTest.start(
+            "onMessageCreated", environment: ["HERALD_ALLOW_UNAUTHENTICATED": "1"],
+            arguments: ["--host", "0.0.0.0", "--documents", documents])
         #expect(open.isRunning)
         open.stop()
         // The keys of identity tokens come over https only, but from a local cloud.
-        let plain = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["serve", "--documents", documents], environment:
-            FunctionUnderTest.cleanEnvironment().merging(["HERALD_REQUIRE_OIDC_AUDIENCE": "https://x.run.app", "HERALD_OIDC_JWKS_URL": "http://keys.example/jwks"]) { _, new in new })
+        let plain = try await ProcessRunner.run(
+            TestPaths.executable("onMessageCreated"), ["serve", "--documents", documents],
+            environment:
+                FunctionUnderTest.cleanEnvironment().merging([
+                    "HERALD_REQUIRE_OIDC_AUDIENCE": "https://x.run.app", "HERALD_OIDC_JWKS_URL": "http://keys.example/jwks",
+                ]) { _, new in new })
         #expect(plain.status != 0 && plain.stderr.contains("HERALD_OIDC_JWKS_URL must be https"), "\(plain.stderr)")
     }
 
@@ -73,7 +83,8 @@ import Glibc
         #expect(plain.status == 415, "\(plain.body)")
         let rebound = try await HTTPClient.shared.post(documents, headers: ["content-type": "application/json", "host": "attacker.example"], body: body)
         #expect(rebound.status == 403, "\(rebound.body)")
-        let crossSite = try await HTTPClient.shared.post(documents, headers: ["content-type": "application/json", "origin": "https://attacker.example"], body: body)
+        let crossSite = try await HTTPClient.shared.post(
+            documents, headers: ["content-type": "application/json", "origin": "https://attacker.example"], body: body)
         #expect(crossSite.status == 403, "\(crossSite.body)")
         #expect(try await dev.app.get(try DocumentName(project: "e2e", path: "notes/n1")) == nil)
         let own = try await HTTPClient.shared.post(documents, headers: ["content-type": "application/json", "origin": dev.base], body: body)

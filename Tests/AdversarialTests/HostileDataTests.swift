@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldTesting
 import Testing
 
@@ -23,7 +23,9 @@ import Testing
         try await dev.waitUntilIdle(timeout: .seconds(60))
         #expect(try await dev.deadLetters().isEmpty, "\(dev.output.suffix(3000))")
         #expect(deaths(in: dev.output).isEmpty, "\(deaths(in: dev.output))")
-        let badges = Dictionary(try await dev.pushes().map { ($0["message"]?["token"]?.stringValue ?? "", $0["message"]?["apns"]?["payload"]?["aps"]?["badge"]) }) { a, _ in a }
+        let badges = Dictionary(
+            try await dev.pushes().map { ($0["message"]?["token"]?.stringValue ?? "", $0["message"]?["apns"]?["payload"]?["aps"]?["badge"]) }
+        ) { a, _ in a }
         #expect(badges["tok-bob-phone"] == .integer(Int64(Int32.max)), "\(badges)")
         #expect(badges["tok-carol-phone"] == .integer(1))
         #expect(dev.output.contains("unreadTotal holds 9223372036854775807"), "the clamped badge is logged as a WARNING")
@@ -104,22 +106,28 @@ import Testing
     /// timed from the body's last byte, and by the CPU time the function spent (what stays true on a
     /// machine busy with other tests).
     @Test func largeAndDeepEventsAreAnsweredWithinASecond() async throws {
-        let function = try await FunctionUnderTest.start("onMessageCreated", environment: [:],
-                                                         arguments: ["--documents", TestPaths.fixture("default/documents.json").path])
+        let function = try await FunctionUnderTest.start(
+            "onMessageCreated", environment: [:],
+            arguments: ["--documents", TestPaths.fixture("default/documents.json").path])
         defer { function.stop() }
         let name = "projects/herald-demo/databases/(default)/documents/conversations/c-family/messages/m-1001"
         func event(_ fields: String) -> EventRequest {
             let body = #"{"value": {"name": "\#(name)", "fields": \#(fields), "createTime": "2026-11-20T09:00:00Z", "updateTime": "2026-11-20T09:00:00Z"}}"#
-            let headers = ["ce-id": "evt-large", "ce-specversion": "1.0", "ce-type": "google.cloud.firestore.document.v1.created",
-                           "ce-source": "//firestore.googleapis.com/projects/herald-demo/databases/(default)", "ce-time": "2026-11-20T09:00:00Z",
-                           "ce-subject": "documents/conversations/c-family/messages/m-1001", "content-type": "application/json"]
+            let headers = [
+                "ce-id": "evt-large", "ce-specversion": "1.0", "ce-type": "google.cloud.firestore.document.v1.created",
+                "ce-source": "//firestore.googleapis.com/projects/herald-demo/databases/(default)", "ce-time": "2026-11-20T09:00:00Z",
+                "ce-subject": "documents/conversations/c-family/messages/m-1001", "content-type": "application/json",
+            ]
             return EventRequest(headers: headers, body: Array(body.utf8))
         }
         let longKey = String(repeating: "k", count: 2 << 20)
         let array = "[" + Array(repeating: #"{"integerValue": "7"}"#, count: 100_000).joined(separator: ",") + "]"
         let cases: [(String, EventRequest, Int)] = [
             ("a 2 MiB field name", event(#"{"\#(longKey)": {"arrayValue": {"values": \#(array)}}}"#), 400),
-            ("a 100,000-element array", event(#"{"senderId": {"stringValue": "alice"}, "text": {"stringValue": "hi"}, "list": {"arrayValue": {"values": \#(array)}}}"#), 200),
+            (
+                "a 100,000-element array",
+                event(#"{"senderId": {"stringValue": "alice"}, "text": {"stringValue": "hi"}, "list": {"arrayValue": {"values": \#(array)}}}"#), 200
+            ),
             ("maps nested 30 deep", event(String(repeating: #"{"m": {"mapValue": {"fields": "#, count: 30) + "{}" + String(repeating: "}}}", count: 30)), 200),
             ("JSON nested past the parser's limit", event(String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)), 400),
             ("a body over the 10 MiB limit", EventRequest(headers: event("{}").headers, body: Array(repeating: UInt8(ascii: " "), count: 11 << 20)), 400),
@@ -146,7 +154,8 @@ import Testing
         _ = try await dev.app.commitInBatches(try demo.seed(people: people, conversations: [.init(id: "town", members: people.map(\.id), group: "Town")]))
         try await dev.waitUntilIdle(timeout: .seconds(120))
         let delivery: JSONValue = ["duplicateProbability": 1]
-        _ = try await HTTPClient.shared.post("\(dev.base)/herald/delivery/faults", headers: ["content-type": "application/json"], body: Array(delivery.serialized().utf8))
+        _ = try await HTTPClient.shared.post(
+            "\(dev.base)/herald/delivery/faults", headers: ["content-type": "application/json"], body: Array(delivery.serialized().utf8))
         _ = try await dev.app.commit([try demo.message(from: "u0", in: "town", text: "Town meeting at 7", id: "m-town", at: Timestamp(microsecondsOf: Date()))])
         try await dev.waitUntilIdle(timeout: .seconds(240))
         let deadLetters = try await dev.deadLetters()
@@ -157,8 +166,9 @@ import Testing
         let conversation = try #require(try await dev.app.get(try DocumentName(project: "e2e", path: "conversations/town")))
         let unread = conversation["unreadCount"]?.mapValue ?? [:]
         let counted = unread.filter { $0.key != "u0" }
-        #expect(counted.count == 999 && counted.values.allSatisfy { $0 == .integer(1) } && unread["u0"] == .integer(0),
-                "\(counted.count) unread counts, \(Set(counted.values.map { "\($0)" }))")
+        #expect(
+            counted.count == 999 && counted.values.allSatisfy { $0 == .integer(1) } && unread["u0"] == .integer(0),
+            "\(counted.count) unread counts, \(Set(counted.values.map { "\($0)" }))")
         for id in ["u1", "u500", "u999"] {
             #expect(try await dev.app.get(try DocumentName(project: "e2e", path: "users/\(id)"))?["unreadTotal"] == .integer(1), "\(id)")
         }

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldTesting
 import Testing
 

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Hummingbird
@@ -35,8 +35,10 @@ import Testing
 
         // Nothing listens where Firestore should be: refused connections, retried for 2 s at most.
         let nowhere = try freeLoopbackPort()
-        let refused = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
-            ["FIRESTORE_ENDPOINT": "http://127.0.0.1:\(nowhere)"]) { _, new in new })
+        let refused = try await FunctionUnderTest.start(
+            "onMessageCreated",
+            environment: world.dev.functionEnvironment().merging(
+                ["FIRESTORE_ENDPOINT": "http://127.0.0.1:\(nowhere)"]) { _, new in new })
         defer { refused.stop() }
         let answer = try await refused.post(try world.created(message, id: "evt-refused"))
         #expect(answer.status == 503 && answer.elapsed < .seconds(5), "\(answer.elapsed) \(answer.body)")
@@ -52,8 +54,9 @@ import Testing
         _ = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["--help"], environment: FunctionUnderTest.cleanEnvironment())
         let baseline = clock.now - baselineStart
         let start = clock.now
-        let result = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["serve", "--host", "127.0.0.1", "--port", "0"],
-                                                 environment: FunctionUnderTest.cleanEnvironment())
+        let result = try await ProcessRunner.run(
+            TestPaths.executable("onMessageCreated"), ["serve", "--host", "127.0.0.1", "--port", "0"],
+            environment: FunctionUnderTest.cleanEnvironment())
         let elapsed = clock.now - start
         #expect(result.status != 0)
         // The 0.8 s probe beyond starting the process at all (which was 35 s of silence before).
@@ -63,9 +66,16 @@ import Testing
         for setting in ["GOOGLE_APPLICATION_CREDENTIALS", "FIRESTORE_EMULATOR_HOST", "--documents"] { #expect(said.contains(setting), "\(said)") }
 
         // Commands that need no Google access finish at once without any.
-        for (executable, arguments) in [("onMessageCreated", ["invoke", "--event", TestPaths.fixture("default/message-created.legacy.json").path,
-                                                               "--documents", TestPaths.fixture("default/documents.json").path]),
-                                        ("herald", ["indexes", "--schema", "prd004"])] {
+        for (executable, arguments) in [
+            (
+                "onMessageCreated",
+                [
+                    "invoke", "--event", TestPaths.fixture("default/message-created.legacy.json").path,
+                    "--documents", TestPaths.fixture("default/documents.json").path,
+                ]
+            ),
+            ("herald", ["indexes", "--schema", "prd004"]),
+        ] {
             let begun = clock.now
             let offline = try await ProcessRunner.run(TestPaths.executable(executable), arguments, environment: FunctionUnderTest.cleanEnvironment())
             #expect(offline.status == 0, "\(executable) \(arguments): \(offline.stderr)")
@@ -81,8 +91,10 @@ import Testing
         let world = try await DevWorld.start()
         defer { world.dev.kill() }
         try await withTestHTTPServer(fcm.router) { fcmPort in
-            let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
-                ["FCM_ENDPOINT": "http://127.0.0.1:\(fcmPort)"]) { _, new in new })
+            let function = try await FunctionUnderTest.start(
+                "onMessageCreated",
+                environment: world.dev.functionEnvironment().merging(
+                    ["FCM_ENDPOINT": "http://127.0.0.1:\(fcmPort)"]) { _, new in new })
             defer { function.stop() }
             let message = try await world.message("m-slow")
             let event = try world.created(message, id: "evt-slow")
@@ -92,7 +104,9 @@ import Testing
             #expect(redelivered.status == 503 && redelivered.elapsed < .seconds(5), "\(redelivered.status) \(redelivered.body)")
             #expect(Int(redelivered.retryAfter ?? "") ?? 0 >= 30, "retry once the lease is over: \(redelivered.retryAfter ?? "none")")
             let answer = try await first
-            #expect(answer.status == 200 && answer.elapsed >= .seconds(30) && answer.elapsed < .seconds(45), "\(answer.status) after \(answer.elapsed): \(answer.body)")
+            #expect(
+                answer.status == 200 && answer.elapsed >= .seconds(30) && answer.elapsed < .seconds(45),
+                "\(answer.status) after \(answer.elapsed): \(answer.body)")
             #expect(function.output.contains("it may have been delivered and is not sent again"))
             let after = try await function.post(event)
             #expect(after.status == 200 && after.json?["outcome"] == "duplicate", "\(after.body)")
@@ -115,8 +129,10 @@ import Testing
         for (index, (what, script, status)) in answers.enumerated() {
             let fcm = FakeFCM(script: script)
             try await withTestHTTPServer(fcm.router) { port in
-                let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
-                    ["FCM_ENDPOINT": "http://127.0.0.1:\(port)"]) { _, new in new })
+                let function = try await FunctionUnderTest.start(
+                    "onMessageCreated",
+                    environment: world.dev.functionEnvironment().merging(
+                        ["FCM_ENDPOINT": "http://127.0.0.1:\(port)"]) { _, new in new })
                 defer { function.stop() }
                 let message = try await world.message("m-misconfigured-\(index)")
                 let answer = try await function.post(try world.created(message, id: "evt-misconfigured-\(index)"))
@@ -128,8 +144,10 @@ import Testing
         // One dead token among live ones is removed, as it should be.
         let fcm = FakeFCM { token, _ in token == "tok-bob-ipad" ? FakeFCM.error(.notFound, "NOT_FOUND", "UNREGISTERED") : FakeFCM.ok(token) }
         try await withTestHTTPServer(fcm.router) { port in
-            let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment().merging(
-                ["FCM_ENDPOINT": "http://127.0.0.1:\(port)"]) { _, new in new })
+            let function = try await FunctionUnderTest.start(
+                "onMessageCreated",
+                environment: world.dev.functionEnvironment().merging(
+                    ["FCM_ENDPOINT": "http://127.0.0.1:\(port)"]) { _, new in new })
             defer { function.stop() }
             let message = try await world.message("m-one-dead")
             #expect(try await function.post(try world.created(message, id: "evt-one-dead")).status == 200)

@@ -1,9 +1,9 @@
 import AsyncHTTPClient
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Testing

@@ -18,8 +18,9 @@ import Testing
     }
 
     @Test func anOversizedMessageLosesItsLargestDataUntilItFits() {
-        let message = FCMMessage(token: "t", notification: .init(title: "Alice", body: "Hi"),
-                                 data: ["small": "x", "large": String(repeating: "\"", count: 3_000), "medium": String(repeating: "é", count: 400)])
+        let message = FCMMessage(
+            token: "t", notification: .init(title: "Alice", body: "Hi"),
+            data: ["small": "x", "large": String(repeating: "\"", count: 3_000), "medium": String(repeating: "é", count: 400)])
         let fitted = message.fitted()
         #expect(message.payloadBytes > FCMMessage.maximumPayloadBytes)
         #expect(fitted.payloadBytes <= FCMMessage.maximumPayloadBytes)

@@ -1,7 +1,7 @@
-import Foundation
 import ChatFunctions
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldCore
 import HeraldRuntime
 import Testing
@@ -33,8 +33,10 @@ struct PreferencesWorld {
 
     func plan() throws -> Plan {
         let conversationName = try DocumentName(project: "p", path: "\(schema.conversationCollection)/c1")
-        var conversationFields: [String: FirestoreValue] = [schema.memberFields[0]: .array(members.map { .string($0) }),
-                                                            schema.groupNameField: .string("Family")]
+        var conversationFields: [String: FirestoreValue] = [
+            schema.memberFields[0]: .array(members.map { .string($0) }),
+            schema.groupNameField: .string("Family"),
+        ]
         if let flag = schema.groupFlagField { conversationFields[flag] = .boolean(isGroup) }
         if let field = schema.groupTypeField { conversationFields[field] = .string(isGroup ? schema.groupTypeValue ?? "group" : "direct") }
         conversationFields.merge(conversation) { $1 }
@@ -49,12 +51,15 @@ struct PreferencesWorld {
         }
         let path = schema.conversationIDField == nil ? "\(schema.conversationCollection)/c1/messages/m1" : "messages/m1"
         let messageName = try DocumentName(project: "p", path: path)
-        var fields: [String: FirestoreValue] = [schema.senderIDField: .string("alice"), schema.textField: .string(text),
-                                                schema.typeField: .string(type), schema.timestampField: .timestamp(now)]
+        var fields: [String: FirestoreValue] = [
+            schema.senderIDField: .string("alice"), schema.textField: .string(text),
+            schema.typeField: .string(type), schema.timestampField: .timestamp(now),
+        ]
         if let field = schema.conversationIDField { fields[field] = .string("c1") }
         fields.merge(message) { $1 }
-        let change = DocumentChange(eventID: "e", kind: .created, time: now, document: messageName,
-                                    newDocument: FirestoreDocument(name: messageName, fields: fields, createTime: now))
+        let change = DocumentChange(
+            eventID: "e", kind: .created, time: now, document: messageName,
+            newDocument: FirestoreDocument(name: messageName, fields: fields, createTime: now))
         read.found[messageName] = change.newDocument
         return OnMessageCreated(schema: schema, timeZones: TimeZoneRulesTests.database.timeZones).plan(for: change, given: read).plan
     }
@@ -85,7 +90,8 @@ struct TokenField {
 
     @Test(arguments: presets) func aMuteSilencesAlertsButNotCountsAndExpires(preset: String) throws {
         var world = PreferencesWorld(preset)
-        let mutedBy = try #require(world.schema.mutedByField), mutedUntil = try #require(world.schema.mutedUntilField)
+        let mutedBy = try #require(world.schema.mutedByField)
+        let mutedUntil = try #require(world.schema.mutedUntilField)
         #expect(try world.outcome("bob") == "alert: Alice in Family")
         world.conversation[mutedBy] = .array([.string("bob")])
         #expect(try world.outcome("bob") == "silent: muted")
@@ -106,7 +112,8 @@ struct TokenField {
 
     @Test(arguments: presets) func mentionsBreakThroughAMuteAndLevelsDecideInGroups(preset: String) throws {
         var world = PreferencesWorld(preset)
-        let mentions = try #require(world.schema.mentionsField), levels = try #require(world.schema.notificationLevelField)
+        let mentions = try #require(world.schema.mentionsField)
+        let levels = try #require(world.schema.notificationLevelField)
         world.conversation[try #require(world.schema.mutedUntilField)] = .map(["bob": .boolean(true)])
         world.message[mentions] = .array([.string("bob"), .string("mallory"), .integer(3)])
         #expect(try world.outcome("bob") == "alert: Alice mentioned you in Family")
@@ -136,19 +143,23 @@ struct TokenField {
         var world = PreferencesWorld(preset)
         let quietHours = try #require(world.schema.quietHoursField)
         world.users["bob"] = [quietHours: .map(["start": .string("22:00"), "end": .string("07:00"), "timeZone": .string("Europe/Berlin")])]
-        for (utc, expected) in [("2026-07-01T12:00:00Z", "alert: Alice in Family"),  // 14:00 in Berlin
-                                ("2026-07-01T19:59:00Z", "alert: Alice in Family"),  // 21:59
-                                ("2026-07-01T20:00:00Z", "silent: quiet-hours"),     // 22:00
-                                ("2026-07-01T23:30:00Z", "silent: quiet-hours"),     // 01:30 the next day
-                                ("2026-07-02T04:59:00Z", "silent: quiet-hours"),     // 06:59
-                                ("2026-07-02T05:00:00Z", "alert: Alice in Family")] { // 07:00
+        for (utc, expected) in [
+            ("2026-07-01T12:00:00Z", "alert: Alice in Family"),  // 14:00 in Berlin
+            ("2026-07-01T19:59:00Z", "alert: Alice in Family"),  // 21:59
+            ("2026-07-01T20:00:00Z", "silent: quiet-hours"),  // 22:00
+            ("2026-07-01T23:30:00Z", "silent: quiet-hours"),  // 01:30 the next day
+            ("2026-07-02T04:59:00Z", "silent: quiet-hours"),  // 06:59
+            ("2026-07-02T05:00:00Z", "alert: Alice in Family"),
+        ] {  // 07:00
             world.now = Self.at(utc)
             #expect(try world.outcome("bob") == expected, "\(utc)")
             #expect(try world.outcome("carol") == "alert: Alice in Family")
         }
         // The zone may also be the user's own field.
-        world.users["bob"] = [quietHours: .map(["start": .string("22:00"), "end": .string("07:00")]),
-                              try #require(world.schema.timeZoneField): .string("America/New_York")]
+        world.users["bob"] = [
+            quietHours: .map(["start": .string("22:00"), "end": .string("07:00")]),
+            try #require(world.schema.timeZoneField): .string("America/New_York"),
+        ]
         world.now = Self.at("2026-07-02T03:00:00Z")  // 23:00 in New York, 05:00 in Berlin
         #expect(try world.outcome("bob") == "silent: quiet-hours")
         world.now = Self.at("2026-07-02T12:00:00Z")
@@ -180,7 +191,8 @@ struct TokenField {
     @Test(arguments: presets) func snoozeAndMentionsDuringDoNotDisturb(preset: String) throws {
         try TimeZoneRulesTests.requireDatabase()
         var world = PreferencesWorld(preset)
-        let quietHours = try #require(world.schema.quietHoursField), snoozed = try #require(world.schema.snoozedUntilField)
+        let quietHours = try #require(world.schema.quietHoursField)
+        let snoozed = try #require(world.schema.snoozedUntilField)
         let mentions = try #require(world.schema.mentionsField)
         world.users["bob"] = [snoozed: .timestamp(Timestamp(seconds: world.now.seconds + 60))]
         #expect(try world.outcome("bob") == "silent: snoozed")

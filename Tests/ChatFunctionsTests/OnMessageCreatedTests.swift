@@ -1,7 +1,7 @@
-import Foundation
 import ChatFunctions
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
@@ -45,10 +45,11 @@ extension Plan {
         }
         let conversation = try #require(plan.write(to: "conversations/c-family")?.json)
         #expect(conversation["update"]?["fields"]?["lastMessage"]?["mapValue"]?["fields"]?["text"] == ["stringValue": "Dinner at 6pm"])
-        #expect(conversation["updateTransforms"] == [
-            ["fieldPath": "unreadCount.bob", "increment": ["integerValue": "1"]],
-            ["fieldPath": "unreadCount.carol", "increment": ["integerValue": "1"]],
-        ])
+        #expect(
+            conversation["updateTransforms"] == [
+                ["fieldPath": "unreadCount.bob", "increment": ["integerValue": "1"]],
+                ["fieldPath": "unreadCount.carol", "increment": ["integerValue": "1"]],
+            ])
         #expect(plan.write(to: "users/alice") == nil)  // never the sender's badge
         #expect(plan.write(to: "users/bob")?.transforms.first?.operation == .increment(.integer(1)))
         let message = plan.write(to: "conversations/c-family/messages/m-1001")?.json["update"]?["fields"]
@@ -63,7 +64,10 @@ extension Plan {
         #expect(plan.pushes.isEmpty)
         #expect(plan.write(to: "conversations/c-42")?.json["updateTransforms"] == [["fieldPath": "unreadCount.`u-ben`", "increment": ["integerValue": "1"]]])
         // The message is already "sent": its status is left alone; only the unread mark is added.
-        #expect(plan.write(to: "conversations/c-42/messages/m-7")?.json["update"]?["fields"] == ["heraldUnread": ["mapValue": ["fields": ["u-ben": ["booleanValue": true]]]]])
+        #expect(
+            plan.write(to: "conversations/c-42/messages/m-7")?.json["update"]?["fields"] == [
+                "heraldUnread": ["mapValue": ["fields": ["u-ben": ["booleanValue": true]]]]
+            ])
     }
 
     @Test func prd001TopLevelMessages() async throws {
@@ -86,7 +90,10 @@ extension Plan {
         #expect(fields["updatedAt"] == ["timestampValue": "2026-11-20T09:00:00Z"])
         #expect(plan.write(to: "chats/chat-77/messages/msg-1")?.json["update"]?["fields"]?["deliveryStatus"] == ["stringValue": "sent"])
         // A dead single token is cleared only if the user document is unchanged since it was read.
-        guard case .updateTime = plan.pushes.first?.removal?.precondition else { Issue.record("removal must be conditional"); return }
+        guard case .updateTime = plan.pushes.first?.removal?.precondition else {
+            Issue.record("removal must be conditional")
+            return
+        }
     }
 }
 
@@ -110,8 +117,9 @@ struct World {
             let name = try DocumentName(project: "p", path: "users/\(id)")
             read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
         }
-        let change = DocumentChange(eventID: "e", kind: .created, time: now, document: messageName,
-                                    newDocument: FirestoreDocument(name: messageName, fields: message, createTime: now))
+        let change = DocumentChange(
+            eventID: "e", kind: .created, time: now, document: messageName,
+            newDocument: FirestoreDocument(name: messageName, fields: message, createTime: now))
         read.found[messageName] = change.newDocument
         return OnMessageCreated(schema: schema).plan(for: change, given: read).plan
     }
@@ -153,8 +161,9 @@ struct World {
             try document("users/bob/tokens/tok-b1"), try document("users/bob/tokens/entry", ["token": .string("tok-b2")]),
             try document("users/bob/settings/tok-not-a-token"),
         ])
-        let event = DecodedEvent(change: DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 9), document: message.name, newDocument: message),
-                                 envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
+        let event = DecodedEvent(
+            change: DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 9), document: message.name, newDocument: message),
+            envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
         let request = try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let report = try #require(await EventProcessor(function: OnMessageCreated(schema: schema), gateway: gateway).process(request, logger: logger).report)
@@ -166,9 +175,12 @@ struct World {
 
     @Test func aMissingConversationIsSkipped() throws {
         let messageName = try DocumentName(project: "p", path: "conversations/gone/messages/m1")
-        let change = DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: messageName,
-                                    newDocument: FirestoreDocument(name: messageName, fields: ["senderId": .string("a")]))
-        let plan = OnMessageCreated(schema: Schema.presets["default"]!).plan(for: change, given: DocumentsRead(found: [messageName: change.newDocument!], missing: [messageName.parent!])).plan
+        let change = DocumentChange(
+            eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: messageName,
+            newDocument: FirestoreDocument(name: messageName, fields: ["senderId": .string("a")]))
+        let plan = OnMessageCreated(schema: Schema.presets["default"]!).plan(
+            for: change, given: DocumentsRead(found: [messageName: change.newDocument!], missing: [messageName.parent!])
+        ).plan
         #expect(plan.decision == .skip(reason: "conversation conversations/gone does not exist"))
     }
 
@@ -202,7 +214,10 @@ struct World {
         var world = World()
         world.conversation["lastMessage"] = .map(["text": .string("newer"), "timestamp": .timestamp(Timestamp(seconds: 1_795_165_300))])
         let write = try #require(try world.plan().write(to: "conversations/c1"))
-        guard case .transform = write.operation else { Issue.record("only the unread count may change: \(write.json.serialized())"); return }
+        guard case .transform = write.operation else {
+            Issue.record("only the unread count may change: \(write.json.serialized())")
+            return
+        }
         #expect(write.transforms.count == 1)
     }
 
@@ -250,9 +265,11 @@ struct World {
         #expect(custom.senderIDField == "senderID")
         #expect(custom.badgeField == "badge")
         #expect(custom.tokens == .mapKeys(field: "notificationTokens"))
-        for (text, fragment) in [(#"{"senderIdField": "x"}"#, "unknown key \"senderIdField\""), (#"{"textField": 3}"#, "key \"textField\""),
-                                 (#"{"extends": "prd999"}"#, "key \"extends\""), (#"{"messagePattern": "messages/{id}"}"#, "conversationIDField"),
-                                 (#"{"tokens": {"carrier": "x"}}"#, "key \"tokens\""), ("[]", "JSON object")] {
+        for (text, fragment) in [
+            (#"{"senderIdField": "x"}"#, "unknown key \"senderIdField\""), (#"{"textField": 3}"#, "key \"textField\""),
+            (#"{"extends": "prd999"}"#, "key \"extends\""), (#"{"messagePattern": "messages/{id}"}"#, "conversationIDField"),
+            (#"{"tokens": {"carrier": "x"}}"#, "key \"tokens\""), ("[]", "JSON object"),
+        ] {
             #expect { _ = try load(text) } throws: { "\($0)".contains(fragment) }
         }
         #expect { _ = try Schema.load("prd999") } throws: { "\($0)".contains("unknown schema") }

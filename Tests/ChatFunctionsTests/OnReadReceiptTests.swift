@@ -25,8 +25,9 @@ struct ReceiptWorld {
         let function = OnReadReceipt(schema: schema)
         let messageName = try DocumentName(project: "p", path: "conversations/family/messages/m1")
         let current = FirestoreDocument(name: messageName, fields: message, updateTime: Timestamp(seconds: 20))
-        let change = DocumentChange(eventID: "e", kind: .updated, time: Timestamp(seconds: 20), document: messageName,
-                                    oldDocument: current, newDocument: current)
+        let change = DocumentChange(
+            eventID: "e", kind: .updated, time: Timestamp(seconds: 20), document: messageName,
+            oldDocument: current, newDocument: current)
         var read = DocumentsRead()
         read.found[messageName] = current
         read.found[try DocumentName(project: "p", path: "conversations/family")] =
@@ -46,12 +47,21 @@ struct ReceiptWorld {
         let plan = try ReceiptWorld().plan()
         let message = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1" })
         // Bob's mark goes (masked, absent); the status stays: carol has not read it, and a group is read only when all have.
-        guard case .update(_, let fields, let mask) = message.operation else { Issue.record("not an update"); return }
+        guard case .update(_, let fields, let mask) = message.operation else {
+            Issue.record("not an update")
+            return
+        }
         #expect(mask == [FieldPath("heraldUnread", "bob")] && fields.isEmpty)
-        guard case .updateTime = message.precondition else { Issue.record("the message write must be conditional on its version"); return }
+        guard case .updateTime = message.precondition else {
+            Issue.record("the message write must be conditional on its version")
+            return
+        }
         let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
-        #expect(conversation.transforms == [FieldTransform(FieldPath("unreadCount", "bob"), .increment(.integer(-1))),
-                                            FieldTransform(FieldPath("unreadCount", "bob"), .maximum(.integer(0)))])
+        #expect(
+            conversation.transforms == [
+                FieldTransform(FieldPath("unreadCount", "bob"), .increment(.integer(-1))),
+                FieldTransform(FieldPath("unreadCount", "bob"), .maximum(.integer(0))),
+            ])
         let badge = try #require(plan.writes.first { $0.document.path == "users/bob" })
         #expect(badge.transforms.first == FieldTransform(FieldPath("unreadTotal"), .increment(.integer(-1))))
         #expect(plan.writes.first { $0.document.path == "users/carol" } == nil)
@@ -74,10 +84,16 @@ struct ReceiptWorld {
         world.message["heraldUnread"] = .map(["carol": .boolean(true)])
         let plan = try world.plan()
         let message = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1" })
-        guard case .update(_, let fields, _) = message.operation else { Issue.record("not an update"); return }
+        guard case .update(_, let fields, _) = message.operation else {
+            Issue.record("not an update")
+            return
+        }
         #expect(fields["status"] == .string("read"))
         let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
-        guard case .update(_, let conversationFields, let mask) = conversation.operation else { Issue.record("not an update"); return }
+        guard case .update(_, let conversationFields, let mask) = conversation.operation else {
+            Issue.record("not an update")
+            return
+        }
         #expect(mask == [FieldPath("lastMessage", "status")] && conversationFields["lastMessage"] == .map(["status": .string("read")]))
     }
 
@@ -102,7 +118,10 @@ struct ReceiptWorld {
         delivered.message["heraldUnread"] = nil
         delivered.message["deliveredTo"] = .array([.string("carol")])
         let plan = try delivered.plan()
-        guard case .update(_, let fields, _)? = plan.writes.first?.operation else { Issue.record("no message write"); return }
+        guard case .update(_, let fields, _)? = plan.writes.first?.operation else {
+            Issue.record("no message write")
+            return
+        }
         #expect(fields["status"] == .string("delivered"))
     }
 
@@ -111,7 +130,10 @@ struct ReceiptWorld {
         world.schema = Schema.presets["prd000"]!
         world.conversation = ["participants": .array([.string("alice"), .string("bob"), .string("carol")]), "isGroup": .boolean(true)]
         let plan = try world.plan()
-        guard case .update(_, let fields, _)? = plan.writes.first?.operation else { Issue.record("no message write"); return }
+        guard case .update(_, let fields, _)? = plan.writes.first?.operation else {
+            Issue.record("no message write")
+            return
+        }
         #expect(fields["readCount"] == .integer(1))
     }
 }
@@ -122,8 +144,9 @@ struct ReceiptWorld {
         let function = OnReadReceipt(schema: world.schema)
         let messageName = try DocumentName(project: "p", path: "conversations/family/messages/m1")
         let conversationName = try DocumentName(project: "p", path: "conversations/family")
-        let change = DocumentChange(eventID: "e", kind: .deleted, time: Timestamp(seconds: 30), document: messageName,
-                                    oldDocument: message.map { FirestoreDocument(name: messageName, fields: $0, updateTime: Timestamp(seconds: 20)) })
+        let change = DocumentChange(
+            eventID: "e", kind: .deleted, time: Timestamp(seconds: 30), document: messageName,
+            oldDocument: message.map { FirestoreDocument(name: messageName, fields: $0, updateTime: Timestamp(seconds: 20)) })
         var read = DocumentsRead(found: [conversationName: FirestoreDocument(name: conversationName, fields: world.conversation)])
         let wanted = function.plan(for: change, given: read).steps.flatMap(\.documents)
         for (id, fields) in world.users {
@@ -139,9 +162,14 @@ struct ReceiptWorld {
         // Bob read it but onReadReceipt had not counted it yet (his mark is there): both marks go down.
         #expect(wanted.map(\.path) == ["users/bob", "users/carol"])
         let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
-        #expect(conversation.transforms == ["bob", "carol"].flatMap {
-            [FieldTransform(FieldPath("unreadCount", $0), .increment(.integer(-1))), FieldTransform(FieldPath("unreadCount", $0), .maximum(.integer(0)))]
-        })
+        #expect(
+            conversation.transforms
+                == ["bob", "carol"].flatMap {
+                    [
+                        FieldTransform(FieldPath("unreadCount", $0), .increment(.integer(-1))),
+                        FieldTransform(FieldPath("unreadCount", $0), .maximum(.integer(0))),
+                    ]
+                })
         #expect(plan.writes.filter { $0.document.path.hasPrefix("users/") }.count == 2)
         #expect(plan.writes.first { $0.document.path.hasSuffix("/m1") } == nil, "the message is gone: nothing to write to it")
         #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad", "c-phone"])

@@ -60,8 +60,9 @@ import Testing
         try await withLocalCloud { cloud in
             let firestore = cloud.firestore()
             try await seed(firestore)
-            let runner = SweepRunner(function: ChangedUnderneath(wrapped: PresenceSweeper(schema: Schema.presets["default"]!)),
-                                     firestore: firestore, fcm: nil, pageSize: 500)
+            let runner = SweepRunner(
+                function: ChangedUnderneath(wrapped: PresenceSweeper(schema: Schema.presets["default"]!)),
+                firestore: firestore, fcm: nil, pageSize: 500)
             let report = try await runner.run(at: Self.now, logger: logger)
             #expect(report["offline"].checked == 625)
             #expect(report["offline"].raced == 209 && report["offline"].written == 416)  // every third of the 625 even users
@@ -91,7 +92,11 @@ struct ChangedUnderneath<Wrapped: ScheduledFunction>: ScheduledFunction {
     func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
         var step = wrapped.plan(sweep, for: document, at: now)
         guard let i = Int(document.name.documentID.dropFirst()), (i / 2) % 3 == 0 else { return step }
-        step.writes = step.writes.map { var write = $0; write.precondition = .updateTime(Timestamp(seconds: 1)); return write }
+        step.writes = step.writes.map {
+            var write = $0
+            write.precondition = .updateTime(Timestamp(seconds: 1))
+            return write
+        }
         return step
     }
 }

@@ -26,13 +26,19 @@ import Testing
     struct Unexpected: Error {}
 
     @Test func aStaleOnlineUserGoesOfflineLastSeenAtTheirLastHeartbeat() throws {
-        let write = try update(try step("default", "offline", [
-            "online": .boolean(true), "heartbeatAt": ago(95), "typingIn": .string("family"), "typingAt": ago(95),
-            "viewingConversationId": .string("family"), "viewingAt": ago(95),
-        ]))
+        let write = try update(
+            try step(
+                "default", "offline",
+                [
+                    "online": .boolean(true), "heartbeatAt": ago(95), "typingIn": .string("family"), "typingAt": ago(95),
+                    "viewingConversationId": .string("family"), "viewingAt": ago(95),
+                ]))
         #expect(write.fields == ["online": .boolean(false), "lastSeen": ago(95)])
-        #expect(write.mask == [FieldPath("online"), FieldPath("lastSeen"), FieldPath("typingIn"), FieldPath("typingAt"),
-                               FieldPath("viewingConversationId"), FieldPath("viewingAt")])
+        #expect(
+            write.mask == [
+                FieldPath("online"), FieldPath("lastSeen"), FieldPath("typingIn"), FieldPath("typingAt"),
+                FieldPath("viewingConversationId"), FieldPath("viewingAt"),
+            ])
         // A heartbeat landing between the query and the write makes the write fail, and the heartbeat wins.
         #expect(write.precondition == .updateTime(Timestamp(seconds: 999_990)))
     }
@@ -69,8 +75,12 @@ import Testing
         let sweeper = PresenceSweeper(schema: Schema.presets["prd000"]!, presenceStaleAfter: 90)
         let query = try #require(sweeper.sweeps(at: Self.now).first).query
         #expect(query.collectionID == "users")
-        #expect(query.filter == .and([.field(FieldPath("status"), .equal, .string("online")),
-                                      .field(FieldPath("heartbeat"), .lessThan, ago(90))]))
+        #expect(
+            query.filter
+                == .and([
+                    .field(FieldPath("status"), .equal, .string("online")),
+                    .field(FieldPath("heartbeat"), .lessThan, ago(90)),
+                ]))
         #expect(query.orderBy == [StructuredQuery.Order(FieldPath("heartbeat"))])
     }
 

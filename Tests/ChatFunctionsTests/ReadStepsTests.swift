@@ -1,21 +1,24 @@
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldCore
-@testable import HeraldRuntime
 import HeraldTesting
 import Logging
 import Synchronization
 import Testing
 
 @testable import ChatFunctions
+@testable import HeraldRuntime
 
 /// A gateway that counts the Firestore requests a function's reads and commit would make.
 struct CountingGateway: DocumentGateway {
     let inner: SnapshotGateway
     let requests = Counter()
     var isDryRun: Bool { true }
-    func read(_ names: [DocumentName]) async throws -> DocumentsRead { requests.increment(); return try await inner.read(names) }
+    func read(_ names: [DocumentName]) async throws -> DocumentsRead {
+        requests.increment()
+        return try await inner.read(names)
+    }
     func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] {
         requests.increment()
         return try await inner.list(collections)
@@ -24,7 +27,10 @@ struct CountingGateway: DocumentGateway {
         requests.increment()
         return try await inner.lookUp(lookups)
     }
-    func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome { requests.increment(); return .applied }
+    func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome {
+        requests.increment()
+        return .applied
+    }
 }
 
 /// A plan reads top to bottom, step by step; the runtime still reads each step in one request, and a warm

@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
@@ -21,16 +21,16 @@ import Testing
     static func pythonOffsets(zones: [String]?, instants: [Int64]) async throws -> [String: [Int]] {
         let python = try await PythonReference.forTest(importing: "zoneinfo")
         let script = """
-        import json, sys, zoneinfo
-        from datetime import datetime, timezone
-        request = json.load(sys.stdin)
-        zones = request["zones"] or sorted(zoneinfo.available_timezones())
-        out = {}
-        for name in zones:
-            tz = zoneinfo.ZoneInfo(name)
-            out[name] = [int(datetime.fromtimestamp(t, timezone.utc).astimezone(tz).utcoffset().total_seconds()) for t in request["instants"]]
-        json.dump(out, sys.stdout)
-        """
+            import json, sys, zoneinfo
+            from datetime import datetime, timezone
+            request = json.load(sys.stdin)
+            zones = request["zones"] or sorted(zoneinfo.available_timezones())
+            out = {}
+            for name in zones:
+                tz = zoneinfo.ZoneInfo(name)
+                out[name] = [int(datetime.fromtimestamp(t, timezone.utc).astimezone(tz).utcoffset().total_seconds()) for t in request["instants"]]
+            json.dump(out, sys.stdout)
+            """
         let request: JSONValue = ["zones": zones.map { .array($0.map { .string($0) }) } ?? .null, "instants": .array(instants.map { .integer($0) })]
         let result = try await ProcessRunner.run(python, ["-c", script], stdin: Data(request.serialized().utf8))
         #expect(result.status == 0, "\(result.stderr)")
@@ -46,7 +46,10 @@ import Testing
         #expect(expected.count > 400)
         var disagreements: [String] = []
         for (zone, offsets) in expected.sorted(by: { $0.key < $1.key }) {
-            guard let rules = Self.database.rules(named: zone) else { disagreements.append("\(zone): not read"); continue }
+            guard let rules = Self.database.rules(named: zone) else {
+                disagreements.append("\(zone): not read")
+                continue
+            }
             for (instant, offset) in zip(instants, offsets) where rules.offset(at: instant) != offset {
                 disagreements.append("\(zone) at \(instant): \(rules.offset(at: instant)), Python \(offset)")
                 break
@@ -59,8 +62,10 @@ import Testing
         try Self.requireDatabase()
         // Northern and southern DST, a negative DST (Dublin), two hours (Troll), 45 minutes (Chatham),
         // Ramadan changes listed year by year (Casablanca), changes at 24:00 (Santiago, Godthab).
-        let zones = ["Europe/Berlin", "America/New_York", "Australia/Sydney", "Europe/Dublin", "Antarctica/Troll", "Pacific/Chatham",
-                     "Africa/Casablanca", "America/Santiago", "America/Nuuk", "Asia/Tehran", "Australia/Lord_Howe", "Asia/Kolkata"]
+        let zones = [
+            "Europe/Berlin", "America/New_York", "Australia/Sydney", "Europe/Dublin", "Antarctica/Troll", "Pacific/Chatham",
+            "Africa/Casablanca", "America/Santiago", "America/Nuuk", "Asia/Tehran", "Australia/Lord_Howe", "Asia/Kolkata",
+        ]
         var instants: [Int64] = []
         for year in [2026, 2038, 2051] {
             let start = Int64((year - 1970) * 365 + (year - 1969) / 4) * 86_400
@@ -88,14 +93,19 @@ import Testing
     }
 
     @Test func hostileNamesAreNeverLookedUp() {
-        for name in ["../../etc/passwd", "/etc/passwd", "Europe/../../../etc/shadow", "Europe//Berlin", "", ".", "Europe/Berlin\0",
-                     String(repeating: "A", count: 65), "Europe/Berlin/", "Ünïcode/Zone"] {
+        for name in [
+            "../../etc/passwd", "/etc/passwd", "Europe/../../../etc/shadow", "Europe//Berlin", "", ".", "Europe/Berlin\0",
+            String(repeating: "A", count: 65), "Europe/Berlin/", "Ünïcode/Zone",
+        ] {
             #expect(!TimeZoneRules.isPlausibleName(name), "\(name)")
         }
         #expect(TimeZoneRules.isPlausibleName("America/Argentina/Buenos_Aires"))
         #expect(TimeZoneRules.isPlausibleName("Etc/GMT+5"))
         let recorded = Mutex<[String]>([])
-        let zones = TimeZones { name in recorded.withLock { $0.append(name) }; return nil }
+        let zones = TimeZones { name in
+            recorded.withLock { $0.append(name) }
+            return nil
+        }
         #expect(zones.rules(named: "../../etc/passwd") == nil)
         #expect(zones.rules(named: "UTC") == .utc)
         _ = zones.rules(named: "Europe/Berlin")

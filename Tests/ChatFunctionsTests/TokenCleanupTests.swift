@@ -10,9 +10,10 @@ import Testing
     /// A write of users/u1 from `old` to `fields`; by default the tokens are the same before (no stamp).
     func change(_ fields: [String: FirestoreValue], old: [String: FirestoreValue]? = nil) throws -> DocumentChange {
         let name = try DocumentName(project: "p", path: "users/u1")
-        return DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: name,
-                              oldDocument: FirestoreDocument(name: name, fields: old ?? fields, updateTime: Timestamp(seconds: 5)),
-                              newDocument: FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 9)))
+        return DocumentChange(
+            eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: name,
+            oldDocument: FirestoreDocument(name: name, fields: old ?? fields, updateTime: Timestamp(seconds: 5)),
+            newDocument: FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 9)))
     }
 
     /// The plan, with the user document read as the event left it.
@@ -24,11 +25,15 @@ import Testing
     }
 
     @Test func arraysAreDedupedCleanedAndCappedKeepingTheNewest() throws {
-        let messy: [FirestoreValue] = [.string(Self.good[0]), .string(""), .string("not a token"), .string(Self.good[1]), .string(Self.good[0])]
+        let messy: [FirestoreValue] =
+            [.string(Self.good[0]), .string(""), .string("not a token"), .string(Self.good[1]), .string(Self.good[0])]
             + Self.good[2...].map { .string($0) }
         let plan = try plan("default", ["fcmTokens": .array(messy)])
         let write = try #require(plan.writes.first)
-        guard case .update(_, let fields, let mask) = write.operation else { Issue.record("expected an update"); return }
+        guard case .update(_, let fields, let mask) = write.operation else {
+            Issue.record("expected an update")
+            return
+        }
         #expect(mask == [FieldPath("fcmTokens")])
         #expect(write.precondition == .updateTime(Timestamp(seconds: 9)))
         // good[0] counts at its newest position (after good[1]); the oldest beyond ten are dropped.
@@ -42,7 +47,10 @@ import Testing
         #expect(try plan("prd004", ["fcmToken": .string(Self.good[0])]).decision == .skip(reason: "tokens already normal"))
         #expect(try plan("prd004", [:]).decision == .skip(reason: "tokens already normal"))
         let clear = try #require(try plan("prd004", ["fcmToken": .string("  ")]).writes.first)
-        guard case .update(_, let fields, let mask) = clear.operation else { Issue.record("expected an update"); return }
+        guard case .update(_, let fields, let mask) = clear.operation else {
+            Issue.record("expected an update")
+            return
+        }
         #expect(fields.isEmpty && mask == [FieldPath("fcmToken")])  // masked and absent: the field is deleted
     }
 
@@ -52,27 +60,37 @@ import Testing
         let fields: [String: FirestoreValue] = ["notificationTokens": .map([Self.good[0]: .boolean(true), "bad token": .boolean(true)])]
         let change = try change(fields)
         let plan = TokenCleanup(schema: schema).plan(for: change, given: DocumentsRead(found: [change.document: change.newDocument!])).plan
-        guard case .update(_, let set, let mask) = plan.writes.first?.operation else { Issue.record("expected an update"); return }
+        guard case .update(_, let set, let mask) = plan.writes.first?.operation else {
+            Issue.record("expected an update")
+            return
+        }
         #expect(set.isEmpty)
         #expect(mask == [FieldPath("notificationTokens", "bad token")])
     }
 
     @Test func aDeletedUserNeedsNothing() throws {
         let name = try DocumentName(project: "p", path: "users/u1")
-        let deleted = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 1), document: name,
-                                     oldDocument: FirestoreDocument(name: name, fields: [:]))
-        #expect(TokenCleanup(schema: Schema.presets["default"]!).plan(for: deleted, given: DocumentsRead()).plan.decision
-            == .skip(reason: "the user document was deleted"))
+        let deleted = DocumentChange(
+            eventID: "e", kind: .written, time: Timestamp(seconds: 1), document: name,
+            oldDocument: FirestoreDocument(name: name, fields: [:]))
+        #expect(
+            TokenCleanup(schema: Schema.presets["default"]!).plan(for: deleted, given: DocumentsRead()).plan.decision
+                == .skip(reason: "the user document was deleted"))
     }
 
     @Test func aChangedTokenSetIsStampedOnceAndTheStampWriteIsANoOp() throws {
-        let plan = try plan("default", ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])])], old: ["fcmTokens": .array([.string(Self.good[0])])])
+        let plan = try plan(
+            "default", ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])])], old: ["fcmTokens": .array([.string(Self.good[0])])])
         let write = try #require(plan.writes.first)
         #expect(write.transforms == [FieldTransform(FieldPath("tokensUpdatedAt"), .setToRequestTime)])
-        guard case .update(_, let fields, let mask) = write.operation else { Issue.record("expected an update"); return }
+        guard case .update(_, let fields, let mask) = write.operation else {
+            Issue.record("expected an update")
+            return
+        }
         #expect(fields.isEmpty && mask == [], "only the stamp: the tokens are already normal")
         // The stamp's own event: the same tokens before and after.
-        let again = try self.plan("default", ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])]), "tokensUpdatedAt": .timestamp(Timestamp(seconds: 9))])
+        let again = try self.plan(
+            "default", ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])]), "tokensUpdatedAt": .timestamp(Timestamp(seconds: 9))])
         #expect(again.decision == .skip(reason: "tokens already normal"))
     }
 
@@ -82,14 +100,16 @@ import Testing
         let schema = Schema.presets[preset]!
         let function = TokenCleanup(schema: schema)
         let token = Self.good[3]
-        let (bobFields, aliceFields): ([String: FirestoreValue], [String: FirestoreValue]) = switch schema.tokens {
-        case .single(let field): ([field: .string(token)], [field: .string(token), "displayName": .string("Alice")])
-        default: (["fcmTokens": .array([.string(token)])], ["fcmTokens": .array([.string(Self.good[4]), .string(token)])])
-        }
+        let (bobFields, aliceFields): ([String: FirestoreValue], [String: FirestoreValue]) =
+            switch schema.tokens {
+            case .single(let field): ([field: .string(token)], [field: .string(token), "displayName": .string("Alice")])
+            default: (["fcmTokens": .array([.string(token)])], ["fcmTokens": .array([.string(Self.good[4]), .string(token)])])
+            }
         let bob = try DocumentName(project: "p", path: "users/u1")
-        let change = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: bob,
-                                    oldDocument: FirestoreDocument(name: bob, fields: [:], updateTime: Timestamp(seconds: 5)),
-                                    newDocument: FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9)))
+        let change = DocumentChange(
+            eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: bob,
+            oldDocument: FirestoreDocument(name: bob, fields: [:], updateTime: Timestamp(seconds: 5)),
+            newDocument: FirestoreDocument(name: bob, fields: bobFields, updateTime: Timestamp(seconds: 9)))
         let lookups = (function.firstReads(for: change)?.lookups ?? [])
         #expect(lookups.count == 1)
         let alice = FirestoreDocument(name: try DocumentName(project: "p", path: "users/alice"), fields: aliceFields, updateTime: Timestamp(seconds: 7))
@@ -104,7 +124,9 @@ import Testing
         #expect(claim.precondition == .exists(false), "the first claim of this token")
         if case .update(_, let fields, _) = claim.operation {
             #expect(fields == ["user": .string("users/u1"), "gainedAt": .timestamp(Timestamp(seconds: 9))])
-        } else { Issue.record("the claim is an update") }
+        } else {
+            Issue.record("the claim is an update")
+        }
         #expect(!plan.writes.contains { $0.document == bob && $0.transforms.isEmpty }, "Bob keeps his token")
         switch removals[0].operation {
         case .update(_, let fields, let mask): #expect(fields.isEmpty && mask == [FieldPath("fcmToken")])
@@ -112,8 +134,9 @@ import Testing
         default: Issue.record("unexpected removal \(removals[0])")
         }
         // Nothing gained (a heartbeat): no lookup at all.
-        let heartbeat = DocumentChange(eventID: "h", kind: .written, time: Timestamp(seconds: 11), document: bob,
-                                       oldDocument: change.newDocument, newDocument: change.newDocument)
+        let heartbeat = DocumentChange(
+            eventID: "h", kind: .written, time: Timestamp(seconds: 11), document: bob,
+            oldDocument: change.newDocument, newDocument: change.newDocument)
         #expect((function.firstReads(for: heartbeat)?.lookups ?? []).isEmpty)
     }
 
@@ -124,8 +147,10 @@ import Testing
         let sweep = try #require(function.sweeps(at: now).first)
         #expect(sweep.query.filter == .field(FieldPath("tokensUpdatedAt"), .lessThan, .timestamp(Timestamp(seconds: 370 * day))))
         func user(changed daysAgo: Int64, seen seenDaysAgo: Int64?) throws -> FirestoreDocument {
-            var fields: [String: FirestoreValue] = ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])]),
-                                                    "tokensUpdatedAt": .timestamp(Timestamp(seconds: now.seconds - daysAgo * day))]
+            var fields: [String: FirestoreValue] = [
+                "fcmTokens": .array([.string(Self.good[0]), .string(Self.good[1])]),
+                "tokensUpdatedAt": .timestamp(Timestamp(seconds: now.seconds - daysAgo * day)),
+            ]
             if let seenDaysAgo { fields["heartbeatAt"] = .timestamp(Timestamp(seconds: now.seconds - seenDaysAgo * day)) }
             return FirestoreDocument(name: try DocumentName(project: "p", path: "users/u1"), fields: fields, updateTime: Timestamp(seconds: 3))
         }
@@ -136,20 +161,24 @@ import Testing
         #expect(active.writes.isEmpty && active.checks.map(\.token) == [Self.good[0], Self.good[1]])
         #expect(active.checks.allSatisfy { $0.removal != nil })
         #expect(function.plan(sweep, for: try user(changed: 10, seen: nil), at: now).isEmpty)
-        #expect(TokenCleanup(schema: Schema.presets["default"]!).plan(sweep, for: try user(changed: 40, seen: nil), at: now).isEmpty,
-                "without validate, doubtful tokens are left alone")
+        #expect(
+            TokenCleanup(schema: Schema.presets["default"]!).plan(sweep, for: try user(changed: 40, seen: nil), at: now).isEmpty,
+            "without validate, doubtful tokens are left alone")
     }
 
     /// The event's document may be long gone (a heartbeat since): the writes are made from the document as it is now.
     @Test func writesAreConditionalOnTheCurrentVersionNotTheEventsOne() throws {
         let change = try change(["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])])])
-        let now = FirestoreDocument(name: change.document, fields: ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 20))],
-                                    updateTime: Timestamp(seconds: 21))
+        let now = FirestoreDocument(
+            name: change.document,
+            fields: ["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 20))],
+            updateTime: Timestamp(seconds: 21))
         let plan = TokenCleanup(schema: Schema.presets["default"]!).plan(for: change, given: DocumentsRead(found: [change.document: now])).plan
         #expect(plan.writes.first?.precondition == .updateTime(Timestamp(seconds: 21)))
         // A heartbeat alone needs no read at all.
-        let heartbeat = try self.change(["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 30))],
-                                        old: ["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 0))])
+        let heartbeat = try self.change(
+            ["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 30))],
+            old: ["fcmTokens": .array([.string(Self.good[0])]), "heartbeatAt": .timestamp(Timestamp(seconds: 0))])
         #expect(TokenCleanup(schema: Schema.presets["default"]!).firstReads(for: heartbeat) == nil)
     }
 
@@ -160,20 +189,23 @@ import Testing
         let token = TokenCleanupTests.good[5]
 
         func user(_ id: String, tokens: [String], at seconds: Int64) throws -> FirestoreDocument {
-            FirestoreDocument(name: try DocumentName(project: "p", path: "users/\(id)"),
-                              fields: ["fcmTokens": .array(tokens.map(FirestoreValue.string))], updateTime: Timestamp(seconds: seconds))
+            FirestoreDocument(
+                name: try DocumentName(project: "p", path: "users/\(id)"),
+                fields: ["fcmTokens": .array(tokens.map(FirestoreValue.string))], updateTime: Timestamp(seconds: seconds))
         }
 
         /// The plan for `id` gaining the token at `gainedAt`, with the claim as recorded and the other holders as found now.
         func plan(gain id: String, at gainedAt: Int64, claim: (user: String, at: Int64)?, holders: [FirestoreDocument]) throws -> Plan {
             let now = try user(id, tokens: [token], at: gainedAt)
-            let change = DocumentChange(eventID: "e-\(id)", kind: .written, time: Timestamp(seconds: gainedAt), document: now.name,
-                                        oldDocument: try user(id, tokens: [], at: gainedAt - 1), newDocument: now)
+            let change = DocumentChange(
+                eventID: "e-\(id)", kind: .written, time: Timestamp(seconds: gainedAt), document: now.name,
+                oldDocument: try user(id, tokens: [], at: gainedAt - 1), newDocument: now)
             let claimName = try #require((function.firstReads(for: change)?.documents ?? []).last)
             var found = [now.name: now]
             if let claim {
-                found[claimName] = FirestoreDocument(name: claimName, fields: ["user": .string("users/\(claim.user)"), "gainedAt": .timestamp(Timestamp(seconds: claim.at))],
-                                                     updateTime: Timestamp(seconds: claim.at + 1))
+                found[claimName] = FirestoreDocument(
+                    name: claimName, fields: ["user": .string("users/\(claim.user)"), "gainedAt": .timestamp(Timestamp(seconds: claim.at))],
+                    updateTime: Timestamp(seconds: claim.at + 1))
             }
             let lookup = try #require((function.firstReads(for: change)?.lookups ?? []).first)
             return function.plan(for: change, given: DocumentsRead(found: found, lookups: [lookup: holders + [now]])).plan
@@ -193,7 +225,10 @@ import Testing
         #expect(plan.writes.count == 1, "only Bob's own document: no claim write")
         let bob = try #require(plan.writes.first)
         #expect(bob.document.path == "users/bob" && bob.precondition == .updateTime(Timestamp(seconds: 9)))
-        guard case .update(_, let fields, let mask) = bob.operation else { Issue.record("expected an update"); return }
+        guard case .update(_, let fields, let mask) = bob.operation else {
+            Issue.record("expected an update")
+            return
+        }
         #expect(mask == [FieldPath("fcmTokens")] && fields["fcmTokens"] == .array([]))
     }
 
@@ -222,8 +257,9 @@ import Testing
     /// Read back after an event without its data, every token looks gained: none may be taken from others for it.
     @Test func anEventWithoutItsDataTakesNoTokenFromAnyone() throws {
         let user = try DocumentName(project: "p", path: "users/bob")
-        var change = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: user,
-                                    newDocument: FirestoreDocument(name: user, fields: ["fcmTokens": .array([.string("tok-shared")])], updateTime: Timestamp(seconds: 10)))
+        var change = DocumentChange(
+            eventID: "e", kind: .written, time: Timestamp(seconds: 10), document: user,
+            newDocument: FirestoreDocument(name: user, fields: ["fcmTokens": .array([.string("tok-shared")])], updateTime: Timestamp(seconds: 10)))
         let function = TokenCleanup(schema: Schema.presets["default"]!)
         let withData = function.firstReads(for: change)?.lookups ?? []
         #expect(withData.count == 1, "with its data, a new token is looked for elsewhere")

@@ -1,6 +1,6 @@
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Testing
@@ -11,9 +11,10 @@ func request(fromFixture url: URL) throws -> EventRequest {
 }
 
 @Suite struct FixtureEquivalenceTests {
-    static let scenarios = ["default", "prd000", "prd001", "prd004"].flatMap { preset in
-        ["message-created", "message-read", "user-written", "message-deleted"].map { "\(preset)/\($0)" }
-    } + ["values/all-kinds", "values/data-omitted"]
+    static let scenarios =
+        ["default", "prd000", "prd001", "prd004"].flatMap { preset in
+            ["message-created", "message-read", "user-written", "message-deleted"].map { "\(preset)/\($0)" }
+        } + ["values/all-kinds", "values/data-omitted"]
 
     static let encodings: Set = ["binary-protobuf", "binary-json", "structured", "structured-base64", "legacy", "legacy-flat"]
 

@@ -1,6 +1,6 @@
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Testing
@@ -36,9 +36,12 @@ import Testing
             ]
             let legacy: JSONValue = [
                 "data": item["jsonSnake"]!,
-                "context": ["eventId": .string("g-\(index)"), "timestamp": "2026-11-20T09:00:00Z",
-                            "eventType": .string("providers/cloud.firestore/eventTypes/document.\(["created": "create", "updated": "update", "deleted": "delete"][kind.rawValue]!)"),
-                            "resource": .string("projects/p-x/databases/(default)/documents/\(document)")],
+                "context": [
+                    "eventId": .string("g-\(index)"), "timestamp": "2026-11-20T09:00:00Z",
+                    "eventType": .string(
+                        "providers/cloud.firestore/eventTypes/document.\(["created": "create", "updated": "update", "deleted": "delete"][kind.rawValue]!)"),
+                    "resource": .string("projects/p-x/databases/(default)/documents/\(document)"),
+                ],
             ]
             requests.append(EventRequest(headers: ["content-type": "application/json"], body: Array(legacy.serialized().utf8)))
             for request in requests {

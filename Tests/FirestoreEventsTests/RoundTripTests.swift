@@ -1,6 +1,6 @@
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Testing
@@ -8,21 +8,24 @@ import Testing
 func randomChange(_ rng: inout SeededRandom, index: Int) throws -> DocumentChange {
     let name = try DocumentName(project: "p-x", path: "conversations/c\(index)/messages/m\(Int.random(in: 0...999, using: &rng))")
     func document() -> FirestoreDocument {
-        FirestoreDocument(name: name, fields: RandomValues.fields(&rng),
-                          createTime: Timestamp(seconds: Int64.random(in: 0...(1 << 33), using: &rng), nanos: 5),
-                          updateTime: Timestamp(seconds: 1 << 34))
+        FirestoreDocument(
+            name: name, fields: RandomValues.fields(&rng),
+            createTime: Timestamp(seconds: Int64.random(in: 0...(1 << 33), using: &rng), nanos: 5),
+            updateTime: Timestamp(seconds: 1 << 34))
     }
     let kind = DocumentChange.Kind.allCases.randomElement(using: &rng)!
     let old = kind == .created ? nil : document()
     let new = kind == .deleted ? nil : document()
-    return DocumentChange(eventID: "evt-\(index)", kind: kind, time: Timestamp(seconds: 1_795_165_200, nanos: 250_000_000),
-                          document: name, oldDocument: old, newDocument: new,
-                          updateMask: kind == .updated ? ["a", "`b.c`"] : nil)
+    return DocumentChange(
+        eventID: "evt-\(index)", kind: kind, time: Timestamp(seconds: 1_795_165_200, nanos: 250_000_000),
+        document: name, oldDocument: old, newDocument: new,
+        updateMask: kind == .updated ? ["a", "`b.c`"] : nil)
 }
 
 /// A binary-mode request for a change, as Eventarc would send it.
 func binaryRequest(_ change: DocumentChange, json: Bool) throws -> EventRequest {
-    let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.\(change.kind.rawValue)"))
+    let event = DecodedEvent(
+        change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.\(change.kind.rawValue)"))
     return try Fixture.request(from: Array(Fixture.binary(event, json: json).serialized().utf8))
 }
 
@@ -61,7 +64,11 @@ func binaryRequest(_ change: DocumentChange, json: Bool) throws -> EventRequest 
 
     @Test func aWellFormedEventDecodes() {
         #expect(decode { _ in } == nil)
-        #expect(decode { $0["ce-type"]! += ".withAuthContext"; $0["ce-authtype"] = "service_account" } == nil)
+        #expect(
+            decode {
+                $0["ce-type"]! += ".withAuthContext"
+                $0["ce-authtype"] = "service_account"
+            } == nil)
     }
 
     @Test func eachMissingOrBadAttributeIsNamed() {
@@ -75,25 +82,39 @@ func binaryRequest(_ change: DocumentChange, json: Bool) throws -> EventRequest 
         #expect(decode { $0["content-type"] = "text/plain" }?.reason.contains("content-type") == true)
         #expect(decode({ _ in }, body: [0xFF, 0xFF, 0xFF])?.reason.contains("protobuf") == true)
         #expect(decode({ $0["content-type"] = "application/json" }, body: Array("{\"value\": 3}".utf8))?.reason.contains("value") == true)
-        #expect(decode { $0["ce-id"] = nil; $0["ce-time"] = "x" }?.eventID == nil)
+        #expect(
+            decode {
+                $0["ce-id"] = nil
+                $0["ce-time"] = "x"
+            }?.eventID == nil)
         #expect(decode { $0["ce-time"] = "x" }?.eventID == "e1")
     }
 
     @Test func dataForAnotherDocumentIsRefused() throws {
-        let change = DocumentChange(eventID: "e1", kind: .created, time: Timestamp(seconds: 0),
-                                    document: try DocumentName(project: "p", path: "users/u2"),
-                                    newDocument: FirestoreDocument(name: try DocumentName(project: "p", path: "users/u2"), fields: [:]))
+        let change = DocumentChange(
+            eventID: "e1", kind: .created, time: Timestamp(seconds: 0),
+            document: try DocumentName(project: "p", path: "users/u2"),
+            newDocument: FirestoreDocument(name: try DocumentName(project: "p", path: "users/u2"), fields: [:]))
         let error = decode({ _ in }, body: Array(change.protobufData()))
         #expect(error?.reason.contains("users/u2") == true)
     }
 
     @Test func legacyAndStructuredErrors() {
         for (body, fragment) in [
-            (#"{"context": {"eventId": "1", "timestamp": "2026-11-20T09:00:00Z", "eventType": "providers/cloud.pubsub/eventTypes/topic.publish", "resource": "x"}}"#, "unknown event type"),
-            (#"{"context": {"eventId": "1", "eventType": "providers/cloud.firestore/eventTypes/document.create", "resource": "projects/p/databases/(default)/documents/a/b"}}"#, "timestamp"),
+            (
+                #"{"context": {"eventId": "1", "timestamp": "2026-11-20T09:00:00Z", "eventType": "providers/cloud.pubsub/eventTypes/topic.publish", "resource": "x"}}"#,
+                "unknown event type"
+            ),
+            (
+                #"{"context": {"eventId": "1", "eventType": "providers/cloud.firestore/eventTypes/document.create", "resource": "projects/p/databases/(default)/documents/a/b"}}"#,
+                "timestamp"
+            ),
             (#"{"hello": "world"}"#, "not a Firestore event"),
             (#"[1, 2]"#, "JSON object"),
-            (#"{"specversion": "1.0", "id": "1", "source": "//firestore.googleapis.com/projects/p/databases/d", "type": "google.cloud.firestore.document.v1.created", "time": "2026-11-20T09:00:00Z"}"#, "names no document"),
+            (
+                #"{"specversion": "1.0", "id": "1", "source": "//firestore.googleapis.com/projects/p/databases/d", "type": "google.cloud.firestore.document.v1.created", "time": "2026-11-20T09:00:00Z"}"#,
+                "names no document"
+            ),
         ] {
             do {
                 _ = try EventDecoder.decode(EventRequest(headers: ["content-type": "application/json"], body: Array(body.utf8)))
@@ -119,8 +140,9 @@ func binaryRequest(_ change: DocumentChange, json: Bool) throws -> EventRequest 
     @Test func googleEmulatorQuirksAreAccepted() throws {
         // Google's emulator doubles projects/ in the source and sends the protobuf as base64 text.
         let name = try DocumentName(project: "p", path: "users/u1")
-        let change = DocumentChange(eventID: "e1", kind: .created, time: Timestamp(seconds: 1_795_165_200), document: name,
-                                    newDocument: FirestoreDocument(name: name, fields: ["a": .integer(1)]))
+        let change = DocumentChange(
+            eventID: "e1", kind: .created, time: Timestamp(seconds: 1_795_165_200), document: name,
+            newDocument: FirestoreDocument(name: name, fields: ["a": .integer(1)]))
         var headers = Self.good
         headers["ce-source"] = "//firestore.googleapis.com/projects/projects/p/databases/(default)"
         headers["ce-document"] = nil
@@ -135,7 +157,8 @@ func binaryRequest(_ change: DocumentChange, json: Bool) throws -> EventRequest 
     @Test func mutatedRequestsNeverCrash() throws {
         var rng = SeededRandom(seed: 99)
         let seeds = try FixtureEquivalenceTests.scenarios.flatMap { try TestPaths.encodings(of: $0).values }.map { try request(fromFixture: $0) }
-        var decoded = 0, refused = 0
+        var decoded = 0
+        var refused = 0
         for _ in 0..<6_000 {
             var request = seeds.randomElement(using: &rng)!
             var body = request.body
@@ -150,7 +173,8 @@ func binaryRequest(_ change: DocumentChange, json: Bool) throws -> EventRequest 
             }
             request.body = body
             if Int.random(in: 0...4, using: &rng) == 0, let key = request.headers.keys.randomElement(using: &rng) {
-                request.headers[key] = ["", "\u{0}", "%ZZ", "1.0", "application/json", "application/protobuf", String(repeating: "x", count: 5000)].randomElement(using: &rng)!
+                request.headers[key] = ["", "\u{0}", "%ZZ", "1.0", "application/json", "application/protobuf", String(repeating: "x", count: 5000)]
+                    .randomElement(using: &rng)!
             }
             do {
                 _ = try EventDecoder.decode(request)

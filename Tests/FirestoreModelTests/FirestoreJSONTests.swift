@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import HeraldTesting
 import Testing
 
@@ -41,9 +41,11 @@ import Testing
         let json = try JSONValue(parsing: #"{"mapValue": {"fields": {"count": {"integerValue": "12x"}}}}"#)
         let error = #expect(throws: FirestoreJSONError.self) { try FirestoreJSON.value(from: json) }
         #expect(error?.path == "value.mapValue.fields.count.integerValue")
-        for bad in [#"{}"#, #"{"stringValue": 1}"#, #"{"a": 1}"#, #"{"stringValue": "a", "booleanValue": true}"#,
-                    #"{"doubleValue": "inf"}"#, #"{"timestampValue": "yesterday"}"#, #"{"bytesValue": "a"}"#, #"[]"#,
-                    #"{"integerValue": "9223372036854775808"}"#, #"{"arrayValue": {"values": {}}}"#] {
+        for bad in [
+            #"{}"#, #"{"stringValue": 1}"#, #"{"a": 1}"#, #"{"stringValue": "a", "booleanValue": true}"#,
+            #"{"doubleValue": "inf"}"#, #"{"timestampValue": "yesterday"}"#, #"{"bytesValue": "a"}"#, #"[]"#,
+            #"{"integerValue": "9223372036854775808"}"#, #"{"arrayValue": {"values": {}}}"#,
+        ] {
             #expect(throws: FirestoreJSONError.self, "\(bad)") { try FirestoreJSON.value(from: JSONValue(parsing: bad)) }
         }
     }
@@ -52,8 +54,11 @@ import Testing
         #expect(try FirestoreJSON.document(from: .object([:])) == nil)
         #expect(try FirestoreJSON.document(from: ["name": "", "fields": [:]]) == nil)
         #expect(throws: FirestoreJSONError.self) { try FirestoreJSON.document(from: ["fields": ["a": ["stringValue": "x"]]]) }
-        let doc = try #require(try FirestoreJSON.document(from: JSONValue(parsing:
-            #"{"name": "projects/p/databases/(default)/documents/users/u1", "fields": {}, "createTime": "2026-01-01T00:00:00Z"}"#)))
+        let doc = try #require(
+            try FirestoreJSON.document(
+                from: JSONValue(
+                    parsing:
+                        #"{"name": "projects/p/databases/(default)/documents/users/u1", "fields": {}, "createTime": "2026-01-01T00:00:00Z"}"#)))
         #expect(doc.name.path == "users/u1")
         #expect(doc.createTime == Timestamp(rfc3339: "2026-01-01T00:00:00Z"))
     }
@@ -72,8 +77,10 @@ import Testing
         #expect(name.path == "conversations/c1/messages/m1")
         #expect(name.parent?.path == "conversations/c1")
         #expect(name.collectionID == "messages")
-        for bad in ["projects/p/databases/d/documents/users", "projects/p/databases/d/documents/", "users/u1",
-                    "projects/p/databases/d/documents/a//b/c", "projects//databases/d/documents/a/b"] {
+        for bad in [
+            "projects/p/databases/d/documents/users", "projects/p/databases/d/documents/", "users/u1",
+            "projects/p/databases/d/documents/a//b/c", "projects//databases/d/documents/a/b",
+        ] {
             #expect(throws: DocumentNameError.self, "\(bad)") { try DocumentName(resourceName: bad) }
         }
     }
@@ -88,12 +95,15 @@ import Testing
 
     @Test func writesEncodeAsTheCommitAPITakesThem() throws {
         let doc = try DocumentName(project: "p", path: "conversations/c1")
-        let write = Write(.update(doc, fields: ["lastMessage": .map(["text": .string("hi")])], mask: [FieldPath("lastMessage")]),
-                          transforms: [FieldTransform(FieldPath("unreadCount", "bob.b"), .increment(.integer(1)))],
-                          precondition: .exists(true))
+        let write = Write(
+            .update(doc, fields: ["lastMessage": .map(["text": .string("hi")])], mask: [FieldPath("lastMessage")]),
+            transforms: [FieldTransform(FieldPath("unreadCount", "bob.b"), .increment(.integer(1)))],
+            precondition: .exists(true))
         let expected: JSONValue = [
-            "update": ["name": "projects/p/databases/(default)/documents/conversations/c1",
-                       "fields": ["lastMessage": ["mapValue": ["fields": ["text": ["stringValue": "hi"]]]]]],
+            "update": [
+                "name": "projects/p/databases/(default)/documents/conversations/c1",
+                "fields": ["lastMessage": ["mapValue": ["fields": ["text": ["stringValue": "hi"]]]]],
+            ],
             "updateMask": ["fieldPaths": ["lastMessage"]],
             "updateTransforms": [["fieldPath": "unreadCount.`bob.b`", "increment": ["integerValue": "1"]]],
             "currentDocument": ["exists": true],

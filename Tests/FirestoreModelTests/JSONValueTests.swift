@@ -64,8 +64,10 @@ import Testing
             return out + "\""
         }
         var rng = SeededRandom(seed: 11)
-        let pieces = ["a", "é", "🍝", "👩‍👩‍👧", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1f}", "\u{10}", "\u{2028}", "\u{2029}", "\u{2027}",
-                      "\u{20AC}", " ", "/", "\u{7f}"]
+        let pieces = [
+            "a", "é", "🍝", "👩‍👩‍👧", "\"", "\\", "\n", "\r", "\t", "\u{0}", "\u{1f}", "\u{10}", "\u{2028}", "\u{2029}", "\u{2027}",
+            "\u{20AC}", " ", "/", "\u{7f}",
+        ]
         for _ in 0..<5_000 {
             let text = (0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined()
             #expect(JSONValue.string(text).serialized() == reference(text), "\(Array(text.unicodeScalars))")

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import CryptoExtras
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Hummingbird
@@ -23,7 +23,8 @@ struct TestServiceAccount {
     }
 
     func verifier() async throws -> JWTKeyCollection {
-        try await JWTKeyCollection().add(rsa: Insecure.RSA.PublicKey(pem: privateKey.publicKey.pemRepresentation), digestAlgorithm: .sha256, kid: JWKIdentifier(string: keyID))
+        try await JWTKeyCollection().add(
+            rsa: Insecure.RSA.PublicKey(pem: privateKey.publicKey.pemRepresentation), digestAlgorithm: .sha256, kid: JWKIdentifier(string: keyID))
     }
 }
 
@@ -45,7 +46,9 @@ final class TokenEndpointLog: Sendable {
     var count: Int { assertions.withLock { $0.count } }
 }
 
-func tokenEndpoint(_ account: TestServiceAccount, log: TokenEndpointLog, expiresIn: Int = 3600, refuse: Bool = false, delay: Duration = .zero) async throws -> Router<BasicRequestContext> {
+func tokenEndpoint(_ account: TestServiceAccount, log: TokenEndpointLog, expiresIn: Int = 3600, refuse: Bool = false, delay: Duration = .zero) async throws
+    -> Router<BasicRequestContext>
+{
     let keys = try await account.verifier()
     let router = Router()
     router.post("/token") { request, _ -> Response in
@@ -58,7 +61,8 @@ func tokenEndpoint(_ account: TestServiceAccount, log: TokenEndpointLog, expires
         }
         try await Task.sleep(for: delay)
         if refuse {
-            return Response(status: .badRequest, body: .init(byteBuffer: ByteBuffer(string: #"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#)))
+            return Response(
+                status: .badRequest, body: .init(byteBuffer: ByteBuffer(string: #"{"error": "invalid_grant", "error_description": "Invalid JWT Signature."}"#)))
         }
         guard let assertion = fields["assertion"] else { return Response(status: .badRequest) }
         let claims = try await keys.verify(assertion, as: SeenAssertion.self)
@@ -67,8 +71,9 @@ func tokenEndpoint(_ account: TestServiceAccount, log: TokenEndpointLog, expires
         log.headers.withLock { $0.append(header) }
         log.grantTypes.withLock { $0.append(fields["grant_type"] ?? "") }
         let token = "ya29.token-\(log.count)"
-        return Response(status: .ok, headers: [.contentType: "application/json"],
-                        body: .init(byteBuffer: ByteBuffer(string: #"{"access_token": "\#(token)", "expires_in": \#(expiresIn), "token_type": "Bearer"}"#)))
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: #"{"access_token": "\#(token)", "expires_in": \#(expiresIn), "token_type": "Bearer"}"#)))
     }
     return router
 }
@@ -109,8 +114,9 @@ enum JWTHeaderJSON {
 
     @Test func selfSignedJWTModeNeedsNoExchange() async throws {
         let account = try await TestServiceAccount.make()
-        let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:1/never"),
-                                                        mode: .selfSignedJWT(audience: "https://firestore.googleapis.com/"), httpClient: http)
+        let credentials = try ServiceAccountCredentials(
+            key: account.key(tokenURI: "http://127.0.0.1:1/never"),
+            mode: .selfSignedJWT(audience: "https://firestore.googleapis.com/"), httpClient: http)
         let token = try await credentials.token()
         let claims = try await account.verifier().verify(token, as: SeenAssertion.self)
         #expect(claims.aud == "https://firestore.googleapis.com/")
@@ -122,8 +128,9 @@ enum JWTHeaderJSON {
         let account = try await TestServiceAccount.make()
         let log = TokenEndpointLog()
         try await withTestHTTPServer(try await tokenEndpoint(account, log: log, delay: .milliseconds(200))) { port in
-            let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),
-                                                            mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+            let credentials = try ServiceAccountCredentials(
+                key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),
+                mode: .tokenExchange(scopes: ["s"]), httpClient: http)
             let tokens = try await withThrowingTaskGroup(of: String.self) { group in
                 for _ in 0..<50 { group.addTask { try await credentials.token() } }
                 return try await group.reduce(into: Set<String>()) { $0.insert($1) }
@@ -139,8 +146,9 @@ enum JWTHeaderJSON {
         let log = TokenEndpointLog()
         // 200 s left is inside the 5-minute margin: every call must refresh.
         try await withTestHTTPServer(try await tokenEndpoint(account, log: log, expiresIn: 200)) { port in
-            let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),
-                                                            mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+            let credentials = try ServiceAccountCredentials(
+                key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),
+                mode: .tokenExchange(scopes: ["s"]), httpClient: http)
             #expect(try await credentials.token() == "ya29.token-1")
             #expect(try await credentials.token() == "ya29.token-2")
         }
@@ -163,8 +171,9 @@ enum JWTHeaderJSON {
         }
         try await withTestHTTPServer(api) { apiPort in
             try await withTestHTTPServer(try await tokenEndpoint(account, log: log)) { tokenPort in
-                let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(tokenPort)/token"),
-                                                                mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+                let credentials = try ServiceAccountCredentials(
+                    key: account.key(tokenURI: "http://127.0.0.1:\(tokenPort)/token"),
+                    mode: .tokenExchange(scopes: ["s"]), httpClient: http)
                 let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(apiPort)", credentials: credentials, httpClients: [http])
                 #expect(await fcm.send(["token": "t"]) == .sent(name: "projects/herald-demo/messages/1"))
                 #expect(seen.withLock { $0 } == ["Bearer ya29.token-1", "Bearer ya29.token-2"])
@@ -178,10 +187,14 @@ enum JWTHeaderJSON {
         let busy = Router()
         busy.post("/token") { _, _ in Response(status: .init(code: status)) }
         try await withTestHTTPServer(busy) { port in
-            let credentials = try ServiceAccountCredentials(key: try await TestServiceAccount.make().key(tokenURI: "http://127.0.0.1:\(port)/token"),
-                                                            mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+            let credentials = try ServiceAccountCredentials(
+                key: try await TestServiceAccount.make().key(tokenURI: "http://127.0.0.1:\(port)/token"),
+                mode: .tokenExchange(scopes: ["s"]), httpClient: http)
             let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(port)", credentials: credentials, httpClients: [http])
-            guard case .failed(_, let retryable, _) = await fcm.send(["token": "t"]) else { Issue.record("the send cannot succeed"); return }
+            guard case .failed(_, let retryable, _) = await fcm.send(["token": "t"]) else {
+                Issue.record("the send cannot succeed")
+                return
+            }
             #expect(retryable)
         }
     }
@@ -193,26 +206,34 @@ enum JWTHeaderJSON {
         let flaky = Router()
         flaky.post("/token") { _, _ in
             // Every other exchange fails; the local cloud takes the emulators' `owner` token.
-            calls.take() % 2 == 0 ? Response(status: .serviceUnavailable)
-                : Response(status: .ok, headers: [.contentType: "application/json"],
-                           body: .init(byteBuffer: ByteBuffer(string: #"{"access_token": "owner", "expires_in": 3599, "token_type": "Bearer"}"#)))
+            calls.take() % 2 == 0
+                ? Response(status: .serviceUnavailable)
+                : Response(
+                    status: .ok, headers: [.contentType: "application/json"],
+                    body: .init(byteBuffer: ByteBuffer(string: #"{"access_token": "owner", "expires_in": 3599, "token_type": "Bearer"}"#)))
         }
         let account = try await TestServiceAccount.make()
         try await withTestHTTPServer(flaky) { port in
             try await withLocalCloud { local in
                 func credentials() throws -> ServiceAccountCredentials {
-                    try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"), mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+                    try ServiceAccountCredentials(
+                        key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"), mode: .tokenExchange(scopes: ["s"]), httpClient: http)
                 }
                 // A budget a loaded test machine cannot run out of: what is tested is that the retry happens.
                 let patient = RetryPolicy(totalBudget: .seconds(30))
-                let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClient: http,
-                                         writeRetry: patient, requestTimeout: .seconds(30))
+                let db = FirestoreClient(
+                    project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClient: http,
+                    writeRetry: patient, requestTimeout: .seconds(30))
                 _ = try await db.commit([Write(.update(try db.name("a/b"), fields: ["n": .integer(1)], mask: nil))])
                 #expect(calls.value == 2)
-                let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClients: [http],
-                                    retry: patient, requestTimeout: .seconds(30))
+                let fcm = FCMClient(
+                    project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClients: [http],
+                    retry: patient, requestTimeout: .seconds(30))
                 let result = await fcm.send(["token": "device-1", "notification": ["title": "hi"]])
-                guard case .sent = result else { Issue.record("\(result)"); return }
+                guard case .sent = result else {
+                    Issue.record("\(result)")
+                    return
+                }
                 #expect(calls.value == 4)
             }
         }
@@ -222,8 +243,9 @@ enum JWTHeaderJSON {
         let account = try await TestServiceAccount.make()
         let log = TokenEndpointLog()
         try await withTestHTTPServer(try await tokenEndpoint(account, log: log, refuse: true)) { port in
-            let credentials = try ServiceAccountCredentials(key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),
-                                                            mode: .tokenExchange(scopes: ["s"]), httpClient: http)
+            let credentials = try ServiceAccountCredentials(
+                key: account.key(tokenURI: "http://127.0.0.1:\(port)/token"),
+                mode: .tokenExchange(scopes: ["s"]), httpClient: http)
             do {
                 _ = try await credentials.token()
                 Issue.record("a refused exchange must throw")
@@ -248,8 +270,9 @@ enum JWTHeaderJSON {
                 "\(error)".contains(fragment) && !"\(error)".contains(pemBody)
             }
         }
-        let garbled = ServiceAccountKey(clientEmail: "a@b", privateKeyID: "k",
-                                        privateKeyPEM: "-----BEGIN PRIVATE KEY-----\n\(pemBody)\n-----END PRIVATE KEY-----", projectID: nil)
+        let garbled = ServiceAccountKey(
+            clientEmail: "a@b", privateKeyID: "k",
+            privateKeyPEM: "-----BEGIN PRIVATE KEY-----\n\(pemBody)\n-----END PRIVATE KEY-----", projectID: nil)
         #expect { _ = try ServiceAccountCredentials(key: garbled, mode: .tokenExchange(scopes: []), httpClient: http) } throws: { error in
             "\(error)".contains("could not be read") && !"\(error)".contains(pemBody)
         }
@@ -274,7 +297,9 @@ enum JWTHeaderJSON {
             #expect(try await emulator.firestore.token() == "owner")
             #expect(emulator.firestoreEndpoint == "http://127.0.0.1:8787")
             #expect(emulator.project == "demo")
-            await #expect { _ = try await ApplicationDefaultCredentials.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8787"], httpClient: http) } throws: {
+            await #expect {
+                _ = try await ApplicationDefaultCredentials.resolve(environment: ["FIRESTORE_EMULATOR_HOST": "127.0.0.1:8787"], httpClient: http)
+            } throws: {
                 "\($0)".contains("set GOOGLE_CLOUD_PROJECT too")
             }
         }

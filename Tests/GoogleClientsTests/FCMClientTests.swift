@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Hummingbird
@@ -11,16 +11,19 @@ import Testing
     let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50), totalBudget: .seconds(60))
 
     func client(_ port: Int, maximumInFlight: Int = 256, timeout: Duration = .seconds(20)) -> FCMClient {
-        FCMClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(),
-                  httpClients: [HTTPClient.shared], maximumInFlight: maximumInFlight, retry: fast, requestTimeout: timeout)
+        FCMClient(
+            project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(),
+            httpClients: [HTTPClient.shared], maximumInFlight: maximumInFlight, retry: fast, requestTimeout: timeout)
     }
 
     @Test func errorCodesAreClassifiedAsGoogleDocumentsThem() async throws {
         let answers: [String: FakeFCM.Answer] = [
             "unregistered": FakeFCM.error(.notFound, "NOT_FOUND", "UNREGISTERED"),
             "mismatch": FakeFCM.error(.forbidden, "PERMISSION_DENIED", "SENDER_ID_MISMATCH"),
-            "invalid-token": FakeFCM.error(.badRequest, "INVALID_ARGUMENT", "INVALID_ARGUMENT", message: "The registration token is not a valid FCM registration token"),
-            "bad-payload": FakeFCM.error(.badRequest, "INVALID_ARGUMENT", "INVALID_ARGUMENT", message: "Invalid value at 'message.data[0].value' (TYPE_STRING), 1"),
+            "invalid-token": FakeFCM.error(
+                .badRequest, "INVALID_ARGUMENT", "INVALID_ARGUMENT", message: "The registration token is not a valid FCM registration token"),
+            "bad-payload": FakeFCM.error(
+                .badRequest, "INVALID_ARGUMENT", "INVALID_ARGUMENT", message: "Invalid value at 'message.data[0].value' (TYPE_STRING), 1"),
             "quota": FakeFCM.error(.tooManyRequests, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", retryAfter: "120"),
             "apns": FakeFCM.error(.unauthorized, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR"),
         ]
@@ -30,13 +33,24 @@ import Testing
             #expect(await fcm.send(["token": "good"]) == .sent(name: "projects/p/messages/good"))
             #expect(await fcm.send(["token": "unregistered"]) == .dead(reason: "UNREGISTERED"))
             // The token belongs to another project: for one token a stale one, for all of them the wrong credentials. Kept either way.
-            guard case .failed(let mismatch, false, nil) = await fcm.send(["token": "mismatch"]) else { Issue.record("SENDER_ID_MISMATCH keeps the token"); return }
+            guard case .failed(let mismatch, false, nil) = await fcm.send(["token": "mismatch"]) else {
+                Issue.record("SENDER_ID_MISMATCH keeps the token")
+                return
+            }
             #expect(mismatch.contains("SENDER_ID_MISMATCH"))
             #expect(await fcm.send(["token": "invalid-token"]) == .dead(reason: "INVALID_ARGUMENT: invalid registration token"))
-            guard case .failed(let reason, false, nil) = await fcm.send(["token": "bad-payload"]) else { Issue.record("payload bug must fail, not retry"); return }
+            guard case .failed(let reason, false, nil) = await fcm.send(["token": "bad-payload"]) else {
+                Issue.record("payload bug must fail, not retry")
+                return
+            }
             #expect(reason.contains("message.data"))
-            #expect(await fcm.send(["token": "quota"]) == .failed(reason: "429 RESOURCE_EXHAUSTED (QUOTA_EXCEEDED): error", retryable: true, retryAfterSeconds: 120))
-            guard case .failed(let apns, false, _) = await fcm.send(["token": "apns"]) else { Issue.record("APNs auth error keeps the token"); return }
+            #expect(
+                await fcm.send(["token": "quota"]) == .failed(reason: "429 RESOURCE_EXHAUSTED (QUOTA_EXCEEDED): error", retryable: true, retryAfterSeconds: 120)
+            )
+            guard case .failed(let apns, false, _) = await fcm.send(["token": "apns"]) else {
+                Issue.record("APNs auth error keeps the token")
+                return
+            }
             #expect(apns.contains("misconfigured"))
         }
         // Quota is handed back at once, never retried here; payload bugs are not retried either.
@@ -58,7 +72,8 @@ import Testing
             let fcm = client(port)
             for token in ["html", "bare", "google-without-fcm-code"] {
                 guard case .failed(let reason, true, _) = await fcm.send(["token": .string(token)]) else {
-                    Issue.record("\(token): a 404 without FCM's UNREGISTERED must not kill the token"); continue
+                    Issue.record("\(token): a 404 without FCM's UNREGISTERED must not kill the token")
+                    continue
                 }
                 #expect(reason.contains("FCM_ENDPOINT"), "\(reason)")
             }
@@ -74,7 +89,10 @@ import Testing
             let slow = await fcm.send(["token": "slow"], deadlines: .init(lastStart: .now + .seconds(5), finish: .now + .seconds(20)))
             #expect(slow.isSent, "\(slow)")
             let late = await fcm.send(["token": "late"], deadlines: .init(lastStart: .now - .seconds(1), finish: .now + .seconds(2)))
-            guard case .failed(let reason, true, _) = late else { Issue.record("a send past its last start stays pending"); return }
+            guard case .failed(let reason, true, _) = late else {
+                Issue.record("a send past its last start stays pending")
+                return
+            }
             #expect(reason.contains("not sent"))
         }
         #expect(fake.attempts.withLock { $0 } == ["slow": 1])
@@ -95,7 +113,10 @@ import Testing
             let start = clock.now
             #expect(await fcm.send(["token": "flaky"]).isSent)
             #expect(clock.now - start >= .seconds(1))  // Retry-After: 1 was honoured
-            guard case .failed(_, true, _) = await fcm.send(["token": "down"]) else { Issue.record("must give up, retryable"); return }
+            guard case .failed(_, true, _) = await fcm.send(["token": "down"]) else {
+                Issue.record("must give up, retryable")
+                return
+            }
         }
         #expect(fake.attempts.withLock { $0["flaky"] } == 3)
         #expect(fake.attempts.withLock { $0["down"] } == 4)
@@ -103,7 +124,10 @@ import Testing
 
     @Test func aRefusedConnectionIsRetriedThenReportedRetryable() async throws {
         let port = try GoogleFirestoreEmulator.freePort()  // nothing listens there
-        guard case .failed(_, true, _) = await client(port, timeout: .milliseconds(300)).send(["token": "t"]) else { Issue.record("connection refused must be retryable"); return }
+        guard case .failed(_, true, _) = await client(port, timeout: .milliseconds(300)).send(["token": "t"]) else {
+            Issue.record("connection refused must be retryable")
+            return
+        }
     }
 
     @Test func fanOutKeepsTheBoundOnSendsInFlight() async throws {

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Testing
@@ -43,10 +43,13 @@ import Testing
         try await Self.withBackend(backend) { db in
             let conversation = try db.name("conversations/c1")
             let missing = try db.name("conversations/nope")
-            let create = Write(.update(conversation, fields: [
-                "members": .array([.string("alice"), .string("bob")]), "unreadCount": .map(["user.1": .integer(2)]), "max": .integer(5),
-                "tags": .array([.string("a")]),
-            ], mask: nil), precondition: .exists(false))
+            let create = Write(
+                .update(
+                    conversation,
+                    fields: [
+                        "members": .array([.string("alice"), .string("bob")]), "unreadCount": .map(["user.1": .integer(2)]), "max": .integer(5),
+                        "tags": .array([.string("a")]),
+                    ], mask: nil), precondition: .exists(false))
             let created = try await db.commit([create])
             #expect(created.updateTimes.count == 1)
 
@@ -58,19 +61,26 @@ import Testing
             } throws: { ($0 as? GoogleAPIError)?.status == .notFound }
             // A stale updateTime: FAILED_PRECONDITION.
             await #expect {
-                try await db.commit([Write(.update(conversation, fields: ["a": .integer(1)], mask: [FieldPath("a")]),
-                                           precondition: .updateTime(Timestamp(seconds: 1)))])
+                try await db.commit([
+                    Write(
+                        .update(conversation, fields: ["a": .integer(1)], mask: [FieldPath("a")]),
+                        precondition: .updateTime(Timestamp(seconds: 1)))
+                ])
             } throws: { ($0 as? GoogleAPIError)?.status == .failedPrecondition }
 
             // Every transform, with a map key that needs backticks.
-            let updated = try await db.commit([Write(.update(conversation, fields: ["lastText": .string("hi")], mask: [FieldPath("lastText")]), transforms: [
-                FieldTransform(FieldPath("unreadCount", "user.1"), .increment(.integer(3))),
-                FieldTransform(FieldPath("max"), .maximum(.integer(9))),
-                FieldTransform(FieldPath("min"), .minimum(.double(-1.5))),
-                FieldTransform(FieldPath("updatedAt"), .setToRequestTime),
-                FieldTransform(FieldPath("tags"), .appendMissingElements([.string("a"), .string("b")])),
-                FieldTransform(FieldPath("members"), .removeAllFromArray([.string("bob")])),
-            ], precondition: .updateTime(created.updateTimes[0]!))])
+            let updated = try await db.commit([
+                Write(
+                    .update(conversation, fields: ["lastText": .string("hi")], mask: [FieldPath("lastText")]),
+                    transforms: [
+                        FieldTransform(FieldPath("unreadCount", "user.1"), .increment(.integer(3))),
+                        FieldTransform(FieldPath("max"), .maximum(.integer(9))),
+                        FieldTransform(FieldPath("min"), .minimum(.double(-1.5))),
+                        FieldTransform(FieldPath("updatedAt"), .setToRequestTime),
+                        FieldTransform(FieldPath("tags"), .appendMissingElements([.string("a"), .string("b")])),
+                        FieldTransform(FieldPath("members"), .removeAllFromArray([.string("bob")])),
+                    ], precondition: .updateTime(created.updateTimes[0]!))
+            ])
             let doc = try #require(try await db.get(conversation))
             #expect(doc["unreadCount"] == .map(["user.1": .integer(5)]))
             #expect(doc["max"] == .integer(9))
@@ -115,23 +125,31 @@ import Testing
         try await Self.withBackend(backend) { db in
             var writes: [Write] = []
             for i in 0..<25 {
-                writes.append(Write(.update(try db.name("users/u\(String(format: "%02d", i))"), fields: [
-                    "online": .boolean(i % 2 == 0), "heartbeat": .integer(Int64(i)), "groups": .array([.string(i < 10 ? "family" : "work")]),
-                ], mask: nil)))
+                writes.append(
+                    Write(
+                        .update(
+                            try db.name("users/u\(String(format: "%02d", i))"),
+                            fields: [
+                                "online": .boolean(i % 2 == 0), "heartbeat": .integer(Int64(i)), "groups": .array([.string(i < 10 ? "family" : "work")]),
+                            ], mask: nil)))
             }
             writes.append(Write(.update(try db.name("conversations/c1/messages/m1"), fields: ["n": .integer(1)], mask: nil)))
             writes.append(Write(.update(try db.name("chats/k/messages/m2"), fields: ["n": .integer(2)], mask: nil)))
             _ = try await db.commit(writes)
 
-            let online = StructuredQuery(collectionID: "users", filter: .and([
-                .field(FieldPath("online"), .equal, .boolean(true)), .field(FieldPath("heartbeat"), .lessThan, .integer(10)),
-            ]), orderBy: [.init(FieldPath("heartbeat"), .descending)])
+            let online = StructuredQuery(
+                collectionID: "users",
+                filter: .and([
+                    .field(FieldPath("online"), .equal, .boolean(true)), .field(FieldPath("heartbeat"), .lessThan, .integer(10)),
+                ]), orderBy: [.init(FieldPath("heartbeat"), .descending)])
             #expect(try await db.runQuery(online).map { $0["heartbeat"]! } == [8, 6, 4, 2, 0].map { .integer($0) })
             let family = StructuredQuery(collectionID: "users", filter: .field(FieldPath("groups"), .arrayContains, .string("family")))
             #expect(try await db.runQuery(family).count == 10)
-            let some = StructuredQuery(collectionID: "users", filter: .or([
-                .field(FieldPath("heartbeat"), .in, .array([.integer(3), .integer(24)])), .field(FieldPath("heartbeat"), .equal, .integer(7)),
-            ]))
+            let some = StructuredQuery(
+                collectionID: "users",
+                filter: .or([
+                    .field(FieldPath("heartbeat"), .in, .array([.integer(3), .integer(24)])), .field(FieldPath("heartbeat"), .equal, .integer(7)),
+                ]))
             #expect(Set(try await db.runQuery(some).compactMap { $0["heartbeat"]?.integerValue }) == [3, 7, 24])
             let limited = StructuredQuery(collectionID: "users", orderBy: [.init(FieldPath("heartbeat"))], offset: 2, limit: 3)
             #expect(try await db.runQuery(limited).compactMap { $0["heartbeat"]?.integerValue } == [2, 3, 4])

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Hummingbird
@@ -22,7 +22,9 @@ import Testing
                 if let after { headers[.retryAfter] = after }
                 return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
             }
-            let ok = request.uri.path.hasSuffix(":commit") ? #"{"commitTime": "2026-11-20T09:00:00Z", "writeResults": [{}]}"#
+            let ok =
+                request.uri.path.hasSuffix(":commit")
+                ? #"{"commitTime": "2026-11-20T09:00:00Z", "writeResults": [{}]}"#
                 : request.uri.path.hasSuffix(":beginTransaction") ? #"{"transaction": "dHg="}"# : "[]"
             return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: ok)))
         }
@@ -30,16 +32,22 @@ import Testing
     }
 
     func client(_ port: Int, timeout: Duration = .seconds(10)) throws -> FirestoreClient {
-        FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared,
-                        readRetry: fast, writeRetry: fast, requestTimeout: timeout)
+        FirestoreClient(
+            project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared,
+            readRetry: fast, writeRetry: fast, requestTimeout: timeout)
     }
 
     static func error(_ code: Int, _ status: String) -> String { #"{"error": {"code": \#(code), "message": "injected", "status": "\#(status)"}}"# }
 
     @Test func readsAreRetriedOnUnavailableAndThrottling() async throws {
         let calls = Counter()
-        try await withTestHTTPServer(flaky([(.serviceUnavailable, Self.error(503, "UNAVAILABLE"), nil),
-                                            (.tooManyRequests, Self.error(429, "RESOURCE_EXHAUSTED"), "1")], calls: calls)) { port in
+        try await withTestHTTPServer(
+            flaky(
+                [
+                    (.serviceUnavailable, Self.error(503, "UNAVAILABLE"), nil),
+                    (.tooManyRequests, Self.error(429, "RESOURCE_EXHAUSTED"), "1"),
+                ], calls: calls)
+        ) { port in
             let start = ContinuousClock.now
             _ = try await client(port).batchGet([try DocumentName(project: "p", path: "a/b")])
             #expect(ContinuousClock.now - start >= .seconds(1))  // Retry-After honoured
@@ -93,7 +101,8 @@ import Testing
         let always = Array(repeating: (HTTPResponse.Status.serviceUnavailable, Self.error(503, "UNAVAILABLE"), String?.none), count: 50)
         let tight = RetryPolicy(maximumAttempts: 20, initialDelay: .milliseconds(150), maximumDelay: .milliseconds(150), totalBudget: .milliseconds(400))
         _ = try await withTestHTTPServer(flaky(always, calls: calls)) { port in
-            let db = FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared, readRetry: tight)
+            let db = FirestoreClient(
+                project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared, readRetry: tight)
             await #expect { _ = try await db.batchGet([try DocumentName(project: "p", path: "a/b")]) } throws: { $0 is GoogleAPIError }
         }
         // Delays of 75–150 ms within 400 ms: a handful of attempts at most, far from the 20 allowed.
@@ -115,8 +124,9 @@ import Testing
     /// record still gets its tries.
     @Test func aServiceThatStopsAnsweringIsNotCalledForAWhile() async throws {
         let server = try ResettingServer()
-        let db = FirestoreClient(project: "p", endpoint: "http://127.0.0.1:\(server.port)", credentials: EmulatorCredentials(), httpClient: .shared,
-                                 readRetry: .none, writeRetry: .none, requestTimeout: .seconds(5))
+        let db = FirestoreClient(
+            project: "p", endpoint: "http://127.0.0.1:\(server.port)", credentials: EmulatorCredentials(), httpClient: .shared,
+            readRetry: .none, writeRetry: .none, requestTimeout: .seconds(5))
         let name = try DocumentName(project: "p", path: "a/b")
         for _ in 0..<5 { await #expect { _ = try await db.batchGet([name]) } throws: { $0 is TransportError } }
         #expect(server.connections == 5)

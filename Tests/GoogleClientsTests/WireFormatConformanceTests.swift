@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import HeraldTesting
@@ -43,8 +43,9 @@ final class CapturingAPI: Sendable {
         token: "tok-1", notification: .init(title: "Family • Alice", body: "Dinner at 6pm"),
         data: ["conversationId": "c1", "messageId": "m1", "type": "text"],
         android: .init(priority: .high, collapseKey: "m1", tag: "m1", channelID: "messages", notificationCount: 3, clickAction: "OPEN_CHAT"),
-        apns: .init(priority: 10, pushType: .alert, collapseID: "m1", alert: .init(title: "Family • Alice", body: "Dinner at 6pm"),
-                    badge: 3, sound: "default", threadID: "c1", mutableContent: true),
+        apns: .init(
+            priority: 10, pushType: .alert, collapseID: "m1", alert: .init(title: "Family • Alice", body: "Dinner at 6pm"),
+            badge: 3, sound: "default", threadID: "c1", mutableContent: true),
         analyticsLabel: "new_message")
 
     static let localizedMessage: FCMMessage = {
@@ -52,8 +53,9 @@ final class CapturingAPI: Sendable {
         return FCMMessage(
             token: "tok-2", notification: .init(title: "Alice mentioned you in Family", body: "📷 Photo"),
             android: .init(priority: .high, tag: "c1", localization: localization),
-            apns: .init(priority: 10, pushType: .alert, alert: .init(title: "Alice mentioned you in Family", body: "📷 Photo"), threadID: "c1",
-                        category: "HERALD_MESSAGE", localization: localization))
+            apns: .init(
+                priority: 10, pushType: .alert, alert: .init(title: "Alice mentioned you in Family", body: "📷 Photo"), threadID: "c1",
+                category: "HERALD_MESSAGE", localization: localization))
     }()
 
     @Test func everyRequestBodyConformsToGooglesDiscoveryDocuments() async throws {
@@ -64,35 +66,44 @@ final class CapturingAPI: Sendable {
             let doc = try db.name("conversations/c1")
             _ = try await db.batchGet([doc, try db.name("users/u1")], transaction: "dHg=")
             _ = try await db.commit([
-                Write(.update(doc, fields: ["lastMessage": .map(["text": .string("hi"), "at": .timestamp(Timestamp(seconds: 1))]),
-                                            "n": .integer(1), "d": .double(.nan), "b": .bytes(Data([1, 2])), "g": .geoPoint(latitude: 1, longitude: 2),
-                                            "r": .reference(doc.resourceName), "z": .null, "a": .array([.boolean(true)])],
-                            mask: [FieldPath("lastMessage"), FieldPath("unreadCount", "user.1")]),
-                      transforms: [
+                Write(
+                    .update(
+                        doc,
+                        fields: [
+                            "lastMessage": .map(["text": .string("hi"), "at": .timestamp(Timestamp(seconds: 1))]),
+                            "n": .integer(1), "d": .double(.nan), "b": .bytes(Data([1, 2])), "g": .geoPoint(latitude: 1, longitude: 2),
+                            "r": .reference(doc.resourceName), "z": .null, "a": .array([.boolean(true)]),
+                        ],
+                        mask: [FieldPath("lastMessage"), FieldPath("unreadCount", "user.1")]),
+                    transforms: [
                         FieldTransform(FieldPath("unreadCount", "bob"), .increment(.integer(1))),
                         FieldTransform(FieldPath("max"), .maximum(.double(2))), FieldTransform(FieldPath("min"), .minimum(.integer(0))),
                         FieldTransform(FieldPath("at"), .setToRequestTime),
                         FieldTransform(FieldPath("tags"), .appendMissingElements([.string("a")])),
                         FieldTransform(FieldPath("tags2"), .removeAllFromArray([.string("b")])),
-                      ], precondition: .updateTime(Timestamp(seconds: 5, nanos: 1000))),
+                    ], precondition: .updateTime(Timestamp(seconds: 5, nanos: 1000))),
                 Write(.delete(try db.name("users/u1")), precondition: .exists(true)),
                 Write(.transform(try db.name("users/u2")), transforms: [FieldTransform(FieldPath("badge"), .increment(.integer(-1)))]),
             ])
             _ = try await db.beginTransaction()
             _ = try await db.beginTransaction(readOnly: true)
             try await db.rollback("dHg=")
-            let query = StructuredQuery(collectionID: "users", allDescendants: true, filter: .and([
-                .field(FieldPath("status"), .equal, .string("online")), .field(FieldPath("tags"), .arrayContains, .string("x")),
-                .or([.field(FieldPath("n"), .in, .array([.integer(1), .integer(2)])), .unary(FieldPath("gone"), .isNull)]),
-                .field(FieldPath("heartbeat"), .lessThan, .timestamp(Timestamp(seconds: 9))), .field(FieldPath("k"), .notEqual, .integer(3)),
-            ]), orderBy: [.init(FieldPath("heartbeat"), .descending)], startAt: .init(values: [.integer(1)], before: true),
+            let query = StructuredQuery(
+                collectionID: "users", allDescendants: true,
+                filter: .and([
+                    .field(FieldPath("status"), .equal, .string("online")), .field(FieldPath("tags"), .arrayContains, .string("x")),
+                    .or([.field(FieldPath("n"), .in, .array([.integer(1), .integer(2)])), .unary(FieldPath("gone"), .isNull)]),
+                    .field(FieldPath("heartbeat"), .lessThan, .timestamp(Timestamp(seconds: 9))), .field(FieldPath("k"), .notEqual, .integer(3)),
+                ]), orderBy: [.init(FieldPath("heartbeat"), .descending)], startAt: .init(values: [.integer(1)], before: true),
                 endAt: .init(values: [.integer(9)], before: false), offset: 1, limit: 10)
             _ = try await db.runQuery(query, parent: doc)
             _ = try await db.count(query)
             let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClients: [.shared])
             _ = await fcm.send(Self.fullMessage.json)
             _ = await fcm.send(Self.localizedMessage.json)
-            _ = await fcm.send(FCMMessage(token: "t", data: ["badge": "0"], apns: .init(priority: 5, pushType: .background, badge: 0, contentAvailable: true)).json, validateOnly: true)
+            _ = await fcm.send(
+                FCMMessage(token: "t", data: ["badge": "0"], apns: .init(priority: 5, pushType: .background, badge: 0, contentAvailable: true)).json,
+                validateOnly: true)
         }
         let schemas: [(String, String, String)] = [
             (":batchGet", "firestore", "BatchGetDocumentsRequest"), (":commit", "firestore", "CommitRequest"),
@@ -122,27 +133,47 @@ final class CapturingAPI: Sendable {
     @Test func fcmMessagesEncodeExactlyAsFirebaseAdminDoes() async throws {
         let python = try await Self.python("firebase_admin")
         let cases: [(FCMMessage, JSONValue)] = [
-            (Self.fullMessage, [
-                "token": "tok-1", "title": "Family • Alice", "body": "Dinner at 6pm", "data": ["conversationId": "c1", "messageId": "m1", "type": "text"],
-                "android": ["priority": "high", "collapse_key": "m1", "tag": "m1", "channel_id": "messages", "notification_count": 3, "click_action": "OPEN_CHAT"],
-                "apns": ["priority": "10", "push_type": "alert", "collapse_id": "m1", "title": "Family • Alice", "body": "Dinner at 6pm", "badge": 3,
-                         "sound": "default", "thread_id": "c1", "mutable_content": true],
-                "analytics_label": "new_message",
-            ]),
-            (Self.localizedMessage, [
-                "token": "tok-2", "title": "Alice mentioned you in Family", "body": "📷 Photo",
-                "android": ["priority": "high", "tag": "c1", "title_loc_key": "herald_mention_title", "title_loc_args": ["Alice", "Family"],
-                            "body_loc_key": "herald_body_photo"],
-                "apns": ["priority": "10", "push_type": "alert", "title": "Alice mentioned you in Family", "body": "📷 Photo", "thread_id": "c1",
-                         "category": "HERALD_MESSAGE", "title_loc_key": "herald_mention_title", "title_loc_args": ["Alice", "Family"],
-                         "loc_key": "herald_body_photo"],
-            ]),
-            (FCMMessage(token: "t2", data: ["badge": "0"], apns: .init(priority: 5, pushType: .background, badge: 0, contentAvailable: true)), [
-                "token": "t2", "data": ["badge": "0"], "apns": ["priority": "5", "push_type": "background", "badge": 0, "content_available": true],
-            ]),
-            (FCMMessage(token: "t3", notification: .init(title: "John", body: "Hey 👋"), android: .init(priority: .normal)), [
-                "token": "t3", "title": "John", "body": "Hey 👋", "android": ["priority": "normal"],
-            ]),
+            (
+                Self.fullMessage,
+                [
+                    "token": "tok-1", "title": "Family • Alice", "body": "Dinner at 6pm", "data": ["conversationId": "c1", "messageId": "m1", "type": "text"],
+                    "android": [
+                        "priority": "high", "collapse_key": "m1", "tag": "m1", "channel_id": "messages", "notification_count": 3, "click_action": "OPEN_CHAT",
+                    ],
+                    "apns": [
+                        "priority": "10", "push_type": "alert", "collapse_id": "m1", "title": "Family • Alice", "body": "Dinner at 6pm", "badge": 3,
+                        "sound": "default", "thread_id": "c1", "mutable_content": true,
+                    ],
+                    "analytics_label": "new_message",
+                ]
+            ),
+            (
+                Self.localizedMessage,
+                [
+                    "token": "tok-2", "title": "Alice mentioned you in Family", "body": "📷 Photo",
+                    "android": [
+                        "priority": "high", "tag": "c1", "title_loc_key": "herald_mention_title", "title_loc_args": ["Alice", "Family"],
+                        "body_loc_key": "herald_body_photo",
+                    ],
+                    "apns": [
+                        "priority": "10", "push_type": "alert", "title": "Alice mentioned you in Family", "body": "📷 Photo", "thread_id": "c1",
+                        "category": "HERALD_MESSAGE", "title_loc_key": "herald_mention_title", "title_loc_args": ["Alice", "Family"],
+                        "loc_key": "herald_body_photo",
+                    ],
+                ]
+            ),
+            (
+                FCMMessage(token: "t2", data: ["badge": "0"], apns: .init(priority: 5, pushType: .background, badge: 0, contentAvailable: true)),
+                [
+                    "token": "t2", "data": ["badge": "0"], "apns": ["priority": "5", "push_type": "background", "badge": 0, "content_available": true],
+                ]
+            ),
+            (
+                FCMMessage(token: "t3", notification: .init(title: "John", body: "Hey 👋"), android: .init(priority: .normal)),
+                [
+                    "token": "t3", "title": "John", "body": "Hey 👋", "android": ["priority": "normal"],
+                ]
+            ),
         ]
         let result = try await ProcessRunner.run(python, [Self.script, "fcm"], stdin: Data(JSONValue.array(cases.map(\.1)).serialized().utf8))
         #expect(result.status == 0, "\(result.stderr)")

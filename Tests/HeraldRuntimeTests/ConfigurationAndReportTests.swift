@@ -57,13 +57,19 @@ import Testing
         let response = try await process(Rooms.created(text: "Dinner at 6pm"))
         let report = try #require(response.report?.json)
         #expect(report["outcome"] == ["status": "applied"])
-        #expect(report["documentsRead"] == [["name": .string(Rooms.room.resourceName), "found": true,
-                                              "document": FirestoreJSON.json(Rooms.snapshot.documents[Rooms.room]!)]])
+        #expect(
+            report["documentsRead"] == [
+                [
+                    "name": .string(Rooms.room.resourceName), "found": true,
+                    "document": FirestoreJSON.json(Rooms.snapshot.documents[Rooms.room]!),
+                ]
+            ])
         #expect(report["writes"]?.arrayValue?.first?["updateTransforms"] == [["fieldPath": "count", "increment": ["integerValue": "1"]]])
-        #expect(report["pushes"] == [
-            ["message": ["token": "tok-a", "notification": ["title": "Room", "body": "Dinner at 6pm"]]],
-            ["message": ["token": "tok-b", "notification": ["title": "Room", "body": "Dinner at 6pm"]]],
-        ])
+        #expect(
+            report["pushes"] == [
+                ["message": ["token": "tok-a", "notification": ["title": "Room", "body": "Dinner at 6pm"]]],
+                ["message": ["token": "tok-b", "notification": ["title": "Room", "body": "Dinner at 6pm"]]],
+            ])
     }
 
     @Test func skipsAreReportedWithTheirReason() async throws {
@@ -75,15 +81,18 @@ import Testing
 
         let otherPath = try DocumentName(project: "herald-test", path: "lobby/l1/messages/m1")
         let unmatched = try await process(Rooms.created(document: otherPath))
-        #expect(unmatched.report?.outcome == .skipped(reason: "document lobby/l1/messages/m1 does not match the trigger pattern rooms/{roomId}/messages/{messageId}"))
+        #expect(
+            unmatched.report?.outcome
+                == .skipped(reason: "document lobby/l1/messages/m1 does not match the trigger pattern rooms/{roomId}/messages/{messageId}"))
     }
 
     @Test func anEventWithoutDataReadsTheDocumentItself() async throws {
         var change = Rooms.created()
         change.newDocument = nil
-        let gateway = SnapshotGateway(documents: Array(Rooms.snapshot.documents.values) + [
-            FirestoreDocument(name: Rooms.message, fields: ["text": .string("read back")]),
-        ])
+        let gateway = SnapshotGateway(
+            documents: Array(Rooms.snapshot.documents.values) + [
+                FirestoreDocument(name: Rooms.message, fields: ["text": .string("read back")])
+            ])
         let response = try await process(change, gateway: gateway)
         #expect(response.report?.event.change.newDocument?["text"] == .string("read back"))
         #expect(response.report?.plan.pushes.first?.content["notification"]?["body"] == "read back")

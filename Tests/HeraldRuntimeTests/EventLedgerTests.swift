@@ -1,8 +1,9 @@
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
-@testable import HeraldRuntime
 import Testing
+
+@testable import HeraldRuntime
 
 /// How a plan too large for one commit is laid out in the ledger.
 @Suite struct EventLedgerTests {
@@ -13,12 +14,19 @@ import Testing
     /// One group per recipient, as onMessageCreated plans them.
     func plan(recipients: Int) throws -> Plan {
         let core = [Write(.update(conversation, fields: ["last": .string("hi")], mask: [FieldPath("last")]), precondition: .updateTime(Timestamp(seconds: 5)))]
-        let groups = try (1...recipients).map { i in [
-            Write(.transform(conversation), transforms: [FieldTransform(FieldPath("unreadCount", "u\(i)"), .increment(.integer(1)))], precondition: .exists(true)),
-            Write(.update(message, fields: ["heraldUnread": .map(["u\(i)": .boolean(true)])], mask: [FieldPath("heraldUnread", "u\(i)")]), precondition: .exists(true)),
-            Write(.transform(try DocumentName(project: "p", path: "users/u\(i)")), transforms: [FieldTransform(FieldPath("badge"), .increment(.integer(1)))],
-                  precondition: .exists(true)),
-        ] }
+        let groups = try (1...recipients).map { i in
+            [
+                Write(
+                    .transform(conversation), transforms: [FieldTransform(FieldPath("unreadCount", "u\(i)"), .increment(.integer(1)))],
+                    precondition: .exists(true)),
+                Write(
+                    .update(message, fields: ["heraldUnread": .map(["u\(i)": .boolean(true)])], mask: [FieldPath("heraldUnread", "u\(i)")]),
+                    precondition: .exists(true)),
+                Write(
+                    .transform(try DocumentName(project: "p", path: "users/u\(i)")), transforms: [FieldTransform(FieldPath("badge"), .increment(.integer(1)))],
+                    precondition: .exists(true)),
+            ]
+        }
         let pushes = (1...recipients).map { PushMessage(userID: "u\($0)", token: "tok-\($0)-" + String(repeating: "x", count: 150), content: [:]) }
         return Plan(writes: core, groups: groups, pushes: pushes)
     }
@@ -45,8 +53,9 @@ import Testing
         #expect(counts.count == 1000)
         // The pushes' states, ~160 KB of keys, fit the main entry; writes of the first commit name every part.
         #expect(layout.pushShards.count == 1)
-        let first = ledger.firstCommit(layout, event: DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: message),
-                                       function: "f", holder: "h", expireAt: Timestamp(seconds: 9))
+        let first = ledger.firstCommit(
+            layout, event: DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: message),
+            function: "f", holder: "h", expireAt: Timestamp(seconds: 9))
         #expect(first.count == layout.first.count + 1 + layout.partCount)
         #expect(first.suffix(layout.partCount).allSatisfy { $0.precondition == .exists(false) })
     }

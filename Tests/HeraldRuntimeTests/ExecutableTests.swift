@@ -1,6 +1,6 @@
-import Foundation
 import ChatFunctions
 import FirestoreModel
+import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Testing
@@ -38,7 +38,8 @@ import Glibc
 
     @Test func serveHonoursPORTAndAnswersHealthz() async throws {
         let wanted = try GoogleFirestoreEmulator.freePort()
-        let probe = try await ServingProcess.start("tokenCleanup", arguments: ["--documents", Self.documents], port: nil, environment: ["PORT": String(wanted)])
+        let probe = try await ServingProcess.start(
+            "tokenCleanup", arguments: ["--documents", Self.documents], port: nil, environment: ["PORT": String(wanted)])
         #expect(probe.port == wanted)
         let answer = try await offThePool {
             let connection = try RawHTTPConnection(port: probe.port)
@@ -53,10 +54,12 @@ import Glibc
     @Test(arguments: ["onMessageCreated", "onReadReceipt", "tokenCleanup"])
     func invokePrintsAReportForEveryPreset(_ function: String) async throws {
         for preset in ["default", "prd000", "prd001", "prd004"] {
-            let result = try await ProcessRunner.run(TestPaths.executable(function), [
-                "invoke", "--event", TestPaths.fixture("\(preset)/message-created.binary-protobuf.json").path,
-                "--documents", TestPaths.fixture("\(preset)/documents.json").path, "--schema", preset,
-            ])
+            let result = try await ProcessRunner.run(
+                TestPaths.executable(function),
+                [
+                    "invoke", "--event", TestPaths.fixture("\(preset)/message-created.binary-protobuf.json").path,
+                    "--documents", TestPaths.fixture("\(preset)/documents.json").path, "--schema", preset,
+                ])
             #expect(result.status == 0, "\(function) \(preset): \(result.stderr)")
             let report = try JSONValue(parsing: result.stdout)
             #expect(report["function"] == .string(function))
@@ -76,7 +79,10 @@ import Glibc
             ("not json at all", "not JSON"),
             (#"{"headers": {"content-type": "application/protobuf"}, "body": "%%%"}"#, "base64"),
             (#"{"context": {"eventId": "1"}}"#, "eventType"),
-            (#"{"specversion": "1.0", "id": "x", "source": "//firestore.googleapis.com/projects/p/databases/d", "type": "nope", "time": "2026-11-20T09:00:00Z", "subject": "documents/a/b"}"#, "unknown event type"),
+            (
+                #"{"specversion": "1.0", "id": "x", "source": "//firestore.googleapis.com/projects/p/databases/d", "type": "nope", "time": "2026-11-20T09:00:00Z", "subject": "documents/a/b"}"#,
+                "unknown event type"
+            ),
         ]
         for (index, (content, fragment)) in cases.enumerated() {
             let file = dir.appendingPathComponent("bad-\(index).json")
@@ -85,7 +91,8 @@ import Glibc
             #expect(result.status == 2, "\(content): \(result.stderr)")
             #expect((result.stderr + result.stdoutText).contains(fragment), "\(result.stderr) \(result.stdoutText)")
         }
-        let missing = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "/nonexistent.json", "--documents", Self.documents])
+        let missing = try await ProcessRunner.run(
+            TestPaths.executable("onMessageCreated"), ["invoke", "--event", "/nonexistent.json", "--documents", Self.documents])
         #expect(missing.status == 2)
         #expect(missing.stderr.contains("cannot read the event fixture"))
     }
@@ -95,20 +102,24 @@ import Glibc
         env["LOG_LEVEL"] = "loud"
         env["FCM_ENDPOINT"] = "not a url"
         env["HERALD_SCHEMA"] = "prd999"
-        let result = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
+        let result = try await ProcessRunner.run(
+            TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
         #expect(result.status != 0)
         #expect(result.stderr.contains("LOG_LEVEL"))
         #expect(result.stderr.contains("FCM_ENDPOINT"))
         env["LOG_LEVEL"] = nil
         env["FCM_ENDPOINT"] = nil
         let fixture = TestPaths.fixture("default/message-created.legacy.json").path
-        let schema = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), ["invoke", "--event", fixture, "--documents", Self.documents], environment: env)
+        let schema = try await ProcessRunner.run(
+            TestPaths.executable("onMessageCreated"), ["invoke", "--event", fixture, "--documents", Self.documents], environment: env)
         #expect(schema.stderr.contains("unknown schema \"prd999\""))
     }
 
     @Test func everyExecutableHasHelpThatNamesItsCommands() async throws {
-        for (name, commands) in [("onMessageCreated", ["invoke"]), ("onReadReceipt", ["invoke"]), ("presenceSweeper", ["sweep"]),
-                                 ("tokenCleanup", ["invoke", "sweep"])] {
+        for (name, commands) in [
+            ("onMessageCreated", ["invoke"]), ("onReadReceipt", ["invoke"]), ("presenceSweeper", ["sweep"]),
+            ("tokenCleanup", ["invoke", "sweep"]),
+        ] {
             let result = try await ProcessRunner.run(TestPaths.executable(name), ["--help"])
             #expect(result.status == 0)
             #expect(result.stdoutText.contains("serve (default)"), "\(name)")
@@ -126,7 +137,9 @@ import Glibc
             let stale = Timestamp(microsecondsOf: Date().addingTimeInterval(-600))
             _ = try await db.commit([
                 Write(.update(try db.name("users/gone"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(stale)], mask: nil)),
-                Write(.update(try db.name("users/here"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(Timestamp(microsecondsOf: Date()))], mask: nil)),
+                Write(
+                    .update(
+                        try db.name("users/here"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(Timestamp(microsecondsOf: Date()))], mask: nil)),
             ])
             var environment = ProcessInfo.processInfo.environment
             environment["FIRESTORE_EMULATOR_HOST"] = cloud.host
@@ -144,9 +157,11 @@ import Glibc
     /// changed accounts, for every preset that has them.
     @Test(arguments: ["default", "prd000", "prd001", "prd004"])
     func fixturesRunOffline(preset: String) async throws {
-        let sweep = try await ProcessRunner.run(TestPaths.executable("presenceSweeper"), [
-            "sweep", "--documents", TestPaths.fixture("\(preset)/presence.json").path, "--at", "2026-11-20T09:02:00Z", "--schema", preset,
-        ])
+        let sweep = try await ProcessRunner.run(
+            TestPaths.executable("presenceSweeper"),
+            [
+                "sweep", "--documents", TestPaths.fixture("\(preset)/presence.json").path, "--at", "2026-11-20T09:02:00Z", "--schema", preset,
+            ])
         #expect(sweep.status == 0, "\(sweep.stderr)")
         let report = try JSONValue(parsing: sweep.stdout)
         // Gone goes offline (typing cleared with it), Quiet stops typing; Here and Away are left alone.
@@ -160,14 +175,17 @@ import Glibc
 
         let account = TestPaths.fixture("\(preset)/account-change.json")
         guard FileManager.default.fileExists(atPath: account.path) else { return }
-        let invoke = try await ProcessRunner.run(TestPaths.executable("tokenCleanup"), [
-            "invoke", "--event", TestPaths.fixture("\(preset)/user-written.binary-protobuf.json").path, "--documents", account.path, "--schema", preset,
-        ])
+        let invoke = try await ProcessRunner.run(
+            TestPaths.executable("tokenCleanup"),
+            [
+                "invoke", "--event", TestPaths.fixture("\(preset)/user-written.binary-protobuf.json").path, "--documents", account.path, "--schema", preset,
+            ])
         #expect(invoke.status == 0, "\(invoke.stderr)")
         let writes = try JSONValue(parsing: invoke.stdout)["writes"]?.arrayValue ?? []
         let previousOwner = preset == "prd004" ? "users/u9" : "users/dave"
-        #expect(writes.contains { ($0["update"]?["name"] ?? $0["transform"]?["document"])?.stringValue?.hasSuffix(previousOwner) == true },
-                "\(preset): the token leaves its previous owner: \(invoke.stdoutText)")
+        #expect(
+            writes.contains { ($0["update"]?["name"] ?? $0["transform"]?["document"])?.stringValue?.hasSuffix(previousOwner) == true },
+            "\(preset): the token leaves its previous owner: \(invoke.stdoutText)")
     }
 
     /// Infra/firestore/ declares, per preset, the indexes the functions' queries need; it must match the code.
@@ -175,11 +193,16 @@ import Glibc
     func declaredIndexesMatchTheQueries(preset: String) async throws {
         let printed = try await ProcessRunner.run(TestPaths.executable("herald"), ["indexes", "--schema", preset])
         let declared = try Data(contentsOf: TestPaths.packageRoot.appendingPathComponent("Infra/firestore/\(preset).indexes.json"))
-        #expect(try JSONValue(parsing: printed.stdout) == JSONValue(parsing: Array(declared)), "run: swift run herald indexes --schema \(preset) > Infra/firestore/\(preset).indexes.json")
+        #expect(
+            try JSONValue(parsing: printed.stdout) == JSONValue(parsing: Array(declared)),
+            "run: swift run herald indexes --schema \(preset) > Infra/firestore/\(preset).indexes.json")
         // The presence query: equality on the online field, range on the heartbeat, in one composite index.
         let schema = try #require(Schema.presets[preset])
         let query = PresenceSweeper(schema: schema).sweeps(at: Timestamp(seconds: 0))[0].query
-        guard case .and(let filters) = query.filter else { Issue.record("expected a composite filter"); return }
+        guard case .and(let filters) = query.filter else {
+            Issue.record("expected a composite filter")
+            return
+        }
         let fields = filters.compactMap { if case .field(let path, _, _) = $0 { path.description } else { nil } }
         let index = try JSONValue(parsing: Array(declared))["indexes"]?.arrayValue?.first?["fields"]?.arrayValue?.compactMap { $0["fieldPath"]?.stringValue }
         #expect(index == fields)

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import HeraldRuntime
@@ -14,7 +14,8 @@ import Testing
     let log = RecordedLog()
     var logger: Logger { log.logger("relay") }
 
-    func withWorld(_ fake: FakeFCM, dryRun: Bool = false, _ body: @Sendable (FirestoreClient, EventProcessor<RelayFunction>) async throws -> Void) async throws {
+    func withWorld(_ fake: FakeFCM, dryRun: Bool = false, _ body: @Sendable (FirestoreClient, EventProcessor<RelayFunction>) async throws -> Void) async throws
+    {
         guard GoogleFirestoreEmulator.isInstalled else {
             try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
         }
@@ -22,8 +23,9 @@ import Testing
         try await GoogleFirestoreEmulator.run { host in
             try await withTestHTTPServer(fake.router) { fcmPort in
                 let firestore = FirestoreClient(project: "herald-test", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
-                let fcm = FCMClient(project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(),
-                                    httpClients: [.shared], retry: .none)
+                let fcm = FCMClient(
+                    project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(),
+                    httpClients: [.shared], retry: .none)
                 _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
                 let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: "relay", dryRun: dryRun, logger: logger)
                 try await body(firestore, EventProcessor(function: RelayFunction(), gateway: gateway))
@@ -109,9 +111,11 @@ import Testing
             env["FIRESTORE_EMULATOR_HOST"] = host
             env["GOOGLE_CLOUD_PROJECT"] = "herald-demo"
             env["GOOGLE_APPLICATION_CREDENTIALS"] = nil
-            let result = try await ProcessRunner.run(TestPaths.executable("onMessageCreated"), [
-                "invoke", "--dry-run", "--event", TestPaths.fixture("values/data-omitted.binary-protobuf.json").path,
-            ], environment: env)
+            let result = try await ProcessRunner.run(
+                TestPaths.executable("onMessageCreated"),
+                [
+                    "invoke", "--dry-run", "--event", TestPaths.fixture("values/data-omitted.binary-protobuf.json").path,
+                ], environment: env)
             #expect(result.status == 0, "\(result.stderr)")
             let report = try JSONValue(parsing: result.stdout)
             #expect(report["dryRun"] == true)

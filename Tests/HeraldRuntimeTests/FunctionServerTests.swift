@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
@@ -107,8 +107,9 @@ import Testing
         let lines = Mutex<[String]>([])
         let sink = LineSink { line in lines.withLock { $0.append(line) } }
         try await withFunctionServer(RelayFunction(), gateway: Rooms.snapshot, logSink: sink) { server in
-            let request = try Rooms.httpRequest(Rooms.created(id: "evt-logged"),
-                                                extraHeaders: ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"])
+            let request = try Rooms.httpRequest(
+                Rooms.created(id: "evt-logged"),
+                extraHeaders: ["traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"])
             _ = try await client.post(server.baseURL + "/", headers: request.headers, body: request.body)
             _ = try await client.post(server.baseURL + "/", headers: ["content-type": "application/json"], body: Array("[]".utf8))
         }

@@ -1,6 +1,6 @@
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import HeraldTesting
 import Testing
 
@@ -75,10 +75,12 @@ import Testing
         // Triggers: the event types and document patterns each function's code declares.
         let schema = try #require(Schema.presets[preset])
         let escaped = { (pattern: String) in pattern.replacingOccurrences(of: "{", with: "\\{").replacingOccurrences(of: "}", with: "\\}") }
-        for (name, kind, pattern) in [("herald-onmessagecreated", "created", schema.messagePattern),
-                                      ("herald-onreadreceipt", "updated", schema.messagePattern),
-                                      ("herald-onreadreceipt-deleted", "deleted", schema.messagePattern),
-                                      ("herald-tokencleanup", "written", schema.userPattern)] {
+        for (name, kind, pattern) in [
+            ("herald-onmessagecreated", "created", schema.messagePattern),
+            ("herald-onreadreceipt", "updated", schema.messagePattern),
+            ("herald-onreadreceipt-deleted", "deleted", schema.messagePattern),
+            ("herald-tokencleanup", "written", schema.userPattern),
+        ] {
             let create = try #require(run.commands.first { $0.contains("eventarc triggers create \(name) ") }, "\(name)")
             #expect(create.contains("--event-filters=type=google.cloud.firestore.document.v1.\(kind) "), "\(create)")
             #expect(create.contains("--event-filters-path-pattern=document=\(escaped(pattern)) "), "\(preset): \(create)")
@@ -112,8 +114,10 @@ import Testing
     }
 
     @Test func badArgumentsAreRefusedBeforeAnything() async throws {
-        for arguments in [[], ["only-project"], ["p", "r", "--schema", "prd999", "--dry-run"], ["Bad_Project", "europe-west1", "--dry-run"],
-                          ["p", "europe-west1", "--nonsense"]] {
+        for arguments in [
+            [], ["only-project"], ["p", "r", "--schema", "prd999", "--dry-run"], ["Bad_Project", "europe-west1", "--dry-run"],
+            ["p", "europe-west1", "--nonsense"],
+        ] {
             let (status, run, stderr) = try await dryRun(arguments)
             #expect(status == 2, "\(arguments)")
             #expect(run.commands.isEmpty && !stderr.isEmpty, "\(arguments): \(stderr)")
@@ -151,7 +155,8 @@ import Testing
             while next < min(4, distinct.count) { start() }
             for try await (command, result) in group {
                 let said = result.stderr + result.stdoutText
-                #expect(!said.contains("unrecognized arguments") && !said.contains("Invalid choice") && !said.contains("argument --")
+                #expect(
+                    !said.contains("unrecognized arguments") && !said.contains("Invalid choice") && !said.contains("argument --")
                         && !said.contains("Invalid value"), "gcloud refused: \(command)\n\(said.suffix(600))")
                 if next < distinct.count { start() }
             }
@@ -179,7 +184,8 @@ import Testing
                 if PythonReference.isRequired { Issue.record("\(name) is missing: .ci/run installs it") } else { missing.append(name) }
                 continue
             }
-            let result = try await ProcessRunner.run(tool, arguments.map { $0.hasPrefix("-") || $0.hasPrefix("type") ? $0 : root.appendingPathComponent($0).path })
+            let result = try await ProcessRunner.run(
+                tool, arguments.map { $0.hasPrefix("-") || $0.hasPrefix("type") ? $0 : root.appendingPathComponent($0).path })
             #expect(result.status == 0, "\(name):\n\(result.stdoutText)\(result.stderr)")
         }
         // The others ran; the test still says it was not all done.
@@ -201,7 +207,8 @@ import Testing
         let jobs = deploy.filter { $0.hasPrefix("job herald-") }.map { line -> String in
             let quoted = line.split(separator: "'")
             let rest = quoted.count > 2 ? quoted[2].split(separator: " ") : []
-            return "\(quoted[0].dropFirst("job herald-".count).trimmingCharacters(in: .whitespaces)) \(quoted.count > 1 ? quoted[1] : "") \(rest.prefix(2).joined(separator: " "))"
+            return
+                "\(quoted[0].dropFirst("job herald-".count).trimmingCharacters(in: .whitespaces)) \(quoted.count > 1 ? quoted[1] : "") \(rest.prefix(2).joined(separator: " "))"
         }
         let declared = FunctionCatalog.all.compactMap { function in function.schedule.map { "\($0.job) \($0.cron) \(function.name) \($0.path)" } }
         #expect(jobs == declared)
@@ -223,12 +230,16 @@ import Testing
         }
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("herald-rootfs-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
-        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), [
-            TestPaths.packageRoot.appendingPathComponent("Infra/image/rootfs.sh").path, "/bin/true", out.path, "app",
-        ])
+        let result = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/bin/bash"),
+            [
+                TestPaths.packageRoot.appendingPathComponent("Infra/image/rootfs.sh").path, "/bin/true", out.path, "app",
+            ])
         #expect(result.status == 0, "\(result.stderr)")
-        for path in ["usr/local/bin/app", "etc/ssl/certs/ca-certificates.crt", "etc/passwd", "usr/share/zoneinfo/Europe/Berlin",
-                     "usr/share/zoneinfo/America/Argentina/Buenos_Aires", "usr/share/zoneinfo/Pacific/Auckland"] {
+        for path in [
+            "usr/local/bin/app", "etc/ssl/certs/ca-certificates.crt", "etc/passwd", "usr/share/zoneinfo/Europe/Berlin",
+            "usr/share/zoneinfo/America/Argentina/Buenos_Aires", "usr/share/zoneinfo/Pacific/Auckland",
+        ] {
             #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(path).path), "\(path)")
         }
         for path in ["usr/share/zoneinfo/posix", "usr/share/zoneinfo/right"] {

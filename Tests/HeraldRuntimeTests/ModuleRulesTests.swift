@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import HeraldTesting
 import Testing
 
@@ -15,24 +15,29 @@ import Testing
     }
 
     static let functions = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
-    static let forbiddenForFunctions: Set<String> = ["Foundation", "FoundationInternationalization", "LocalCloud", "GRDB", "HeraldCLI", "HeraldTesting",
-                                                     "JWTKit", "X509", "Supervision", "Subprocess"]
+    static let forbiddenForFunctions: Set<String> = [
+        "Foundation", "FoundationInternationalization", "LocalCloud", "GRDB", "HeraldCLI", "HeraldTesting",
+        "JWTKit", "X509", "Supervision", "Subprocess",
+    ]
 
     static func describe() async throws -> [String: Target] {
         // Another scratch path than the build's: `swift test` holds .build's lock while the tests run.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-describe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), [
-            "swift", "package", "--package-path", TestPaths.packageRoot.path, "--scratch-path", scratch.path, "describe", "--type", "json",
-        ])
+        let result = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/env"),
+            [
+                "swift", "package", "--package-path", TestPaths.packageRoot.path, "--scratch-path", scratch.path, "describe", "--type", "json",
+            ])
         guard result.status == 0, let json = try? JSONValue(parsing: Array(result.stdout)) else {
             throw StillBusy(description: "swift package describe failed: \(result.stderr.suffix(1000))")
         }
         var targets: [String: Target] = [:]
         for item in json["targets"]?.arrayValue ?? [] {
             guard let name = item["name"]?.stringValue, let path = item["path"]?.stringValue else { continue }
-            targets[name] = Target(name: name, path: path, targets: item["target_dependencies"]?.arrayValue?.compactMap(\.stringValue) ?? [],
-                                   products: item["product_dependencies"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            targets[name] = Target(
+                name: name, path: path, targets: item["target_dependencies"]?.arrayValue?.compactMap(\.stringValue) ?? [],
+                products: item["product_dependencies"]?.arrayValue?.compactMap(\.stringValue) ?? [])
         }
         return targets
     }
@@ -114,8 +119,10 @@ import Testing
 
     @Test func theDomainReachesNoIOModule() async throws {
         let targets = try await Self.describe()
-        let forbidden: Set<String> = ["GoogleClients", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
-                                      "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "GRDB", "Logging", "Supervision", "Subprocess", "Foundation", "FoundationInternationalization"]
+        let forbidden: Set<String> = [
+            "GoogleClients", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
+            "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "GRDB", "Logging", "Supervision", "Subprocess", "Foundation", "FoundationInternationalization",
+        ]
         for domain in ["HeraldCore", "ChatFunctions"] {
             let found = try Self.violations(of: domain, forbidden: forbidden, in: targets)
             #expect(found.isEmpty, "\(found)")

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
-import Foundation
 import ChatFunctions
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import HeraldRuntime
@@ -72,14 +72,17 @@ import Testing
                 let db = FirestoreClient(project: "p", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
                 let conversation = try db.name("conversations/c1")
-                var seed = [Write(.update(conversation, fields: ["members": .array([.string("a"), .string("b")])], mask: nil)),
-                            Write(.update(try db.name("users/b"), fields: ["fcmTokens": .array([.string("tok-b")])], mask: nil))]
+                var seed = [
+                    Write(.update(conversation, fields: ["members": .array([.string("a"), .string("b")])], mask: nil)),
+                    Write(.update(try db.name("users/b"), fields: ["fcmTokens": .array([.string("tok-b")])], mask: nil)),
+                ]
                 var changes: [DocumentChange] = []
                 for (i, text) in ["older", "newer"].enumerated() {
                     let name = try db.name("conversations/c1/messages/m\(i)")
                     let at = Timestamp(seconds: 1_795_165_200 + Int64(i) * 10)
-                    let doc = FirestoreDocument(name: name, fields: ["senderId": .string("a"), "text": .string(text), "timestamp": .timestamp(at)],
-                                                createTime: at, updateTime: at)
+                    let doc = FirestoreDocument(
+                        name: name, fields: ["senderId": .string("a"), "text": .string(text), "timestamp": .timestamp(at)],
+                        createTime: at, updateTime: at)
                     seed.append(Write(.update(name, fields: doc.fields, mask: nil)))
                     changes.append(DocumentChange(eventID: "e\(i)", kind: .created, time: at, document: name, newDocument: doc))
                 }

@@ -1,6 +1,6 @@
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
@@ -17,9 +17,14 @@ struct RelayFunction: EventFunction {
         guard let text = change.newDocument?["text"] else { return .skip("message has no text") }
         let tokens = room["tokens"]?.arrayValue?.compactMap(\.stringValue) ?? []
         return Plan(
-            writes: [Write(.update(roomName, fields: ["lastText": text], mask: [FieldPath("lastText")]),
-                           transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))],
-            pushes: tokens.map { PushMessage(userID: "u", token: $0, content: ["notification": ["title": "Room", "body": text == .null ? "" : .string(text.stringValue ?? "")]]) }
+            writes: [
+                Write(
+                    .update(roomName, fields: ["lastText": text], mask: [FieldPath("lastText")]),
+                    transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))
+            ],
+            pushes: tokens.map {
+                PushMessage(userID: "u", token: $0, content: ["notification": ["title": "Room", "body": text == .null ? "" : .string(text.stringValue ?? "")]])
+            }
         )
     }
 }
@@ -54,7 +59,10 @@ final class GatedGateway: DocumentGateway, @unchecked Sendable {
     func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
 
     func waitUntilEntered() async { for await _ in entered { return } }
-    func release() { opener.yield(); opener.finish() }
+    func release() {
+        opener.yield()
+        opener.finish()
+    }
 }
 
 enum Rooms {
@@ -62,12 +70,13 @@ enum Rooms {
     static let message = try! DocumentName(project: "herald-test", path: "rooms/r1/messages/m1")
 
     static let snapshot = SnapshotGateway(documents: [
-        FirestoreDocument(name: room, fields: ["tokens": .array([.string("tok-a"), .string("tok-b")]), "count": .integer(4)]),
+        FirestoreDocument(name: room, fields: ["tokens": .array([.string("tok-a"), .string("tok-b")]), "count": .integer(4)])
     ])
 
     static func created(id: String = "evt-1", document: DocumentName = message, text: String = "hello") -> DocumentChange {
-        DocumentChange(eventID: id, kind: .created, time: Timestamp(seconds: 1_795_165_200), document: document,
-                       newDocument: FirestoreDocument(name: document, fields: ["text": .string(text)]))
+        DocumentChange(
+            eventID: id, kind: .created, time: Timestamp(seconds: 1_795_165_200), document: document,
+            newDocument: FirestoreDocument(name: document, fields: ["text": .string(text)]))
     }
 
     /// The change as Eventarc's binary-mode HTTP request: headers and protobuf body.

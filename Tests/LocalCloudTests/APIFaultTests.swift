@@ -16,8 +16,9 @@ import Testing
             var successes = 0
             for i in 0..<sends {
                 // A client per send: one client's circuit breaker would stop calling after five failures in a row.
-                let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
-                                    retry: RetryPolicy(maximumAttempts: 1))
+                let fcm = FCMClient(
+                    project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                    retry: RetryPolicy(maximumAttempts: 1))
                 if case .sent = await fcm.send(["token": .string("tok-\(i)"), "data": ["a": "b"]]) { successes += 1 }
             }
             #expect(successes == 0)
@@ -33,10 +34,14 @@ import Testing
     @Test func aSlowAnswerIsLateButTheWorkIsDone() async throws {
         try await withLocalCloud { local in
             local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.fcm: [.slow]], slowFor: .seconds(4))
-            let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
-                                retry: RetryPolicy(maximumAttempts: 1))
+            let fcm = FCMClient(
+                project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                retry: RetryPolicy(maximumAttempts: 1))
             let result = await fcm.send(["token": "tok-late", "data": ["a": "b"]], deadlines: .init(lastStart: .now + .seconds(1), finish: .now + .seconds(2)))
-            guard case .unanswered = result else { Issue.record("\(result)"); return }
+            guard case .unanswered = result else {
+                Issue.record("\(result)")
+                return
+            }
             var recorded = 0
             for _ in 0..<50 where recorded == 0 {
                 recorded = try await local.cloud.fcm.messages().count
@@ -54,7 +59,8 @@ import Testing
         try await withLocalCloud { local in
             local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.token: [kind]], hangFor: .milliseconds(50))
             let key = try ServiceAccountKey(contentsOf: try local.cloud.writeKeyFile(baseURL: local.baseURL))
-            let credentials = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
+            let credentials = try ServiceAccountCredentials(
+                key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
             await #expect { try await credentials.token() } throws: { AuthError.isTransient($0) }
         }
     }
@@ -62,16 +68,22 @@ import Testing
     /// The admin API takes the plan as JSON, gives it back with what was injected, and refuses nonsense.
     @Test func theAdminAPISetsAndReportsThePlan() async throws {
         try await withLocalCloud { local in
-            let plan: JSONValue = ["rate": .number("0.5"), "kinds": ["firestore": ["unavailable", "timeout"]], "hangMilliseconds": 10, "sparedUserAgent": "app"]
-            let set = try await HTTPClient.shared.post("\(local.baseURL)/herald/faults", headers: ["content-type": "application/json"],
-                                                       body: Array(plan.serialized().utf8))
+            let plan: JSONValue = [
+                "rate": .number("0.5"), "kinds": ["firestore": ["unavailable", "timeout"]], "hangMilliseconds": 10, "sparedUserAgent": "app",
+            ]
+            let set = try await HTTPClient.shared.post(
+                "\(local.baseURL)/herald/faults", headers: ["content-type": "application/json"],
+                body: Array(plan.serialized().utf8))
             #expect(set.status == 200)
-            #expect(local.cloud.faults.plan == APIFaultPlan(rate: 0.5, kinds: [.firestore: [.unavailable, .timeout]], hangFor: .milliseconds(10), sparedUserAgent: "app"))
+            #expect(
+                local.cloud.faults.plan
+                    == APIFaultPlan(rate: 0.5, kinds: [.firestore: [.unavailable, .timeout]], hangFor: .milliseconds(10), sparedUserAgent: "app"))
             let report = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(local.baseURL)/herald/faults").body.utf8))
             #expect(report["plan"]?["kinds"]?["firestore"] == ["unavailable", "timeout"])
             for bad: JSONValue in [["rate": 2], ["kinds": ["storage": ["reset"]]], ["kinds": ["fcm": ["explode"]]]] {
-                let answer = try await HTTPClient.shared.post("\(local.baseURL)/herald/faults", headers: ["content-type": "application/json"],
-                                                              body: Array(bad.serialized().utf8))
+                let answer = try await HTTPClient.shared.post(
+                    "\(local.baseURL)/herald/faults", headers: ["content-type": "application/json"],
+                    body: Array(bad.serialized().utf8))
                 #expect(answer.status == 400, "\(bad.serialized())")
             }
         }

@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Testing
@@ -46,8 +46,11 @@ import Testing
         var clients: [String: FirestoreClient] = [:]
         var versions: [DocumentName: Timestamp] = [:]
         for operation in operations {
-            let client = clients[operation.project] ?? FirestoreClient(project: operation.project, endpoint: "http://\(host)", credentials: EmulatorCredentials(),
-                                                                       httpClient: .shared, readRetry: RetryPolicy(maximumAttempts: 1), writeRetry: RetryPolicy(maximumAttempts: 1))
+            let client =
+                clients[operation.project]
+                ?? FirestoreClient(
+                    project: operation.project, endpoint: "http://\(host)", credentials: EmulatorCredentials(),
+                    httpClient: .shared, readRetry: RetryPolicy(maximumAttempts: 1), writeRetry: RetryPolicy(maximumAttempts: 1))
             clients[operation.project] = client
             do {
                 outcomes.append((try await operation.run(client, &versions), ""))

@@ -1,7 +1,7 @@
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import LocalCloud
@@ -27,8 +27,9 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (i, sender) in senders.enumerated() {
                     group.addTask {
-                        let write = try world.message(from: sender, in: "family", text: "message \(i)", id: "m\(i)",
-                                                      at: Timestamp(seconds: 1_795_165_200 + Int64(i)))
+                        let write = try world.message(
+                            from: sender, in: "family", text: "message \(i)", id: "m\(i)",
+                            at: Timestamp(seconds: 1_795_165_200 + Int64(i)))
                         _ = try await db.commit([write])
                     }
                 }
@@ -59,7 +60,9 @@ import Testing
             }
             #expect(pushes == expected)
             let deliveries = try await local.cloud.deliveries()
-            print("ExactlyOnceTests: \(senders.count) events, \(deliveries.reduce(0) { $0 + Int($1["attempts"]?.int64Value ?? 0) }) deliveries attempted, \(pushes.values.reduce(0, +)) pushes recorded")
+            print(
+                "ExactlyOnceTests: \(senders.count) events, \(deliveries.reduce(0) { $0 + Int($1["attempts"]?.int64Value ?? 0) }) deliveries attempted, \(pushes.values.reduce(0, +)) pushes recorded"
+            )
         }
     }
 
@@ -90,16 +93,22 @@ import Testing
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (i, sender) in senders.enumerated() {
                     group.addTask {
-                        _ = try await db.commit([try world.message(from: sender, in: "family", text: "message \(i)", id: "m\(i)",
-                                                                   at: Timestamp(seconds: 1_795_165_200 + Int64(i)))])
+                        _ = try await db.commit([
+                            try world.message(
+                                from: sender, in: "family", text: "message \(i)", id: "m\(i)",
+                                at: Timestamp(seconds: 1_795_165_200 + Int64(i)))
+                        ])
                     }
                 }
                 try await group.waitForAll()
                 // Receipts arrive while the messages' own events are still being delivered, as a client's arrayUnion.
                 for (i, reader) in plannedReads {
                     group.addTask {
-                        _ = try await db.commit([Write(.transform(try db.name("conversations/family/messages/m\(i)")),
-                                                       transforms: [FieldTransform(FieldPath("readBy"), .appendMissingElements([.string(reader)]))])])
+                        _ = try await db.commit([
+                            Write(
+                                .transform(try db.name("conversations/family/messages/m\(i)")),
+                                transforms: [FieldTransform(FieldPath("readBy"), .appendMissingElements([.string(reader)]))])
+                        ])
                     }
                 }
                 try await group.waitForAll()

@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import HeraldTesting
 import Testing
 
@@ -37,17 +37,17 @@ import Testing
     @Test func aGRPCClientIsAnsweredAtOnceWithWhatWorks() async throws {
         let python = try await PythonReference.forTest(importing: "google.cloud.firestore_v1")
         let script = """
-        import json, time
-        from google.cloud import firestore
-        db = firestore.Client(project="grpc-check")
-        start = time.monotonic()
-        try:
-            db.collection("t").document("a").set({"x": 1}, timeout=30)
-            outcome = "written"
-        except Exception as error:
-            outcome = type(error).__name__ + ": " + str(error)
-        print(json.dumps({"outcome": outcome, "seconds": time.monotonic() - start}))
-        """
+            import json, time
+            from google.cloud import firestore
+            db = firestore.Client(project="grpc-check")
+            start = time.monotonic()
+            try:
+                db.collection("t").document("a").set({"x": 1}, timeout=30)
+                outcome = "written"
+            except Exception as error:
+                outcome = type(error).__name__ + ": " + str(error)
+            print(json.dumps({"outcome": outcome, "seconds": time.monotonic() - start}))
+            """
         try await withLocalCloud { local in
             var environment = ProcessInfo.processInfo.environment
             environment["FIRESTORE_EMULATOR_HOST"] = local.host
@@ -67,12 +67,12 @@ import Testing
     @Test func googleAuthFindsTheLocalMetadataServer() async throws {
         let python = try await PythonReference.forTest(importing: "google.auth")
         let script = """
-        import json, os, google.auth.transport.requests as r
-        from google.auth.compute_engine import _metadata
-        request = r.Request()
-        print(json.dumps({"onGCE": _metadata.ping(request), "project": _metadata.get_project_id(request),
-                          "token": bool(_metadata.get_service_account_token(request)[0])}))
-        """
+            import json, os, google.auth.transport.requests as r
+            from google.auth.compute_engine import _metadata
+            request = r.Request()
+            print(json.dumps({"onGCE": _metadata.ping(request), "project": _metadata.get_project_id(request),
+                              "token": bool(_metadata.get_service_account_token(request)[0])}))
+            """
         try await withLocalCloud { local in
             var environment = ProcessInfo.processInfo.environment
             environment["GCE_METADATA_IP"] = local.host

@@ -1,13 +1,14 @@
 import AsyncHTTPClient
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
-@testable import HeraldCLI
 import HeraldTesting
 import LocalCloud
 import Testing
+
+@testable import HeraldCLI
 
 /// `herald dev` as a newcomer runs it: the real binary, the four functions as separate processes,
 /// the demo world and two messages; then the state it left is checked document by document. Once
@@ -24,10 +25,12 @@ import Testing
     static func check(external: String?) async throws {
         let directory = NSTemporaryDirectory() + "herald-dev-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
-            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--seed", "demo",
-            "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late 🏃", "--exit-when-idle",
-        ] + (external.map { ["--firestore", $0] } ?? []))
+        let run = try await ProcessRunner.run(
+            TestPaths.executable("herald"),
+            [
+                "dev", "--data", directory, "--port", "0", "--project", "e2e", "--seed", "demo",
+                "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late 🏃", "--exit-when-idle",
+            ] + (external.map { ["--firestore", $0] } ?? []))
         #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
         let log = run.stdoutText
         #expect(log.contains("push    → tok-carol-phone: \"Alice in Family\": \"Dinner at 6pm\""), "live log:\n\(log)")
@@ -39,7 +42,8 @@ import Testing
         options.dataDirectory = directory
         options.project = "e2e"
         try await withLocalCloud(options) { local in
-            let db = external.map { FirestoreClient(project: "e2e", endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared) }
+            let db =
+                external.map { FirestoreClient(project: "e2e", endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared) }
                 ?? local.firestore(project: "e2e")
             let family = try #require(try await db.get(try db.name("conversations/family")))
             #expect(family.value(at: ["lastMessage", "text"]) == .string("Dinner at 6pm"))
@@ -74,11 +78,13 @@ import Testing
         let schema = try #require(Schema.presets[preset])
         let directory = NSTemporaryDirectory() + "herald-preset-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
-            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset, "--seed", "demo",
-            "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late",
-            "--read", "bob→family", "--read", "alice→alice-bob", "--exit-when-idle",
-        ])
+        let run = try await ProcessRunner.run(
+            TestPaths.executable("herald"),
+            [
+                "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset, "--seed", "demo",
+                "--send", "alice→family: Dinner at 6pm", "--send", "bob→alice-bob: Running late",
+                "--read", "bob→family", "--read", "alice→alice-bob", "--exit-when-idle",
+            ])
         #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
         var options = LocalCloudOptions.testing
         options.dataDirectory = directory
@@ -90,7 +96,9 @@ import Testing
             let direct = try #require(try await db.get(try db.name("\(schema.conversationCollection)/alice-bob")))
             #expect(direct[schema.unreadCountField] == .map(["alice": .integer(0), "bob": .integer(0)]), "\(preset)")
             for (user, badge) in [("alice", 0), ("bob", 0), ("carol", 1)] {
-                #expect(try await db.get(try db.name("\(schema.userCollection)/\(user)"))?[schema.badgeField] == .integer(Int64(badge)), "\(preset): badge of \(user)")
+                #expect(
+                    try await db.get(try db.name("\(schema.userCollection)/\(user)"))?[schema.badgeField] == .integer(Int64(badge)),
+                    "\(preset): badge of \(user)")
             }
             // 1:1: read once Alice read it. Group: still sent, Carol has not read it.
             let world = DemoWorld(schema: schema, project: "e2e")
@@ -126,15 +134,19 @@ import Testing
         let python = try await PythonReference.forTest(importing: "googleapiclient")
         let directory = NSTemporaryDirectory() + "herald-mute-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
-            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset, "--seed", "demo",
-            "--send", "alice→book-club: Who has read chapter 3?", "--exit-when-idle",
-        ])
+        let run = try await ProcessRunner.run(
+            TestPaths.executable("herald"),
+            [
+                "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset, "--seed", "demo",
+                "--send", "alice→book-club: Who has read chapter 3?", "--exit-when-idle",
+            ])
         #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
-        let second = try await ProcessRunner.run(TestPaths.executable("herald"), [
-            "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset,
-            "--send", "bob→book-club: @Dave and @erin, your turn to host", "--exit-when-idle",
-        ])
+        let second = try await ProcessRunner.run(
+            TestPaths.executable("herald"),
+            [
+                "dev", "--data", directory, "--port", "0", "--project", "e2e", "--schema", preset,
+                "--send", "bob→book-club: @Dave and @erin, your turn to host", "--exit-when-idle",
+            ])
         #expect(second.status == 0, "herald dev failed: \(second.stderr.suffix(2000))")
         var options = LocalCloudOptions.testing
         options.dataDirectory = directory
@@ -157,8 +169,12 @@ import Testing
             #expect(dave == [1, 2], "\(preset)")
 
             let checks = JSONValue.array(records.map { ["api": "fcm", "schema": "SendMessageRequest", "body": ["message": $0.message]] })
-            let result = try await ProcessRunner.run(python, [TestPaths.packageRoot.appendingPathComponent("Tests/Python/google_api_reference.py").path,
-                                                              "discovery"], stdin: Data(checks.serialized().utf8))
+            let result = try await ProcessRunner.run(
+                python,
+                [
+                    TestPaths.packageRoot.appendingPathComponent("Tests/Python/google_api_reference.py").path,
+                    "discovery",
+                ], stdin: Data(checks.serialized().utf8))
             #expect(result.status == 0, "\(result.stderr)")
             let errors = try JSONValue(parsing: result.stdout).arrayValue?.flatMap { $0.arrayValue ?? [] } ?? [.string("no answer")]
             let bobsDevices = Schema.presets[preset].map { if case .single = $0.tokens { 1 } else { 2 } } ?? 0
@@ -175,9 +191,11 @@ import Testing
         var environment = FunctionUnderTest.cleanEnvironment()
         environment["GOOGLE_CLOUD_PROJECT"] = "my-app"
         environment["HERALD_SCHEMA"] = "prd004"
-        let run = try await ProcessRunner.run(TestPaths.executable("herald"), [
-            "dev", "--data", directory, "--port", "0", "--seed", "demo", "--send", "alice→family: Dinner at 6pm", "--exit-when-idle",
-        ], environment: environment)
+        let run = try await ProcessRunner.run(
+            TestPaths.executable("herald"),
+            [
+                "dev", "--data", directory, "--port", "0", "--seed", "demo", "--send", "alice→family: Dinner at 6pm", "--exit-when-idle",
+            ], environment: environment)
         #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
         let log = run.stdoutText
         #expect(log.contains("(project my-app, schema prd004"), "\(log.prefix(1500))")
@@ -186,11 +204,14 @@ import Testing
 
         // An option wins over the variables; GCLOUD_PROJECT is the older name; an empty variable is not a setting.
         let variables = ["GOOGLE_CLOUD_PROJECT": " ", "GCLOUD_PROJECT": "old-name"]
-        #expect(Dev.choose("p", flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local", environment: variables)
+        #expect(
+            Dev.choose("p", flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local", environment: variables)
                 == .init(value: "p", source: "--project"))
-        #expect(Dev.choose(nil, flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local", environment: variables)
+        #expect(
+            Dev.choose(nil, flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local", environment: variables)
                 == .init(value: "old-name", source: "GCLOUD_PROJECT"))
-        #expect(Dev.choose(nil, flag: "--schema", variables: ["HERALD_SCHEMA"], default: "default", environment: [:]) == .init(value: "default", source: "default"))
+        #expect(
+            Dev.choose(nil, flag: "--schema", variables: ["HERALD_SCHEMA"], default: "default", environment: [:]) == .init(value: "default", source: "default"))
     }
 
     /// Firebase's "single project mode": a client writing to another project than the one herald dev

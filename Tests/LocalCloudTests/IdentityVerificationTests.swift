@@ -25,8 +25,9 @@ import Testing
         try await withLocalCloud { cloud in
             let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/oidc/jwks", httpClient: .shared)
             let sweeper = CountingSweeper()
-            let server = FunctionServer(name: "presenceSweeper", events: nil, sweeper: sweeper, identity: verifier,
-                                        logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
+            let server = FunctionServer(
+                name: "presenceSweeper", events: nil, sweeper: sweeper, identity: verifier,
+                logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
             try await withFunctionServer(server) { try await body(cloud, $0, sweeper) }
         }
     }
@@ -50,14 +51,18 @@ import Testing
             let tampered = parts.joined(separator: ".")
             // The good token's claims under headers that ask for no signature, or for HMAC with a key the caller chose.
             func reheaded(_ header: String, signature: String) -> String {
-                [Data(header.utf8).base64EncodedString().replacingOccurrences(of: "=", with: ""), good.split(separator: ".").map(String.init)[1],
-                 signature].joined(separator: ".")
+                [
+                    Data(header.utf8).base64EncodedString().replacingOccurrences(of: "=", with: ""), good.split(separator: ".").map(String.init)[1],
+                    signature,
+                ].joined(separator: ".")
             }
             let unsigned = reheaded(#"{"alg":"none","typ":"JWT"}"#, signature: "")
             let hmac = reheaded(#"{"alg":"HS256","typ":"JWT"}"#, signature: good.split(separator: ".").map(String.init)[2])
-            for (token, reason) in [(nil, "no Authorization header"), (expired, "expired"), (wrongAudience, "not \(Self.audience)"),
-                                    (tampered, "signature"), ("not-a-jwt", "signature"), (unsigned, "signature"), (hmac, "signature"),
-                                    ("a.b.c.d", "signature"), (String(repeating: "A", count: 40_000), "signature")] as [(String?, String)] {
+            for (token, reason) in [
+                (nil, "no Authorization header"), (expired, "expired"), (wrongAudience, "not \(Self.audience)"),
+                (tampered, "signature"), ("not-a-jwt", "signature"), (unsigned, "signature"), (hmac, "signature"),
+                ("a.b.c.d", "signature"), (String(repeating: "A", count: 40_000), "signature"),
+            ] as [(String?, String)] {
                 let response = try await post(server, token: token)
                 #expect(response.status == 401, "\(reason)")
                 #expect(response.body.contains(reason), "\(response.body)")
@@ -104,8 +109,9 @@ import Testing
     /// HERALD_ALLOWED_CALLERS: a valid token of another account, or without a verified email, is refused.
     @Test func onlyListedCallersWithVerifiedEmailsPass() async throws {
         try await withLocalCloud { cloud in
-            let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/oidc/jwks",
-                                                 allowedCallers: ["trigger@p.iam.gserviceaccount.com"], httpClient: .shared)
+            let verifier = IdentityTokenVerifier(
+                audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/oidc/jwks",
+                allowedCallers: ["trigger@p.iam.gserviceaccount.com"], httpClient: .shared)
             let allowed = try await cloud.cloud.identity.identityToken(audience: Self.audience, email: "trigger@p.iam.gserviceaccount.com")
             #expect(try await verifier.verify(authorization: "Bearer \(allowed)").email == "trigger@p.iam.gserviceaccount.com")
             let stranger = try await cloud.cloud.identity.identityToken(audience: Self.audience, email: "attacker@evil.iam.gserviceaccount.com")
@@ -118,8 +124,9 @@ import Testing
     @Test func keysThatCannotBeFetchedAnswer503SoTheCallerRetries() async throws {
         try await withLocalCloud { cloud in
             let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/no-such-jwks", httpClient: .shared)
-            let server = FunctionServer(name: "presenceSweeper", events: nil, sweeper: CountingSweeper(), identity: verifier,
-                                        logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
+            let server = FunctionServer(
+                name: "presenceSweeper", events: nil, sweeper: CountingSweeper(), identity: verifier,
+                logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
             try await withFunctionServer(server) { server in
                 let response = try await post(server, token: "a.b.c")
                 #expect(response.status == 503 && response.body.contains("JWKS"), "\(response.body)")

@@ -1,38 +1,54 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import JWTKit
-import _CryptoExtras
-import NIOCore
 import LocalCloud
+import NIOCore
 import Testing
+import _CryptoExtras
 
 /// The local cloud's other Google APIs, each driven by Herald's own client for it.
 @Suite struct LocalCloudAPITests {
     @Test func fcmSinkValidatesRecordsAndFailsAsFCMDoes() async throws {
         try await withLocalCloud { local in
-            let fcm = FCMClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
-                                retry: RetryPolicy(maximumAttempts: 1))
+            let fcm = FCMClient(
+                project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                retry: RetryPolicy(maximumAttempts: 1))
             let good: JSONValue = ["token": "tok-1", "notification": ["title": "Alice", "body": "Hey"], "data": ["conversationId": "c1"]]
-            guard case .sent = await fcm.send(good) else { Issue.record("a valid message was refused"); return }
+            guard case .sent = await fcm.send(good) else {
+                Issue.record("a valid message was refused")
+                return
+            }
 
             // Two targets, a non-string data value, an unknown field: 400 INVALID_ARGUMENT, never retried.
             for bad: JSONValue in [["token": "t", "topic": "news"], ["token": "t", "data": ["n": 1]], ["token": "t", "colour": "red"]] {
-                guard case .failed(_, let retryable, _) = await fcm.send(bad) else { Issue.record("accepted \(bad.serialized())"); continue }
+                guard case .failed(_, let retryable, _) = await fcm.send(bad) else {
+                    Issue.record("accepted \(bad.serialized())")
+                    continue
+                }
                 #expect(!retryable)
             }
             // A token marked dead: UNREGISTERED, which the client reports as a dead token.
             try await local.cloud.fcm.markDead("tok-dead")
-            guard case .dead = await fcm.send(["token": "tok-dead", "data": ["a": "b"]]) else { Issue.record("dead token not reported"); return }
+            guard case .dead = await fcm.send(["token": "tok-dead", "data": ["a": "b"]]) else {
+                Issue.record("dead token not reported")
+                return
+            }
             // Injected throttling: 429 with Retry-After, retryable.
             local.cloud.fcm.inject([.quotaExceeded])
-            guard case .failed(_, true, let retryAfter) = await fcm.send(good) else { Issue.record("429 not retryable"); return }
+            guard case .failed(_, true, let retryAfter) = await fcm.send(good) else {
+                Issue.record("429 not retryable")
+                return
+            }
             // The sink says Retry-After: 1; the client waits at least the minute FCM asks for QUOTA_EXCEEDED.
             #expect(retryAfter == 60)
             // validate_only checks without recording.
-            guard case .sent = await fcm.send(good, validateOnly: true) else { Issue.record("validate_only refused"); return }
+            guard case .sent = await fcm.send(good, validateOnly: true) else {
+                Issue.record("validate_only refused")
+                return
+            }
 
             let recorded = try await local.cloud.fcm.messages()
             #expect(recorded.count == 1)
@@ -47,7 +63,8 @@ import Testing
         try await withLocalCloud { local in
             let keyFile = try local.cloud.writeKeyFile(baseURL: local.baseURL)
             let key = try ServiceAccountKey(contentsOf: keyFile)
-            let credentials = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
+            let credentials = try ServiceAccountCredentials(
+                key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
             let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: credentials, httpClient: .shared)
             let name = try db.name("users/alice")
             _ = try await db.commit([Write(.update(name, fields: ["n": .integer(1)], mask: nil))])
@@ -60,9 +77,10 @@ import Testing
             await #expect { try await stranger.get(name) } throws: { ($0 as? GoogleAPIError)?.status == .unauthenticated }
 
             // An assertion signed by another key is refused by the token endpoint.
-            let other = ServiceAccountKey(clientEmail: key.clientEmail, privateKeyID: key.privateKeyID,
-                                          privateKeyPEM: try await TestKeys.rsaPEM(1),
-                                          projectID: "herald-test", tokenURI: "\(local.baseURL)/token")
+            let other = ServiceAccountKey(
+                clientEmail: key.clientEmail, privateKeyID: key.privateKeyID,
+                privateKeyPEM: try await TestKeys.rsaPEM(1),
+                projectID: "herald-test", tokenURI: "\(local.baseURL)/token")
             let forged = try ServiceAccountCredentials(key: other, mode: .tokenExchange(scopes: []), httpClient: .shared)
             await #expect(throws: (any Error).self) { try await forged.token() }
         }
@@ -76,7 +94,8 @@ import Testing
         options.accessTokenLifetime = 308
         try await withLocalCloud(options) { local in
             let key = try ServiceAccountKey(contentsOf: try local.cloud.writeKeyFile(baseURL: local.baseURL))
-            let credentials = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
+            let credentials = try ServiceAccountCredentials(
+                key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
             let first = try await credentials.token()
             #expect(try await credentials.token() == first)
             try await Task.sleep(for: .milliseconds(8200))
@@ -172,7 +191,9 @@ import Testing
             } while !token.isEmpty
             #expect(names.count == 4 && Set(names).count == 4)
             // batchGet streams a JSON array that ends exactly with `]` (Google's Python client needs that).
-            let batch = try await http.send("POST", "\(base):batchGet", #"{"documents": ["projects/p/databases/(default)/documents/rooms/r1", "projects/p/databases/(default)/documents/rooms/none"]}"#)
+            let batch = try await http.send(
+                "POST", "\(base):batchGet",
+                #"{"documents": ["projects/p/databases/(default)/documents/rooms/r1", "projects/p/databases/(default)/documents/rooms/none"]}"#)
             #expect(batch.body.hasPrefix("[") && batch.body.hasSuffix("]"))
             let items = try JSONValue(parsing: batch.body).arrayValue ?? []
             #expect(items.first?["found"] != nil && items.last?["missing"] == "projects/p/databases/(default)/documents/rooms/none")

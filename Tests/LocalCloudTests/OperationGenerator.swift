@@ -1,10 +1,14 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 
 /// How a generated write states its precondition; `fresh` uses the version the backend last showed.
-enum PreconditionSpec: Sendable { case none, exists(Bool), fresh, stale }
+enum PreconditionSpec: Sendable {
+    case none
+    case exists(Bool)
+    case fresh, stale
+}
 
 struct WriteSpec: Sendable {
     var path: String
@@ -12,22 +16,28 @@ struct WriteSpec: Sendable {
     var transforms: [FieldTransform]
     var precondition: PreconditionSpec
 
-    enum Operation: Sendable { case set([String: FirestoreValue]), merge([String: FirestoreValue], [FieldPath]), delete, transformOnly }
+    enum Operation: Sendable {
+        case set([String: FirestoreValue])
+        case merge([String: FirestoreValue], [FieldPath])
+        case delete, transformOnly
+    }
 
     func write(_ client: FirestoreClient, _ versions: [DocumentName: Timestamp]) throws -> Write {
         let name = try client.name(path)
-        let op: Write.Operation = switch operation {
-        case .set(let fields): .update(name, fields: fields, mask: nil)
-        case .merge(let fields, let mask): .update(name, fields: fields, mask: mask)
-        case .delete: .delete(name)
-        case .transformOnly: .transform(name)
-        }
-        let precondition: Precondition? = switch self.precondition {
-        case .none: nil
-        case .exists(let b): .exists(b)
-        case .fresh: versions[name].map { .updateTime($0) } ?? .exists(false)
-        case .stale: .updateTime(Timestamp(seconds: 1_000_000_000))
-        }
+        let op: Write.Operation =
+            switch operation {
+            case .set(let fields): .update(name, fields: fields, mask: nil)
+            case .merge(let fields, let mask): .update(name, fields: fields, mask: mask)
+            case .delete: .delete(name)
+            case .transformOnly: .transform(name)
+            }
+        let precondition: Precondition? =
+            switch self.precondition {
+            case .none: nil
+            case .exists(let b): .exists(b)
+            case .fresh: versions[name].map { .updateTime($0) } ?? .exists(false)
+            case .stale: .updateTime(Timestamp(seconds: 1_000_000_000))
+            }
         return Write(op, transforms: transforms, precondition: precondition)
     }
 }
@@ -111,15 +121,19 @@ enum OperationGenerator {
     static func chance(_ p: Double, _ rng: inout SeededRandom) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
 
     static func scalar(_ rng: inout SeededRandom) -> FirestoreValue {
-        pick([.null, .boolean(true), .boolean(false), .integer(-1), .integer(0), .integer(1), .integer(2), .integer(3),
-              .double(1.5), .double(2.0), .double(-0.5), .string(""), .string("a"), .string("b"), .string("c"),
-              .timestamp(Timestamp(seconds: 978_307_200)), .timestamp(Timestamp(seconds: 978_307_201, nanos: 5000)),
-              .timestamp(Timestamp(seconds: 978_307_201, nanos: 5_999))], &rng)
+        pick(
+            [
+                .null, .boolean(true), .boolean(false), .integer(-1), .integer(0), .integer(1), .integer(2), .integer(3),
+                .double(1.5), .double(2.0), .double(-0.5), .string(""), .string("a"), .string("b"), .string("c"),
+                .timestamp(Timestamp(seconds: 978_307_200)), .timestamp(Timestamp(seconds: 978_307_201, nanos: 5000)),
+                .timestamp(Timestamp(seconds: 978_307_201, nanos: 5_999)),
+            ], &rng)
     }
 
     static func value(for field: String, _ rng: inout SeededRandom) -> FirestoreValue {
         switch field {
-        case "tags": return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in pick([.string("a"), .string("b"), .integer(1), .double(1.0), .null], &rng) })
+        case "tags":
+            return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in pick([.string("a"), .string("b"), .integer(1), .double(1.0), .null], &rng) })
         case "m": return .map(["x": scalar(&rng), "y": pick([.integer(1), .string("y")], &rng)])
         default: return chance(0.1, &rng) ? .array([scalar(&rng)]) : scalar(&rng)
         }
@@ -149,23 +163,26 @@ enum OperationGenerator {
         switch Int.random(in: 0...9, using: &rng) {
         case 0...3: operation = .set(fields(&rng))
         case 4...6:
-            let mask = pick([[FieldPath("a")], [FieldPath("a"), FieldPath("b")], [FieldPath("m", "x")], [FieldPath("n"), FieldPath("zz")], [FieldPath("tags")]], &rng)
+            let mask = pick(
+                [[FieldPath("a")], [FieldPath("a"), FieldPath("b")], [FieldPath("m", "x")], [FieldPath("n"), FieldPath("zz")], [FieldPath("tags")]], &rng)
             operation = .merge(fields(&rng), mask)
         case 7: operation = .delete
         default: operation = .transformOnly
         }
         var transforms: [FieldTransform] = []
-        if case .delete = operation {} else {
+        if case .delete = operation {
+        } else {
             let count = if case .transformOnly = operation { Int.random(in: 1...2, using: &rng) } else { chance(0.3, &rng) ? 1 : 0 }
             transforms = (0..<count).map { _ in transform(&rng) }
         }
-        let precondition: PreconditionSpec = switch Int.random(in: 0...9, using: &rng) {
-        case 0...4: .none
-        case 5: .exists(true)
-        case 6: .exists(false)
-        case 7, 8: .fresh
-        default: .stale
-        }
+        let precondition: PreconditionSpec =
+            switch Int.random(in: 0...9, using: &rng) {
+            case 0...4: .none
+            case 5: .exists(true)
+            case 6: .exists(false)
+            case 7, 8: .fresh
+            default: .stale
+            }
         return WriteSpec(path: path, operation: operation, transforms: transforms, precondition: precondition)
     }
 
@@ -185,7 +202,8 @@ enum OperationGenerator {
     }
 
     static func query(_ rng: inout SeededRandom) -> (String?, StructuredQuery) {
-        let (parent, collection, group): (String?, String, Bool) = pick([(nil, "c", false), (nil, "c", false), ("c/d0", "s", false), (nil, "s", true), (nil, "g", false)], &rng)
+        let (parent, collection, group): (String?, String, Bool) = pick(
+            [(nil, "c", false), (nil, "c", false), ("c/d0", "s", false), (nil, "s", true), (nil, "g", false)], &rng)
         var query = StructuredQuery(collectionID: collection, allDescendants: group)
         if chance(0.7, &rng) { query.filter = filter(&rng) }
         if chance(0.4, &rng) {

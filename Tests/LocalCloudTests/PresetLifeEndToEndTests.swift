@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Testing
@@ -15,8 +15,9 @@ import Testing
     @Test(arguments: ["default", "prd000", "prd001", "prd004"])
     func peopleComeAndGoMessageReadAndSwitchAccounts(preset: String) async throws {
         let schema = try #require(Schema.presets[preset])
-        let dev = try await RunningDev.start(["--schema", preset, "--seed", "demo"],
-                                 environment: ["HERALD_PRESENCE_STALE_AFTER": "2", "HERALD_TYPING_STALE_AFTER": "1"])
+        let dev = try await RunningDev.start(
+            ["--schema", preset, "--seed", "demo"],
+            environment: ["HERALD_PRESENCE_STALE_AFTER": "2", "HERALD_TYPING_STALE_AFTER": "1"])
         defer { dev.kill() }
         // With a 2 s threshold, the every-minute job could catch Carol between heartbeats on a loaded machine.
         try await dev.pauseJobs()
@@ -26,8 +27,9 @@ import Testing
 
         // Everyone comes online; Alice starts typing in the family chat. Then Alice and Bob stop heartbeating.
         let lastHeartbeat = now()
-        _ = try await db.commit(try ["alice", "bob", "carol"].map { try world.heartbeat(of: $0, at: lastHeartbeat) }
-            + [try world.typing("alice", in: "family", at: lastHeartbeat), try world.typing("carol", in: "family", at: lastHeartbeat)].compactMap { $0 })
+        _ = try await db.commit(
+            try ["alice", "bob", "carol"].map { try world.heartbeat(of: $0, at: lastHeartbeat) }
+                + [try world.typing("alice", in: "family", at: lastHeartbeat), try world.typing("carol", in: "family", at: lastHeartbeat)].compactMap { $0 })
         _ = try await db.commit([try world.message(from: "alice", in: "family", text: "Dinner at 6pm", id: "m1", at: now())])
         try await dev.waitUntilIdle()
         // Bob reads on his phone; his iPad's badge must clear too.

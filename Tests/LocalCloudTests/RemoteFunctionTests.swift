@@ -1,10 +1,10 @@
 import AsyncHTTPClient
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
-import GoogleClients
+import Foundation
 import Glibc
+import GoogleClients
 import HeraldRuntime
 import HeraldTesting
 import Supervision
@@ -18,9 +18,11 @@ import Testing
 
     func environment(dev: RunningDev, port: Int) -> [String: String] {
         let host = dev.base.replacingOccurrences(of: "http://", with: "")
-        return ["GOOGLE_CLOUD_PROJECT": "e2e", "GCE_METADATA_HOST": host, "FIRESTORE_ENDPOINT": dev.base, "FCM_ENDPOINT": dev.base,
-                "HERALD_REQUIRE_OIDC_AUDIENCE": "http://127.0.0.1:\(port)/", "HERALD_OIDC_JWKS_URL": "\(dev.base)/herald/oidc/jwks",
-                "LOG_FORMAT": "json", "PORT": String(port)]
+        return [
+            "GOOGLE_CLOUD_PROJECT": "e2e", "GCE_METADATA_HOST": host, "FIRESTORE_ENDPOINT": dev.base, "FCM_ENDPOINT": dev.base,
+            "HERALD_REQUIRE_OIDC_AUDIENCE": "http://127.0.0.1:\(port)/", "HERALD_OIDC_JWKS_URL": "\(dev.base)/herald/oidc/jwks",
+            "LOG_FORMAT": "json", "PORT": String(port),
+        ]
     }
 
     /// A message written to `herald dev` reaches the function at its URL and its pushes are recorded.
@@ -57,9 +59,10 @@ import Testing
             #expect(build.status == 0, "Infra/build-images.sh --from-host failed:\n\(build.stderr.suffix(3000))")
         }
         guard let buildah, try await Self.buildah(buildah, ["inspect", "--type", "image", Self.image]).status == 0 else {
-            try skipTest("no buildah or no \(Self.image) image here. "
-                  + "Build it with Infra/build-images.sh --from-host onMessageCreated, or run with HERALD_BUILD_IMAGE=1 to build it first "
-                  + "(a release build: too long for CI).")
+            try skipTest(
+                "no buildah or no \(Self.image) image here. "
+                    + "Build it with Infra/build-images.sh --from-host onMessageCreated, or run with HERALD_BUILD_IMAGE=1 to build it first "
+                    + "(a release build: too long for CI).")
             return
         }
         let port = try freeLoopbackPort()
@@ -72,7 +75,8 @@ import Testing
         _ = try await Self.buildah(buildah, ["config"] + env + [container])
         let started = Date()
         let run = try await ChildProcess.start(
-            buildah, arguments: ["--storage-driver", "vfs", "run", "--isolation", "chroot", container, "--", "/usr/local/bin/app", "serve", "--host", "127.0.0.1"],
+            buildah,
+            arguments: ["--storage-driver", "vfs", "run", "--isolation", "chroot", container, "--", "/usr/local/bin/app", "serve", "--host", "127.0.0.1"],
             output: .discarded)
         var failure: (any Error)?
         do {

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import HeraldTesting
 import Hummingbird
 import JWTKit
@@ -32,7 +32,8 @@ import Testing
         try await withTestHTTPServer(router) { port in
             try await withLocalCloud { local in
                 let url = "http://127.0.0.1:\(port)/sweep"
-                local.cloud.scheduler.register(ScheduledJob(name: "sweep", schedule: try CronSchedule("0 0 1 1 *"), url: url, audience: "https://sweeper.example"))
+                local.cloud.scheduler.register(
+                    ScheduledJob(name: "sweep", schedule: try CronSchedule("0 0 1 1 *"), url: url, audience: "https://sweeper.example"))
                 // Run it now through the admin API, as a person would.
                 let answer = try await HTTPClient.shared.post("\(local.baseURL)/herald/scheduler/jobs/sweep:run", headers: [:], body: [])
                 #expect(try JSONValue(parsing: answer.body)["status"] == 200)

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldTesting
 import Hummingbird
@@ -78,13 +78,16 @@ final class EventReceiver: Sendable {
             try await withLocalCloud { local in
                 let url = "http://127.0.0.1:\(port)/"
                 local.cloud.triggers.register(TriggerRegistration(name: "created", pattern: "rooms/{r}/messages/{m}", kind: .created, url: url))
-                local.cloud.triggers.register(TriggerRegistration(name: "updated", pattern: "rooms/{r}/messages/{m}", kind: .updated, url: url, contentType: .json))
+                local.cloud.triggers.register(
+                    TriggerRegistration(name: "updated", pattern: "rooms/{r}/messages/{m}", kind: .updated, url: url, contentType: .json))
                 local.cloud.triggers.register(TriggerRegistration(name: "written", pattern: "users/{u}", kind: .written, url: url))
                 let db = local.firestore()
                 let message = try db.name("rooms/r1/messages/m1")
                 let user = try db.name("users/u1")
-                _ = try await db.commit([Write(.update(message, fields: ["text": .string("hi"), "meta": .map(["a": .integer(1), "b": .integer(2)])], mask: nil)),
-                                         Write(.update(user, fields: ["name": .string("U")], mask: nil))])
+                _ = try await db.commit([
+                    Write(.update(message, fields: ["text": .string("hi"), "meta": .map(["a": .integer(1), "b": .integer(2)])], mask: nil)),
+                    Write(.update(user, fields: ["name": .string("U")], mask: nil)),
+                ])
                 // A write that changes nothing produces no event.
                 _ = try await db.commit([Write(.update(user, fields: ["name": .string("U")], mask: nil))])
                 _ = try await db.commit([Write(.update(message, fields: ["meta": .map(["a": .integer(1), "b": .integer(3)])], mask: [FieldPath("meta")]))])
@@ -96,9 +99,10 @@ final class EventReceiver: Sendable {
                 try await Task.sleep(for: .milliseconds(300))
                 let events = receiver.received.sorted { ($0.change.time, $0.change.document.path) < ($1.change.time, $1.change.document.path) }
                 // The no-op write, the message's deletion (no `deleted` trigger) and rooms/r1 (no pattern) produce nothing.
-                #expect(events.map { "\($0.envelope.type.split(separator: ".").last!) \($0.change.document.path)" } == [
-                    "created rooms/r1/messages/m1", "written users/u1", "updated rooms/r1/messages/m1", "written users/u1",
-                ])
+                #expect(
+                    events.map { "\($0.envelope.type.split(separator: ".").last!) \($0.change.document.path)" } == [
+                        "created rooms/r1/messages/m1", "written users/u1", "updated rooms/r1/messages/m1", "written users/u1",
+                    ])
                 let update = try #require(events.first { $0.envelope.type.hasSuffix(".updated") })
                 #expect(update.envelope.encoding == .binaryJSON)
                 #expect(update.change.updateMask == ["meta.b"])

@@ -26,7 +26,8 @@ import Testing
 
     @Test func aLineSplitAcrossWritesIsOneLine() async throws {
         let lines = Lines()
-        let child = try await ChildProcess.start(Self.shell, arguments: ["-c", "printf 'hal'; sleep 0.2; printf 'f\\n'; printf '%070000d\\n' 7"], output: lines.output)
+        let child = try await ChildProcess.start(
+            Self.shell, arguments: ["-c", "printf 'hal'; sleep 0.2; printf 'f\\n'; printf '%070000d\\n' 7"], output: lines.output)
         #expect(await child.waitForExit() == .exited(0))
         #expect(lines.all.first == "half")
         #expect(lines.all.count == 2 && lines.all.last?.count == 70_000)

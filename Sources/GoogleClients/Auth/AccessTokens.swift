@@ -1,13 +1,14 @@
 import AsyncHTTPClient
+import FirestoreModel
+import NIOCore
+import NIOHTTP1
+import _CryptoExtras
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import _CryptoExtras
-import NIOCore
-import NIOHTTP1
 
 /// An OAuth access token and when it stops working.
 public struct AccessToken: Sendable, Equatable {

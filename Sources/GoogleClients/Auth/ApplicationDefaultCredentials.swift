@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -26,7 +27,8 @@ public struct ApplicationDefaultCredentials: Sendable {
     /// Environment variables that Google's runtimes set, so the metadata server is known to be there.
     static let googleRuntimeVariables = ["K_SERVICE", "CLOUD_RUN_JOB", "FUNCTION_TARGET", "GAE_SERVICE"]
 
-    public static let whatToSet = "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or FIRESTORE_EMULATOR_HOST=HOST:PORT "
+    public static let whatToSet =
+        "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or FIRESTORE_EMULATOR_HOST=HOST:PORT "
         + "with GOOGLE_CLOUD_PROJECT for an emulator (or herald dev), or pass --documents FILE to run offline"
 
     public static func resolve(environment: [String: String], httpClient: HTTPClient) async throws -> ApplicationDefaultCredentials {
@@ -48,7 +50,8 @@ public struct ApplicationDefaultCredentials: Sendable {
                 metadata = server
             } else if value("FIRESTORE_EMULATOR_HOST") == nil {
                 guard await server.isReachable(within: probeTimeout) else {
-                    throw AuthError.notOnGoogleCloud("no Google credentials found (no key file, and no metadata server answered within \(probeTimeout)): \(whatToSet)")
+                    throw AuthError.notOnGoogleCloud(
+                        "no Google credentials found (no key file, and no metadata server answered within \(probeTimeout)): \(whatToSet)")
                 }
                 metadata = server
             }
@@ -56,8 +59,11 @@ public struct ApplicationDefaultCredentials: Sendable {
         let cloud: any AccessTokenProvider
         let messaging: any AccessTokenProvider
         if let key {
-            cloud = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: httpClient)
-            messaging = try ServiceAccountCredentials(key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope, ServiceAccountCredentials.messagingScope]), httpClient: httpClient)
+            cloud = try ServiceAccountCredentials(
+                key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: httpClient)
+            messaging = try ServiceAccountCredentials(
+                key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope, ServiceAccountCredentials.messagingScope]),
+                httpClient: httpClient)
         } else if let metadata {
             cloud = metadata
             messaging = metadata
@@ -67,7 +73,11 @@ public struct ApplicationDefaultCredentials: Sendable {
             messaging = UnavailableCredentials(reason: "no credentials for FCM: \(whatToSet)")
         }
         let project: String
-        if let explicitProject { project = explicitProject } else if let id = key?.projectID { project = id } else if let metadata {
+        if let explicitProject {
+            project = explicitProject
+        } else if let id = key?.projectID {
+            project = id
+        } else if let metadata {
             project = try await metadata.projectID()
         } else {
             throw AuthError.badKeyFile("no project: set GOOGLE_CLOUD_PROJECT")

@@ -1,12 +1,13 @@
 import AsyncHTTPClient
+import FirestoreModel
+import NIOCore
+import _CryptoExtras
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import _CryptoExtras
-import FirestoreModel
-import NIOCore
 
 /// Checks the OIDC identity token a caller sends (`Authorization: Bearer …`), as Cloud Run does for
 /// Eventarc and Cloud Scheduler: signed RS256 by a key in the issuer's JWKS, from an accepted issuer,
@@ -27,7 +28,7 @@ public actor IdentityTokenVerifier {
         public var aud: [String]
         public var exp: Date
         public var email: String?
-        public var email_verified: Bool?
+        public var emailVerified: Bool?
 
         init?(_ json: JSONValue) {
             guard let iss = json["iss"]?.stringValue, case .number(let expiry)? = json["exp"], let exp = Double(expiry) else { return nil }
@@ -38,7 +39,7 @@ public actor IdentityTokenVerifier {
             self.exp = Date(timeIntervalSince1970: exp)
             email = json["email"]?.stringValue
             // Google writes a boolean; some issuers a string.
-            email_verified = json["email_verified"]?.boolValue ?? json["email_verified"]?.stringValue.map { $0 == "true" }
+            emailVerified = json["email_verified"]?.boolValue ?? json["email_verified"]?.stringValue.map { $0 == "true" }
         }
     }
 
@@ -61,8 +62,10 @@ public actor IdentityTokenVerifier {
     /// How many times the keys were fetched (for tests).
     public private(set) var fetches = 0
 
-    public init(audience: String, jwksURL: String = googleJWKS, issuers: Set<String> = googleIssuers, allowedCallers: Set<String>? = nil,
-                httpClient: HTTPClient) {
+    public init(
+        audience: String, jwksURL: String = googleJWKS, issuers: Set<String> = googleIssuers, allowedCallers: Set<String>? = nil,
+        httpClient: HTTPClient
+    ) {
         self.audience = audience
         self.jwksURL = jwksURL
         self.issuers = issuers
@@ -98,7 +101,7 @@ public actor IdentityTokenVerifier {
             guard let email = claims.email, allowedCallers.contains(email.lowercased()) else {
                 throw .refused("the caller \(claims.email ?? "(no email)") is not one of HERALD_ALLOWED_CALLERS")
             }
-            guard claims.email_verified == true else { throw .refused("the caller's email \(email) is not verified") }
+            guard claims.emailVerified == true else { throw .refused("the caller's email \(email) is not verified") }
         }
         return claims
     }
@@ -162,6 +165,8 @@ public enum IdentityError: Error, Sendable, CustomStringConvertible, Equatable {
     case unavailable(String)
 
     public var description: String {
-        switch self { case .refused(let reason), .unavailable(let reason): reason }
+        switch self {
+        case .refused(let reason), .unavailable(let reason): reason
+        }
     }
 }

@@ -1,11 +1,12 @@
+import Crypto
+import FirestoreModel
+import _CryptoExtras
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import _CryptoExtras
-import Crypto
-import FirestoreModel
 
 /// RS256 JSON Web Tokens (RFC 7519) on swift-crypto alone: what Google's auth needs, signing a service
 /// account's assertion and verifying identity tokens against a JWKS, without a JWT library (and the
@@ -24,10 +25,11 @@ enum JSONWebToken {
     static func verifiedClaims(_ token: Substring, keys: [String: _RSA.Signing.PublicKey]) -> JSONValue? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3, token.utf8.count <= 16 * 1024,
-              let headerBytes = base64URLDecoded(parts[0]), let header = try? JSONValue(parsing: headerBytes),
-              header["alg"]?.stringValue == "RS256",
-              let claimsBytes = base64URLDecoded(parts[1]), let claims = try? JSONValue(parsing: claimsBytes), claims.objectValue != nil,
-              let signatureBytes = base64URLDecoded(parts[2]) else { return nil }
+            let headerBytes = base64URLDecoded(parts[0]), let header = try? JSONValue(parsing: headerBytes),
+            header["alg"]?.stringValue == "RS256",
+            let claimsBytes = base64URLDecoded(parts[1]), let claims = try? JSONValue(parsing: claimsBytes), claims.objectValue != nil,
+            let signatureBytes = base64URLDecoded(parts[2])
+        else { return nil }
         let signingInput = Array(token.utf8.prefix(parts[0].utf8.count + 1 + parts[1].utf8.count))
         let signature = _RSA.Signing.RSASignature(rawRepresentation: signatureBytes)
         let candidates = header["kid"]?.stringValue.map { keys[$0].map { [$0] } ?? [] } ?? Array(keys.values)
@@ -41,24 +43,26 @@ enum JSONWebToken {
         var keys: [String: _RSA.Signing.PublicKey] = [:]
         for key in jwks["keys"]?.arrayValue ?? [] {
             guard key["kty"]?.stringValue == "RSA", key["use"]?.stringValue.map({ $0 == "sig" }) ?? true,
-                  key["alg"]?.stringValue.map({ $0 == "RS256" }) ?? true,
-                  let id = key["kid"]?.stringValue, let n = key["n"]?.stringValue.flatMap({ base64URLDecoded(Substring($0)) }),
-                  let e = key["e"]?.stringValue.flatMap({ base64URLDecoded(Substring($0)) }),
-                  let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e) else { continue }
+                key["alg"]?.stringValue.map({ $0 == "RS256" }) ?? true,
+                let id = key["kid"]?.stringValue, let n = key["n"]?.stringValue.flatMap({ base64URLDecoded(Substring($0)) }),
+                let e = key["e"]?.stringValue.flatMap({ base64URLDecoded(Substring($0)) }),
+                let publicKey = try? _RSA.Signing.PublicKey(n: n, e: e)
+            else { continue }
             keys[id] = publicKey
         }
         return keys
     }
 
     static func base64URL(_ bytes: [UInt8]) -> String {
-        String(Data(bytes).base64EncodedString().compactMap { character -> Character? in
-            switch character {
-            case "+": "-"
-            case "/": "_"
-            case "=": nil
-            default: character
-            }
-        })
+        String(
+            Data(bytes).base64EncodedString().compactMap { character -> Character? in
+                switch character {
+                case "+": "-"
+                case "/": "_"
+                case "=": nil
+                default: character
+                }
+            })
     }
 
     static func base64URLDecoded(_ text: Substring) -> [UInt8]? {

@@ -1,9 +1,10 @@
+import FirestoreModel
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
 
 /// A service-account key file as the Cloud console downloads it. Its `description` never shows the key.
 public struct ServiceAccountKey: Sendable, CustomStringConvertible {
@@ -13,7 +14,8 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     public var tokenURI: String
     let privateKeyPEM: String
 
-    public init(clientEmail: String, privateKeyID: String, privateKeyPEM: String, projectID: String?, tokenURI: String = "https://oauth2.googleapis.com/token") {
+    public init(clientEmail: String, privateKeyID: String, privateKeyPEM: String, projectID: String?, tokenURI: String = "https://oauth2.googleapis.com/token")
+    {
         self.clientEmail = clientEmail
         self.privateKeyID = privateKeyID
         self.privateKeyPEM = privateKeyPEM
@@ -37,8 +39,9 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
         guard pem.contains("-----BEGIN PRIVATE KEY-----") || pem.contains("-----BEGIN RSA PRIVATE KEY-----") else {
             throw AuthError.badKeyFile("\(source): \"private_key\" is not a PEM private key")
         }
-        self.init(clientEmail: try field("client_email"), privateKeyID: try field("private_key_id"), privateKeyPEM: pem,
-                  projectID: members["project_id"]?.stringValue, tokenURI: members["token_uri"]?.stringValue ?? "https://oauth2.googleapis.com/token")
+        self.init(
+            clientEmail: try field("client_email"), privateKeyID: try field("private_key_id"), privateKeyPEM: pem,
+            projectID: members["project_id"]?.stringValue, tokenURI: members["token_uri"]?.stringValue ?? "https://oauth2.googleapis.com/token")
     }
 
     public init(contentsOf path: String) throws(AuthError) {

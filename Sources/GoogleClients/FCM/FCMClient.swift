@@ -1,12 +1,13 @@
 import AsyncHTTPClient
+import FirestoreModel
+import NIOCore
+import NIOHTTP1
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import NIOCore
-import NIOHTTP1
 
 /// What became of one message to one device.
 public enum SendResult: Sendable, Equatable {
@@ -41,14 +42,18 @@ public struct FCMClient: Sendable {
     ///   `maximumInFlight` needs. The caller shuts them down.
     /// - requestTimeout: how long a send may take when the caller gives no deadline. A send that is slow
     ///   to answer may still have been delivered, so callers that record pushes give a later deadline.
-    public init(project: String, endpoint: String = productionEndpoint, credentials: any AccessTokenProvider,
-                httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(),
-                requestTimeout: Duration = .seconds(20), observer: RequestObserver? = nil) {
+    public init(
+        project: String, endpoint: String = productionEndpoint, credentials: any AccessTokenProvider,
+        httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(),
+        requestTimeout: Duration = .seconds(20), observer: RequestObserver? = nil
+    ) {
         precondition(!httpClients.isEmpty, "FCMClient needs at least one HTTP client")
         self.project = project
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
         let breaker = CircuitBreaker(name: "FCM")
-        self.lanes = httpClients.map { GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: requestTimeout, observer: observer, breaker: breaker) }
+        self.lanes = httpClients.map {
+            GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: requestTimeout, observer: observer, breaker: breaker)
+        }
         self.maximumInFlight = max(1, maximumInFlight)
         self.retry = retry
     }
@@ -91,8 +96,9 @@ public struct FCMClient: Sendable {
         }
         do {
             // With deadlines, an attempt may take until the finish: a late answer may still be a delivery.
-            let bytes = try await http.call(.POST, sendURL, body: request, retry: retry, isRetryable: Self.isRetryable, deadline: deadlines?.finish,
-                                            retryUntil: deadlines?.lastStart, attemptTimeout: deadlines.map { $0.finish - .now })
+            let bytes = try await http.call(
+                .POST, sendURL, body: request, retry: retry, isRetryable: Self.isRetryable, deadline: deadlines?.finish,
+                retryUntil: deadlines?.lastStart, attemptTimeout: deadlines.map { $0.finish - .now })
             let name = (try? JSONValue(parsing: bytes))?["name"]?.stringValue ?? ""
             return .sent(name: name)
         } catch let error as GoogleAPIError {
@@ -119,10 +125,16 @@ public struct FCMClient: Sendable {
                     (index, await send(messages[index], validateOnly: validateOnly, lane: index % lanes.count, deadlines: deadlines))
                 }
             }
-            while next < min(maximumInFlight, messages.count) { start(next); next += 1 }
+            while next < min(maximumInFlight, messages.count) {
+                start(next)
+                next += 1
+            }
             for await (index, result) in group {
                 results[index] = result
-                if next < messages.count { start(next); next += 1 }
+                if next < messages.count {
+                    start(next)
+                    next += 1
+                }
             }
             return results.map { $0! }
         }
@@ -145,8 +157,10 @@ public struct FCMClient: Sendable {
         case "UNREGISTERED":
             return .dead(reason: "UNREGISTERED")
         case "SENDER_ID_MISMATCH":
-            return .failed(reason: "SENDER_ID_MISMATCH: the token belongs to another Firebase project (if every token says so, the credentials are the wrong project's); the token is kept",
-                           retryable: false, retryAfterSeconds: nil)
+            return .failed(
+                reason:
+                    "SENDER_ID_MISMATCH: the token belongs to another Firebase project (if every token says so, the credentials are the wrong project's); the token is kept",
+                retryable: false, retryAfterSeconds: nil)
         case "QUOTA_EXCEEDED":
             return .failed(reason: error.description, retryable: true, retryAfterSeconds: max(60, error.retryAfterSeconds ?? 60))
         case "THIRD_PARTY_AUTH_ERROR":
@@ -156,14 +170,16 @@ public struct FCMClient: Sendable {
         }
         guard error.hasGoogleErrorBody else {
             // Not FCM speaking: a wrong endpoint, a proxy or a load balancer. Retried, so nothing is lost once it is fixed.
-            return .failed(reason: "FCM's endpoint answered HTTP \(error.httpStatus) without FCM's error body: check FCM_ENDPOINT and any proxy",
-                           retryable: true, retryAfterSeconds: error.retryAfterSeconds)
+            return .failed(
+                reason: "FCM's endpoint answered HTTP \(error.httpStatus) without FCM's error body: check FCM_ENDPOINT and any proxy",
+                retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         }
         if error.status == .invalidArgument {
             // Dead only when FCM says the token itself is invalid; otherwise the payload is wrong.
             let text = error.message.lowercased()
             if error.fcmErrorCode == "INVALID_ARGUMENT" || error.fcmErrorCode == nil,
-               text.contains("registration token") && (text.contains("not a valid") || text.contains("invalid")) {
+                text.contains("registration token") && (text.contains("not a valid") || text.contains("invalid"))
+            {
                 return .dead(reason: "INVALID_ARGUMENT: invalid registration token")
             }
             return .failed(reason: "FCM rejected the message: \(error.message)", retryable: false, retryAfterSeconds: nil)
@@ -172,8 +188,9 @@ public struct FCMClient: Sendable {
             return .failed(reason: error.description, retryable: true, retryAfterSeconds: max(60, error.retryAfterSeconds ?? 60))
         }
         if error.status == .notFound {
-            return .failed(reason: "FCM answered NOT_FOUND without naming the token (\(error.message)): check the project id and FCM_ENDPOINT",
-                           retryable: true, retryAfterSeconds: error.retryAfterSeconds)
+            return .failed(
+                reason: "FCM answered NOT_FOUND without naming the token (\(error.message)): check the project id and FCM_ENDPOINT",
+                retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         }
         let retryable = error.httpStatus >= 500 || error.status == .unavailable || error.status == .internal
         return .failed(reason: error.description, retryable: retryable, retryAfterSeconds: error.retryAfterSeconds)

@@ -1,11 +1,12 @@
 import AsyncHTTPClient
+import FirestoreModel
+import NIOHTTP1
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import FirestoreModel
-import NIOHTTP1
 
 /// The Firestore v1 REST API for one database.
 public struct FirestoreClient: Sendable {
@@ -24,15 +25,18 @@ public struct FirestoreClient: Sendable {
     /// - userAgent: how requests name their sender (the local cloud's fault injection can spare one).
     /// - requestTimeout: how long one try may take; the functions pass `HERALD_API_TIMEOUT` (4 s), so
     ///   that an outage is answered in seconds. Tools and apps keep a client library's patience.
-    public init(project: String, database: String = "(default)", endpoint: String = productionEndpoint,
-                credentials: any AccessTokenProvider, httpClient: HTTPClient,
-                readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
-                observer: RequestObserver? = nil, userAgent: String = "herald") {
+    public init(
+        project: String, database: String = "(default)", endpoint: String = productionEndpoint,
+        credentials: any AccessTokenProvider, httpClient: HTTPClient,
+        readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
+        observer: RequestObserver? = nil, userAgent: String = "herald"
+    ) {
         self.project = project
         self.database = database
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        self.http = GoogleHTTP(httpClient: httpClient, credentials: credentials, requestTimeout: requestTimeout, observer: observer, userAgent: userAgent,
-                               breaker: CircuitBreaker(name: "Firestore"))
+        self.http = GoogleHTTP(
+            httpClient: httpClient, credentials: credentials, requestTimeout: requestTimeout, observer: observer, userAgent: userAgent,
+            breaker: CircuitBreaker(name: "Firestore"))
         self.readRetry = readRetry
         self.writeRetry = writeRetry
     }
@@ -98,9 +102,10 @@ public struct FirestoreClient: Sendable {
             delivered += documents.count
             guard documents.count == size, let last = documents.last else { return }
             page.offset = nil
-            page.startAt = StructuredQuery.Cursor(values: page.orderBy.map { order in
-                order.field == FieldPath("__name__") ? .reference(last.name.resourceName) : last.value(at: order.field.segments) ?? .null
-            }, before: false)
+            page.startAt = StructuredQuery.Cursor(
+                values: page.orderBy.map { order in
+                    order.field == FieldPath("__name__") ? .reference(last.name.resourceName) : last.value(at: order.field.segments) ?? .null
+                }, before: false)
         }
     }
 
@@ -128,8 +133,9 @@ public struct FirestoreClient: Sendable {
         let request = JSONValue.object(body)
         // A commit is retried only when Google says it was not applied: throttled or unavailable.
         // A transport failure is ambiguous and goes back to the caller, whose preconditions make a redo safe.
-        let bytes = try await http.call(.POST, url("\(databaseName)/documents:commit"), body: request,
-                                        retry: transaction == nil ? writeRetry : .none, isRetryable: Self.isRetryableWrite)
+        let bytes = try await http.call(
+            .POST, url("\(databaseName)/documents:commit"), body: request,
+            retry: transaction == nil ? writeRetry : .none, isRetryable: Self.isRetryableWrite)
         return try Self.commitResult(bytes)
     }
 
@@ -137,9 +143,11 @@ public struct FirestoreClient: Sendable {
         let json = try JSONValue(parsing: bytes)
         let commitTime = try json["commitTime"].map { try FirestoreJSON.timestamp($0, path: "commitTime") } ?? Timestamp(seconds: 0)
         let results = json["writeResults"]?.arrayValue ?? []
-        return CommitResult(commitTime: commitTime, updateTimes: try results.map { result in
-            try result["updateTime"].map { try FirestoreJSON.timestamp($0, path: "updateTime") }
-        })
+        return CommitResult(
+            commitTime: commitTime,
+            updateTimes: try results.map { result in
+                try result["updateTime"].map { try FirestoreJSON.timestamp($0, path: "updateTime") }
+            })
     }
 
     /// Like `commit`, but retried also after a failure that leaves unknown whether the writes were
@@ -147,12 +155,15 @@ public struct FirestoreClient: Sendable {
     /// result when applied twice: no transforms that add up, no create-only preconditions.
     /// - deadline: when the call, retries included, must be over.
     /// - essential: tried even while the circuit breaker has stopped other calls (a record of pushes sent).
-    public func commitIdempotent(_ writes: [Write], retry: RetryPolicy? = nil, deadline: ContinuousClock.Instant? = nil,
-                                 essential: Bool = false) async throws -> CommitResult {
+    public func commitIdempotent(
+        _ writes: [Write], retry: RetryPolicy? = nil, deadline: ContinuousClock.Instant? = nil,
+        essential: Bool = false
+    ) async throws -> CommitResult {
         try Self.checkLimits(writes)
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
-        let bytes = try await http.call(.POST, url("\(databaseName)/documents:commit"), body: request, retry: retry ?? writeRetry,
-                                        isRetryable: Self.isRetryableIdempotentWrite, deadline: deadline, essential: essential)
+        let bytes = try await http.call(
+            .POST, url("\(databaseName)/documents:commit"), body: request, retry: retry ?? writeRetry,
+            isRetryable: Self.isRetryableIdempotentWrite, deadline: deadline, essential: essential)
         return try Self.commitResult(bytes)
     }
 
@@ -176,8 +187,9 @@ public struct FirestoreClient: Sendable {
     func batchWriteRequest(_ writes: [Write]) async throws -> [WriteOutcome] {
         try Self.checkLimits(writes)
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
-        let bytes = try await http.call(.POST, url("\(databaseName)/documents:batchWrite"), body: request, retry: writeRetry,
-                                        isRetryable: Self.isRetryableWrite)
+        let bytes = try await http.call(
+            .POST, url("\(databaseName)/documents:batchWrite"), body: request, retry: writeRetry,
+            isRetryable: Self.isRetryableWrite)
         let json = try JSONValue(parsing: bytes)
         let results = json["writeResults"]?.arrayValue ?? []
         let statuses = json["status"]?.arrayValue ?? []
@@ -203,8 +215,9 @@ public struct FirestoreClient: Sendable {
 
     public func beginTransaction(readOnly: Bool = false) async throws -> String {
         let body: JSONValue = ["options": readOnly ? ["readOnly": [:]] : ["readWrite": [:]]]
-        let bytes = try await http.call(.POST, url("\(databaseName)/documents:beginTransaction"), body: body, retry: readRetry,
-                                        isRetryable: Self.isRetryableRead)
+        let bytes = try await http.call(
+            .POST, url("\(databaseName)/documents:beginTransaction"), body: body, retry: readRetry,
+            isRetryable: Self.isRetryableRead)
         guard let id = try JSONValue(parsing: bytes)["transaction"]?.stringValue else {
             throw GoogleAPIError(httpStatus: 200, status: .internal, message: "beginTransaction answered without a transaction")
         }
@@ -212,8 +225,9 @@ public struct FirestoreClient: Sendable {
     }
 
     public func rollback(_ transaction: String) async throws {
-        _ = try await http.call(.POST, url("\(databaseName)/documents:rollback"), body: ["transaction": .string(transaction)], retry: .none,
-                                isRetryable: { _ in false })
+        _ = try await http.call(
+            .POST, url("\(databaseName)/documents:rollback"), body: ["transaction": .string(transaction)], retry: .none,
+            isRetryable: { _ in false })
     }
 
     /// Runs `body` in a read-write transaction and commits the writes it returns; starts again when
@@ -273,15 +287,17 @@ public struct FirestoreClient: Sendable {
 
     static func checkLimits(_ writes: [Write]) throws {
         guard writes.count <= maximumWritesPerCommit else {
-            throw GoogleAPIError(httpStatus: 400, status: .invalidArgument,
-                                 message: "a commit takes at most \(maximumWritesPerCommit) writes, not \(writes.count)")
+            throw GoogleAPIError(
+                httpStatus: 400, status: .invalidArgument,
+                message: "a commit takes at most \(maximumWritesPerCommit) writes, not \(writes.count)")
         }
         for write in writes {
             if case .update(let name, let fields, _) = write.operation {
                 let size = DocumentSize.of(name: name, fields: fields)
                 guard size <= maximumDocumentBytes else {
-                    throw GoogleAPIError(httpStatus: 400, status: .invalidArgument,
-                                         message: "document \(name.path) would be \(size) bytes; Firestore's limit is \(maximumDocumentBytes)")
+                    throw GoogleAPIError(
+                        httpStatus: 400, status: .invalidArgument,
+                        message: "document \(name.path) would be \(size) bytes; Firestore's limit is \(maximumDocumentBytes)")
                 }
             }
         }

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 import HeraldCore
 import HeraldRuntime
@@ -78,8 +78,9 @@ public struct ChaosRun: Sendable {
         }
         let world = ChaosWorld(users: settings.users, conversations: settings.conversations, roamingDevices: settings.roamingDevices, seed: settings.seed)
         let demo = DemoWorld(schema: schema, project: project)
-        let app = FirestoreClient(project: project, endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared,
-                                  userAgent: ChaosSettings.appUserAgent)
+        let app = FirestoreClient(
+            project: project, endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared,
+            userAgent: ChaosSettings.appUserAgent)
         _ = try await app.commitInBatches(try demo.seed(people: world.people, conversations: world.conversations))
         try await dev.waitUntilIdle(timeout: .seconds(120))
 
@@ -91,7 +92,11 @@ public struct ChaosRun: Sendable {
         let nextMessage = Counter()
         let writerErrors = Counter()
         let kills = Counter()
-        enum Finished: Sendable { case writer, killer, mover(owners: [String: String]), drained(after: Duration) }
+        enum Finished: Sendable {
+            case writer, killer
+            case mover(owners: [String: String])
+            case drained(after: Duration)
+        }
         var (owners, driven, drained): ([String: String], Duration, Duration) = ([:], .zero, .zero)
         try await withThrowingTaskGroup(of: Finished.self) { group in
             for _ in 0..<settings.writers {
@@ -145,9 +150,12 @@ public struct ChaosRun: Sendable {
         let pushes = try await dev.pushes()
         let output = dev.output
         let interrupted = Self.interruptedMessages(in: output)
-        let truth = try await ChaosTruth(world: world, schema: schema, demo: demo, app: app, owners: owners, interrupted: interrupted,
-                                         unsent: unsent.all).check(pushes: pushes)
-        let deliveries = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/deliveries").body.utf8))["deliveries"]?.arrayValue ?? []
+        let truth = try await ChaosTruth(
+            world: world, schema: schema, demo: demo, app: app, owners: owners, interrupted: interrupted,
+            unsent: unsent.all
+        ).check(pushes: pushes)
+        let deliveries =
+            try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/deliveries").body.utf8))["deliveries"]?.arrayValue ?? []
         let faults = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/faults").body.utf8))["injected"]?.objectValue ?? [:]
         func lines(containing text: String) -> Int { output.components(separatedBy: text).count - 1 }
         return ChaosReport(
@@ -161,7 +169,8 @@ public struct ChaosRun: Sendable {
             duplicatesSeen: lines(containing: "duplicate delivery: already applied"),
             pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,
             interruptedDeliveries: interrupted.count, checks: truth.checks,
-            mismatches: truth.mismatches, deadLetters: try await dev.deadLetters().map { "\($0["document"]?.stringValue ?? "?"): \($0["lastError"]?.stringValue ?? "no reason")" },
+            mismatches: truth.mismatches,
+            deadLetters: try await dev.deadLetters().map { "\($0["document"]?.stringValue ?? "?"): \($0["lastError"]?.stringValue ?? "no reason")" },
             writerErrors: writerErrors.value, pushesGivenUp: lines(containing: "failed for good:"), driven: driven, settled: settled)
     }
 
@@ -180,9 +189,10 @@ public struct ChaosRun: Sendable {
             text.range(of: #"^m[0-9]+"#, options: .regularExpression).map { "/messages/\(text[$0]) " }
         }
         let lines = log.split(separator: "\n").map(String.init)
-        let events = Set(lines.filter { line in messages.contains { line.contains($0) } }.compactMap { line in
-            line.range(of: #"\(event [0-9a-f]{8}\)"#, options: .regularExpression).map { String(line[$0]) }
-        })
+        let events = Set(
+            lines.filter { line in messages.contains { line.contains($0) } }.compactMap { line in
+                line.range(of: #"\(event [0-9a-f]{8}\)"#, options: .regularExpression).map { String(line[$0]) }
+            })
         return lines.filter { line in
             line.contains("failed for good:") || messages.contains { line.contains($0) } || events.contains { line.contains($0) }
         }
@@ -190,12 +200,14 @@ public struct ChaosRun: Sendable {
 
     /// Messages whose onMessageCreated delivery got no answer because the process was killed under it.
     static func interruptedMessages(in output: String) -> Set<String> {
-        Set(output.split(separator: "\n").compactMap { line -> String? in
-            // The delivery itself, or its injected copy, cut off by a kill.
-            guard line.contains("→ onMessageCreated: "), line.contains("no answer"), line.contains("remoteConnectionClosed"),
-                  let range = line.range(of: #"/messages/m[0-9]+ "#, options: .regularExpression) else { return nil }
-            return String(line[range].dropFirst("/messages/".count).dropLast())
-        })
+        Set(
+            output.split(separator: "\n").compactMap { line -> String? in
+                // The delivery itself, or its injected copy, cut off by a kill.
+                guard line.contains("→ onMessageCreated: "), line.contains("no answer"), line.contains("remoteConnectionClosed"),
+                    let range = line.range(of: #"/messages/m[0-9]+ "#, options: .regularExpression)
+                else { return nil }
+                return String(line[range].dropFirst("/messages/".count).dropLast())
+            })
     }
 
     /// One app turn: message `n` in a random conversation; maybe someone opens a conversation, maybe someone heartbeats.
@@ -270,7 +282,8 @@ public struct ChaosRun: Sendable {
             "omitDataTriggers": ["onMessageCreated", "onReadReceipt"],
         ]
         for (path, body) in [("faults", faults), ("delivery/faults", delivery)] {
-            let answer = try await HTTPClient.shared.post("\(dev.base)/herald/\(path)", headers: ["content-type": "application/json"], body: Array(body.serialized().utf8))
+            let answer = try await HTTPClient.shared.post(
+                "\(dev.base)/herald/\(path)", headers: ["content-type": "application/json"], body: Array(body.serialized().utf8))
             guard answer.status == 200 else { throw StillBusy(description: "cannot set \(path): \(answer.body)") }
         }
     }
@@ -292,7 +305,8 @@ enum ChildProcesses {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return entries.compactMap { entry in
             guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return nil }
+                let close = stat.lastIndex(of: ")")
+            else { return nil }
             // After the command name in parentheses: state, then the parent's pid.
             let fields = stat[stat.index(after: close)...].split(separator: " ")
             guard fields.count > 1, Int32(fields[1]) == parent else { return nil }

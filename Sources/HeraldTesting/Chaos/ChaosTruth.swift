@@ -1,7 +1,7 @@
 import ChatDemo
 import ChatFunctions
-import Foundation
 import FirestoreModel
+import Foundation
 import GoogleClients
 
 /// What the documents and pushes must be, computed from the messages themselves, and every place
@@ -49,15 +49,18 @@ struct ChaosTruth {
             for member in conversation.members {
                 let unread = messages.filter { sender(of: $0) != member && !readers(of: $0).contains(member) }.count
                 unreadTotals[member, default: 0] += Int64(unread)
-                outcome.expect(document[schema.unreadCountField]?.mapValue?[member]?.integerValue == Int64(unread),
-                               "\(conversation.id): unread of \(member) is \(document[schema.unreadCountField]?.mapValue?[member]?.integerValue.map(String.init) ?? "missing"), truth \(unread)")
+                outcome.expect(
+                    document[schema.unreadCountField]?.mapValue?[member]?.integerValue == Int64(unread),
+                    "\(conversation.id): unread of \(member) is \(document[schema.unreadCountField]?.mapValue?[member]?.integerValue.map(String.init) ?? "missing"), truth \(unread)"
+                )
             }
             for message in messages {
                 let recipients = conversation.members.filter { $0 != sender(of: message) }
                 let allRead = Set(recipients).isSubset(of: readers(of: message))
                 let status = message[schema.statusField]?.stringValue ?? "none"
-                outcome.expect(allRead ? status == "read" : ["sent", "delivered"].contains(status),
-                               "\(message.name.path): status \(status) with \(allRead ? "every" : "not every") recipient having read it")
+                outcome.expect(
+                    allRead ? status == "read" : ["sent", "delivered"].contains(status),
+                    "\(message.name.path): status \(status) with \(allRead ? "every" : "not every") recipient having read it")
                 alerts[message.name.documentID] = world.stableDevices.filter { recipients.contains($0.value) }.map(\.key)
             }
         }
@@ -67,7 +70,9 @@ struct ChaosTruth {
                 continue
             }
             let badge = user[schema.badgeField]?.integerValue
-            outcome.expect(badge == unreadTotals[person.id, default: 0], "badge of \(person.id) is \(badge.map(String.init) ?? "missing"), truth \(unreadTotals[person.id, default: 0])")
+            outcome.expect(
+                badge == unreadTotals[person.id, default: 0],
+                "badge of \(person.id) is \(badge.map(String.init) ?? "missing"), truth \(unreadTotals[person.id, default: 0])")
             let roaming = Set(schema.tokens(of: user)).intersection(world.roamingDevices)
             let truth = Set(owners.filter { $0.value == person.id }.map(\.key))
             outcome.expect(roaming == truth, "\(person.id) holds roaming devices \(roaming.sorted()), truth \(truth.sorted())")
@@ -82,7 +87,8 @@ struct ChaosTruth {
         var counts: [String: [String: Int]] = [:]
         for push in pushes {
             guard let message = push["message"], message["notification"] != nil,
-                  let id = message["data"]?["messageId"]?.stringValue, let token = message["token"]?.stringValue else { continue }
+                let id = message["data"]?["messageId"]?.stringValue, let token = message["token"]?.stringValue
+            else { continue }
             counts[id, default: [:]][token, default: 0] += 1
         }
         for (id, tokens) in alerts {
@@ -96,8 +102,9 @@ struct ChaosTruth {
             let members = world.conversations.first { $0.id == conversation }?.members ?? []
             let recipients = Set(world.stableDevices.filter { members.contains($0.value) && $0.value != sender }.map(\.key))
             for (token, count) in counts[id] ?? [:] {
-                outcome.expect((count == 1 || interrupted.contains(id)) && (recipients.contains(token) || world.roamingDevices.contains(token)),
-                               "unsent \(id) → \(token): \(count) pushes")
+                outcome.expect(
+                    (count == 1 || interrupted.contains(id)) && (recipients.contains(token) || world.roamingDevices.contains(token)),
+                    "unsent \(id) → \(token): \(count) pushes")
             }
         }
         for (id, tokens) in counts {
@@ -109,9 +116,10 @@ struct ChaosTruth {
                     // and apns-collapse-id, so the device replaces the notification. Anything else is a bug.
                     if interrupted.contains(id) { outcome.repeatsAfterKill += count - 1 } else { outcome.duplicatesEmitted += count - 1 }
                 }
-                outcome.expect(expected.contains(token) || (world.roamingDevices.contains(token) && count == 1) || unsent[id] != nil
-                               || (interrupted.contains(id) && (expected.contains(token) || world.roamingDevices.contains(token))),
-                               "\(id) → \(token): \(count) pushes to a device that is not a recipient's")
+                outcome.expect(
+                    expected.contains(token) || (world.roamingDevices.contains(token) && count == 1) || unsent[id] != nil
+                        || (interrupted.contains(id) && (expected.contains(token) || world.roamingDevices.contains(token))),
+                    "\(id) → \(token): \(count) pushes to a device that is not a recipient's")
             }
         }
     }

@@ -25,8 +25,9 @@ public struct ChaosWorld: Sendable {
         self.conversations = (0..<max(conversations, 1)).map { index in
             // Half 1:1 chats, half groups of three to six.
             let size = index % 2 == 0 ? 2 : Int.random(in: 3...6, using: &rng)
-            return DemoWorld.Conversation(id: "c\(index)", members: Array(ids.shuffled(using: &rng).prefix(size)),
-                                          group: size > 2 ? "Group \(index)" : nil)
+            return DemoWorld.Conversation(
+                id: "c\(index)", members: Array(ids.shuffled(using: &rng).prefix(size)),
+                group: size > 2 ? "Group \(index)" : nil)
         }
         self.roamingDevices = devices
         initialOwners = owners

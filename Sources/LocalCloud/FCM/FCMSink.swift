@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import GRDB
 import Synchronization
 
@@ -17,8 +17,10 @@ public final class FCMSink: Sendable {
         public var message: JSONValue
 
         public var json: JSONValue {
-            ["id": .integer(id), "name": .string(name), "token": token.map { .string($0) } ?? .null,
-             "receivedAt": .number(String(receivedAt)), "message": message]
+            [
+                "id": .integer(id), "name": .string(name), "token": token.map { .string($0) } ?? .null,
+                "receivedAt": .number(String(receivedAt)), "message": message,
+            ]
         }
     }
 
@@ -27,7 +29,9 @@ public final class FCMSink: Sendable {
     /// Probability that any send is answered 503 (or 429), with Retry-After.
     let failureRate = Mutex(0.0)
     public static let maximumPayloadBytes = 4096
-    static let messageFields: Set<String> = ["name", "data", "notification", "android", "webpush", "apns", "fcm_options", "fcmOptions", "token", "topic", "condition"]
+    static let messageFields: Set<String> = [
+        "name", "data", "notification", "android", "webpush", "apns", "fcm_options", "fcmOptions", "token", "topic", "condition",
+    ]
     static let notificationFields: Set<String> = ["title", "body", "image"]
 
     let onRecord: @Sendable (Recorded) -> Void
@@ -60,10 +64,12 @@ public final class FCMSink: Sendable {
         try Self.validate(message)
         let token = message["token"]?.stringValue
         if let token {
-            let dead = try await database.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM fcm_dead_tokens WHERE token = ?", arguments: [token]) ?? false }
+            let dead = try await database.read { db in try Bool.fetchOne(db, sql: "SELECT 1 FROM fcm_dead_tokens WHERE token = ?", arguments: [token]) ?? false
+            }
             if dead {
-                throw LocalAPIError(code: 404, status: "NOT_FOUND", message: "Requested entity was not found.",
-                                    details: [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "UNREGISTERED"]])
+                throw LocalAPIError(
+                    code: 404, status: "NOT_FOUND", message: "Requested entity was not found.",
+                    details: [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "UNREGISTERED"]])
             }
         }
         // A validate-only send checks the message and the token, as FCM does, and delivers nothing.
@@ -72,9 +78,12 @@ public final class FCMSink: Sendable {
         let name = "projects/\(project)/messages/0:\(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(16).lowercased())"
         let now = Date().timeIntervalSince1970
         let id = try await database.write { db in
-            try db.execute(sql: "INSERT INTO fcm_messages (project, name, token, topic, condition, message, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           arguments: [project, name, token, message["topic"]?.stringValue, message["condition"]?.stringValue,
-                                       JSONValue.object(message).serialized(), now])
+            try db.execute(
+                sql: "INSERT INTO fcm_messages (project, name, token, topic, condition, message, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [
+                    project, name, token, message["topic"]?.stringValue, message["condition"]?.stringValue,
+                    JSONValue.object(message).serialized(), now,
+                ])
             return db.lastInsertedRowID
         }
         onRecord(Recorded(id: id, name: name, token: token, receivedAt: now, message: .object(message)))
@@ -87,7 +96,9 @@ public final class FCMSink: Sendable {
         }
         let targets = ["token", "topic", "condition"].filter { message[$0] != nil }
         guard targets.count == 1 else {
-            throw .invalidArgument("Request contains an invalid argument: exactly one of token, topic or condition must be set (got \(targets.isEmpty ? "none" : targets.joined(separator: ", "))).")
+            throw .invalidArgument(
+                "Request contains an invalid argument: exactly one of token, topic or condition must be set (got \(targets.isEmpty ? "none" : targets.joined(separator: ", ")))."
+            )
         }
         if let token = message["token"] {
             guard let text = token.stringValue, !text.isEmpty else { throw .invalidArgument("The registration token is not a valid FCM registration token") }
@@ -95,7 +106,9 @@ public final class FCMSink: Sendable {
         if let data = message["data"] {
             guard case .object(let entries) = data else { throw .invalidArgument("Invalid value at 'message.data': must be a map of strings.") }
             for (key, value) in entries {
-                guard value.stringValue != nil else { throw .invalidArgument("Invalid value at 'message.data[\(key.prefix(80))]' (TYPE_STRING): data values must be strings.") }
+                guard value.stringValue != nil else {
+                    throw .invalidArgument("Invalid value at 'message.data[\(key.prefix(80))]' (TYPE_STRING): data values must be strings.")
+                }
                 let lower = key.lowercased()
                 if ["from", "message_type", "notification"].contains(lower) || lower.hasPrefix("google.") || lower.hasPrefix("gcm.") {
                     throw .invalidArgument("Invalid data payload key: \(key.prefix(80)) is reserved.")
@@ -105,7 +118,9 @@ public final class FCMSink: Sendable {
         if let notification = message["notification"] {
             guard case .object(let fields) = notification else { throw .invalidArgument("Invalid value at 'message.notification': must be an object.") }
             for (key, value) in fields {
-                guard notificationFields.contains(key) else { throw .invalidArgument("Invalid JSON payload received. Unknown name \"\(key.prefix(80))\" at 'message.notification': Cannot find field.") }
+                guard notificationFields.contains(key) else {
+                    throw .invalidArgument("Invalid JSON payload received. Unknown name \"\(key.prefix(80))\" at 'message.notification': Cannot find field.")
+                }
                 guard value.stringValue != nil else { throw .invalidArgument("Invalid value at 'message.notification.\(key)' (TYPE_STRING).") }
             }
         }
@@ -120,14 +135,16 @@ public final class FCMSink: Sendable {
     }
 
     static func error(for failure: InjectedFailure) -> LocalAPIError {
-        let code: (Int, String, String) = switch failure {
-        case .unavailable: (503, "UNAVAILABLE", "UNAVAILABLE")
-        case .quotaExceeded: (429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")
-        case .internalError: (500, "INTERNAL", "INTERNAL")
-        }
-        return LocalAPIError(code: code.0, status: code.1, message: "injected failure (\(failure.rawValue))",
-                             details: [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": .string(code.2)]],
-                             retryAfterSeconds: failure == .internalError ? nil : 1)
+        let code: (Int, String, String) =
+            switch failure {
+            case .unavailable: (503, "UNAVAILABLE", "UNAVAILABLE")
+            case .quotaExceeded: (429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED")
+            case .internalError: (500, "INTERNAL", "INTERNAL")
+            }
+        return LocalAPIError(
+            code: code.0, status: code.1, message: "injected failure (\(failure.rawValue))",
+            details: [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": .string(code.2)]],
+            retryAfterSeconds: failure == .internalError ? nil : 1)
     }
 
     /// Recorded messages, oldest first, optionally for one token and after a given id.
@@ -135,11 +152,15 @@ public final class FCMSink: Sendable {
         try await database.read { db in
             var sql = "SELECT * FROM fcm_messages WHERE id > ?"
             var arguments: StatementArguments = [afterID]
-            if let token { sql += " AND token = ?"; arguments += [token] }
+            if let token {
+                sql += " AND token = ?"
+                arguments += [token]
+            }
             return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map { row in
                 let text: String = row["message"]
-                return Recorded(id: row["id"], name: row["name"], token: row["token"], receivedAt: row["received_at"],
-                                message: (try? JSONValue(parsing: text)) ?? .null)
+                return Recorded(
+                    id: row["id"], name: row["name"], token: row["token"], receivedAt: row["received_at"],
+                    message: (try? JSONValue(parsing: text)) ?? .null)
             }
         }
     }

@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 
 /// One HTTP request, as the local cloud's handlers see it.
 public struct LocalRequest: Sendable {
@@ -16,7 +16,9 @@ public struct LocalRequest: Sendable {
         self.segments = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
         var parameters: [String: [String]] = [:]
         for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
             parameters[parts[0], default: []].append(parts.count > 1 ? parts[1] : "")
         }
         self.query = parameters
@@ -279,8 +281,10 @@ struct FirestoreREST: Sendable {
     }
 
     static func grpcCode(_ status: String) -> Int {
-        ["OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-         "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE"].firstIndex(of: status) ?? 2
+        [
+            "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+            "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE",
+        ].firstIndex(of: status) ?? 2
     }
 
     func query(_ json: JSONValue?) throws(LocalAPIError) -> StructuredQuery {

@@ -1,5 +1,5 @@
-import Foundation
 import FirestoreModel
+import Foundation
 import GRDB
 import Synchronization
 
@@ -65,24 +65,29 @@ public final class LocalFirestore: Sendable {
         let depth = parent.isEmpty ? 0 : parent.split(separator: "/").count
         let prefix = parent.isEmpty ? "" : parent + "/"
         let paths = try await database.read { db in
-            try String.fetchAll(db, sql: "SELECT DISTINCT collection FROM documents WHERE database = ? AND collection LIKE ? ESCAPE '\\'",
-                                arguments: [databaseName, Self.likePrefix(prefix) + "%"])
+            try String.fetchAll(
+                db, sql: "SELECT DISTINCT collection FROM documents WHERE database = ? AND collection LIKE ? ESCAPE '\\'",
+                arguments: [databaseName, Self.likePrefix(prefix) + "%"])
         }
-        let ids = Set(paths.compactMap { path -> String? in
-            let segments = path.split(separator: "/")
-            return segments.count > depth ? String(segments[depth]) : nil
-        })
+        let ids = Set(
+            paths.compactMap { path -> String? in
+                let segments = path.split(separator: "/")
+                return segments.count > depth ? String(segments[depth]) : nil
+            })
         return ids.sorted(by: ValueOrder.utf8Less)
     }
 
-    public func runQuery(_ query: StructuredQuery, parent: String, database databaseName: String, transaction: String? = nil) async throws(LocalAPIError) -> [FirestoreDocument] {
+    public func runQuery(_ query: StructuredQuery, parent: String, database databaseName: String, transaction: String? = nil) async throws(LocalAPIError)
+        -> [FirestoreDocument]
+    {
         try checkTransaction(transaction, writing: false)
         let candidates: [FirestoreDocument] = try await database.read { db in
             let rows: [Row]
             if query.allDescendants {
                 let prefix = parent.isEmpty ? "" : parent + "/"
-                rows = try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE database = ? AND collection_id = ? AND path LIKE ? ESCAPE '\\'",
-                                        arguments: [databaseName, query.collectionID, Self.likePrefix(prefix) + "%"])
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT * FROM documents WHERE database = ? AND collection_id = ? AND path LIKE ? ESCAPE '\\'",
+                    arguments: [databaseName, query.collectionID, Self.likePrefix(prefix) + "%"])
             } else {
                 let collection = parent.isEmpty ? query.collectionID : "\(parent)/\(query.collectionID)"
                 rows = try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE database = ? AND collection = ?", arguments: [databaseName, collection])
@@ -191,10 +196,13 @@ public final class LocalFirestore: Sendable {
         var results: CommitResult = .init(commitTime: commitTime, writeResults: [])
         var written: Set<DocumentName> = []
         for write in writes {
-            let outcome = try WriteApplication.apply(write, to: current[write.document], isFirst: written.insert(write.document).inserted, commitTime: commitTime)
+            let outcome = try WriteApplication.apply(
+                write, to: current[write.document], isFirst: written.insert(write.document).inserted, commitTime: commitTime)
             if let document = outcome.document {
                 guard DocumentSize.of(document) <= maximumDocumentBytes else {
-                    throw LocalAPIError.invalidArgument("Document \(write.document.path) cannot be written because its size (\(DocumentSize.of(document)) bytes) exceeds the maximum allowed size of 1,048,576 bytes.")
+                    throw LocalAPIError.invalidArgument(
+                        "Document \(write.document.path) cannot be written because its size (\(DocumentSize.of(document)) bytes) exceeds the maximum allowed size of 1,048,576 bytes."
+                    )
                 }
             }
             current[write.document] = outcome.document
@@ -206,7 +214,9 @@ public final class LocalFirestore: Sendable {
             let (old, new) = (before[name], current[name])
             guard old != new else { continue }
             changes.append(Change(name: name, before: old, after: new))
-            if let new { try store(new, db) } else {
+            if let new {
+                try store(new, db)
+            } else {
                 try db.execute(sql: "DELETE FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
             }
         }
@@ -219,7 +229,8 @@ public final class LocalFirestore: Sendable {
         let last = try Int64.fetchOne(db, sql: "SELECT last_nanos FROM commit_clock WHERE id = 1") ?? 0
         let now = Timestamp(microsecondsOf: Date()).nanosSinceEpoch
         let next = max(now, last + 1000)
-        try db.execute(sql: "INSERT INTO commit_clock (id, last_nanos) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET last_nanos = excluded.last_nanos", arguments: [next])
+        try db.execute(
+            sql: "INSERT INTO commit_clock (id, last_nanos) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET last_nanos = excluded.last_nanos", arguments: [next])
         return Timestamp(nanosSinceEpoch: next)
     }
 
@@ -238,11 +249,15 @@ public final class LocalFirestore: Sendable {
     static func store(_ document: FirestoreDocument, _ db: Database) throws {
         let name = document.name
         let collection = name.segments.dropLast().joined(separator: "/")
-        try db.execute(sql: """
-            INSERT INTO documents (database, path, collection, collection_id, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(database, path) DO UPDATE SET fields = excluded.fields, create_time = excluded.create_time, update_time = excluded.update_time
-            """, arguments: [name.databaseName, name.path, collection, name.collectionID, FirestoreJSON.json(document.fields).serialized(),
-                             document.createTime?.nanosSinceEpoch ?? 0, document.updateTime?.nanosSinceEpoch ?? 0])
+        try db.execute(
+            sql: """
+                INSERT INTO documents (database, path, collection, collection_id, fields, create_time, update_time) VALUES (?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(database, path) DO UPDATE SET fields = excluded.fields, create_time = excluded.create_time, update_time = excluded.update_time
+                """,
+            arguments: [
+                name.databaseName, name.path, collection, name.collectionID, FirestoreJSON.json(document.fields).serialized(),
+                document.createTime?.nanosSinceEpoch ?? 0, document.updateTime?.nanosSinceEpoch ?? 0,
+            ])
     }
 
     static func document(_ row: Row) throws -> FirestoreDocument {
@@ -250,8 +265,9 @@ public final class LocalFirestore: Sendable {
         let parts = databaseName.split(separator: "/")
         let name = try DocumentName(project: String(parts[1]), database: String(parts[3]), path: row["path"])
         let text: String = row["fields"]
-        return FirestoreDocument(name: name, fields: try FirestoreJSON.fields(try JSONValue(parsing: text)),
-                                 createTime: Timestamp(nanosSinceEpoch: row["create_time"]), updateTime: Timestamp(nanosSinceEpoch: row["update_time"]))
+        return FirestoreDocument(
+            name: name, fields: try FirestoreJSON.fields(try JSONValue(parsing: text)),
+            createTime: Timestamp(nanosSinceEpoch: row["create_time"]), updateTime: Timestamp(nanosSinceEpoch: row["update_time"]))
     }
 
     static func likePrefix(_ text: String) -> String {

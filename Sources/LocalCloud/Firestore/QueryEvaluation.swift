@@ -131,7 +131,9 @@ enum QueryEvaluation {
         for (i, (u, v)) in zip(a, b).enumerated() {
             var c = ValueOrder.compare(u, v)
             // A cursor may give a document as its path relative to the database, as a string.
-            if case .reference(let x) = u, case .string(let y) = v { c = ValueOrder.referencePaths(x, "\(x.split(separator: "/").prefix(5).joined(separator: "/"))/\(y)") }
+            if case .reference(let x) = u, case .string(let y) = v {
+                c = ValueOrder.referencePaths(x, "\(x.split(separator: "/").prefix(5).joined(separator: "/"))/\(y)")
+            }
             if c != 0 { return orders[i].direction == .descending ? -c : c }
         }
         return 0

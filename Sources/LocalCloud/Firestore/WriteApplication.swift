@@ -16,7 +16,8 @@ enum WriteApplication {
             throw .alreadyExists("Document already exists: \(name.resourceName)")
         case .updateTime(let required):
             guard let current, current.updateTime == required else {
-                throw .failedPrecondition("the stored version (\(current?.updateTime?.rfc3339 ?? "none")) does not match the required base version (\(required.rfc3339))")
+                throw .failedPrecondition(
+                    "the stored version (\(current?.updateTime?.rfc3339 ?? "none")) does not match the required base version (\(required.rfc3339))")
             }
         default: return
         }
@@ -33,11 +34,12 @@ enum WriteApplication {
                 throw .invalidArgument("Cannot collapse mutations with different version preconditions on \(write.document.path).")
             }
             if write.precondition == .exists(false), let last = before.last(where: { if case .delete = $0.operation { false } else { true } }) {
-                let kind = switch last.precondition {
-                case .exists(true)?, .updateTime?: "update"
-                case .exists(false)?: "insert"
-                case nil: "upsert"
-                }
+                let kind =
+                    switch last.precondition {
+                    case .exists(true)?, .updateTime?: "update"
+                    case .exists(false)?: "insert"
+                    case nil: "upsert"
+                    }
                 throw .invalidArgument("Cannot \(kind) then insert an entity in the same request.")
             }
         }

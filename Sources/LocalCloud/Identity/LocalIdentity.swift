@@ -1,6 +1,6 @@
 import Crypto
-import Foundation
 import FirestoreModel
+import Foundation
 import JWTKit
 import Synchronization
 import _CryptoExtras
@@ -43,9 +43,11 @@ public final class LocalIdentity: Sendable {
 
     /// A Google service-account key file for this account, with `token_uri` at the local cloud.
     public func keyFile(tokenURI: String) -> JSONValue {
-        ["type": "service_account", "project_id": .string(project), "private_key_id": .string(keyID),
-         "private_key": .string(privateKeyPEM), "client_email": .string(clientEmail), "client_id": "100000000000000000001",
-         "token_uri": .string(tokenURI)]
+        [
+            "type": "service_account", "project_id": .string(project), "private_key_id": .string(keyID),
+            "private_key": .string(privateKeyPEM), "client_email": .string(clientEmail), "client_id": "100000000000000000001",
+            "token_uri": .string(tokenURI),
+        ]
     }
 
     // MARK: OAuth token endpoint
@@ -56,18 +58,33 @@ public final class LocalIdentity: Sendable {
         guard form["grant_type"] == Self.jwtBearer else {
             return (400, ["error": "unsupported_grant_type", "error_description": .string("Invalid grant_type: only \(Self.jwtBearer) is supported")])
         }
-        guard let assertion = form["assertion"] else { return (400, ["error": "invalid_request", "error_description": "Missing required parameter: assertion"]) }
+        guard let assertion = form["assertion"] else {
+            return (400, ["error": "invalid_request", "error_description": "Missing required parameter: assertion"])
+        }
         let claims: AssertionClaims
         do { claims = try await keys.verify(assertion, as: AssertionClaims.self) } catch {
             return (400, ["error": "invalid_grant", "error_description": .string("Invalid JWT Signature. \(error)")])
         }
         guard claims.iss == clientEmail else { return (400, ["error": "invalid_grant", "error_description": "Invalid issuer: unknown service account"]) }
         guard claims.aud == tokenURI || claims.aud == "https://oauth2.googleapis.com/token" else {
-            return (400, ["error": "invalid_grant", "error_description": .string("Invalid JWT: the audience must be this token endpoint (\(tokenURI)), not \(claims.aud)")])
+            return (
+                400,
+                [
+                    "error": "invalid_grant",
+                    "error_description": .string("Invalid JWT: the audience must be this token endpoint (\(tokenURI)), not \(claims.aud)"),
+                ]
+            )
         }
         let now = Date().timeIntervalSince1970
         guard claims.exp > now, claims.iat <= now + 300, claims.exp - claims.iat <= 3600 else {
-            return (400, ["error": "invalid_grant", "error_description": "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values"])
+            return (
+                400,
+                [
+                    "error": "invalid_grant",
+                    "error_description":
+                        "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values",
+                ]
+            )
         }
         return (200, issueAccessToken(email: claims.iss, scope: claims.scope ?? ""))
     }
@@ -86,12 +103,15 @@ public final class LocalIdentity: Sendable {
     /// no header and `Bearer owner` are let in; a bearer token must be one this cloud issued and not expired.
     public func authorize(_ header: String?) throws(LocalAPIError) {
         guard let header, !header.isEmpty else { return }
-        guard header.lowercased().hasPrefix("bearer ") else { throw .unauthenticated("Request had invalid authentication credentials: expected a Bearer token.") }
+        guard header.lowercased().hasPrefix("bearer ") else {
+            throw .unauthenticated("Request had invalid authentication credentials: expected a Bearer token.")
+        }
         let token = String(header.dropFirst(7))
         if token == "owner" { return }
         let grant = issued.withLock { $0[token] }
         guard let grant, grant.expires > Date() else {
-            throw .unauthenticated("Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
+            throw .unauthenticated(
+                "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
         }
     }
 
@@ -103,16 +123,23 @@ public final class LocalIdentity: Sendable {
     /// A Google-style identity token for `audience`, as the metadata server and Cloud Scheduler mint them.
     public func identityToken(audience: String, email: String? = nil, lifetime: TimeInterval = 3600) async throws -> String {
         let now = Int(Date().timeIntervalSince1970)
-        let claims = IdentityClaims(iss: Self.issuer, aud: audience, sub: "100000000000000000001", email: email ?? clientEmail,
-                                    email_verified: true, iat: now, exp: now + Int(lifetime))
+        let claims = IdentityClaims(
+            iss: Self.issuer, aud: audience, sub: "100000000000000000001", email: email ?? clientEmail,
+            email_verified: true, iat: now, exp: now + Int(lifetime))
         return try await keys.sign(claims, kid: JWKIdentifier(string: keyID))
     }
 
     /// The JWKS document that verifies this cloud's identity tokens.
     public func jwks() throws -> JSONValue {
         let (modulus, exponent) = try publicKey.getKeyPrimitives()
-        return ["keys": [["kty": "RSA", "alg": "RS256", "use": "sig", "kid": .string(keyID),
-                          "n": .string(Self.base64URL(modulus)), "e": .string(Self.base64URL(exponent))]]]
+        return [
+            "keys": [
+                [
+                    "kty": "RSA", "alg": "RS256", "use": "sig", "kid": .string(keyID),
+                    "n": .string(Self.base64URL(modulus)), "e": .string(Self.base64URL(exponent)),
+                ]
+            ]
+        ]
     }
 
     static func base64URL(_ data: Data) -> String {
@@ -126,7 +153,9 @@ public final class LocalIdentity: Sendable {
     static func parseForm(_ body: String) -> [String: String] {
         var result: [String: String] = [:]
         for pair in body.split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0) }
+            let parts = pair.split(separator: "=", maxSplits: 1).map {
+                String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String($0)
+            }
             if parts.count == 2 { result[parts[0]] = parts[1] }
         }
         return result
@@ -148,7 +177,8 @@ struct IdentityClaims: JWTPayload {
     var aud: String
     var sub: String
     var email: String
-    var email_verified: Bool
+    // swift-format-ignore: AlwaysUseLowerCamelCase
+    var email_verified: Bool  // the claim's name, as Google spells it
     var iat: Int
     var exp: Int
 

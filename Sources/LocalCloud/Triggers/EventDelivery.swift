@@ -1,6 +1,6 @@
 import AsyncHTTPClient
-import Foundation
 import FirestoreModel
+import Foundation
 import GRDB
 import Logging
 import NIOCore
@@ -32,8 +32,10 @@ public struct DeliveryFaults: Sendable, Hashable {
     public var omitDataProbability = 0.0
     public var omitDataTriggers: Set<String>?
 
-    public init(duplicateProbability: Double = 0, dropResponseProbability: Double = 0, maximumDelay: Duration = .zero,
-                omitDataProbability: Double = 0, omitDataTriggers: Set<String>? = nil) {
+    public init(
+        duplicateProbability: Double = 0, dropResponseProbability: Double = 0, maximumDelay: Duration = .zero,
+        omitDataProbability: Double = 0, omitDataTriggers: Set<String>? = nil
+    ) {
         self.duplicateProbability = duplicateProbability
         self.dropResponseProbability = dropResponseProbability
         self.maximumDelay = maximumDelay
@@ -73,8 +75,10 @@ public final class EventDelivery: Service, Sendable {
     /// Signs the identity token each delivery carries, as Eventarc's trigger service account does.
     let identity: LocalIdentity
 
-    init(database: LocalCloudDatabase, registry: TriggerRegistry, httpClient: HTTPClient, options: DeliveryOptions,
-         identity: LocalIdentity, logger: Logger, onReport: @escaping @Sendable (DeliveryReport) -> Void) {
+    init(
+        database: LocalCloudDatabase, registry: TriggerRegistry, httpClient: HTTPClient, options: DeliveryOptions,
+        identity: LocalIdentity, logger: Logger, onReport: @escaping @Sendable (DeliveryReport) -> Void
+    ) {
         self.identity = identity
         self.database = database
         self.registry = registry
@@ -134,16 +138,19 @@ public final class EventDelivery: Service, Sendable {
     func claim(limit: Int) async throws(LocalAPIError) -> [Claimed] {
         let now = Date().timeIntervalSince1970
         return try await database.write { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?",
-                                        arguments: [now, limit])
+            let rows = try Row.fetchAll(
+                db, sql: "SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?",
+                arguments: [now, limit])
             var claimed: [Claimed] = []
             for row in rows {
                 let id: Int64 = row["id"]
                 try db.execute(sql: "UPDATE deliveries SET state = 'in_flight' WHERE id = ?", arguments: [id])
                 let headersText: String = row["headers"]
                 let headers = (try? JSONValue(parsing: headersText))?.objectValue?.compactMapValues(\.stringValue) ?? [:]
-                claimed.append(Claimed(id: id, trigger: row["trigger"], eventType: row["event_type"], document: row["document"],
-                                       headers: headers, body: row["body"], attempts: row["attempts"]))
+                claimed.append(
+                    Claimed(
+                        id: id, trigger: row["trigger"], eventType: row["event_type"], document: row["document"],
+                        headers: headers, body: row["body"], attempts: row["attempts"]))
             }
             return claimed
         }
@@ -154,8 +161,9 @@ public final class EventDelivery: Service, Sendable {
         guard let trigger = registry[delivery.trigger] else {
             // Not registered (yet): keep the event, look again shortly, and don't count an attempt.
             try? await database.write { db in
-                try db.execute(sql: "UPDATE deliveries SET state = 'pending', next_attempt_at = ? WHERE id = ?",
-                               arguments: [Date().timeIntervalSince1970 + 1, delivery.id])
+                try db.execute(
+                    sql: "UPDATE deliveries SET state = 'pending', next_attempt_at = ? WHERE id = ?",
+                    arguments: [Date().timeIntervalSince1970 + 1, delivery.id])
             }
             return
         }
@@ -167,7 +175,8 @@ public final class EventDelivery: Service, Sendable {
         var injected: String?
         // Decided per event, not per attempt: Eventarc leaves out the data of an event that is too large, every time.
         if faults.omitDataProbability > 0, faults.omitDataTriggers?.contains(delivery.trigger) ?? true,
-           Double((UInt64(bitPattern: delivery.id) &* 0x9E37_79B9_7F4A_7C15) >> 11) / Double(UInt64(1) << 53) < faults.omitDataProbability {
+            Double((UInt64(bitPattern: delivery.id) &* 0x9E37_79B9_7F4A_7C15) >> 11) / Double(UInt64(1) << 53) < faults.omitDataProbability
+        {
             sent.body = Data()
             injected = "data omitted"
         }
@@ -175,10 +184,11 @@ public final class EventDelivery: Service, Sendable {
         if Double.random(in: 0..<1) < faults.duplicateProbability {
             // The copy's answer is not the delivery's, but is told: a copy cut off by a dying function
             // may have sent pushes it never recorded.
-            let copy: String = switch await post(sent, to: trigger.url, timeout: options.timeout) {
-            case .success(let code), .rejected(let code, _): "duplicate, answered \(code)"
-            case .failure(let reason): "duplicate, which got no answer: \(reason.prefix(300))"
-            }
+            let copy: String =
+                switch await post(sent, to: trigger.url, timeout: options.timeout) {
+                case .success(let code), .rejected(let code, _): "duplicate, answered \(code)"
+                case .failure(let reason): "duplicate, which got no answer: \(reason.prefix(300))"
+                }
             injected = injected.map { "\($0); \(copy)" } ?? copy
         }
         if case .success = status, Double.random(in: 0..<1) < faults.dropResponseProbability {
@@ -186,16 +196,18 @@ public final class EventDelivery: Service, Sendable {
             status = .failure("response dropped (injected)")
         }
         let attempt = delivery.attempts + 1
-        var report = DeliveryReport(deliveryID: delivery.id, trigger: delivery.trigger, eventType: delivery.eventType, document: delivery.document,
-                                    attempt: attempt, status: nil, error: nil, deadLettered: false, injected: injected,
-                                    eventID: delivery.headers["ce-id"])
+        var report = DeliveryReport(
+            deliveryID: delivery.id, trigger: delivery.trigger, eventType: delivery.eventType, document: delivery.document,
+            attempt: attempt, status: nil, error: nil, deadLettered: false, injected: injected,
+            eventID: delivery.headers["ce-id"])
         let now = Date().timeIntervalSince1970
         switch status {
         case .success(let code):
             report.status = code
             try? await database.write { db in
-                try db.execute(sql: "UPDATE deliveries SET state = 'delivered', attempts = ?, finished_at = ?, last_error = NULL WHERE id = ?",
-                               arguments: [attempt, now, delivery.id])
+                try db.execute(
+                    sql: "UPDATE deliveries SET state = 'delivered', attempts = ?, finished_at = ?, last_error = NULL WHERE id = ?",
+                    arguments: [attempt, now, delivery.id])
             }
         case .rejected(let code, let body):
             report.status = code
@@ -210,14 +222,19 @@ public final class EventDelivery: Service, Sendable {
             let next = now + Double(backoff.components.seconds) + Double(backoff.components.attoseconds) / 1e18
             let reason = report.status.map { "HTTP \($0): \(report.error ?? "")" } ?? (report.error ?? "")
             try? await database.write { db in
-                try db.execute(sql: "UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, finished_at = ?, last_error = ? WHERE id = ?",
-                               arguments: [dead ? "dead" : "pending", attempt, next, dead ? now : nil, String(reason.prefix(2000)), delivery.id])
+                try db.execute(
+                    sql: "UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, finished_at = ?, last_error = ? WHERE id = ?",
+                    arguments: [dead ? "dead" : "pending", attempt, next, dead ? now : nil, String(reason.prefix(2000)), delivery.id])
             }
         }
         onReport(report)
     }
 
-    enum PostResult { case success(Int), rejected(Int, String), failure(String) }
+    enum PostResult {
+        case success(Int)
+        case rejected(Int, String)
+        case failure(String)
+    }
 
     func post(_ delivery: Claimed, to url: String, timeout: Duration) async -> PostResult {
         var request = HTTPClientRequest(url: url)

@@ -1,13 +1,16 @@
-import Foundation
 import FirestoreEvents
 import FirestoreModel
+import Foundation
 import GRDB
 import Synchronization
 
 /// One Eventarc-style trigger: Firestore events of one kind on documents matching a pattern,
 /// delivered to an HTTP endpoint as CloudEvents in binary mode.
 public struct TriggerRegistration: Sendable, Hashable {
-    public enum ContentType: String, Sendable, Hashable { case protobuf = "application/protobuf", json = "application/json" }
+    public enum ContentType: String, Sendable, Hashable {
+        case protobuf = "application/protobuf"
+        case json = "application/json"
+    }
 
     public var name: String
     public var pattern: String
@@ -59,7 +62,8 @@ public final class TriggerRegistry: Sendable {
     /// A function's trigger for these kinds of change: one registration per kind, as Eventarc takes one
     /// event type per trigger (the first named after the function); every kind at once is `written`.
     public func register(function name: String, pattern: String, kinds: Set<DocumentChange.Kind>, url: String) {
-        let each: [DocumentChange.Kind] = kinds.contains(.written) || kinds.isSuperset(of: [.created, .updated, .deleted])
+        let each: [DocumentChange.Kind] =
+            kinds.contains(.written) || kinds.isSuperset(of: [.created, .updated, .deleted])
             ? [.written] : kinds.sorted { $0.rawValue > $1.rawValue }
         for (index, kind) in each.enumerated() {
             register(TriggerRegistration(name: index == 0 ? name : "\(name)-\(kind.rawValue)", pattern: pattern, kind: kind, url: url))
@@ -94,11 +98,15 @@ final class EventOutbox: Sendable {
                     updateMask: change.before != nil && change.after != nil ? ChangeMask.paths(change.before!.fields, change.after!.fields) : nil
                 )
                 let (headers, body) = Self.cloudEvent(event, type: trigger.eventType, contentType: trigger.contentType, location: location)
-                try db.execute(sql: """
-                    INSERT INTO deliveries (trigger, event_id, event_type, document, headers, body, next_attempt_at, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [trigger.name, event.eventID, trigger.eventType, change.name.path,
-                                     JSONValue.object(headers.mapValues { .string($0) }).serialized(), body, now, now])
+                try db.execute(
+                    sql: """
+                        INSERT INTO deliveries (trigger, event_id, event_type, document, headers, body, next_attempt_at, created_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        trigger.name, event.eventID, trigger.eventType, change.name.path,
+                        JSONValue.object(headers.mapValues { .string($0) }).serialized(), body, now, now,
+                    ])
             }
         }
     }
