@@ -25,9 +25,17 @@ struct Dev: AsyncParsableCommand {
     @Flag(help: "Use a temporary database, removed at exit.") var ephemeral = false
     @Option(
         help: ArgumentHelp(
-            "Load a small world first: demo (Alice, Bob, Carol, Dave, Erin; a 1:1 chat, the group \"family\" and the group \"book-club\", muted by Dave, with Erin in quiet hours).",
-            valueName: "world"))
+            "Load a world first, leaving documents that exist alone: demo (Alice, Bob, Carol, Dave, Erin; a 1:1 chat, the group \"family\" and the group \"book-club\", muted by Dave, with Erin in quiet hours), or a file of your own (.jsonl, one document per line, or .json, {\"documents\": [...]}).",
+            valueName: "demo|file"))
     var seed: String?
+    @Option(
+        name: .customLong("import"),
+        help: ArgumentHelp(
+            "Load an export first, replacing documents of the same name, without firing triggers: a directory written by --export-on-exit or `herald export`, or by Google's Firestore emulator.",
+            valueName: "dir"))
+    var importPath: String?
+    @Option(help: ArgumentHelp("Write every document to this directory when stopping (Herald's export format: documents.jsonl).", valueName: "dir"))
+    var exportOnExit: String?
     @Option(
         name: .customLong("send"), help: ArgumentHelp("Write a message once running, e.g. 'alice→family: Dinner at 6pm'. Repeatable.", valueName: "message"))
     var messages: [String] = []
@@ -70,7 +78,13 @@ struct Dev: AsyncParsableCommand {
     var exitWhenIdle = false
 
     func validate() throws {
-        if let seed, seed != "demo" { throw ValidationError("--seed takes demo") }
+        if let seed, seed != "demo", !FileManager.default.fileExists(atPath: seed) {
+            throw ValidationError("--seed takes demo or a file of documents (.jsonl or .json); there is no \(seed)")
+        }
+        if let importPath, !FileManager.default.fileExists(atPath: importPath) { throw ValidationError("--import: there is no \(importPath)") }
+        if firestore != nil, importPath != nil || exportOnExit != nil || (seed.map { $0 != "demo" } ?? false) {
+            throw ValidationError("--import, --export-on-exit and --seed FILE work on the embedded store, not with --firestore")
+        }
         for read in reads where DemoWorld.parseRead(read) == nil {
             throw ValidationError("--read takes 'READER→CONVERSATION', not \"\(read)\"")
         }

@@ -18,7 +18,10 @@ final class DevSupervisor: Service, Sendable {
         var project: String
         /// Where the project and schema came from, for the banner.
         var origins: String
-        var seed: Bool
+        /// `demo`, or a file of documents.
+        var seed: String?
+        var importPath: String?
+        var exportOnExit: String?
         var messages: [String]
         var reads: [String]
         var startFunctions: Bool
@@ -40,7 +43,8 @@ final class DevSupervisor: Service, Sendable {
         self.external = external
         settings = Settings(
             schema: command.chosenSchema.value, project: command.chosenProject.value,
-            origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed == "demo",
+            origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed,
+            importPath: command.importPath, exportOnExit: command.exportOnExit,
             messages: command.messages, reads: command.reads,
             startFunctions: !command.noFunctions && command.remoteFunctions.isEmpty,
             remote: Dictionary(command.remoteFunctions.compactMap(Dev.parseRemote), uniquingKeysWith: { _, last in last }),
@@ -69,11 +73,14 @@ final class DevSupervisor: Service, Sendable {
         let base = "http://127.0.0.1:\(port)"
         var processes: [FunctionProcess] = []
         do {
+            if let importPath = settings.importPath { try await importDocuments(from: importPath, existing: .replace) }
             if settings.startFunctions { processes = try await startFunctions(base: base) }
             for (name, trigger, job) in try Self.functions(schema: settings.schema) {
                 if let service = settings.remote[name] { try register(name: name, trigger: trigger, job: job, service: service) }
             }
-            if settings.seed { try await seed() }
+            if let seed = settings.seed {
+                if seed == "demo" { try await seedDemo() } else { try await importDocuments(from: seed, existing: .keep) }
+            }
             printBanner(base: base, processes: processes)
             try await sendMessages()
             if !settings.reads.isEmpty {
@@ -89,6 +96,7 @@ final class DevSupervisor: Service, Sendable {
             failure.withLock { $0 = error }
         }
         for process in processes { await process.stop() }
+        if let directory = settings.exportOnExit { await export(to: directory) }
         await printDeadLetters()
     }
 
@@ -136,7 +144,28 @@ final class DevSupervisor: Service, Sendable {
         }
     }
 
-    func seed() async throws {
+    /// `--import` and `--seed FILE`: documents stored as they are, no trigger fired.
+    func importDocuments(from path: String, existing: DocumentArchive.Existing) async throws {
+        let verb = existing == .replace ? "import " : "seed   "
+        let status = try await DocumentArchive.importDocuments(from: path, into: cloud.firestore, project: settings.project, existing: existing) {
+            [console] progress in
+            if progress.documents % 20_000 == 0, progress.documents > 0 { console.print("\(verb) \(progress.documents) documents so far…") }
+        }
+        let kept = status.documents - status.written
+        console.print("\(verb) \(path): \(status.written) documents written\(kept > 0 ? ", \(kept) left as they were" : "") (no triggers fired)")
+    }
+
+    func export(to directory: String) async {
+        do {
+            let count = try await DocumentArchive.export(cloud.firestore, to: directory, project: settings.project)
+            console.print("export  \(count) documents to \(directory)/\(DocumentArchive.documentsFile)")
+        } catch {
+            console.print("export  failed: \(error)")
+            failure.withLock { $0 = $0 ?? error }
+        }
+    }
+
+    func seedDemo() async throws {
         let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         var created = 0
         // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.

@@ -174,6 +174,7 @@ struct LocalCloudHandler: Sendable {
         }
         let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
         if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Self.response(LocalResponse(refusal)) }
+        if local.method == "GET", local.segments == ["herald", "export"] { return exportResponse() }
         let fault = Self.api(of: local).flatMap { cloud.faults.draw(for: $0, userAgent: headers["user-agent"]) }
         switch fault {
         case .unavailable?:
@@ -194,6 +195,27 @@ struct LocalCloudHandler: Sendable {
         if fault == .slow { try? await Task.sleep(for: cloud.faults.plan.slowFor) }
         if result.status >= 500 { cloud.logger.warning("\(local.method) \(request.uri.path) → \(result.status) \(result.body.prefix(300))") }
         return fault == .resetAfterApplying ? Self.reset : Self.response(result)
+    }
+
+    /// `GET /herald/export`: every document as a line of Herald's export format, streamed a page at a time.
+    func exportResponse() -> Response {
+        let firestore = cloud.firestore
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-ndjson"],
+            body: ResponseBody { writer in
+                var cursor: LocalFirestore.ExportCursor?
+                repeat {
+                    let page = try await firestore.exportPage(after: cursor)
+                    var buffer = ByteBuffer()
+                    for line in page.lines {
+                        buffer.writeString(line)
+                        buffer.writeString("\n")
+                    }
+                    try await writer.write(buffer)
+                    cursor = page.next
+                } while cursor != nil
+                try await writer.finish(nil)
+            })
     }
 
     /// The Google API a request is for, as fault injection tells them apart.
