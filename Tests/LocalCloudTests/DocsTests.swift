@@ -1,0 +1,126 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldTesting
+import NIOCore
+import Testing
+
+/// What the docs state as facts is checked against the code: settings, endpoints, flags and links.
+@Suite struct DocsTests {
+    static let root = TestPaths.packageRoot
+
+    static func text(_ relativePath: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(relativePath), encoding: .utf8)
+    }
+
+    static func sources(_ modules: [String]) throws -> String {
+        var all = ""
+        for module in modules {
+            let folder = root.appendingPathComponent("Sources/\(module)")
+            for case let file as String in FileManager.default.enumerator(atPath: folder.path) ?? .init() where file.hasSuffix(".swift") {
+                all += try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            }
+        }
+        return all
+    }
+
+    static func matches(_ pattern: String, in text: String, group: Int = 1) -> Set<String> {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        let range = NSRange(text.startIndex..., in: text)
+        return Set(
+            regex.matches(in: text, range: range).compactMap { match in
+                Range(match.range(at: group), in: text).map { String(text[$0]) }
+            })
+    }
+
+    static func pairs(_ pattern: String, in text: String) -> [(String, String)] {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        return regex.matches(in: text, range: NSRange(text.startIndex..., in: text)).compactMap { match in
+            guard let first = Range(match.range(at: 1), in: text), let second = Range(match.range(at: 2), in: text) else { return nil }
+            return (String(text[first]), String(text[second]))
+        }
+    }
+
+    /// Every environment variable the functions read is in docs/configuration.md, and every variable
+    /// documented there is read.
+    @Test func everySettingIsDocumentedAndEveryDocumentedSettingIsRead() throws {
+        let variables = #"((?:HERALD|GOOGLE|GCLOUD|FIRESTORE|FCM|GCE|LOG)_[A-Z_]+|PORT|TZDIR|K_SERVICE|CLOUD_RUN_JOB|FUNCTION_TARGET|GAE_SERVICE)"#
+        // APNs's category for message notifications: a string the functions send, not a variable.
+        let notVariables: Set<String> = ["HERALD_MESSAGE"]
+        let read = Self.matches("\"\(variables)\"", in: try Self.sources(["HeraldRuntime", "GoogleClients", "HeraldCore", "ChatFunctions"]))
+            .subtracting(notVariables)
+        let documented = Self.matches("`\(variables)`", in: try Self.text("docs/configuration.md"))
+        #expect(read.count > 20)
+        #expect(read.subtracting(documented).isEmpty, "read but not in docs/configuration.md: \(read.subtracting(documented).sorted())")
+        #expect(documented.subtracting(read).isEmpty, "in docs/configuration.md but read nowhere: \(documented.subtracting(read).sorted())")
+    }
+
+    /// The `/herald/` endpoints docs/local-cloud.md lists: each is answered (not "no such endpoint"),
+    /// and each endpoint the local cloud has is listed.
+    @Test func everyLocalCloudEndpointIsListedAndEveryListedOneAnswers() async throws {
+        let docs = try Self.text("docs/local-cloud.md")
+        var listed: [(method: String, path: String)] = []
+        for row in docs.split(separator: "\n") where row.hasPrefix("| `") && row.contains("/herald/") {
+            let cell = row.dropFirst(2).prefix { $0 != "|" }
+            for item in cell.split(separator: ",") {
+                guard let path = Self.matches(#"(/herald/[A-Za-z/:_-]+)"#, in: String(item)).first else { continue }
+                for method in Self.matches(#"\b(GET|PUT|POST|DELETE)\b"#, in: String(item)) { listed.append((method, path)) }
+            }
+        }
+        let admin = try Self.text("Sources/LocalCloud/AdminAPI.swift")
+        let routes = Self.pairs(#"\("(GET|PUT|POST|DELETE)", "([^"]+)"\)"#, in: admin).map { "\($0.0) /herald/\($0.1)" }
+        #expect(routes.count > 10)
+        let listedRoutes = Set(listed.map { "\($0.method) \($0.path)" })
+        let missing = routes.filter { !listedRoutes.contains($0) }.sorted()
+        #expect(missing.isEmpty, "endpoints docs/local-cloud.md does not list: \(missing)")
+        try await withLocalCloud { [listed] local in
+            for (method, path) in listed {
+                var request = HTTPClientRequest(url: local.baseURL + path.replacingOccurrences(of: "NAME", with: "no-such-job"))
+                request.method = .init(rawValue: method)
+                if method != "GET" {
+                    request.headers.add(name: "content-type", value: "application/json")
+                    request.body = .bytes(ByteBuffer(string: "{}"))
+                }
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+                let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
+                #expect(!body.contains("No admin endpoint") && !body.contains("Nothing at"), "\(method) \(path): \(response.status) \(body.prefix(200))")
+            }
+        }
+    }
+
+    /// Every `--flag` the README and the guides name exists in the command it belongs to.
+    @Test func everyFlagTheDocsNameExists() async throws {
+        var help = ""
+        let commands: [(String, [String])] = [
+            ("herald", ["dev", "--help"]), ("herald", ["export", "--help"]), ("herald", ["send", "--help"]), ("herald", ["indexes", "--help"]),
+            ("onMessageCreated", ["serve", "--help"]), ("onMessageCreated", ["invoke", "--help"]), ("presenceSweeper", ["sweep", "--help"]),
+        ]
+        for (executable, arguments) in commands {
+            let result = try await ProcessRunner.run(TestPaths.executable(executable), arguments)
+            help += result.stdoutText + result.stderr
+        }
+        let known = Self.matches(#"(--[a-z][a-z-]+)"#, in: help)
+        #expect(known.contains("--export-on-exit") && known.contains("--documents"))
+        for document in ["README.md", "docs/local-cloud.md", "docs/functions.md"] {
+            let named = Self.matches(#"(?:^|[\s`(\[])(--[a-z][a-z-]+)"#, in: try Self.text(document))
+            #expect(named.subtracting(known).isEmpty, "\(document) names flags no command has: \(named.subtracting(known).sorted())")
+        }
+    }
+
+    /// Relative links in the README and the docs lead to files that exist.
+    @Test func everyRelativeLinkLeadsSomewhere() throws {
+        var documents = ["README.md", "BENCHMARKS.md", "Infra/README.md"]
+        documents += try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
+            .filter { $0.hasSuffix(".md") }.map { "docs/\($0)" }
+        var checked = 0
+        for document in documents {
+            let folder = Self.root.appendingPathComponent(document).deletingLastPathComponent()
+            for target in Self.matches(#"\]\(([^)#\s]+)(?:#[^)]*)?\)"#, in: try Self.text(document))
+            where !target.contains("://") && !target.hasPrefix("mailto:") {
+                checked += 1
+                #expect(
+                    FileManager.default.fileExists(atPath: folder.appendingPathComponent(target).path), "\(document) links to \(target), which does not exist")
+            }
+        }
+        #expect(checked > 10)
+    }
+}
