@@ -9,6 +9,7 @@ import HeraldCore
 public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     public static let name = "presenceSweeper"
     public static let summary = "Mark users offline whose presence heartbeat has gone stale, and clear stale typing and viewing marks."
+    public static let settings = ["HERALD_PRESENCE_STALE_AFTER", "HERALD_TYPING_STALE_AFTER", "HERALD_VIEWING_STALE_AFTER"]
 
     public let schema: Schema
     /// Seconds without a heartbeat after which an online user is offline (`HERALD_PRESENCE_STALE_AFTER`, PRD 000: 60).

@@ -10,6 +10,7 @@ import HeraldCore
 public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let name = "tokenCleanup"
     public static let summary = "Normalise users' push tokens and remove stale or reassigned ones."
+    public static let settings = ["HERALD_TOKEN_STALE_AFTER", "HERALD_TOKEN_VALIDATE", "HERALD_TOKEN_DOUBTFUL_AFTER", "HERALD_TOKEN_CLAIMS_COLLECTION"]
     public static let maximumTokensPerUser = 10
 
     public let schema: Schema

@@ -30,6 +30,8 @@ public struct FunctionDeclaration: Sendable {
 
     public var name: String { type.name }
     public var summary: String { type.summary }
+    /// The environment variables the function reads besides the runtime's own.
+    public var settings: [String] { type.settings }
 
     /// The document trigger the function needs with these settings (its schema's paths); nil for one
     /// that only runs on a schedule.

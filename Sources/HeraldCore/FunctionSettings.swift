@@ -51,5 +51,12 @@ public struct SettingsError: Error, Sendable, CustomStringConvertible {
 
 /// A function that can be built from its settings; what the runtime's commands need.
 public protocol ConfigurableFunction: HeraldFunction {
+    /// The environment variables this function reads besides the runtime's own (docs/configuration.md);
+    /// `--help` lists them, and a test checks them against what the function reads.
+    static var settings: [String] { get }
     init(settings: FunctionSettings) throws
+}
+
+extension ConfigurableFunction {
+    public static var settings: [String] { [] }
 }

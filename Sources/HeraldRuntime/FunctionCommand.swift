@@ -33,7 +33,7 @@ public struct FunctionCommand<Function: ConfigurableFunction>: AsyncParsableComm
                 HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), HERALD_ALLOWED_CALLERS \
                 (service-account emails allowed to call), HERALD_ALLOW_UNAUTHENTICATED (serve a non-loopback address without \
                 identity checks, where the platform checks callers), HERALD_API_TIMEOUT, HERALD_PUSH_LEASE, LOG_LEVEL, \
-                LOG_FORMAT (json or text), PORT.
+                LOG_FORMAT (json or text), PORT.\(Function.settings.isEmpty ? "" : " \(Function.name) also reads \(Function.settings.joined(separator: ", ")).")
                 """,
             subcommands: subcommands,
             defaultSubcommand: ServeCommand<Function>.self

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChatFunctions
 import Foundation
 import HeraldTesting
 import NIOCore
@@ -52,6 +53,25 @@ import Testing
         #expect(read.count > 20)
         #expect(read.subtracting(documented).isEmpty, "read but not in docs/configuration.md: \(read.subtracting(documented).sorted())")
         #expect(documented.subtracting(read).isEmpty, "in docs/configuration.md but read nowhere: \(documented.subtracting(read).sorted())")
+    }
+
+    /// Each function's declaration (`FunctionCatalog.all`) against its source and the docs: the settings
+    /// it declares are exactly those it reads and are documented; docs/functions.md describes it, with
+    /// its scheduled path.
+    @Test func everyFunctionIsDescribedAsDeclared() throws {
+        let configuration = try Self.text("docs/configuration.md")
+        let functions = try Self.text("docs/functions.md")
+        for function in FunctionCatalog.all {
+            let source = try Self.text("Sources/ChatFunctions/\(String(describing: function.type)).swift")
+            let read = Self.matches(#""(HERALD_[A-Z_]+)""#, in: source).subtracting(["HERALD_MESSAGE"])
+            #expect(read == Set(function.settings), "\(function.name) reads \(read.sorted()), declares \(function.settings)")
+            for setting in function.settings { #expect(configuration.contains("`\(setting)`"), "\(setting) is not in docs/configuration.md") }
+            let row = functions.split(separator: "\n").first { $0.hasPrefix("| `\(function.name)` |") }
+            #expect(row != nil, "docs/functions.md's table has no row for \(function.name)")
+            if let schedule = function.schedule {
+                #expect(row?.contains("POST \(schedule.path)") == true, "\(function.name)'s row names no POST \(schedule.path)")
+            }
+        }
     }
 
     /// The `/herald/` endpoints docs/local-cloud.md lists: each is answered (not "no such endpoint"),
