@@ -1,6 +1,5 @@
 import FirestoreEvents
 import FirestoreModel
-import GRDB
 
 /// `/herald/…`: what the local cloud adds for people and tests — recorded pushes, deliveries and
 /// dead letters, triggers, fault injection, the JWKS of its identity tokens.

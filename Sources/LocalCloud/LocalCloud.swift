@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import FirestoreModel
 import Foundation
-import GRDB
 import HTTPTypes
 import Hummingbird
 import Logging

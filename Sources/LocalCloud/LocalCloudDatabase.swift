@@ -1,11 +1,10 @@
 import FirestoreModel
 import Foundation
-import GRDB
 
 /// The local cloud's state in one SQLite file: documents, pending and dead event deliveries,
 /// recorded FCM messages and dead tokens, so a restart keeps all of it.
 public struct LocalCloudDatabase: Sendable {
-    let pool: DatabasePool
+    let store: SQLiteStore
     /// The file, and whether it goes away on `close()`.
     public let path: String
     let isTemporary: Bool
@@ -20,78 +19,79 @@ public struct LocalCloudDatabase: Sendable {
             path = NSTemporaryDirectory() + "herald-\(UUID().uuidString).sqlite"
             isTemporary = true
         }
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
-        // WAL with NORMAL survives a crash of the process (not of the machine) without a disk sync per commit.
-        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
-        pool = try DatabasePool(path: path, configuration: configuration)
-        try Self.migrator.migrate(pool)
+        // WAL with synchronous NORMAL survives a crash of the process (not of the machine) without a disk
+        // sync per commit.
+        store = try SQLiteStore(path: path)
+        try store.migrate(Self.migrations)
     }
 
     /// Closes the database and removes a temporary one.
     public func close() {
-        try? pool.close()
+        store.close()
         guard isTemporary else { return }
         for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
     }
 
-    static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE documents (
-                        database TEXT NOT NULL,
-                        path TEXT NOT NULL,
-                        collection TEXT NOT NULL,
-                        collection_id TEXT NOT NULL,
-                        fields TEXT NOT NULL,
-                        create_time INTEGER NOT NULL,
-                        update_time INTEGER NOT NULL,
-                        PRIMARY KEY (database, path)
-                    ) WITHOUT ROWID;
-                    CREATE INDEX documents_by_collection ON documents(database, collection);
-                    CREATE INDEX documents_by_collection_id ON documents(database, collection_id);
-                    CREATE TABLE commit_clock (id INTEGER PRIMARY KEY CHECK (id = 1), last_nanos INTEGER NOT NULL);
-                    CREATE TABLE deliveries (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        trigger TEXT NOT NULL,
-                        event_id TEXT NOT NULL,
-                        event_type TEXT NOT NULL,
-                        document TEXT NOT NULL,
-                        headers TEXT NOT NULL,
-                        body BLOB NOT NULL,
-                        state TEXT NOT NULL DEFAULT 'pending',
-                        attempts INTEGER NOT NULL DEFAULT 0,
-                        next_attempt_at REAL NOT NULL,
-                        created_at REAL NOT NULL,
-                        finished_at REAL,
-                        last_error TEXT
-                    );
-                    CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at);
-                    CREATE TABLE fcm_messages (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        project TEXT NOT NULL,
-                        name TEXT NOT NULL,
-                        token TEXT,
-                        topic TEXT,
-                        condition TEXT,
-                        message TEXT NOT NULL,
-                        received_at REAL NOT NULL
-                    );
-                    CREATE INDEX fcm_messages_by_token ON fcm_messages(token);
-                    CREATE TABLE fcm_dead_tokens (token TEXT PRIMARY KEY, since REAL NOT NULL);
-                    """)
-        }
-        return migrator
+    static var migrations: [(identifier: String, apply: (Database) throws -> Void)] {
+        [
+            (
+                "v1",
+                { db in
+                    try db.execute(
+                        sql: """
+                            CREATE TABLE documents (
+                                database TEXT NOT NULL,
+                                path TEXT NOT NULL,
+                                collection TEXT NOT NULL,
+                                collection_id TEXT NOT NULL,
+                                fields TEXT NOT NULL,
+                                create_time INTEGER NOT NULL,
+                                update_time INTEGER NOT NULL,
+                                PRIMARY KEY (database, path)
+                            ) WITHOUT ROWID;
+                            CREATE INDEX documents_by_collection ON documents(database, collection);
+                            CREATE INDEX documents_by_collection_id ON documents(database, collection_id);
+                            CREATE TABLE commit_clock (id INTEGER PRIMARY KEY CHECK (id = 1), last_nanos INTEGER NOT NULL);
+                            CREATE TABLE deliveries (
+                                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                trigger TEXT NOT NULL,
+                                event_id TEXT NOT NULL,
+                                event_type TEXT NOT NULL,
+                                document TEXT NOT NULL,
+                                headers TEXT NOT NULL,
+                                body BLOB NOT NULL,
+                                state TEXT NOT NULL DEFAULT 'pending',
+                                attempts INTEGER NOT NULL DEFAULT 0,
+                                next_attempt_at REAL NOT NULL,
+                                created_at REAL NOT NULL,
+                                finished_at REAL,
+                                last_error TEXT
+                            );
+                            CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at);
+                            CREATE TABLE fcm_messages (
+                                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                project TEXT NOT NULL,
+                                name TEXT NOT NULL,
+                                token TEXT,
+                                topic TEXT,
+                                condition TEXT,
+                                message TEXT NOT NULL,
+                                received_at REAL NOT NULL
+                            );
+                            CREATE INDEX fcm_messages_by_token ON fcm_messages(token);
+                            CREATE TABLE fcm_dead_tokens (token TEXT PRIMARY KEY, since REAL NOT NULL);
+                            """)
+                }
+            )
+        ]
     }
 
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(LocalAPIError) -> T {
-        do { return try await pool.write(body) } catch { throw Self.apiError(error) }
+        do { return try await store.write(body) } catch { throw Self.apiError(error) }
     }
 
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(LocalAPIError) -> T {
-        do { return try await pool.read(body) } catch { throw Self.apiError(error) }
+        do { return try await store.read(body) } catch { throw Self.apiError(error) }
     }
 
     static func apiError(_ error: any Error) -> LocalAPIError {

@@ -16,7 +16,7 @@ import Testing
 
     static let functions = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
     static let forbiddenForFunctions: Set<String> = [
-        "Foundation", "FoundationInternationalization", "LocalCloud", "GRDB", "HeraldCLI", "HeraldTesting",
+        "Foundation", "FoundationInternationalization", "LocalCloud", "SQLiteNIO", "VaporCSQLite", "HeraldCLI", "HeraldTesting",
         "JWTKit", "X509", "Supervision", "Subprocess",
     ]
 
@@ -121,7 +121,8 @@ import Testing
         let targets = try await Self.describe()
         let forbidden: Set<String> = [
             "GoogleClients", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
-            "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "GRDB", "Logging", "Supervision", "Subprocess", "Foundation", "FoundationInternationalization",
+            "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "SQLiteNIO", "VaporCSQLite", "Logging", "Supervision", "Subprocess", "Foundation",
+            "FoundationInternationalization",
         ]
         for domain in ["HeraldCore", "ChatFunctions"] {
             let found = try Self.violations(of: domain, forbidden: forbidden, in: targets)

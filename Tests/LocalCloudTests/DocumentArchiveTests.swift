@@ -65,19 +65,18 @@ import Testing
             return try await google.batchGet(writes.map(\.document)).compactMapValues { $0 }
         }
         #expect(expected.count == 1_203)
-        try await withLocalCloud { local in
-            let status = try await DocumentArchive.importDocuments(from: directory, into: local.cloud.firestore, project: "herald-test", existing: .replace)
-            #expect(status.documents == 1_203 && status.written == 1_203)
-            let names = try expected.keys.map { try DocumentName(project: "herald-test", segments: $0.segments) }
-            let imported = try await local.cloud.firestore.get(names)
-            #expect(imported.count == expected.count)
-            for (name, document) in expected {
-                let found = imported[try DocumentName(project: "herald-test", segments: name.segments)]
-                var fields = document.fields
-                if name.path == "users/alice" { fields["ref"] = .reference("projects/herald-test/databases/(default)/documents/users/bob") }
-                #expect(found?.fields == fields, "\(name.path)")
-            }
+        // Into herald dev, as a user would import it.
+        let dev = try await RunningDev.start(["--no-functions", "--import", directory])
+        defer { dev.kill() }
+        #expect(dev.output.contains("1203 documents written"), "\(dev.output.suffix(1000))")
+        let imported = try await dev.app.batchGet(try expected.keys.map { try DocumentName(project: "e2e", segments: $0.segments) }).compactMapValues { $0 }
+        #expect(imported.count == expected.count)
+        for (name, document) in expected {
+            var fields = document.fields
+            if name.path == "users/alice" { fields["ref"] = .reference("projects/e2e/databases/(default)/documents/users/bob") }
+            #expect(imported[try DocumentName(project: "e2e", segments: name.segments)]?.fields == fields, "\(name.path)")
         }
+        #expect(try await dev.stop() == 0)
     }
 
     @Test func anExportRoundTripsThroughHeraldDevWithoutFiringTriggers() async throws {

@@ -1,6 +1,5 @@
 import FirestoreModel
 import Foundation
-import GRDB
 import Synchronization
 
 /// FCM HTTP v1's `messages:send`, locally: validates each request as FCM does, answers as FCM

@@ -1,6 +1,5 @@
 import FirestoreModel
 import Foundation
-import GRDB
 
 /// The local cloud's documents in and out, as Herald's export format: a directory holding
 /// `documents.jsonl`, one Firestore REST `Document` per line (`name`, `fields` typed as the REST API

@@ -1,6 +1,5 @@
 import FirestoreModel
 import Foundation
-import GRDB
 import Synchronization
 
 /// Firestore's document semantics over SQLite: reads, atomic commits with preconditions and

@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import FirestoreModel
 import Foundation
-import GRDB
 import Logging
 import NIOCore
 import ServiceLifecycle

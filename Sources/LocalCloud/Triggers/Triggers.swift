@@ -1,7 +1,6 @@
 import FirestoreEvents
 import FirestoreModel
 import Foundation
-import GRDB
 import Synchronization
 
 /// One Eventarc-style trigger: Firestore events of one kind on documents matching a pattern,

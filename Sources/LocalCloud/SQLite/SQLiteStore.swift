@@ -1,0 +1,75 @@
+import Dispatch
+import Synchronization
+
+/// A database file in WAL mode: one writer connection (each write a transaction that takes the write
+/// lock at once) and up to four reader connections, each read a transaction over one snapshot. Work
+/// runs on dispatch threads, never on Swift's cooperative pool, which SQLite's waits would stall.
+final class SQLiteStore: Sendable {
+    let path: String
+    private let writer: Database
+    private let writerQueue = DispatchQueue(label: "herald.sqlite.writer")
+    private let idleReaders = Mutex<[Database]>([])
+    private let closed = Atomic<Bool>(false)
+    static let maximumIdleReaders = 4
+
+    init(path: String) throws {
+        self.path = path
+        writer = try Database(path: path, create: true)
+        try writer.execute(sql: "PRAGMA journal_mode = WAL")
+    }
+
+    static let closedError = DatabaseError(code: 21, message: "the database is closed")
+
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            writerQueue.async { [self] in
+                continuation.resume(
+                    with: Result {
+                        guard !closed.load(ordering: .relaxed) else { throw Self.closedError }
+                        return try writer.inTransaction(immediate: true, body)
+                    })
+            }
+        }
+    }
+
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { [self] in
+                continuation.resume(
+                    with: Result {
+                        guard !closed.load(ordering: .relaxed) else { throw Self.closedError }
+                        let reader = try idleReaders.withLock { $0.popLast() } ?? Database(path: path, create: false)
+                        defer { idleReaders.withLock { if $0.count < Self.maximumIdleReaders { $0.append(reader) } } }
+                        return try reader.inTransaction(immediate: false, body)
+                    })
+            }
+        }
+    }
+
+    /// Runs each migration not applied yet, in order, each in its own transaction (before the store is
+    /// used). Applied migrations are kept in `grdb_migrations`, the table GRDB kept them in, so a
+    /// database GRDB created opens as it was.
+    func migrate(_ migrations: [(identifier: String, apply: (Database) throws -> Void)]) throws {
+        try writerQueue.sync {
+            try writer.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            for (identifier, apply) in migrations {
+                try writer.inTransaction(immediate: true) { db in
+                    guard try String.fetchOne(db, sql: "SELECT identifier FROM grdb_migrations WHERE identifier = ?", arguments: [identifier]) == nil
+                    else { return }
+                    try apply(db)
+                    try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)", arguments: [identifier])
+                }
+            }
+        }
+    }
+
+    /// Closes the connections once what is running is done; later reads and writes fail.
+    func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        writerQueue.sync { writer.close() }
+        for reader in idleReaders.withLock({ readers in
+            defer { readers = [] }
+            return readers
+        }) { reader.close() }
+    }
+}
