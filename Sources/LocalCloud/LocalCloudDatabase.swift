@@ -96,7 +96,7 @@ public struct LocalCloudDatabase: Sendable {
 
     static func apiError(_ error: any Error) -> LocalAPIError {
         if let api = error as? LocalAPIError { return api }
-        if let db = error as? DatabaseError, db.resultCode == .SQLITE_BUSY || db.resultCode == .SQLITE_LOCKED {
+        if let db = error as? DatabaseError, db.resultCode == .busy || db.resultCode == .locked {
             return .unavailable("the local database is busy; retry")
         }
         return .internalError("local database: \(error)")

@@ -140,8 +140,8 @@ final class Database: @unchecked Sendable {
 struct DatabaseError: Error, CustomStringConvertible {
     struct ResultCode: Equatable {
         let primary: Int32
-        static let SQLITE_BUSY = ResultCode(primary: VaporCSQLite.SQLITE_BUSY)
-        static let SQLITE_LOCKED = ResultCode(primary: VaporCSQLite.SQLITE_LOCKED)
+        static let busy = ResultCode(primary: VaporCSQLite.SQLITE_BUSY)
+        static let locked = ResultCode(primary: VaporCSQLite.SQLITE_LOCKED)
     }
 
     let code: Int32
