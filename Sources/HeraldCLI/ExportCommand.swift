@@ -21,29 +21,17 @@ struct Export: AsyncParsableCommand {
         } catch {
             throw ValidationError("cannot reach \(url): is `herald dev` running? (\(error))")
         }
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let target = (directory as NSString).appendingPathComponent(DocumentArchive.documentsFile)
-        let partial = target + ".partial"
-        guard FileManager.default.createFile(atPath: partial, contents: nil), let file = FileHandle(forWritingAtPath: partial) else {
-            throw ValidationError("cannot write \(partial)")
-        }
-        var lines = 0
-        do {
+        let lines = try await DocumentArchive.writeExport(to: directory, project: project) { write in
             let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/herald/export"), timeout: .hours(1))
             guard response.status == .ok else { throw ValidationError("\(url)/herald/export answered \(response.status)") }
+            var lines = 0
             for try await chunk in response.body {
                 lines += chunk.readableBytesView.lazy.filter { $0 == UInt8(ascii: "\n") }.count
-                try file.write(contentsOf: chunk.readableBytesView)
+                try write(Array(chunk.readableBytesView))
             }
-            try file.close()
-        } catch {
-            try? file.close()
-            try? FileManager.default.removeItem(atPath: partial)
-            throw error
+            return lines
         }
-        _ = try? FileManager.default.removeItem(atPath: target)
-        try FileManager.default.moveItem(atPath: partial, toPath: target)
-        try DocumentArchive.writeMetadata(in: directory, project: project, documents: lines)
+        let target = (directory as NSString).appendingPathComponent(DocumentArchive.documentsFile)
         print("exported \(lines) documents to \(target)")
     }
 }

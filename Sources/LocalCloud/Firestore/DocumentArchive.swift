@@ -122,10 +122,30 @@ extension LocalFirestore {
 }
 
 extension DocumentArchive {
-    /// Writes `directory/documents.jsonl` and `directory/metadata.json` from the local cloud's documents;
-    /// each file appears whole (written beside, then renamed). Returns how many documents.
+    /// Writes `directory/documents.jsonl` and `directory/metadata.json` from the local cloud's documents.
+    /// Returns how many documents.
     @discardableResult
     public static func export(_ firestore: LocalFirestore, to directory: String, project: String) async throws -> Int {
+        try await writeExport(to: directory, project: project) { write in
+            var count = 0
+            var cursor: LocalFirestore.ExportCursor?
+            repeat {
+                let page = try await firestore.exportPage(after: cursor)
+                for line in page.lines { try write(Array((line + "\n").utf8)) }
+                count += page.lines.count
+                cursor = page.next
+            } while cursor != nil
+            return count
+        }
+    }
+
+    /// Writes `directory/documents.jsonl` from the bytes `produce` hands its writer (the file appears
+    /// whole: written beside, then renamed; nothing is left of a failed one), then `metadata.json` with
+    /// the count `produce` returns.
+    @discardableResult
+    public static func writeExport(
+        to directory: String, project: String, _ produce: (_ write: ([UInt8]) throws -> Void) async throws -> Int
+    ) async throws -> Int {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let target = (directory as NSString).appendingPathComponent(documentsFile)
         let partial = target + ".partial"
@@ -133,15 +153,9 @@ extension DocumentArchive {
             throw ArchiveError("cannot write \(partial)")
         }
         let writer = BufferedWriter(file)
-        var count = 0
+        let count: Int
         do {
-            var cursor: LocalFirestore.ExportCursor?
-            repeat {
-                let page = try await firestore.exportPage(after: cursor)
-                for line in page.lines { try writer.write(line + "\n") }
-                count += page.lines.count
-                cursor = page.next
-            } while cursor != nil
+            count = try await produce { try writer.write($0) }
             try writer.flush()
             try file.close()
         } catch {
@@ -292,8 +306,8 @@ final class BufferedWriter: @unchecked Sendable {
 
     init(_ file: FileHandle) { self.file = file }
 
-    func write(_ text: String) throws {
-        pending.append(contentsOf: text.utf8)
+    func write(_ bytes: [UInt8]) throws {
+        pending.append(contentsOf: bytes)
         if pending.count >= 1 << 20 { try flush() }
     }
 
