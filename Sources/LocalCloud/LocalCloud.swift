@@ -196,23 +196,21 @@ struct LocalCloudHandler: Sendable {
         return fault == .resetAfterApplying ? Self.reset : Self.response(result)
     }
 
-    /// `GET /herald/export`: every document as a line of Herald's export format, streamed a page at a time.
+    /// `GET /herald/export`: every document as a line of Herald's export format, streamed a page at a time
+    /// from one snapshot.
     func exportResponse() -> Response {
         let firestore = cloud.firestore
         return Response(
             status: .ok, headers: [.contentType: "application/x-ndjson"],
             body: ResponseBody { writer in
-                var cursor: LocalFirestore.ExportCursor?
-                repeat {
-                    let page = try await firestore.exportPage(after: cursor)
+                _ = try await firestore.exportLines { lines in
                     var buffer = ByteBuffer()
-                    for line in page.lines {
+                    for line in lines {
                         buffer.writeString(line)
                         buffer.writeString("\n")
                     }
                     try await writer.write(buffer)
-                    cursor = page.next
-                } while cursor != nil
+                }
                 try await writer.finish(nil)
             })
     }

@@ -90,6 +90,10 @@ public struct LocalCloudDatabase: Sendable {
         do { return try await store.write(body) } catch { throw Self.apiError(error) }
     }
 
+    func snapshot() async throws(LocalAPIError) -> SQLiteStore.Snapshot {
+        do { return try await store.snapshot() } catch { throw Self.apiError(error) }
+    }
+
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(LocalAPIError) -> T {
         do { return try await store.read(body) } catch { throw Self.apiError(error) }
     }

@@ -169,6 +169,29 @@ import Testing
         }
     }
 
+    /// An export of a running instance is one snapshot: documents written while it runs, before or
+    /// after the page being read, are in none of its pages.
+    @Test func anExportIsOneSnapshot() async throws {
+        try await withLocalCloud { local in
+            let firestore = local.cloud.firestore
+            let documents = try (0..<2_500).map { index in
+                FirestoreDocument(name: try DocumentName(project: "herald-test", path: "items/m-\(index)"), fields: ["n": .integer(Int64(index))])
+            }
+            _ = try await firestore.importDocuments(documents, existing: .replace)
+            var pages = 0
+            let count = try await firestore.exportLines { lines in
+                pages += 1
+                guard pages == 1 else { return }
+                for path in ["items/a-before", "items/z-after"] {
+                    let write = Write(.update(try DocumentName(project: "herald-test", path: path), fields: [:], mask: nil))
+                    _ = try await firestore.commit([write], databaseName: "projects/herald-test/databases/(default)")
+                }
+            }
+            #expect(pages == 3 && count == 2_500)
+            #expect(try await firestore.get([try DocumentName(project: "herald-test", path: "items/z-after")]).count == 1)
+        }
+    }
+
     /// Hostile bytes where an emulator export's records should be: an error that says so, never a crash or a hang.
     @Test func damagedEmulatorRecordsAreErrors() throws {
         let cases: [[UInt8]] = [

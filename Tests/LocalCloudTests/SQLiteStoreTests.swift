@@ -67,6 +67,19 @@ import Testing
         await #expect(throws: DatabaseError.self) { try await store.read { db in try Row.fetchAll(db, sql: "SELEC nothing") } }
     }
 
+    @Test func aSnapshotSeesTheDatabaseAsItWasWhenItBegan() async throws {
+        let path = Self.temporaryPath()
+        defer { Self.remove(path) }
+        let store = try SQLiteStore(path: path)
+        defer { store.close() }
+        try await store.write { db in try db.execute(sql: "CREATE TABLE t (n INTEGER); INSERT INTO t VALUES (1)") }
+        let snapshot = try await store.snapshot()
+        try await store.write { db in try db.execute(sql: "INSERT INTO t VALUES (2)") }
+        #expect(try await snapshot.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") } == 1)
+        #expect(try await store.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM t") } == 2)
+        snapshot.end()
+    }
+
     @Test func aClosedStoreRefusesWorkAndCreatesNoFile() async throws {
         let path = Self.temporaryPath()
         let store = try SQLiteStore(path: path)

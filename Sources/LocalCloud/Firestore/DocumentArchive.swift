@@ -59,29 +59,31 @@ public enum DocumentArchive {
 }
 
 extension LocalFirestore {
-    /// Where an export has got to: the last document of the page before.
-    public struct ExportCursor: Sendable {
-        let database: String
-        let path: String
-    }
-
-    /// The next page of export lines (documents in name order) after `cursor`, and the cursor for the
-    /// page after it (nil at the end). A page at a time, so an export of any size holds one page.
-    public func exportPage(after cursor: ExportCursor?) async throws -> (lines: [String], next: ExportCursor?) {
+    /// Every stored document as export lines, in name order, a page (1,000) at a time, all read from one
+    /// snapshot: what is written while the export runs is in none of its pages. Returns the count.
+    public func exportLines(_ body: ([String]) async throws -> Void) async throws -> Int {
+        let snapshot = try await database.snapshot()
+        defer { snapshot.end() }
         let pageSize = 1000
-        let rows: [(line: String, database: String, path: String)] = try await database.read { db in
-            let rows =
-                if let cursor {
-                    try Row.fetchAll(
-                        db, sql: "SELECT * FROM documents WHERE (database, path) > (?, ?) ORDER BY database, path LIMIT \(pageSize)",
-                        arguments: [cursor.database, cursor.path])
-                } else {
-                    try Row.fetchAll(db, sql: "SELECT * FROM documents ORDER BY database, path LIMIT \(pageSize)")
-                }
-            return rows.map { (DocumentArchive.line($0), $0["database"], $0["path"]) }
+        var after: (database: String, path: String)?
+        var count = 0
+        while true {
+            let rows: [(line: String, database: String, path: String)] = try await snapshot.read { [after] db in
+                let rows =
+                    if let after {
+                        try Row.fetchAll(
+                            db, sql: "SELECT * FROM documents WHERE (database, path) > (?, ?) ORDER BY database, path LIMIT \(pageSize)",
+                            arguments: [after.database, after.path])
+                    } else {
+                        try Row.fetchAll(db, sql: "SELECT * FROM documents ORDER BY database, path LIMIT \(pageSize)")
+                    }
+                return rows.map { (DocumentArchive.line($0), $0["database"], $0["path"]) }
+            }
+            if !rows.isEmpty { try await body(rows.map(\.line)) }
+            count += rows.count
+            guard rows.count == pageSize, let last = rows.last else { return count }
+            after = (last.database, last.path)
         }
-        let next = rows.count == pageSize ? rows.last.map { ExportCursor(database: $0.database, path: $0.path) } : nil
-        return (rows.map(\.line), next)
     }
 
     /// Stores documents as they are (times included; missing ones are now) in one SQLite transaction,
@@ -127,15 +129,9 @@ extension DocumentArchive {
     @discardableResult
     public static func export(_ firestore: LocalFirestore, to directory: String, project: String) async throws -> Int {
         try await writeExport(to: directory, project: project) { write in
-            var count = 0
-            var cursor: LocalFirestore.ExportCursor?
-            repeat {
-                let page = try await firestore.exportPage(after: cursor)
-                for line in page.lines { try write(Array((line + "\n").utf8)) }
-                count += page.lines.count
-                cursor = page.next
-            } while cursor != nil
-            return count
+            try await firestore.exportLines { lines in
+                for line in lines { try write(Array((line + "\n").utf8)) }
+            }
         }
     }
 

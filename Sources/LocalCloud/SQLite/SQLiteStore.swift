@@ -46,6 +46,44 @@ final class SQLiteStore: Sendable {
         }
     }
 
+    /// A read transaction kept open across many reads (an export of a running instance): every read
+    /// sees the database as it was when the snapshot began, whatever is written meanwhile.
+    final class Snapshot: Sendable {
+        private let connection: Database
+        private let queue = DispatchQueue(label: "herald.sqlite.snapshot")
+
+        fileprivate init(_ connection: Database) { self.connection = connection }
+
+        func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async { [connection] in continuation.resume(with: Result { try body(connection) }) }
+            }
+        }
+
+        func end() {
+            queue.sync {
+                try? connection.execute(sql: "COMMIT")
+                connection.close()
+            }
+        }
+    }
+
+    func snapshot() async throws -> Snapshot {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { [self] in
+                continuation.resume(
+                    with: Result {
+                        guard !closed.load(ordering: .relaxed) else { throw Self.closedError }
+                        let connection = try Database(path: path, create: false)
+                        try connection.execute(sql: "BEGIN")
+                        // A WAL read transaction takes its snapshot at its first read.
+                        _ = try Int.fetchOne(connection, sql: "SELECT COUNT(*) FROM sqlite_master")
+                        return Snapshot(connection)
+                    })
+            }
+        }
+    }
+
     /// Runs each migration not applied yet, in order, each in its own transaction (before the store is
     /// used). Applied migrations are kept in `grdb_migrations`, the table GRDB kept them in, so a
     /// database GRDB created opens as it was.
