@@ -88,6 +88,10 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            // The browser console: compiled in, so `herald dev` needs no files beside it.
+            resources: [
+                .embedInCode("Console/Files/index.html"), .embedInCode("Console/Files/console.js"), .embedInCode("Console/Files/console.css"),
+            ],
             swiftSettings: strict
         ),
         // Child processes for the dev tool and the tests (`herald dev`'s functions, servers under test), through swift-subprocess.

@@ -118,6 +118,7 @@ struct GoogleHTTP: Sendable {
             request.method = method
             request.headers.add(name: "authorization", value: "Bearer \(token)")
             request.headers.add(name: "user-agent", value: userAgent)
+            if let traceparent = OutboundTrace.traceparent { request.headers.add(name: "traceparent", value: traceparent) }
             if let body {
                 request.headers.add(name: "content-type", value: "application/json")
                 request.body = .bytes(body)

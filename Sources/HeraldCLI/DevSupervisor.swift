@@ -70,6 +70,7 @@ final class DevSupervisor: Service, Sendable {
     func run() async throws {
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { return }
+        cloud.consoleDomain = DemoConsole(world: DemoWorld(schema: try Schema.named(settings.schema), project: settings.project), supervisor: self)
         let base = "http://127.0.0.1:\(port)"
         var processes: [FunctionProcess] = []
         do {
@@ -183,18 +184,25 @@ final class DevSupervisor: Service, Sendable {
     }
 
     func markRead() async throws {
-        let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         for text in settings.reads {
             guard let (reader, conversation) = DemoWorld.parseRead(text) else { continue }
-            let (parent, query) = try world.messagesQuery(in: conversation)
-            let messages =
-                if let external { try await external.runQuery(query, parent: parent) } else {
-                    try await cloud.firestore.runQuery(
-                        query, parent: parent.map { $0.path } ?? "", database: "projects/\(settings.project)/databases/(default)")
-                }
-            for write in world.reads(by: reader, of: messages) { _ = try await commit(write) }
-            console.print("read    \(reader) opened \(conversation): \(world.reads(by: reader, of: messages).count) message(s) marked read")
+            let count = try await open(conversation, by: reader)
+            console.print("read    \(reader) opened \(conversation): \(count) message(s) marked read")
         }
+    }
+
+    /// What the app writes when `reader` opens `conversation`: each message it did not send, read. Returns how many.
+    func open(_ conversation: String, by reader: String) async throws -> Int {
+        let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
+        let (parent, query) = try world.messagesQuery(in: conversation)
+        let messages =
+            if let external { try await external.runQuery(query, parent: parent) } else {
+                try await cloud.firestore.runQuery(
+                    query, parent: parent.map { $0.path } ?? "", database: "projects/\(settings.project)/databases/(default)")
+            }
+        let reads = world.reads(by: reader, of: messages)
+        for write in reads { _ = try await commit(write) }
+        return reads.count
     }
 
     /// Commits one write to wherever the documents live; false if its `exists: false` precondition failed.
@@ -227,6 +235,7 @@ final class DevSupervisor: Service, Sendable {
             "Herald local cloud on \(base)  (project \(settings.project), schema \(settings.schema), \(settings.dataDescription))",
             "  settings         \(settings.origins)",
             "  Firestore REST   \(firestore)",
+            "  console          \(base)/   (open it in a browser)",
             "  FCM pushes       \(base)/herald/fcm/messages",
             "  deliveries       \(base)/herald/deliveries   (dead letters: ?state=dead)",
         ]

@@ -74,14 +74,14 @@ public struct FunctionServer: Sendable {
         router.post("/") { request, _ in
             if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
             if server.events != nil { return Self.response(await server.handleEvent(request)) }
-            return Self.response(await server.sweep())
+            return Self.response(await server.tracedSweep(request))
         }
         router.post("/sweep") { request, _ in
             if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
             guard server.sweeper != nil else {
                 return Self.response(failure(404, "NOT_FOUND", "\(server.name) does not run on a schedule"))
             }
-            return Self.response(await server.sweep())
+            return Self.response(await server.tracedSweep(request))
         }
         return Application(
             router: router,
@@ -110,6 +110,11 @@ public struct FunctionServer: Sendable {
         }
     }
 
+    func tracedSweep(_ request: Request) async -> EventResponse {
+        let incoming = request.headers.first { $0.name.canonicalName == "traceparent" }?.value
+        return await OutboundTrace.$traceparent.withValue(OutboundTrace.child(of: incoming)) { await sweep() }
+    }
+
     func handleEvent(_ request: Request) async -> EventResponse {
         guard let events else { return failure(404, "NOT_FOUND", "\(name) takes no events") }
         var request = request
@@ -125,11 +130,19 @@ public struct FunctionServer: Sendable {
         for field in request.headers where headers[field.name.canonicalName] == nil {
             headers[field.name.canonicalName] = field.value
         }
-        guard let metrics else { return await events.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger) }
+        let event = EventRequest(headers: headers, body: Array(buffer: body))
+        // The calls made for this event carry its trace, so they can be told apart from other events'.
+        return await OutboundTrace.$traceparent.withValue(OutboundTrace.child(of: headers["traceparent"])) {
+            guard let metrics else { return await events.process(event, logger: logger) }
+            return await measured(event, events: events, metrics: metrics)
+        }
+    }
+
+    func measured(_ event: EventRequest, events: any EventHandling, metrics: RuntimeMetrics) async -> EventResponse {
         let started = ContinuousClock.now
         metrics.eventsInFlight(1)
         defer { metrics.eventsInFlight(-1) }
-        let response = await events.process(EventRequest(headers: headers, body: Array(buffer: body)), logger: logger)
+        let response = await events.process(event, logger: logger)
         metrics.event(
             encoding: response.report?.event.envelope.encoding.rawValue ?? "unknown", outcome: Self.outcome(of: response),
             duration: .now - started)

@@ -82,7 +82,17 @@ public final class APIFaults: Sendable {
         var plan = APIFaultPlan()
         var injected: [String: Int] = [:]
         var requests: [String: Int] = [:]
+        /// Per trace (one event's calls): requests by API, and the faults injected into them.
+        var traces: [String: TraceRequests] = [:]
     }
+
+    public struct TraceRequests: Sendable, Hashable {
+        public var requests: [String: Int] = [:]
+        public var injected: [String] = []
+    }
+
+    /// How many traces are remembered; past it the oldest are forgotten all at once (memory stays bounded).
+    static let rememberedTraces = 5000
     let state = Mutex(State())
 
     public var plan: APIFaultPlan {
@@ -96,15 +106,25 @@ public final class APIFaults: Sendable {
     /// Requests so far, by API (benchmarks count Firestore requests per event with it).
     public var requests: [String: Int] { state.withLock { $0.requests } }
 
-    /// Counts the request, and gives the fault for it, if one is due.
-    func draw(for api: APIFaultPlan.API, userAgent: String?) -> APIFaultPlan.Kind? {
+    /// Requests and injected faults of the calls made under each of `traces`.
+    public func requests(traces: [String]) -> [String: TraceRequests] {
+        state.withLock { state in traces.reduce(into: [:]) { result, trace in result[trace] = state.traces[trace] } }
+    }
+
+    /// Counts the request (under its trace too, if it has one), and gives the fault for it, if one is due.
+    func draw(for api: APIFaultPlan.API, userAgent: String?, trace: String? = nil) -> APIFaultPlan.Kind? {
         state.withLock { state in
             state.requests[api.rawValue, default: 0] += 1
+            if let trace {
+                if state.traces[trace] == nil, state.traces.count >= Self.rememberedTraces { state.traces.removeAll(keepingCapacity: true) }
+                state.traces[trace, default: TraceRequests()].requests[api.rawValue, default: 0] += 1
+            }
             let plan = state.plan
             guard plan.rate > 0, let kinds = plan.kinds[api], !kinds.isEmpty else { return nil }
             if let spared = plan.sparedUserAgent, userAgent?.hasPrefix(spared) == true { return nil }
             guard Double.random(in: 0..<1) < plan.rate, let kind = kinds.randomElement() else { return nil }
             state.injected["\(api.rawValue).\(kind.rawValue)", default: 0] += 1
+            if let trace { state.traces[trace]?.injected.append("\(api.rawValue): \(kind.rawValue)") }
             return kind
         }
     }

@@ -58,6 +58,12 @@ struct AdminAPI: Sendable {
             return LocalResponse(json: ["idle": true])
         case ("GET", "deliveries"):
             return LocalResponse(json: ["deliveries": .array(try await cloud.deliveries(state: request.query["state"]?.first))])
+        case ("POST", let path) where path.hasPrefix("deliveries/") && path.hasSuffix(":replay"):
+            guard let id = Int64(path.dropFirst("deliveries/".count).dropLast(":replay".count)) else {
+                throw .invalidArgument("replay takes a delivery id: POST /herald/deliveries/ID:replay")
+            }
+            try await cloud.replay(deliveryID: id)
+            return LocalResponse(json: ["replayed": .integer(id)])
         case ("GET", "triggers"):
             return LocalResponse(json: ["triggers": .array(cloud.triggers.all.map(Self.json))])
         case ("PUT", "triggers"), ("POST", "triggers"):

@@ -6,6 +6,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 
 public struct LocalCloudOptions: Sendable {
     public var host = "127.0.0.1"
@@ -43,6 +44,10 @@ public final class LocalCloud: Sendable {
     public let delivery: EventDelivery
     public let scheduler: Scheduler
     public let faults = APIFaults()
+    /// Counts changes the console shows (writes, deliveries, pushes, job runs, settings), so an open
+    /// console learns of them without asking.
+    public let activity: ActivityCounter
+    let domain = Mutex<(any ConsoleDomain)?>(nil)
     let logger: Logger
     let stateDirectory: String
 
@@ -54,6 +59,8 @@ public final class LocalCloud: Sendable {
     ) async throws {
         self.options = options
         self.logger = logger
+        let activity = ActivityCounter()
+        self.activity = activity
         database = try LocalCloudDatabase(directory: options.dataDirectory)
         stateDirectory = options.dataDirectory ?? (NSTemporaryDirectory() + "herald-\(UUID().uuidString)")
         triggers = TriggerRegistry(options.triggers)
@@ -62,11 +69,38 @@ public final class LocalCloud: Sendable {
             newKeyPEM: options.identityKeyPEM)
         delivery = EventDelivery(
             database: database, registry: triggers, httpClient: httpClient, options: options.delivery,
-            identity: identity, logger: logger, onReport: onDelivery)
+            identity: identity, logger: logger,
+            onReport: { report in
+                activity.bump()
+                onDelivery(report)
+            })
         let delivery = self.delivery
-        firestore = LocalFirestore(database: database, outbox: EventOutbox(registry: triggers, wake: { delivery.wake() }))
-        fcm = FCMSink(database: database, onRecord: onPush)
-        scheduler = Scheduler(identity: identity, httpClient: httpClient, jobs: options.jobs, onRun: onJob)
+        firestore = LocalFirestore(
+            database: database,
+            outbox: EventOutbox(
+                registry: triggers,
+                wake: {
+                    activity.bump()
+                    delivery.wake()
+                }))
+        fcm = FCMSink(
+            database: database,
+            onRecord: { push in
+                activity.bump()
+                onPush(push)
+            })
+        scheduler = Scheduler(
+            identity: identity, httpClient: httpClient, jobs: options.jobs,
+            onRun: { run in
+                activity.bump()
+                onJob(run)
+            })
+    }
+
+    /// What the console offers beyond the local cloud's own views (an app's composer, names of devices).
+    public var consoleDomain: (any ConsoleDomain)? {
+        get { domain.withLock { $0 } }
+        set { domain.withLock { $0 = newValue } }
     }
 
     /// The background work to run beside `application`: trigger delivery and the scheduler.
@@ -105,6 +139,21 @@ public final class LocalCloud: Sendable {
                 ] as JSONValue
             }
         }
+    }
+
+    /// Sends a dead-lettered event again, from its first attempt (the console's "replay").
+    public func replay(deliveryID: Int64) async throws(LocalAPIError) {
+        let replayed = try await database.write { db in
+            try db.execute(
+                sql: """
+                    UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = ?, finished_at = NULL
+                    WHERE id = ? AND state = 'dead'
+                    """,
+                arguments: [Date().timeIntervalSince1970, deliveryID])
+            return db.changes > 0
+        }
+        guard replayed else { throw .failedPrecondition("Delivery \(deliveryID) is not a dead letter: only dead letters are replayed.") }
+        delivery.wake()
     }
 
     /// Queues the events of changes made elsewhere (an external Firestore that `herald dev` watches).
@@ -174,7 +223,12 @@ struct LocalCloudHandler: Sendable {
         let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
         if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Self.response(LocalResponse(refusal)) }
         if local.method == "GET", local.segments == ["herald", "export"] { return exportResponse() }
-        let fault = Self.api(of: local).flatMap { cloud.faults.draw(for: $0, userAgent: headers["user-agent"]) }
+        if local.method == "GET", local.segments == ["herald", "console", "stream"] { return ConsoleFiles.changeStream(cloud.activity) }
+        if !["GET", "HEAD"].contains(local.method) { cloud.activity.bump() }
+        defer { if !["GET", "HEAD"].contains(local.method) { cloud.activity.bump() } }
+        let fault = Self.api(of: local).flatMap {
+            cloud.faults.draw(for: $0, userAgent: headers["user-agent"], trace: TraceParent.traceID(headers["traceparent"]))
+        }
         switch fault {
         case .unavailable?:
             return Self.response(LocalResponse(LocalAPIError(code: 503, status: "UNAVAILABLE", message: "injected fault: unavailable", retryAfterSeconds: 1)))
@@ -255,7 +309,8 @@ struct LocalCloudHandler: Sendable {
         case "v1" where s.count == 4 && s[1] == "projects" && s[3] == "messages:send":
             try cloud.identity.authorize(request.headers["authorization"])
             guard request.method == "POST" else { throw .notFound("messages:send takes POST") }
-            return LocalResponse(json: try await cloud.fcm.send(project: s[2], body: try request.json()))
+            return LocalResponse(
+                json: try await cloud.fcm.send(project: s[2], body: try request.json(), trace: TraceParent.traceID(request.headers["traceparent"])))
         case "v1":
             try cloud.identity.authorize(request.headers["authorization"])
             return try await firestore.handle(request)
@@ -268,8 +323,15 @@ struct LocalCloudHandler: Sendable {
             var response = try await metadata(request)
             response.headers["Metadata-Flavor"] = "Google"
             return response
+        case "herald" where s.count > 1 && s[1] == "console":
+            return try await ConsoleAPI(cloud: cloud).handle(request, path: s.dropFirst(2).joined(separator: "/"))
         case "herald":
             return try await AdminAPI(cloud: cloud).handle(request)
+        case "console" where request.method == "GET":
+            return try ConsoleFiles.file(s.dropFirst().joined(separator: "/"))
+        case nil where request.method == "GET" && request.headers["metadata-flavor"] == nil && request.headers["accept"]?.contains("text/html") == true:
+            // A browser: the console. (Google's auth libraries probe `GET /` for a metadata server, with its header.)
+            return try ConsoleFiles.file("index.html")
         case nil:
             // Google's auth libraries find a metadata server by this header on `GET /` (google-auth's `ping`).
             var response = LocalResponse(json: ["service": "herald local cloud", "project": .string(cloud.options.project)])

@@ -82,7 +82,34 @@ public struct LocalCloudDatabase: Sendable {
                             CREATE TABLE fcm_dead_tokens (token TEXT PRIMARY KEY, since REAL NOT NULL);
                             """)
                 }
-            )
+            ),
+            (
+                // What the console shows of each event's path: the trace each delivery carries, the trace
+                // of the write that caused it, the function's answer, and the writes and pushes made under
+                // each trace (the functions send the event's `traceparent` on their calls).
+                "v2-event-paths",
+                { db in
+                    try db.execute(
+                        sql: """
+                            ALTER TABLE deliveries ADD COLUMN trace_id TEXT;
+                            ALTER TABLE deliveries ADD COLUMN source_trace TEXT;
+                            ALTER TABLE deliveries ADD COLUMN response TEXT;
+                            ALTER TABLE deliveries ADD COLUMN latency_ms REAL;
+                            CREATE INDEX deliveries_by_trace ON deliveries(trace_id);
+                            CREATE INDEX deliveries_by_source ON deliveries(source_trace);
+                            ALTER TABLE fcm_messages ADD COLUMN trace_id TEXT;
+                            CREATE INDEX fcm_messages_by_trace ON fcm_messages(trace_id);
+                            CREATE TABLE trace_writes (
+                                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                trace_id TEXT NOT NULL,
+                                document TEXT NOT NULL,
+                                kind TEXT NOT NULL,
+                                at REAL NOT NULL
+                            );
+                            CREATE INDEX trace_writes_by_trace ON trace_writes(trace_id);
+                            """)
+                }
+            ),
         ]
     }
 

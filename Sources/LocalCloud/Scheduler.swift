@@ -77,11 +77,15 @@ public struct JobRunReport: Sendable {
     public var job: String
     public var status: Int?
     public var error: String?
+    public var at = Date()
+    /// The trace the run carried, which the function's writes and pushes come back with.
+    public var traceID: String? = nil
 }
 
 /// Calls each job's URL when its schedule says, as Cloud Scheduler does (one attempt per run).
 public final class Scheduler: Service, Sendable {
     let jobs = Mutex<[String: (job: ScheduledJob, next: Date)]>([:])
+    let lastRuns = Mutex<[String: JobRunReport]>([:])
     let identity: LocalIdentity
     let httpClient: HTTPClient
     let onRun: @Sendable (JobRunReport) -> Void
@@ -98,6 +102,12 @@ public final class Scheduler: Service, Sendable {
     }
 
     public var all: [ScheduledJob] { jobs.withLock { $0.values.map(\.job).sorted { $0.name < $1.name } } }
+
+    /// When each job runs next by its schedule.
+    public var nextRuns: [String: Date] { jobs.withLock { $0.mapValues(\.next) } }
+
+    /// Each job's latest run, by this process.
+    public var latestRuns: [String: JobRunReport] { lastRuns.withLock { $0 } }
 
     public func run() async throws {
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
@@ -117,6 +127,14 @@ public final class Scheduler: Service, Sendable {
 
     /// Runs a job once, now, whatever its schedule.
     public func runNow(_ job: ScheduledJob) async -> JobRunReport {
+        let traceID = TraceParent.newTraceID()
+        var report = await call(job, traceID: traceID)
+        report.traceID = traceID
+        lastRuns.withLock { [report] in $0[job.name] = report }
+        return report
+    }
+
+    func call(_ job: ScheduledJob, traceID: String) async -> JobRunReport {
         do {
             var request = HTTPClientRequest(url: job.url)
             request.method = .POST
@@ -125,6 +143,7 @@ public final class Scheduler: Service, Sendable {
             request.headers.add(name: "x-cloudscheduler", value: "true")
             request.headers.add(name: "x-cloudscheduler-jobname", value: job.name)
             request.headers.add(name: "content-type", value: "application/json")
+            request.headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID))
             request.body = .bytes(ByteBuffer(string: "{}"))
             let response = try await httpClient.execute(request, timeout: .seconds(180))
             let body = try await response.body.collect(upTo: 64 * 1024)

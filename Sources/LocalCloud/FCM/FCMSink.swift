@@ -14,11 +14,13 @@ public final class FCMSink: Sendable {
         public var token: String?
         public var receivedAt: Double
         public var message: JSONValue
+        /// The trace of the event whose function sent it (its `traceparent`), if it sent one.
+        public var traceID: String? = nil
 
         public var json: JSONValue {
             [
                 "id": .integer(id), "name": .string(name), "token": token.map { .string($0) } ?? .null,
-                "receivedAt": .number(String(receivedAt)), "message": message,
+                "receivedAt": .number(String(receivedAt)), "message": message, "traceId": traceID.map { .string($0) } ?? .null,
             ]
         }
     }
@@ -42,6 +44,7 @@ public final class FCMSink: Sendable {
 
     public func inject(_ failures: [InjectedFailure]) { pendingFailures.withLock { $0 += failures } }
     public func setFailureRate(_ rate: Double) { failureRate.withLock { $0 = rate } }
+    public var currentFailureRate: Double { failureRate.withLock { $0 } }
 
     public func markDead(_ token: String) async throws(LocalAPIError) {
         try await database.write { db in
@@ -50,7 +53,7 @@ public final class FCMSink: Sendable {
     }
 
     /// Handles one `messages:send` body; returns FCM's answer or throws its error.
-    public func send(project: String, body: JSONValue) async throws(LocalAPIError) -> JSONValue {
+    public func send(project: String, body: JSONValue, trace: String? = nil) async throws(LocalAPIError) -> JSONValue {
         if let failure = pendingFailures.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw Self.error(for: failure) }
         let rate = failureRate.withLock { $0 }
         if rate > 0, Double.random(in: 0..<1) < rate { throw Self.error(for: Bool.random() ? .unavailable : .quotaExceeded) }
@@ -78,14 +81,17 @@ public final class FCMSink: Sendable {
         let now = Date().timeIntervalSince1970
         let id = try await database.write { db in
             try db.execute(
-                sql: "INSERT INTO fcm_messages (project, name, token, topic, condition, message, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                sql: """
+                    INSERT INTO fcm_messages (project, name, token, topic, condition, message, received_at, trace_id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
                 arguments: [
                     project, name, token, message["topic"]?.stringValue, message["condition"]?.stringValue,
-                    JSONValue.object(message).serialized(), now,
+                    JSONValue.object(message).serialized(), now, trace,
                 ])
             return db.lastInsertedRowID
         }
-        onRecord(Recorded(id: id, name: name, token: token, receivedAt: now, message: .object(message)))
+        onRecord(Recorded(id: id, name: name, token: token, receivedAt: now, message: .object(message), traceID: trace))
         return ["name": .string(name)]
     }
 
@@ -147,7 +153,8 @@ public final class FCMSink: Sendable {
     }
 
     /// Recorded messages, oldest first, optionally for one token and after a given id.
-    public func messages(token: String? = nil, afterID: Int64 = 0) async throws(LocalAPIError) -> [Recorded] {
+    /// Recorded messages after `afterID`, oldest first: all, to one token, or sent for the events of `traces`.
+    public func messages(token: String? = nil, afterID: Int64 = 0, traces: [String]? = nil) async throws(LocalAPIError) -> [Recorded] {
         try await database.read { db in
             var sql = "SELECT * FROM fcm_messages WHERE id > ?"
             var arguments: StatementArguments = [afterID]
@@ -155,11 +162,15 @@ public final class FCMSink: Sendable {
                 sql += " AND token = ?"
                 arguments += [token]
             }
+            if let traces {
+                sql += " AND trace_id IN (\(traces.map { _ in "?" }.joined(separator: ", ")))"
+                arguments += StatementArguments(traces)
+            }
             return try Row.fetchAll(db, sql: sql + " ORDER BY id", arguments: arguments).map { row in
                 let text: String = row["message"]
                 return Recorded(
                     id: row["id"], name: row["name"], token: row["token"], receivedAt: row["received_at"],
-                    message: (try? JSONValue(parsing: text)) ?? .null)
+                    message: (try? JSONValue(parsing: text)) ?? .null, traceID: row["trace_id"])
             }
         }
     }

@@ -76,7 +76,9 @@ struct FirestoreREST: Sendable {
         if let method {
             guard request.method == "POST" else { throw .notFound("\(method) takes POST.") }
             guard path.count % 2 == 0 else { throw .invalidArgument("\(method) needs a document (or the database root) as its parent.") }
-            return try await call(method, parent: path.joined(separator: "/"), databaseName: databaseName, body: try request.json())
+            return try await call(
+                method, parent: path.joined(separator: "/"), databaseName: databaseName, body: try request.json(),
+                trace: TraceParent.traceID(request.headers["traceparent"]))
         }
         if path.count % 2 == 0 {
             guard !path.isEmpty else { throw .notFound("Unknown resource path.") }
@@ -189,11 +191,13 @@ struct FirestoreREST: Sendable {
 
     // MARK: Methods (`documents:commit`, `…/doc:runQuery`, …)
 
-    func call(_ method: String, parent: String, databaseName: String, body: JSONValue) async throws(LocalAPIError) -> LocalResponse {
+    func call(_ method: String, parent: String, databaseName: String, body: JSONValue, trace: String? = nil) async throws(LocalAPIError)
+        -> LocalResponse
+    {
         switch method {
         case "batchGet": return try await batchGet(databaseName, body)
-        case "commit": return try await commit(databaseName, body)
-        case "batchWrite": return try await batchWrite(databaseName, body)
+        case "commit": return try await commit(databaseName, body, trace: trace)
+        case "batchWrite": return try await batchWrite(databaseName, body, trace: trace)
         case "beginTransaction":
             let readOnly = body.member("options")?.member("readOnly") != nil
             return LocalResponse(json: ["transaction": .string(firestore.beginTransaction(readOnly: readOnly))])
@@ -244,8 +248,9 @@ struct FirestoreREST: Sendable {
         return writes
     }
 
-    func commit(_ databaseName: String, _ body: JSONValue) async throws(LocalAPIError) -> LocalResponse {
-        let result = try await firestore.commit(try writes(body), databaseName: databaseName, transaction: body.member("transaction")?.stringValue)
+    func commit(_ databaseName: String, _ body: JSONValue, trace: String?) async throws(LocalAPIError) -> LocalResponse {
+        let result = try await firestore.commit(
+            try writes(body), databaseName: databaseName, transaction: body.member("transaction")?.stringValue, trace: trace)
         let writeResults: [JSONValue] = result.writeResults.map { r in
             var members: [String: JSONValue] = [:]
             if let t = r.updateTime { members["updateTime"] = .string(t.rfc3339) }
@@ -256,7 +261,7 @@ struct FirestoreREST: Sendable {
     }
 
     /// Writes applied one by one, not atomically, each with its own status, as `batchWrite` does.
-    func batchWrite(_ databaseName: String, _ body: JSONValue) async throws(LocalAPIError) -> LocalResponse {
+    func batchWrite(_ databaseName: String, _ body: JSONValue, trace: String?) async throws(LocalAPIError) -> LocalResponse {
         var results: [JSONValue] = []
         var statuses: [JSONValue] = []
         let writes = try writes(body)
@@ -267,7 +272,7 @@ struct FirestoreREST: Sendable {
         guard writes.count <= LocalFirestore.maximumWrites else {
             throw .invalidArgument("maximum \(LocalFirestore.maximumWrites) writes allowed per request")
         }
-        for outcome in try await firestore.applyEach(writes, databaseName: databaseName) {
+        for outcome in try await firestore.applyEach(writes, databaseName: databaseName, trace: trace) {
             switch outcome {
             case .success(let r):
                 results.append(r.writeResults.first?.updateTime.map { ["updateTime": .string($0.rfc3339)] } ?? .object([:]))

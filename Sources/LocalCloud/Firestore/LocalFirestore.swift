@@ -137,7 +137,10 @@ public final class LocalFirestore: Sendable {
 
     // MARK: Commit
 
-    public func commit(_ writes: [Write], databaseName: String, transaction: String? = nil) async throws(LocalAPIError) -> CommitResult {
+    /// - trace: the trace id of the event whose function made these writes (its `traceparent`), if any.
+    public func commit(_ writes: [Write], databaseName: String, transaction: String? = nil, trace: String? = nil) async throws(LocalAPIError)
+        -> CommitResult
+    {
         guard writes.count <= Self.maximumWrites else {
             throw .invalidArgument("maximum \(Self.maximumWrites) writes allowed per request")
         }
@@ -153,12 +156,14 @@ public final class LocalFirestore: Sendable {
         let outbox = self.outbox
         let reads = transactionReads
         defer { outbox.wake() }
-        return try await database.write { db in try Self.apply(writes, checking: reads, outbox: outbox, db) }
+        return try await database.write { db in try Self.apply(writes, checking: reads, outbox: outbox, trace: trace, db) }
     }
 
     /// `batchWrite`: each write applied on its own, in one SQLite transaction with a savepoint per
     /// write (one disk sync for the whole batch, not one per write).
-    public func applyEach(_ writes: [Write], databaseName: String) async throws(LocalAPIError) -> [Result<CommitResult, LocalAPIError>] {
+    public func applyEach(_ writes: [Write], databaseName: String, trace: String? = nil) async throws(LocalAPIError) -> [Result<
+        CommitResult, LocalAPIError
+    >] {
         for write in writes where write.document.databaseName != databaseName {
             throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
         }
@@ -170,7 +175,7 @@ public final class LocalFirestore: Sendable {
                 var outcome: Result<CommitResult, LocalAPIError> = .failure(.internalError("not applied"))
                 try db.inSavepoint {
                     do {
-                        outcome = .success(try Self.apply([write], checking: [:], outbox: outbox, db))
+                        outcome = .success(try Self.apply([write], checking: [:], outbox: outbox, trace: trace, db))
                         return .commit
                     } catch let error as LocalAPIError {
                         outcome = .failure(error)
@@ -184,7 +189,9 @@ public final class LocalFirestore: Sendable {
     }
 
     /// Applies `writes` atomically inside the caller's SQLite transaction and queues their events.
-    static func apply(_ writes: [Write], checking reads: [DocumentName: Int64?], outbox: EventOutbox, _ db: Database) throws -> CommitResult {
+    static func apply(
+        _ writes: [Write], checking reads: [DocumentName: Int64?], outbox: EventOutbox, trace: String? = nil, _ db: Database
+    ) throws -> CommitResult {
         let commitTime = try nextCommitTime(db)
         let names = Array(Set(writes.map(\.document)).union(reads.keys))
         let before = try load(names, db)
@@ -219,7 +226,7 @@ public final class LocalFirestore: Sendable {
                 try db.execute(sql: "DELETE FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
             }
         }
-        try outbox.enqueue(changes, commitTime: commitTime, db)
+        try outbox.enqueue(changes, commitTime: commitTime, trace: trace, db)
         return results
     }
 

@@ -45,6 +45,8 @@ final class Database: @unchecked Sendable {
     }
 
     var lastInsertedRowID: Int64 { sqlite_nio_sqlite3_last_insert_rowid(handle) }
+    /// Rows the last statement changed.
+    var changes: Int { Int(sqlite_nio_sqlite3_changes(handle)) }
 
     enum TransactionCompletion { case commit, rollback }
 

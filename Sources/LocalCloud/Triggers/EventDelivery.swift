@@ -132,6 +132,7 @@ public final class EventDelivery: Service, Sendable {
         var headers: [String: String]
         var body: Data
         var attempts: Int
+        var traceID: String?
     }
 
     func claim(limit: Int) async throws(LocalAPIError) -> [Claimed] {
@@ -149,7 +150,7 @@ public final class EventDelivery: Service, Sendable {
                 claimed.append(
                     Claimed(
                         id: id, trigger: row["trigger"], eventType: row["event_type"], document: row["document"],
-                        headers: headers, body: row["body"], attempts: row["attempts"]))
+                        headers: headers, body: row["body"], attempts: row["attempts"], traceID: row["trace_id"]))
             }
             return claimed
         }
@@ -179,13 +180,15 @@ public final class EventDelivery: Service, Sendable {
             sent.body = Data()
             injected = "data omitted"
         }
+        let started = ContinuousClock.now
         var status = await post(sent, to: trigger.url, timeout: options.timeout)
+        let latency = ContinuousClock.now - started
         if Double.random(in: 0..<1) < faults.duplicateProbability {
             // The copy's answer is not the delivery's, but is told: a copy cut off by a dying function
             // may have sent pushes it never recorded.
             let copy: String =
                 switch await post(sent, to: trigger.url, timeout: options.timeout) {
-                case .success(let code), .rejected(let code, _): "duplicate, answered \(code)"
+                case .success(let code, _), .rejected(let code, _): "duplicate, answered \(code)"
                 case .failure(let reason): "duplicate, which got no answer: \(reason.prefix(300))"
                 }
             injected = injected.map { "\($0); \(copy)" } ?? copy
@@ -201,12 +204,15 @@ public final class EventDelivery: Service, Sendable {
             eventID: delivery.headers["ce-id"])
         let now = Date().timeIntervalSince1970
         switch status {
-        case .success(let code):
+        case .success(let code, let answer):
             report.status = code
             try? await database.write { db in
                 try db.execute(
-                    sql: "UPDATE deliveries SET state = 'delivered', attempts = ?, finished_at = ?, last_error = NULL WHERE id = ?",
-                    arguments: [attempt, now, delivery.id])
+                    sql: """
+                        UPDATE deliveries SET state = 'delivered', attempts = ?, finished_at = ?, last_error = NULL, response = ?, latency_ms = ?
+                        WHERE id = ?
+                        """,
+                    arguments: [attempt, now, String(answer.prefix(2000)), Self.milliseconds(latency), delivery.id])
             }
         case .rejected(let code, let body):
             report.status = code
@@ -222,15 +228,24 @@ public final class EventDelivery: Service, Sendable {
             let reason = report.status.map { "HTTP \($0): \(report.error ?? "")" } ?? (report.error ?? "")
             try? await database.write { db in
                 try db.execute(
-                    sql: "UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, finished_at = ?, last_error = ? WHERE id = ?",
-                    arguments: [dead ? "dead" : "pending", attempt, next, dead ? now : nil, String(reason.prefix(2000)), delivery.id])
+                    sql: """
+                        UPDATE deliveries SET state = ?, attempts = ?, next_attempt_at = ?, finished_at = ?, last_error = ?, latency_ms = ?
+                        WHERE id = ?
+                        """,
+                    arguments: [
+                        dead ? "dead" : "pending", attempt, next, dead ? now : nil, String(reason.prefix(2000)), Self.milliseconds(latency), delivery.id,
+                    ])
             }
         }
         onReport(report)
     }
 
+    static func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
+    }
+
     enum PostResult {
-        case success(Int)
+        case success(Int, String)
         case rejected(Int, String)
         case failure(String)
     }
@@ -243,12 +258,13 @@ public final class EventDelivery: Service, Sendable {
         if let token = try? await identity.identityToken(audience: TriggerRegistration.audience(of: url)) {
             request.headers.add(name: "authorization", value: "Bearer \(token)")
         }
+        if let traceID = delivery.traceID { request.headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID)) }
         request.body = .bytes(ByteBuffer(bytes: delivery.body))
         do {
             let response = try await httpClient.execute(request, timeout: .init(timeout))
             let body = try await response.body.collect(upTo: 64 * 1024)
             let code = Int(response.status.code)
-            return (200..<300).contains(code) ? .success(code) : .rejected(code, String(buffer: body))
+            return (200..<300).contains(code) ? .success(code, String(buffer: body)) : .rejected(code, String(buffer: body))
         } catch {
             return .failure("\(error)")
         }

@@ -86,10 +86,18 @@ final class EventOutbox: Sendable {
         self.wake = wake
     }
 
-    func enqueue(_ changes: [LocalFirestore.Change], commitTime: Timestamp, _ db: Database) throws {
+    /// - trace: the trace of the event whose function made the changes: recorded with each change, and as
+    ///   the source of the events they cause.
+    func enqueue(_ changes: [LocalFirestore.Change], commitTime: Timestamp, trace: String? = nil, _ db: Database) throws {
         let triggers = registry.all
         let now = Date().timeIntervalSince1970
         for change in changes {
+            if let trace {
+                let kind = change.before == nil ? "created" : change.after == nil ? "deleted" : "updated"
+                try db.execute(
+                    sql: "INSERT INTO trace_writes (trace_id, document, kind, at) VALUES (?, ?, ?, ?)",
+                    arguments: [trace, change.name.path, kind, now])
+            }
             for trigger in triggers where trigger.matches(change) {
                 let event = DocumentChange(
                     eventID: UUID().uuidString.lowercased(), kind: trigger.kind, time: commitTime, document: change.name,
@@ -99,12 +107,14 @@ final class EventOutbox: Sendable {
                 let (headers, body) = Self.cloudEvent(event, type: trigger.eventType, contentType: trigger.contentType, location: location)
                 try db.execute(
                     sql: """
-                        INSERT INTO deliveries (trigger, event_id, event_type, document, headers, body, next_attempt_at, created_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO deliveries (trigger, event_id, event_type, document, headers, body, next_attempt_at, created_at,
+                            trace_id, source_trace)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         trigger.name, event.eventID, trigger.eventType, change.name.path,
                         JSONValue.object(headers.mapValues { .string($0) }).serialized(), body, now, now,
+                        TraceParent.newTraceID(), trace,
                     ])
             }
         }

@@ -1,0 +1,129 @@
+"""Drives herald dev's browser console in a real Chromium (Playwright), as a person would.
+
+Usage: console_check.py BASE_URL SCREENSHOT_DIR CHROMIUM DEAD_DELIVERY_ID
+
+Expects `herald dev --seed demo` at BASE_URL with one dead letter (DEAD_DELIVERY_ID) whose trigger now
+answers. Sends a message with the composer, follows its path, Bob's phone, the conversation's new
+fields; edits a document and sees its trigger fire; opens the conversation as Bob; replays the dead
+letter; saves a screenshot of each view (light and dark). Exits non-zero with the reason on failure.
+"""
+import json
+import os
+import sys
+
+from playwright.sync_api import expect, sync_playwright
+
+base, shots, chromium, dead_id = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+os.makedirs(shots, exist_ok=True)
+TIMEOUT = 30_000
+
+
+def main():
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.set_default_timeout(TIMEOUT)
+        expect.set_options(timeout=TIMEOUT)
+        errors = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+
+        page.goto(base + "/")
+        expect(page.locator("#live")).to_have_text("live")
+        expect(page.locator("#project")).to_have_text("project e2e")
+
+        # The composer: Alice writes to Family.
+        page.select_option("#action-send-from", "alice")
+        page.select_option("#action-send-conversation", "family")
+        page.fill("#action-send-text", "Dinner at 6pm")
+        page.keyboard.press("Enter")
+        sent = page.locator(".event[data-document^='conversations/family/messages/']").filter(has_text="onMessageCreated")
+        expect(sent).to_have_attribute("data-outcome", "applied")
+        sent.locator("button").first.click()
+        path = sent.locator(".path")
+        expect(path).to_contain_text("conversations/family")
+        expect(path).to_contain_text("Bob's Phone")
+        expect(path).to_contain_text("Bob's iPad")
+        expect(path).to_contain_text("Carol's Phone")
+        expect(path).not_to_contain_text("Alice's Phone")
+        page.screenshot(path=f"{shots}/events.png", full_page=True)
+
+        # Devices: what Bob's phone shows.
+        page.keyboard.press("3")
+        bob = page.locator(".phone[data-token='tok-bob-phone']")
+        expect(bob).to_contain_text("Bob's Phone")
+        expect(bob.locator(".note").first).to_contain_text("Alice in Family")
+        expect(bob.locator(".note").first).to_contain_text("Dinner at 6pm")
+        page.screenshot(path=f"{shots}/devices.png", full_page=True)
+
+        # Firestore: the conversation's denormalized fields.
+        page.keyboard.press("2")
+        page.click("[data-collection='conversations']")
+        page.click("[data-path='conversations/family']")
+        expect(page.locator("#document tr[data-field='lastMessage']")).to_contain_text("Dinner at 6pm")
+        expect(page.locator("#document tr[data-field='unreadCount']")).to_contain_text('"bob": 1')
+        page.screenshot(path=f"{shots}/firestore.png", full_page=True)
+
+        # The composer again: Bob opens Family, and his unread count goes back to 0, live.
+        page.select_option("#action-open-reader", "bob")
+        page.select_option("#action-open-conversation", "family")
+        page.click("[data-action='open'] button")
+        expect(page.locator("#document tr[data-field='unreadCount']")).to_contain_text('"bob": 0')
+
+        # Edit a document (typed: an integer field) and see its trigger fire.
+        page.click("[data-collection='users']")
+        page.click("[data-path='users/carol']")
+        page.click("#document button:has-text('Edit')")
+        page.click("#document button:has-text('Add field')")
+        row = page.locator("#document tbody tr").last
+        row.locator("[name=name]").fill("shoeSize")
+        row.locator("[name=type]").select_option("integer")
+        row.locator("[name=value]").fill("38")
+        page.click("#document button:has-text('Save')")
+        expect(page.locator("#document tr[data-field='shoeSize']")).to_contain_text("integer")
+        page.keyboard.press("1")
+        edited = page.locator(".event[data-document='users/carol']").first
+        expect(edited).to_contain_text("tokenCleanup")
+        edited.locator("button").first.click()
+        expect(edited.locator(".path")).to_contain_text("by a client or person")
+        expect(edited).not_to_have_attribute("data-outcome", "pending")
+
+        # A typed query.
+        page.keyboard.press("/")
+        page.keyboard.type("messages where senderId == alice limit 5")
+        page.keyboard.press("Enter")
+        expect(page.locator("#query-results")).to_contain_text("Dinner at 6pm")
+
+        # Deliveries: replay the dead letter; its trigger answers now.
+        page.evaluate("document.activeElement.blur()")
+        page.keyboard.press("4")
+        dead = page.locator(f"#dead tr[data-delivery='{dead_id}']")
+        expect(dead).to_contain_text("probe")
+        expect(page.locator("#jobs tr[data-job='presence-sweep']")).to_be_visible()
+        page.screenshot(path=f"{shots}/deliveries.png", full_page=True)
+        dead.locator("button:has-text('Replay')").click()
+        expect(dead).to_have_count(0)
+        page.keyboard.press("1")
+        expect(page.locator(f"#event-{dead_id}")).to_have_attribute("data-outcome", "delivered")
+
+        # Faults and load.
+        page.keyboard.press("5")
+        expect(page.locator("#requests")).to_contain_text("firestore")
+        expect(page.locator("#api-faults fieldset")).to_have_count(3)
+        page.screenshot(path=f"{shots}/faults.png", full_page=True)
+
+        # Dark.
+        page.emulate_media(color_scheme="dark")
+        page.keyboard.press("1")
+        page.locator(".event button").first.click()
+        page.screenshot(path=f"{shots}/events-dark.png", full_page=True)
+
+        browser.close()
+        unexpected = [e for e in errors if "favicon" not in e]
+        if unexpected:
+            raise AssertionError(f"errors in the page: {unexpected}")
+        print(json.dumps({"ok": True, "screenshots": sorted(os.listdir(shots))}))
+
+
+if __name__ == "__main__":
+    main()
