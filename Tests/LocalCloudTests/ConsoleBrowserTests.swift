@@ -40,6 +40,20 @@ import Testing
             let deadID = try #require(dead.first?.member("id")?.int64Value, "the probe's event was not dead-lettered:\n\(dev.output.suffix(2000))")
             try await Self.registerProbe(dev, url: "http://127.0.0.1:\(port)/")
 
+            // The composer's actions refuse what the app would never write, with the reason.
+            for (action, arguments, reason) in [
+                ("send", ["from": "alice", "conversation": "family"], "text is required"),
+                ("send", ["from": "alice", "conversation": "family", "text": String(repeating: "x", count: 10_001)], "at most 10,000 bytes"),
+                ("send", ["from": "alice", "conversation": "../../x", "text": "hi"], "invalid path segment"),
+                ("open", ["reader": "bob"], "conversation is required"),
+                ("reboot", [:], "no action reboot"),
+            ] {
+                let body = JSONValue.object(arguments.mapValues { .string($0) }).serialized()
+                let answer = try await HTTPClient.shared.post(
+                    "\(dev.base)/herald/console/actions/\(action)", headers: ["content-type": "application/json"], body: Array(body.utf8))
+                #expect(answer.status == 400 && answer.body.contains(reason), "\(action) \(arguments.keys.sorted()): \(answer.status) \(answer.body)")
+            }
+
             let screenshots = TestPaths.packageRoot.appendingPathComponent(".build/console-screenshots").path
             let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/console_check.py").path
             let run = try await ProcessRunner.run(python, [script, dev.base, screenshots, chromium, String(deadID)])

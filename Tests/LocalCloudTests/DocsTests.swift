@@ -87,8 +87,11 @@ import Testing
             }
         }
         let admin = try Self.text("Sources/LocalCloud/AdminAPI.swift")
-        let routes = Self.pairs(#"\("(GET|PUT|POST|DELETE)", "([^"]+)"\)"#, in: admin).map { "\($0.0) /herald/\($0.1)" }
-        #expect(routes.count > 10)
+        let console = try Self.text("Sources/LocalCloud/Console/ConsoleAPI.swift")
+        let route = #"\("(GET|PUT|POST|DELETE)", "([^"]+)"\)"#
+        let routes =
+            Self.pairs(route, in: admin).map { "\($0.0) /herald/\($0.1)" } + Self.pairs(route, in: console).map { "\($0.0) /herald/console/\($0.1)" }
+        #expect(routes.count > 15)
         let listedRoutes = Set(listed.map { "\($0.method) \($0.path)" })
         let missing = routes.filter { !listedRoutes.contains($0) }.sorted()
         #expect(missing.isEmpty, "endpoints docs/local-cloud.md does not list: \(missing)")
@@ -102,7 +105,9 @@ import Testing
                 }
                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
                 let body = String(buffer: try await response.body.collect(upTo: 1 << 20))
-                #expect(!body.contains("No admin endpoint") && !body.contains("Nothing at"), "\(method) \(path): \(response.status) \(body.prefix(200))")
+                #expect(
+                    !body.contains("No admin endpoint") && !body.contains("No console endpoint") && !body.contains("Nothing at"),
+                    "\(method) \(path): \(response.status) \(body.prefix(200))")
             }
         }
     }

@@ -10,12 +10,26 @@ letter; saves a screenshot of each view (light and dark). Exits non-zero with th
 import json
 import os
 import sys
+import time
 
 from playwright.sync_api import expect, sync_playwright
 
 base, shots, chromium, dead_id = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 os.makedirs(shots, exist_ok=True)
 TIMEOUT = 30_000
+
+
+def wait_for_event(page, document, after):
+    deadline = time.monotonic() + TIMEOUT / 1000
+    while time.monotonic() < deadline:
+        newest = page.locator(f".event[data-document='{document}']").first
+        if newest.count() and int(newest.get_attribute("id").split("-")[1]) > after:
+            return page.locator(f"#{newest.get_attribute('id')}")
+        page.wait_for_timeout(100)
+    page.screenshot(path=f"{shots}/failure.png", full_page=True)
+    shown = page.evaluate("state.view")
+    ids = page.locator(".event").evaluate_all("items => items.slice(0, 8).map(i => i.id + ' ' + i.dataset.document)")
+    raise AssertionError(f"no event on {document} after #{after}; view {shown}, newest events {ids}, active {page.evaluate('document.activeElement.outerHTML.slice(0, 200)')}")
 
 
 def main():
@@ -73,6 +87,7 @@ def main():
         # Edit a document (typed: an integer field) and see its trigger fire.
         page.click("[data-collection='users']")
         page.click("[data-path='users/carol']")
+        last_id = max(d["id"] for d in page.request.get(base + "/herald/deliveries").json()["deliveries"])
         page.click("#document button:has-text('Edit')")
         page.click("#document button:has-text('Add field')")
         row = page.locator("#document tbody tr").last
@@ -82,7 +97,8 @@ def main():
         page.click("#document button:has-text('Save')")
         expect(page.locator("#document tr[data-field='shoeSize']")).to_contain_text("integer")
         page.keyboard.press("1")
-        edited = page.locator(".event[data-document='users/carol']").first
+        # The edit's event: the first on users/carol newer than every event before the save.
+        edited = wait_for_event(page, "users/carol", after=last_id)
         expect(edited).to_contain_text("tokenCleanup")
         edited.locator("button").first.click()
         expect(edited.locator(".path")).to_contain_text("by a client or person")

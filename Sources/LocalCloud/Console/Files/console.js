@@ -60,7 +60,11 @@ let refreshAgain = false;
 async function refresh() {
   if (refreshing) { refreshAgain = true; return refreshing; }
   refreshing = (async () => {
-    try { await views[state.view](); } catch (error) { toast(error.message, true); }
+    try { await views[state.view](); } catch (error) {
+      // Shown, and tried again shortly: a quiet system sends no change that would redraw it.
+      toast(error.message, true);
+      setTimeout(refresh, 1000);
+    }
   })();
   await refreshing;
   refreshing = null;
@@ -128,8 +132,11 @@ function pushSummary(message) {
   return { title: notification?.title, body: notification?.body, badge, silent: !notification, reason: message.data?.reason };
 }
 
+// Herald's own bookkeeping (the exactly-once ledger) is shown quieter and shorter.
 function documentLink(path) {
-  return el("a", { href: "#firestore", class: "mono" + (path.startsWith("_herald/") ? " ledger" : ""), onclick: (e) => { e.preventDefault(); openDocument(path); } }, path);
+  const ledger = path.startsWith("_herald/");
+  const text = ledger && path.length > 30 ? path.slice(0, 28) + "…" : path;
+  return el("a", { href: "#firestore", title: path, class: "mono" + (ledger ? " ledger" : ""), onclick: (e) => { e.preventDefault(); openDocument(path); } }, text);
 }
 
 function eventPath(event) {
@@ -184,7 +191,7 @@ async function renderEvents() {
     if (open) item.append(eventPath(event));
     return item;
   }));
-  if (!events.length) list.append(el("li", { class: "muted" }, "No events yet. Send a message with the composer above, or write a document."));
+  if (!events.length) list.append(el("li", { class: "muted" }, "No events yet. Write a document, or use the app's actions above."));
 }
 
 // MARK: Firestore: tree, typed document editor, query box
@@ -276,10 +283,13 @@ function display(value) {
 async function renderDocument(path) {
   const panel = $("#document");
   let document;
+  const stillWanted = () => !state.editing && !state.query && state.documentPath === path;
   try { document = await api(`${documents()}/${encodePath(path)}`); } catch (error) {
-    panel.replaceChildren(el("h2", {}, path), el("p", { class: "muted" }, "No such document (deleted?)."));
+    if (stillWanted()) panel.replaceChildren(el("h2", {}, path), el("p", { class: "muted" }, "No such document (deleted?)."));
     return;
   }
+  // A redraw that started before the person clicked Edit (or opened another document) must not undo it.
+  if (!stillWanted()) return;
   const fields = Object.entries(document.fields || {}).sort(([a], [b]) => a.localeCompare(b));
   panel.replaceChildren(
     el("h2", { class: "mono", "data-path": path }, path),
@@ -386,7 +396,7 @@ function literal(text) {
   return { stringValue: text.replace(/^"(.*)"$/, "$1") };
 }
 
-// `messages where senderId == alice and readBy array-contains bob order by createdAt desc limit 20`
+// `rooms where owner == ada and tags array-contains red order by createdAt desc limit 20`
 function parseQuery(text) {
   const match = /^\s*(\S+)(?:\s+where\s+(.+?))?(?:\s+order\s+by\s+(\S+)(?:\s+(asc|desc))?)?(?:\s+limit\s+(\d+))?\s*$/i.exec(text);
   if (!match) throw new Error("expected: COLLECTION [where FIELD OP VALUE [and …]] [order by FIELD [asc|desc]] [limit N]");
@@ -415,6 +425,7 @@ async function runQuery(text) {
 
 async function renderQuery(text) {
   const results = await api(`${documents()}:runQuery`, { method: "POST", body: { structuredQuery: parseQuery(text) } });
+  if (state.editing || state.query !== text) return;
   const found = results.filter((r) => r.document).map((r) => r.document);
   $("#document").replaceChildren(
     el("h2", {}, `${found.length} document${found.length === 1 ? "" : "s"}`, el("span", { class: "muted mono" }, `  ${text}`)),
