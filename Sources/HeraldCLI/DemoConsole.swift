@@ -50,6 +50,10 @@ struct DemoConsole: ConsoleDomain {
         ]
     }
 
+    func services() async -> JSONValue {
+        await FunctionFigures.collect(from: supervisor.running.withLock { $0 }.map { ($0.name, $0.port, $0.restarts) }, identity: supervisor.cloud.identity)
+    }
+
     func perform(_ action: String, arguments: [String: String]) async throws -> String {
         func argument(_ name: String) throws -> String {
             guard let value = arguments[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {

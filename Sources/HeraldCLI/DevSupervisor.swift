@@ -38,6 +38,8 @@ final class DevSupervisor: Service, Sendable {
     let ports: AsyncStream<Int>
     let console: Console
     let failure = Mutex<(any Error)?>(nil)
+    /// The function processes started, for the console's Functions view.
+    let running = Mutex<[FunctionProcess]>([])
 
     init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, ports: AsyncStream<Int>, console: Console) {
         self.external = external
@@ -76,6 +78,7 @@ final class DevSupervisor: Service, Sendable {
         do {
             if let importPath = settings.importPath { try await importDocuments(from: importPath, existing: .replace) }
             if settings.startFunctions { processes = try await startFunctions(base: base) }
+            running.withLock { [processes] in $0 = processes }
             for (name, trigger, job) in try Self.functions(schema: settings.schema) {
                 if let service = settings.remote[name] { try register(name: name, trigger: trigger, job: job, service: service) }
             }

@@ -128,6 +128,14 @@ def main():
         expect(page.locator("#api-faults fieldset")).to_have_count(3)
         page.screenshot(path=f"{shots}/faults.png", full_page=True)
 
+        # Functions: their own figures, from /metrics.
+        page.keyboard.press("6")
+        created = page.locator("[data-function='onMessageCreated']")
+        expect(created).to_contain_text("applied")
+        expect(created).to_contain_text("sent 3")
+        expect(page.locator("[data-function='onReadReceipt']")).to_contain_text("events")
+        page.screenshot(path=f"{shots}/functions.png", full_page=True)
+
         # Dark.
         page.emulate_media(color_scheme="dark")
         page.keyboard.press("1")

@@ -10,6 +10,9 @@ public protocol ConsoleDomain: Sendable {
     func describe() async throws -> JSONValue
     /// Performs an action with the person's arguments; the answer says what was done.
     func perform(_ action: String, arguments: [String: String]) async throws -> String
+    /// The app's services beside the local cloud (`herald dev`'s function processes) and their figures:
+    /// `{"functions": [{"name", "url", "restarts", "figures": [{"label", "value"}] | "error"}]}`.
+    func services() async -> JSONValue
 }
 
 /// `/herald/console/…`: what the browser console reads beyond the Google APIs and the admin endpoints.
@@ -36,6 +39,8 @@ struct ConsoleAPI: Sendable {
             } catch {
                 throw .invalidArgument("\(error)")
             }
+        case ("GET", "functions"):
+            return LocalResponse(json: await cloud.consoleDomain?.services() ?? ["functions": []])
         case ("GET", "jobs"):
             return LocalResponse(json: ["jobs": .array(jobs())])
         case ("GET", "faults"):

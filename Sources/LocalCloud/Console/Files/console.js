@@ -44,6 +44,7 @@ const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
 
 const views = {
   events: renderEvents, firestore: renderFirestore, devices: renderDevices, deliveries: renderDeliveries, faults: renderFaults,
+  functions: renderFunctions,
 };
 
 function show(view) {
@@ -535,13 +536,24 @@ async function renderFaults() {
   };
 }
 
+// MARK: Functions (their /metrics, read by the app that runs them)
+
+async function renderFunctions() {
+  const { functions } = await api("/herald/console/functions");
+  $("#functions").replaceChildren(...functions.map((f) => el("div", { class: "panel", "data-function": f.name },
+    el("h2", {}, f.name), el("div", { class: "muted mono" }, f.url, f.restarts ? ` · restarted ${f.restarts}×` : ""),
+    f.error ? el("p", { class: "bad" }, f.error)
+      : el("table", { class: "table" }, f.figures.map((row) => el("tr", {}, el("td", {}, row.label), el("td", { class: "mono" }, row.value)))))));
+  if (!functions.length) $("#functions").append(el("p", { class: "muted" }, "No functions run beside this local cloud."));
+}
+
 // MARK: Start
 
 document.addEventListener("keydown", (event) => {
   const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName);
   if (typing || event.metaKey || event.ctrlKey || event.altKey) return;
   const index = Number(event.key) - 1;
-  if (index >= 0 && index < 5) { event.preventDefault(); show(Object.keys(views)[index]); }
+  if (index >= 0 && index < Object.keys(views).length) { event.preventDefault(); show(Object.keys(views)[index]); }
   if (event.key === "/") { event.preventDefault(); show("firestore"); $("#query-text").focus(); }
   if (event.key === "n") { const text = $("#composer input"); if (text) { event.preventDefault(); text.focus(); } }
 });

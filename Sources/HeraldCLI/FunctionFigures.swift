@@ -1,0 +1,87 @@
+import AsyncHTTPClient
+import FirestoreModel
+import Foundation
+import LocalCloud
+
+/// What `herald dev`'s console shows of each function process: the figures its `/metrics` reports
+/// (the same Prometheus text Cloud Run's scraper reads), summed over labels into what a developer
+/// asks first: how many events and how they ended, how long they took, what was sent and removed.
+struct FunctionFigures: Sendable {
+    /// One sample of the Prometheus text format: `name{label="value",…} number`.
+    struct Sample: Sendable, Equatable {
+        var name: String
+        var labels: [String: String]
+        var value: Double
+    }
+
+    static func parse(_ text: String) -> [Sample] {
+        text.split(separator: "\n").compactMap { line -> Sample? in
+            guard !line.hasPrefix("#"), let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { return nil }
+            let head = line[..<space]
+            guard let open = head.firstIndex(of: "{") else { return Sample(name: String(head), labels: [:], value: value) }
+            var labels: [String: String] = [:]
+            // Label values Herald emits hold no `,` or `"` (function names, outcomes, methods, statuses).
+            for pair in head[head.index(after: open)...].dropLast().split(separator: ",") {
+                let parts = pair.split(separator: "=", maxSplits: 1)
+                if parts.count == 2 { labels[String(parts[0])] = String(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+            }
+            return Sample(name: String(head[..<open]), labels: labels, value: value)
+        }
+    }
+
+    /// Rows of (what, how many) for the console, from one function's samples.
+    static func summary(_ samples: [Sample]) -> [(String, String)] {
+        func total(_ name: String, where label: String? = nil, is value: String? = nil) -> Double {
+            samples.filter { $0.name == name && (label == nil || $0.labels[label!] == value) }.reduce(0) { $0 + $1.value }
+        }
+        func by(_ name: String, _ label: String) -> [(String, Double)] {
+            Dictionary(grouping: samples.filter { $0.name == name }, by: { $0.labels[label] ?? "" })
+                .map { ($0.key, $0.value.reduce(0) { $0 + $1.value }) }.filter { $0.1 > 0 }.sorted { $0.0 < $1.0 }
+        }
+        func number(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value) }
+        var rows: [(String, String)] = []
+        let events = total("herald_events_total")
+        rows.append(("events", number(events)))
+        for (outcome, count) in by("herald_events_total", "outcome") { rows.append(("  \(outcome)", number(count))) }
+        let count = total("herald_event_duration_seconds_count")
+        if count > 0 { rows.append(("mean time per event", String(format: "%.1f ms", total("herald_event_duration_seconds_sum") / count * 1000))) }
+        rows.append(("in flight now", number(total("herald_events_in_flight"))))
+        let firestore = by("herald_firestore_requests_total", "method")
+        if !firestore.isEmpty { rows.append(("Firestore requests", firestore.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
+        let failedFirestore = samples.filter { $0.name == "herald_firestore_requests_total" && !($0.labels["status"] ?? "").hasPrefix("2") }
+            .reduce(0) { $0 + $1.value }
+        if failedFirestore > 0 { rows.append(("  not 2xx", number(failedFirestore))) }
+        let pushes = by("herald_fcm_sends_total", "result")
+        if !pushes.isEmpty { rows.append(("pushes", pushes.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
+        for (name, label) in [
+            ("herald_tokens_removed_total", "tokens removed"), ("herald_token_removals_refused_total", "token removals refused"),
+            ("herald_ledger_lease_takeovers_total", "lease take-overs"), ("herald_replans_total", "re-plans"),
+        ] where total(name) > 0 {
+            rows.append((label, number(total(name))))
+        }
+        return rows
+    }
+
+    /// Scrapes each function (with an identity token for it, as its callers need) and summarizes.
+    static func collect(from functions: [(name: String, port: Int, restarts: Int)], identity: LocalIdentity) async -> JSONValue {
+        var result: [JSONValue] = []
+        for function in functions {
+            let service = "http://127.0.0.1:\(function.port)/"
+            var entry: [String: JSONValue] = [
+                "name": .string(function.name), "url": .string(service), "restarts": .integer(Int64(function.restarts)),
+            ]
+            do {
+                var request = HTTPClientRequest(url: service + "metrics")
+                request.headers.add(name: "authorization", value: "Bearer \(try await identity.identityToken(audience: service))")
+                let response = try await HTTPClient.shared.execute(request, timeout: .seconds(3))
+                let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
+                guard response.status == .ok else { throw DevError("HTTP \(response.status.code)") }
+                entry["figures"] = .array(summary(parse(text)).map { ["label": .string($0.0), "value": .string($0.1)] })
+            } catch {
+                entry["error"] = .string("cannot read its /metrics: \(error)")
+            }
+            result.append(.object(entry))
+        }
+        return ["functions": .array(result)]
+    }
+}
