@@ -90,7 +90,8 @@ let package = Package(
             ],
             // The browser console: compiled in, so `herald dev` needs no files beside it.
             resources: [
-                .embedInCode("Console/Files/index.html"), .embedInCode("Console/Files/console.js"), .embedInCode("Console/Files/console.css"),
+                .embedInCode("Console/Files/index.html"), .embedInCode("Console/Files/console.css"), .embedInCode("Console/Files/console.js"),
+                .embedInCode("Console/Files/views.js"), .embedInCode("Console/Files/firestore.js"),
             ],
             swiftSettings: strict
         ),

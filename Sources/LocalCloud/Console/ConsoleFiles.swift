@@ -19,6 +19,8 @@ enum ConsoleFiles {
     static let files: [String: (bytes: [UInt8], contentType: String)] = [
         "index.html": (PackageResources.index_html, "text/html; charset=utf-8"),
         "console.js": (PackageResources.console_js, "text/javascript; charset=utf-8"),
+        "views.js": (PackageResources.views_js, "text/javascript; charset=utf-8"),
+        "firestore.js": (PackageResources.firestore_js, "text/javascript; charset=utf-8"),
         "console.css": (PackageResources.console_css, "text/css; charset=utf-8"),
     ]
 
