@@ -110,6 +110,11 @@ public struct LocalCloudDatabase: Sendable {
                             """)
                 }
             ),
+            (
+                // The faults injected into each delivery (duplicates, dropped answers, omitted data), for the console.
+                "v3-delivery-faults",
+                { db in try db.execute(sql: "ALTER TABLE deliveries ADD COLUMN injected TEXT") }
+            ),
         ]
     }
 

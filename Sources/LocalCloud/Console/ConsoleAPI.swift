@@ -61,7 +61,7 @@ struct ConsoleAPI: Sendable {
                 db,
                 sql: """
                     SELECT d.id, d.trigger, d.event_id, d.event_type, d.document, d.state, d.attempts, d.last_error, d.response,
-                        d.latency_ms, d.created_at, d.finished_at, d.trace_id, d.source_trace,
+                        d.latency_ms, d.created_at, d.finished_at, d.trace_id, d.source_trace, d.injected,
                         cause.id AS cause_id, cause.trigger AS cause_trigger, cause.document AS cause_document
                     FROM deliveries d LEFT JOIN deliveries cause ON cause.trace_id = d.source_trace
                     ORDER BY d.id DESC LIMIT ?
@@ -87,6 +87,7 @@ struct ConsoleAPI: Sendable {
                 } else if let source, let job = jobRuns[source] {
                     cause = ["job": .string(job)]
                 }
+                let injected: String? = row["injected"]
                 let response: String? = row["response"]
                 let error: String? = row["last_error"]
                 let latency: Double? = row["latency_ms"]
@@ -100,6 +101,7 @@ struct ConsoleAPI: Sendable {
                     "createdAt": .number(String(row["created_at"] as Double)), "finishedAt": finished.map { .number(String($0)) } ?? .null,
                     "traceId": traceID.map { .string($0) } ?? .null, "cause": cause,
                     "writes": .array(traceID.flatMap { writes[$0] } ?? []),
+                    "deliveryFaults": injected.map { .string($0) } ?? .null,
                 ]
                 return (event, traceID)
             }

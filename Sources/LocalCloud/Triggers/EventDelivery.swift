@@ -203,6 +203,13 @@ public final class EventDelivery: Service, Sendable {
             attempt: attempt, status: nil, error: nil, deadLettered: false, injected: injected,
             eventID: delivery.headers["ce-id"])
         let now = Date().timeIntervalSince1970
+        if let injected {
+            try? await database.write { db in
+                try db.execute(
+                    sql: "UPDATE deliveries SET injected = COALESCE(injected || '; ', '') || ? WHERE id = ?",
+                    arguments: ["attempt \(attempt): \(injected.prefix(300))", delivery.id])
+            }
+        }
         switch status {
         case .success(let code, let answer):
             report.status = code
