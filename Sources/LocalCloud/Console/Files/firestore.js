@@ -9,8 +9,10 @@ async function collectionIDs(parent) {
   return (await api(`${base}:listCollectionIds`, { method: "POST", body: {} })).collectionIds || [];
 }
 
+// The names only (a mask with no field), and the first 300: a query finds the rest.
 async function listDocuments(collection) {
-  return (await api(`${documents()}/${encodePath(collection)}?pageSize=300`)).documents || [];
+  const page = await api(`${documents()}/${encodePath(collection)}?pageSize=300&mask.fieldPaths=__name__`);
+  return { documents: page.documents || [], more: Boolean(page.nextPageToken) };
 }
 
 const relative = (name) => name.split("/documents/").slice(1).join("/documents/");
@@ -23,12 +25,14 @@ async function renderTree(parent = "") {
     const item = el("li", {}, el("button", { type: "button", class: "collection" + (open ? " open" : ""), "data-collection": path, onclick: () => toggle(path) }, id));
     if (open) {
       const docs = el("ul");
-      for (const document of await listDocuments(path)) {
+      const { documents: found, more } = await listDocuments(path);
+      for (const document of found) {
         const docPath = relative(document.name);
         const docID = docPath.split("/").pop();
         docs.append(el("li", {}, el("button", { type: "button", class: "doc-link" + (docPath === state.documentPath ? " current" : ""), "data-path": docPath, onclick: () => openDocument(docPath) }, docID)));
         if (state.expanded.has(docPath)) docs.append(el("li", {}, await renderTree(docPath)));
       }
+      if (more) docs.append(el("li", { class: "muted" }, "first 300 shown; a query finds the rest"));
       item.append(docs);
     }
     list.append(item);
@@ -154,7 +158,7 @@ function editDocument(path, fields, isNew = false) {
   const form = el("form", { onsubmit: async (event) => {
     event.preventDefault();
     try {
-      const values = {};
+      const values = Object.create(null); // a field may be called __proto__
       for (const row of rows.children) {
         const name = row.querySelector("[name=name]").value.trim();
         if (name) values[name] = readValue(row);
