@@ -34,7 +34,7 @@ def wait_for_event(page, document, after):
 
 def main():
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.set_default_timeout(TIMEOUT)
         expect.set_options(timeout=TIMEOUT)
