@@ -138,8 +138,17 @@ public struct DemoWorld: Sendable {
         guard let parsed = Self.parseSend(line) else { return nil }
         let write = try message(
             from: parsed.sender, in: parsed.conversation, text: parsed.text,
-            id: "m-\(UInt64(date.timeIntervalSince1970 * 1000))", at: Timestamp(microsecondsOf: date))
+            id: Self.messageID(at: date), at: Timestamp(microsecondsOf: date))
         return (write, parsed)
+    }
+
+    /// A new message's id: its time in milliseconds, readable in a listing, and a random tail like
+    /// Firestore's own ids, because two messages can be written in the same millisecond and, in a
+    /// schema with one flat messages collection, would otherwise land on the same document.
+    public static func messageID(at date: Date) -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
+        let tail = String((0..<8).map { _ in alphabet.randomElement()! })
+        return "m-\(UInt64(date.timeIntervalSince1970 * 1000))-\(tail)"
     }
 
     /// Where a conversation's messages are: the parent and query that list them.

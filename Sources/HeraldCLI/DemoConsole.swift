@@ -14,20 +14,31 @@ struct DemoConsole: ConsoleDomain {
         let description: String
     }
 
+    /// People, chats and phones as the documents say (the demo world's, or a seed's or an import's),
+    /// read through the schema: at most 200 of each, in id order.
     func describe() async throws -> JSONValue {
-        let people: JSONValue = .array(DemoWorld.people.map { ["value": .string($0.id), "label": .string($0.name)] })
-        let conversations: JSONValue = .array(
-            DemoWorld.conversations.map { conversation in
-                let label = conversation.group ?? DemoWorld.members(of: conversation.id).map(\.name).joined(separator: " & ")
-                return ["value": .string(conversation.id), "label": .string(label)]
-            })
+        let schema = world.schema
+        let users = try await supervisor.documents(in: schema.userCollection, limit: 200)
+        var names: [String: String] = [:]
         var devices: [String: JSONValue] = [:]
-        for person in DemoWorld.people {
-            for token in person.tokens {
-                let device = token.split(separator: "-").last.map { $0 == "ipad" ? "iPad" : $0.capitalized } ?? "device"
-                devices[token] = .string("\(person.name)'s \(device)")
+        for user in users {
+            let id = user.name.documentID
+            let name = user[schema.displayNameField]?.stringValue ?? id
+            names[id] = name
+            let tokens = Self.tokens(of: user, storage: schema.tokens)
+            for (index, token) in tokens.enumerated() {
+                devices[token] = .string(Self.deviceName(token: token, owner: name, index: index, of: tokens.count))
             }
         }
+        let people: JSONValue = .array(users.map { ["value": .string($0.name.documentID), "label": .string(names[$0.name.documentID] ?? "")] })
+        let conversations: JSONValue = .array(
+            try await supervisor.documents(in: schema.conversationCollection, limit: 200).map { conversation in
+                let members = schema.memberFields.lazy.compactMap { conversation[$0] }.first.map(Self.ids) ?? []
+                let label =
+                    conversation[schema.groupNameField]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+                    ?? members.map { names[$0] ?? $0 }.joined(separator: " & ")
+                return ["value": .string(conversation.name.documentID), "label": .string(label.isEmpty ? conversation.name.documentID : label)]
+            })
         return [
             "actions": [
                 [
@@ -54,6 +65,28 @@ struct DemoConsole: ConsoleDomain {
         await FunctionFigures.collect(from: supervisor.running.withLock { $0 }.map { ($0.name, $0.port, $0.restarts) }, identity: supervisor.cloud.identity)
     }
 
+    /// The tokens a user document holds, as the schema stores them (a subcollection's are not read here).
+    static func tokens(of user: FirestoreDocument, storage: Schema.TokenStorage) -> [String] {
+        switch storage {
+        case .single(let field): user[field]?.stringValue.map { [$0] } ?? []
+        case .array(let field): user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
+        case .mapKeys(let field): user[field]?.mapValue?.keys.sorted() ?? []
+        case .subcollection: []
+        }
+    }
+
+    /// "Bob's iPad" for the demo's `tok-bob-ipad`; "Bob's device 2" for a token that says nothing.
+    static func deviceName(token: String, owner: String, index: Int, of count: Int) -> String {
+        let kind = token.split(separator: "-").last.map(String.init) ?? ""
+        let known = ["phone": "Phone", "ipad": "iPad", "tablet": "Tablet", "web": "Browser", "laptop": "Laptop"][kind.lowercased()]
+        return "\(owner)'s \(known ?? (count > 1 ? "device \(index + 1)" : "device"))"
+    }
+
+    /// Member ids from an array of ids or a map keyed by them.
+    static func ids(_ value: FirestoreValue) -> [String] {
+        value.arrayValue?.compactMap(\.stringValue) ?? value.mapValue?.keys.sorted() ?? []
+    }
+
     func perform(_ action: String, arguments: [String: String]) async throws -> String {
         func argument(_ name: String) throws -> String {
             guard let value = arguments[name]?.trimmingCharacters(in: .whitespacesAndNewlines), !value.isEmpty else {
@@ -66,8 +99,8 @@ struct DemoConsole: ConsoleDomain {
             let (sender, conversation, text) = (try argument("from"), try argument("conversation"), try argument("text"))
             guard text.utf8.count <= 10_000 else { throw Refusal(description: "a message is at most 10,000 bytes here") }
             let now = Date()
-            let id = "m-\(UInt64(now.timeIntervalSince1970 * 1000))-\(UInt32.random(in: 0...UInt32.max) % 10_000)"
-            let write = try world.message(from: sender, in: conversation, text: text, id: id, at: Timestamp(microsecondsOf: now))
+            let write = try world.message(
+                from: sender, in: conversation, text: text, id: DemoWorld.messageID(at: now), at: Timestamp(microsecondsOf: now))
             _ = try await supervisor.commit(write)
             return "wrote \(write.document.path)"
         case "open":

@@ -181,7 +181,7 @@ final class DevSupervisor: Service, Sendable {
         let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         for text in settings.messages {
             guard let (write, parsed) = try world.message(sending: text, at: Date()) else { continue }
-            _ = try await commit(write)
+            guard try await commit(write) else { throw DevError("\(write.document.path) already exists; the message was not written") }
             console.print("write   \(write.document.path): \(parsed.sender) → \(parsed.conversation): \"\(parsed.text)\"")
         }
     }
@@ -206,6 +206,13 @@ final class DevSupervisor: Service, Sendable {
         let reads = world.reads(by: reader, of: messages)
         for write in reads { _ = try await commit(write) }
         return reads.count
+    }
+
+    /// The first `limit` documents of a top-level collection, in id order, wherever the documents live.
+    func documents(in collection: String, limit: Int) async throws -> [FirestoreDocument] {
+        let query = StructuredQuery(collectionID: collection, orderBy: [.init(FieldPath(["__name__"]))], limit: limit)
+        if let external { return try await external.runQuery(query, parent: nil) }
+        return try await cloud.firestore.runQuery(query, parent: "", database: "projects/\(settings.project)/databases/(default)")
     }
 
     /// Commits one write to wherever the documents live; false if its `exists: false` precondition failed.

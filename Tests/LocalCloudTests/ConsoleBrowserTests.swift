@@ -58,7 +58,9 @@ import Testing
             let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/console_check.py").path
             let run = try await ProcessRunner.run(python, [script, dev.base, screenshots, chromium, String(deadID)])
             #expect(
-                run.status == 0, "console check failed:\n\(run.stdoutText.suffix(3000))\n\(run.stderr.suffix(4000))\nherald dev:\n\(dev.output.suffix(3000))")
+                run.status == 0,
+                "console check failed:\n\(run.stdoutText.suffix(3000))\n\(run.stderr.prefix(3000))…\(run.stderr.suffix(1000))\nherald dev:\n\(dev.output.suffix(3000))"
+            )
             print("console screenshots: \(screenshots)")
 
             // What the page did, as the local cloud saw it.

@@ -57,6 +57,8 @@ function show(view) {
   refresh();
 }
 
+// Every redraw goes through here, one at a time: a state change or a live change made while one runs
+// draws again right after it, so the last drawing always shows the latest state.
 let refreshing = null;
 let refreshAgain = false;
 async function refresh() {
@@ -70,7 +72,7 @@ async function refresh() {
   })();
   await refreshing;
   refreshing = null;
-  if (refreshAgain) { refreshAgain = false; setTimeout(refresh, 150); }
+  if (refreshAgain) { refreshAgain = false; setTimeout(refresh, 0); }
 }
 
 function listen() {

@@ -42,7 +42,7 @@ async function renderTree(parent = "") {
 
 function toggle(path) {
   state.expanded.has(path) ? state.expanded.delete(path) : state.expanded.add(path);
-  renderFirestore();
+  refresh();
 }
 
 async function renderFirestore() {
@@ -59,7 +59,7 @@ async function openDocument(path) {
   const parts = path.split("/");
   for (let i = 1; i < parts.length; i += 2) state.expanded.add(parts.slice(0, i).join("/"));
   state.expanded.add(path);
-  if (state.view !== "firestore") show("firestore"); else renderFirestore();
+  if (state.view !== "firestore") show("firestore"); else refresh();
 }
 
 const typeOf = (value) => Object.keys(value)[0].replace("Value", "");
@@ -180,8 +180,8 @@ function editDocument(path, fields, isNew = false) {
   el("div", { class: "buttons" },
     el("button", { type: "button", onclick: () => rows.append(fieldRow()) }, "Add field"),
     el("button", { type: "submit", class: "primary" }, "Save"),
-    el("button", { type: "button", onclick: () => { state.editing = false; isNew ? $("#document").replaceChildren() : renderDocument(path); } }, "Cancel")));
-  form.addEventListener("keydown", (event) => { if (event.key === "Escape") { state.editing = false; renderFirestore(); } });
+    el("button", { type: "button", onclick: () => { state.editing = false; if (isNew) $("#document").replaceChildren(); refresh(); } }, "Cancel")));
+  form.addEventListener("keydown", (event) => { if (event.key === "Escape") { state.editing = false; refresh(); } });
   $("#document").replaceChildren(form);
   form.querySelector("input")?.focus();
 }
@@ -193,7 +193,7 @@ async function deleteDocument(path) {
     toast(`deleted ${path}`);
     state.documentPath = null;
     $("#document").replaceChildren();
-    renderFirestore();
+    refresh();
   } catch (error) { toast(error.message, true); }
 }
 
@@ -232,11 +232,18 @@ async function runQuery(text) {
   parseQuery(text);
   state.query = text;
   state.documentPath = null;
-  await renderQuery(text);
+  await refresh();
 }
 
 async function renderQuery(text) {
-  const results = await api(`${documents()}:runQuery`, { method: "POST", body: { structuredQuery: parseQuery(text) } });
+  let results;
+  try {
+    results = await api(`${documents()}:runQuery`, { method: "POST", body: { structuredQuery: parseQuery(text) } });
+  } catch (error) {
+    // Refused (a bad query): said once in the panel, not retried.
+    if (!state.editing && state.query === text) $("#document").replaceChildren(el("h2", {}, "Query refused"), el("p", { class: "bad" }, error.message));
+    return;
+  }
   if (state.editing || state.query !== text) return;
   const found = results.filter((r) => r.document).map((r) => r.document);
   $("#document").replaceChildren(

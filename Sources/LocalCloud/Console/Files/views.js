@@ -73,7 +73,7 @@ async function renderEvents() {
     const item = el("li", { class: "event", id: `event-${event.id}`, "data-document": event.document, "data-outcome": result },
       el("button", {
         type: "button", "aria-expanded": String(open),
-        onclick: () => { open ? state.openEvents.delete(event.id) : state.openEvents.add(event.id); renderEvents(); },
+        onclick: () => { open ? state.openEvents.delete(event.id) : state.openEvents.add(event.id); refresh(); },
       },
       el("span", { class: "time" }, time(event.createdAt)), el("span", {}, event.trigger), el("span", { class: "doc mono" }, event.document),
       el("span", { class: `badge ${result}` }, result), el("span", { class: "latency" }, event.latencyMs === null ? "" : `${event.latencyMs} ms`)));
@@ -124,14 +124,14 @@ async function renderDeliveries() {
 }
 
 async function replay(id) {
-  try { await api(`/herald/deliveries/${id}:replay`, { method: "POST", body: {} }); toast(`event #${id} replayed`); renderDeliveries(); } catch (error) { toast(error.message, true); }
+  try { await api(`/herald/deliveries/${id}:replay`, { method: "POST", body: {} }); toast(`event #${id} replayed`); refresh(); } catch (error) { toast(error.message, true); }
 }
 
 async function runJob(name) {
   try {
     const result = await api(`/herald/scheduler/jobs/${encodeURIComponent(name)}:run`, { method: "POST", body: {} });
     toast(`${name}: ${result.status ?? "no answer"}${result.error ? ` ${result.error}` : ""}`, !(result.status >= 200 && result.status < 300));
-    renderDeliveries();
+    refresh();
   } catch (error) { toast(error.message, true); }
 }
 
