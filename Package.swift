@@ -28,6 +28,7 @@ let package = Package(
         // Only for the SQLite amalgamation it compiles (VaporCSQLite): no system SQLite or headers needed.
         .package(url: "https://github.com/vapor/sqlite-nio", from: "1.13.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
@@ -47,6 +48,7 @@ let package = Package(
             name: "GoogleClients",
             dependencies: [
                 "FirestoreModel",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
@@ -63,6 +65,7 @@ let package = Package(
             name: "HeraldRuntime",
             dependencies: [
                 "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),

@@ -3,6 +3,7 @@ import FirestoreModel
 import Logging
 import NIOCore
 import NIOHTTP1
+import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -110,6 +111,10 @@ struct GoogleHTTP: Sendable {
         if throughBreaker { try breaker.admit() }
         var outcome = CircuitBreaker.Outcome.neutral
         defer { breaker.record(outcome) }
+        let (span, traceparent) = OutboundTrace.call("\(method) \(Self.operation(url))")
+        span?.attributes["http.request.method"] = method.rawValue
+        span?.attributes["url.full"] = Self.redacted(url)
+        defer { span?.end() }
         for attempt in 1...2 {
             // A token that cannot be had says nothing of this API (the token endpoint is another service,
             // and one failed fetch fails every request waiting for it): the breaker does not count it.
@@ -118,7 +123,7 @@ struct GoogleHTTP: Sendable {
             request.method = method
             request.headers.add(name: "authorization", value: "Bearer \(token)")
             request.headers.add(name: "user-agent", value: userAgent)
-            if let traceparent = OutboundTrace.traceparent { request.headers.add(name: "traceparent", value: traceparent) }
+            if let traceparent { request.headers.add(name: "traceparent", value: traceparent) }
             if let body {
                 request.headers.add(name: "content-type", value: "application/json")
                 request.body = .bytes(body)
@@ -133,10 +138,13 @@ struct GoogleHTTP: Sendable {
                 bytes = try await response.body.collect(upTo: 64 << 20)
             } catch {
                 outcome = .unreachable
+                span?.setStatus(SpanStatus(code: .error, message: "no answer"))
                 observer?(RequestRecord(method: method, url: url, status: nil, duration: .now - started))
                 throw TransportError("\(method) \(Self.redacted(url)): \(error)", timedOut: (error as? HTTPClientError) == .deadlineExceeded)
             }
             observer?(RequestRecord(method: method, url: url, status: Int(response.status.code), duration: .now - started))
+            span?.attributes["http.response.status_code"] = Int64(response.status.code)
+            if response.status.code >= 400 { span?.setStatus(SpanStatus(code: .error, message: "HTTP \(response.status.code)")) }
             // An answer from the service itself (4xx included) means it is up; 502-504 come from a proxy or an overload.
             outcome = (502...504).contains(response.status.code) ? .unreachable : .answered
             if (200..<300).contains(response.status.code) { return Array(buffer: bytes) }
@@ -171,6 +179,15 @@ struct GoogleHTTP: Sendable {
                 attempt += 1
             }
         }
+    }
+
+    /// A call's span name: host and method (`documents:commit`, `messages:send`), or `documents/…` for
+    /// one document, without project names or document ids, so spans of one kind group together.
+    static func operation(_ url: String) -> String {
+        let parts = redacted(url).split(separator: "/")
+        let host = parts.dropFirst().first.map(String.init) ?? ""
+        guard let last = parts.last, parts.count > 2 else { return host }
+        return "\(host) " + (last.contains(":") ? String(last) : "documents/…")
     }
 
     /// URLs carry no secrets today, but keep query strings out of error messages anyway.

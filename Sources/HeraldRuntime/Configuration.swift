@@ -47,6 +47,8 @@ public struct RuntimeConfiguration: Sendable {
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
     public var port: Int
+    /// Where spans are exported over OTLP, if anywhere (OpenTelemetry's `OTEL_EXPORTER_OTLP_*` variables).
+    public var traceExport: TraceExportSettings?
 
     /// Parses and checks the environment; every problem found is listed in the one error.
     public init(environment: [String: String], stdoutIsTerminal: Bool = false) throws(ConfigurationError) {
@@ -160,6 +162,7 @@ public struct RuntimeConfiguration: Sendable {
         if let text = value("PORT") {
             if let p = Int(text), (0...65535).contains(p) { port = p } else { problems.append("PORT must be a port number, not \"\(text)\"") }
         }
+        traceExport = TraceExportSettings.reading(value, problems: &problems)
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
     }
 

@@ -125,17 +125,26 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
                 audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
                 allowedCallers: configuration.allowedCallers, httpClient: .shared)
         }
+        let exporter = configuration.traceExport.map { TraceExporter(recorder: SpanRecorder(), settings: $0, service: Function.name, logger: logger) }
         let server = FunctionServer(
             name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
-            metrics: metrics)
+            metrics: metrics, spans: exporter?.recorder)
         let port = self.port ?? configuration.port
         let app = server.application(host: host, port: port) { bound in
             logger.info("\(Function.name) listening on \(host):\(bound)")
         }
-        do { try await app.runService() } catch {
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                if let exporter { group.addTask { await exporter.run() } }
+                try await app.runService()
+                group.cancelAll()
+            }
+        } catch {
             await wiring.shutdown()
             throw error
         }
+        // The last spans (of the requests that finished as it stopped), outside the cancelled loop.
+        await exporter?.export()
         await wiring.shutdown()
         logger.info("\(Function.name) stopped")
     }

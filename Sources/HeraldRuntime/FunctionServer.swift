@@ -5,6 +5,7 @@ import HeraldCore
 import Hummingbird
 import Logging
 import NIOCore
+import Tracing
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -39,10 +40,12 @@ public struct FunctionServer: Sendable {
     public let logger: Logger
     /// Served at `GET /metrics` (Prometheus text), when given.
     let metrics: RuntimeMetrics?
+    /// Where each request's span and its calls' spans go, when traces are exported.
+    let spans: SpanRecorder?
 
     public init(
         name: String, events: (any EventHandling)?, sweeper: (any SweepRunning)?, identity: IdentityTokenVerifier? = nil, logger: Logger,
-        metrics: RuntimeMetrics? = nil
+        metrics: RuntimeMetrics? = nil, spans: SpanRecorder? = nil
     ) {
         self.name = name
         self.events = events
@@ -50,6 +53,7 @@ public struct FunctionServer: Sendable {
         self.identity = identity
         self.logger = logger
         self.metrics = metrics
+        self.spans = spans
     }
 
     public init<Function: EventFunction>(processor: EventProcessor<Function>, identity: IdentityTokenVerifier? = nil, logger: Logger) {
@@ -112,7 +116,11 @@ public struct FunctionServer: Sendable {
 
     func tracedSweep(_ request: Request) async -> EventResponse {
         let incoming = request.headers.first { $0.name.canonicalName == "traceparent" }?.value
-        return await OutboundTrace.$traceparent.withValue(OutboundTrace.child(of: incoming)) { await sweep() }
+        return await OutboundTrace.handling("\(name) sweep", incoming: incoming, recorder: spans) { span in
+            let response = await sweep()
+            Self.annotate(span, response)
+            return response
+        }
     }
 
     func handleEvent(_ request: Request) async -> EventResponse {
@@ -132,10 +140,23 @@ public struct FunctionServer: Sendable {
         }
         let event = EventRequest(headers: headers, body: Array(buffer: body))
         // The calls made for this event carry its trace, so they can be told apart from other events'.
-        return await OutboundTrace.$traceparent.withValue(OutboundTrace.child(of: headers["traceparent"])) {
-            guard let metrics else { return await events.process(event, logger: logger) }
-            return await measured(event, events: events, metrics: metrics)
+        return await OutboundTrace.handling("\(name) event", incoming: headers["traceparent"], recorder: spans) { span in
+            let response = if let metrics { await measured(event, events: events, metrics: metrics) } else { await events.process(event, logger: logger) }
+            Self.annotate(span, response)
+            return response
         }
+    }
+
+    /// What a request's span says of its answer: the event, its outcome, the status; an error for a 5xx.
+    static func annotate(_ span: RecordedSpan?, _ response: EventResponse) {
+        guard let span, span.isRecording else { return }
+        span.attributes["http.response.status_code"] = Int64(response.status)
+        span.attributes["herald.outcome"] = outcome(of: response)
+        if let event = response.report?.event {
+            span.attributes["cloudevents.event_id"] = event.change.eventID
+            span.attributes["herald.document"] = event.change.document.path
+        }
+        if response.status >= 500 { span.setStatus(SpanStatus(code: .error, message: "HTTP \(response.status)")) }
     }
 
     func measured(_ event: EventRequest, events: any EventHandling, metrics: RuntimeMetrics) async -> EventResponse {

@@ -102,13 +102,20 @@ import Glibc
         env["LOG_LEVEL"] = "loud"
         env["FCM_ENDPOINT"] = "not a url"
         env["HERALD_SCHEMA"] = "prd999"
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = "ftp://collector"
+        env["OTEL_EXPORTER_OTLP_PROTOCOL"] = "grpc"
+        env["OTEL_EXPORTER_OTLP_HEADERS"] = "api-key=sup3rsecret,broken"
         let result = try await ProcessRunner.run(
             TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
         #expect(result.status != 0)
         #expect(result.stderr.contains("LOG_LEVEL"))
         #expect(result.stderr.contains("FCM_ENDPOINT"))
-        env["LOG_LEVEL"] = nil
-        env["FCM_ENDPOINT"] = nil
+        #expect(result.stderr.contains("OTLP traces endpoint must be an http(s) URL"), "\(result.stderr)")
+        #expect(result.stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL is grpc"))
+        #expect(result.stderr.contains("OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs") && !result.stderr.contains("sup3rsecret"))
+        for key in ["LOG_LEVEL", "FCM_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS"] {
+            env[key] = nil
+        }
         let fixture = TestPaths.fixture("default/message-created.legacy.json").path
         let schema = try await ProcessRunner.run(
             TestPaths.executable("onMessageCreated"), ["invoke", "--event", fixture, "--documents", Self.documents], environment: env)

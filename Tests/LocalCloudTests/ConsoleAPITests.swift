@@ -22,8 +22,8 @@ import Testing
             guard document.split(separator: "/").count == 2 else { return Response(status: .ok) }
             let firestore = FirestoreClient(project: "herald-test", endpoint: cloud, credentials: EmulatorCredentials(), httpClient: .shared)
             let fcm = FCMClient(project: "herald-test", endpoint: cloud, credentials: EmulatorCredentials(), httpClients: [.shared])
-            try await OutboundTrace.$traceparent.withValue(OutboundTrace.child(of: incoming)) {
-                _ = try await firestore.commit([Write(.update(try firestore.name("\(document)/log/1"), fields: ["seen": .boolean(true)], mask: nil))])
+            await OutboundTrace.handling("probe", incoming: incoming, recorder: nil) { _ in
+                _ = try? await firestore.commit([Write(.update(try firestore.name("\(document)/log/1"), fields: ["seen": .boolean(true)], mask: nil))])
                 _ = await fcm.sendAll([["token": "t-1", "notification": ["title": "Hi", "body": "there"]]])
             }
             return Response(
@@ -134,14 +134,19 @@ import Testing
         }
     }
 
-    @Test func callsMadeForAnEventCarryItsTraceUnderANewSpan() {
-        let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-        let child = OutboundTrace.child(of: incoming, spanID: 0xabc)
-        #expect(child == "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000abc-01")
+    @Test func callsMadeForAnEventCarryItsTraceUnderANewSpan() throws {
+        let incoming = try #require(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"))
+        let child = incoming.child()
+        #expect(child.traceID == "4bf92f3577b34da6a3ce929d0e0e4736" && child.spanID != incoming.spanID && child.sampled)
+        #expect(child.traceparent.hasPrefix("00-4bf92f3577b34da6a3ce929d0e0e4736-") && child.traceparent.hasSuffix("-01"))
+        #expect(TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00")?.sampled == false)
+        #expect(TraceContext(traceparent: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later")?.spanID == "00f067aa0ba902b7")
         for malformed in [
             nil, "", "00-xyz-00f067aa0ba902b7-01", "00-00000000000000000000000000000000-00f067aa0ba902b7-01", "00-4bf92f3577b34da6a3ce929d0e0e4736-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
         ] {
-            #expect(OutboundTrace.child(of: malformed) == nil, "\(malformed ?? "nil")")
+            #expect(TraceContext(traceparent: malformed) == nil, "\(malformed ?? "nil")")
         }
     }
 }

@@ -1,0 +1,144 @@
+import AsyncHTTPClient
+import FirestoreModel
+import GoogleClients
+import Logging
+import NIOCore
+import Synchronization
+
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// Where spans go, from OpenTelemetry's standard variables: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the
+/// full URL) or `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/traces`), `OTEL_EXPORTER_OTLP_HEADERS`
+/// (`key=value,…`, e.g. a collector's API key), `OTEL_SERVICE_NAME`. OTLP/HTTP with JSON bodies
+/// (`http/json`), which every OpenTelemetry Collector takes on its port 4318. Off when no endpoint
+/// is set or `OTEL_TRACES_EXPORTER=none`.
+public struct TraceExportSettings: Sendable {
+    public var endpoint: String
+    /// Sent with every export; values may be secrets and are never logged.
+    var headers: [(String, String)]
+    public var service: String?
+
+    /// nil when traces are off; appends what is wrong to `problems`.
+    static func reading(_ value: (String) -> String?, problems: inout [String]) -> TraceExportSettings? {
+        if value("OTEL_TRACES_EXPORTER")?.lowercased() == "none" { return nil }
+        if let exporter = value("OTEL_TRACES_EXPORTER"), exporter.lowercased() != "otlp" {
+            problems.append("OTEL_TRACES_EXPORTER must be otlp or none, not \"\(exporter)\"")
+        }
+        let endpoint =
+            value("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+            ?? value("OTEL_EXPORTER_OTLP_ENDPOINT").map { $0.hasSuffix("/") ? $0 + "v1/traces" : $0 + "/v1/traces" }
+        guard let endpoint else { return nil }
+        if let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil {
+        } else {
+            problems.append("the OTLP traces endpoint must be an http(s) URL, not \"\(endpoint)\"")
+        }
+        for key in ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"] {
+            if let proto = value(key), proto != "http/json" {
+                problems.append("\(key) is \(proto): Herald exports traces as http/json (OTLP/HTTP, JSON), which a collector takes on :4318")
+            }
+        }
+        var headers: [(String, String)] = []
+        for pair in (value("OTEL_EXPORTER_OTLP_TRACES_HEADERS") ?? value("OTEL_EXPORTER_OTLP_HEADERS") ?? "").split(separator: ",") {
+            let parts = pair.split(separator: "=", maxSplits: 1)
+            let key = parts.first.map { $0.trimmingWhitespace } ?? ""
+            guard parts.count == 2, !key.isEmpty, key.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+                // The value may be a secret: only the key is named.
+                problems.append("OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs separated by commas (near \"\(key.prefix(40))\")")
+                continue
+            }
+            let headerValue = String(parts[1].trimmingWhitespace)
+            headers.append((key, percentDecoded(headerValue)))
+        }
+        return TraceExportSettings(endpoint: endpoint, headers: headers, service: value("OTEL_SERVICE_NAME"))
+    }
+
+    /// The spec's header values are percent-encoded (`Bearer%20abc`); a malformed escape stays as written.
+    static func percentDecoded(_ text: String) -> String {
+        let utf8 = Array(text.utf8)
+        var bytes: [UInt8] = []
+        var index = 0
+        while index < utf8.count {
+            if utf8[index] == UInt8(ascii: "%"), index + 2 < utf8.count,
+                let byte = UInt8(String(decoding: utf8[index + 1...index + 2], as: UTF8.self), radix: 16)
+            {
+                bytes.append(byte)
+                index += 3
+            } else {
+                bytes.append(utf8[index])
+                index += 1
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Sends what a `SpanRecorder` keeps to the collector, once a second and once more at shutdown.
+/// An export that fails is dropped (spans are best effort; an event never waits for one) and said
+/// once in the log until exports work again.
+public final class TraceExporter: Sendable {
+    public let recorder: SpanRecorder
+    let settings: TraceExportSettings
+    let service: String
+    let httpClient: HTTPClient
+    let logger: Logger
+    let failing = Mutex(false)
+
+    public init(recorder: SpanRecorder, settings: TraceExportSettings, service: String, httpClient: HTTPClient = .shared, logger: Logger) {
+        self.recorder = recorder
+        self.settings = settings
+        self.service = settings.service ?? service
+        self.httpClient = httpClient
+        self.logger = logger
+    }
+
+    /// Exports every second until cancelled.
+    public func run(every interval: Duration = .seconds(1)) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            await export()
+        }
+    }
+
+    /// Sends every span waiting now, in batches of at most 512.
+    public func export() async {
+        let (spans, dropped) = recorder.take()
+        if dropped > 0 { logger.warning("dropped \(dropped) spans: the collector at \(settings.endpoint) did not keep up") }
+        var start = 0
+        while start < spans.count {
+            let batch = Array(spans[start..<min(start + 512, spans.count)])
+            start += batch.count
+            await send(batch)
+        }
+    }
+
+    func send(_ spans: [FinishedSpan]) async {
+        var request = HTTPClientRequest(url: settings.endpoint)
+        request.method = .POST
+        request.headers.add(name: "content-type", value: "application/json")
+        for (name, value) in settings.headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(string: OTLPTraces.request(spans, service: service, version: HeraldVersion.current).serialized()))
+        var problem: String?
+        do {
+            let response = try await httpClient.execute(request, timeout: .seconds(5))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            if !(200..<300).contains(response.status.code) {
+                problem = "HTTP \(response.status.code): \(String(buffer: body).prefix(200))"
+            }
+        } catch {
+            problem = "\(error)"
+        }
+        let wasFailing = failing.withLock { failing in
+            defer { failing = problem != nil }
+            return failing
+        }
+        if let problem, !wasFailing {
+            logger.warning("cannot export \(spans.count) spans to \(settings.endpoint): \(problem) (said once until exports work again)")
+        } else if problem == nil, wasFailing {
+            logger.info("exporting spans to \(settings.endpoint) again")
+        }
+    }
+}
