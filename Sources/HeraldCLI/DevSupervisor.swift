@@ -114,6 +114,8 @@ final class DevSupervisor: Service, Sendable {
             "HERALD_DEV_PARENT": String(getpid()), "HERALD_OIDC_JWKS_URL": "\(base)/herald/oidc/jwks",
             // The local cloud's account is the only caller, as the trigger's and scheduler's are on Google Cloud.
             "HERALD_ALLOWED_CALLERS": cloud.identity.clientEmail,
+            // Their spans, for the console to show under each event (as Cloud Trace would).
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "\(base)/herald/otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
         ]
         var processes: [FunctionProcess] = []
         for (name, trigger, job) in try Self.functions(schema: settings.schema) {

@@ -64,6 +64,11 @@ struct AdminAPI: Sendable {
             }
             try await cloud.replay(deliveryID: id)
             return LocalResponse(json: ["replayed": .integer(id)])
+        case ("POST", "otlp/v1/traces"):
+            return try await TraceReceiver(database: cloud.database).export(request)
+        case ("GET", let path) where path.hasPrefix("traces/"):
+            let spans = try await TraceReceiver(database: cloud.database).spans(trace: String(path.dropFirst("traces/".count)))
+            return LocalResponse(json: ["spans": .array(spans)])
         case ("GET", "triggers"):
             return LocalResponse(json: ["triggers": .array(cloud.triggers.all.map(Self.json))])
         case ("PUT", "triggers"), ("POST", "triggers"):

@@ -127,15 +127,17 @@ public final class LocalCloud: Sendable {
         return try await database.read { db in
             let rows = try Row.fetchAll(
                 db,
-                sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error FROM deliveries"
+                sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error, trace_id FROM deliveries"
                     + (states.isEmpty ? "" : " WHERE state IN (\(states.map { _ in "?" }.joined(separator: ", ")))") + " ORDER BY id",
                 arguments: StatementArguments(states))
             return rows.map { row in
                 let error: String? = row["last_error"]
+                let trace: String? = row["trace_id"]
                 return [
                     "id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),
                     "eventType": .string(row["event_type"]), "document": .string(row["document"]), "state": .string(row["state"]),
                     "attempts": .integer(row["attempts"] as Int64), "lastError": error.map { .string($0) } ?? .null,
+                    "traceId": trace.map { .string($0) } ?? .null,
                 ] as JSONValue
             }
         }

@@ -115,6 +115,29 @@ public struct LocalCloudDatabase: Sendable {
                 "v3-delivery-faults",
                 { db in try db.execute(sql: "ALTER TABLE deliveries ADD COLUMN injected TEXT") }
             ),
+            (
+                // The spans the functions export over OTLP (TraceReceiver), shown under the event they belong to.
+                "v4-spans",
+                { db in
+                    try db.execute(
+                        sql: """
+                            CREATE TABLE spans (
+                                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                                trace_id TEXT NOT NULL,
+                                span_id TEXT NOT NULL,
+                                parent_span_id TEXT,
+                                service TEXT NOT NULL,
+                                name TEXT NOT NULL,
+                                kind TEXT NOT NULL,
+                                start_ns INTEGER NOT NULL,
+                                end_ns INTEGER NOT NULL,
+                                status TEXT NOT NULL,
+                                attributes TEXT NOT NULL
+                            );
+                            CREATE INDEX spans_by_trace ON spans(trace_id);
+                            """)
+                }
+            ),
         ]
     }
 

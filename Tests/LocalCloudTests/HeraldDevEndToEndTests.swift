@@ -68,6 +68,18 @@ import Testing
             #expect(toAlice.message["notification"]?["title"] == "Bob")
             #expect(toAlice.message["notification"]?["body"] == "Running late 🏃")
             #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
+
+            // The functions exported their spans to the local cloud: the message's event, with its calls under it.
+            let delivery = try #require(
+                try await local.cloud.deliveries(state: nil).first {
+                    $0["trigger"]?.stringValue == "onMessageCreated" && $0["document"]?.stringValue?.hasPrefix("conversations/family/") == true
+                })
+            let trace = try #require(delivery["traceId"]?.stringValue, "\(delivery)")
+            let spans =
+                try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(local.baseURL)/herald/traces/\(trace)").body.utf8))["spans"]?.arrayValue ?? []
+            let event = try #require(spans.first { $0["kind"] == "server" }, "no spans for \(trace): \(spans)")
+            #expect(event["name"] == "onMessageCreated event")
+            #expect(spans.filter { $0["kind"] == "client" && $0["parentSpanId"] == event["spanId"] }.count >= 4, "\(spans)")
         }
     }
 

@@ -69,6 +69,9 @@ def main():
         expect(path).to_contain_text("Bob's iPad")
         expect(path).to_contain_text("Carol's Phone")
         expect(path).not_to_contain_text("Alice's Phone")
+        # The function's spans (exported over OTLP to the local cloud): the event, and its calls under it.
+        expect(sent.locator(".spans")).to_contain_text("onMessageCreated event")
+        expect(sent.locator(".span[data-kind='client']").filter(has_text="messages:send")).to_have_count(3)
         page.screenshot(path=f"{shots}/events.png", full_page=True)
 
         # Devices: what Bob's phone shows.

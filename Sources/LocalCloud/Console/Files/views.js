@@ -64,8 +64,33 @@ function focusEvent(id) {
   setTimeout(() => document.getElementById(`event-${id}`)?.scrollIntoView({ block: "center" }), 200);
 }
 
+// The spans the function exported for the event's trace, as a waterfall: what took the time.
+function spanWaterfall(spans) {
+  if (!spans?.length) return null;
+  const start = Math.min(...spans.map((s) => Number(s.startTimeUnixNano)));
+  const end = Math.max(...spans.map((s) => Number(s.endTimeUnixNano)));
+  const total = Math.max(end - start, 1);
+  return el("div", { class: "spans" }, el("h3", {}, `Spans (${spans.length})`),
+    el("ol", {}, spans.map((span) => {
+      const from = Number(span.startTimeUnixNano) - start;
+      const took = Number(span.endTimeUnixNano) - Number(span.startTimeUnixNano);
+      const status = span.attributes?.["http.response.status_code"];
+      // Through the style object: the page's CSP allows no style attributes.
+      const fill = el("span", {});
+      fill.style.marginLeft = `${(from / total) * 100}%`;
+      fill.style.width = `${Math.max((took / total) * 100, 0.5)}%`;
+      return el("li", { class: `span ${span.kind}${span.status === "error" ? " error" : ""}`, "data-kind": span.kind },
+        el("span", { class: "name mono", title: span.spanId }, span.name + (status ? ` → ${status}` : "")),
+        el("span", { class: "bar" }, fill),
+        el("span", { class: "took" }, `${(took / 1e6).toFixed(1)} ms`));
+    })));
+}
+
 async function renderEvents() {
   const { events } = await api("/herald/console/events?limit=150");
+  // Spans only for the events shown open, fetched together.
+  const spans = Object.fromEntries(await Promise.all(events.filter((e) => state.openEvents.has(e.id) && e.traceId)
+    .map(async (e) => [e.id, (await api(`/herald/traces/${e.traceId}`)).spans])));
   const list = $("#events");
   list.replaceChildren(...events.map((event) => {
     const [result] = outcome(event);
@@ -77,7 +102,7 @@ async function renderEvents() {
       },
       el("span", { class: "time" }, time(event.createdAt)), el("span", {}, event.trigger), el("span", { class: "doc mono" }, event.document),
       el("span", { class: `badge ${result}` }, result), el("span", { class: "latency" }, event.latencyMs === null ? "" : `${event.latencyMs} ms`)));
-    if (open) item.append(eventPath(event));
+    if (open) item.append(eventPath(event), spanWaterfall(spans[event.id]) || "");
     return item;
   }));
   if (!events.length) list.append(el("li", { class: "muted" }, "No events yet. Write a document, or use the app's actions above."));
