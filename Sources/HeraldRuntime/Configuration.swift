@@ -47,6 +47,10 @@ public struct RuntimeConfiguration: Sendable {
     public var logLevel: Logger.Level
     public var logFormat: LogFormat
     public var port: Int
+    /// A second port, on 127.0.0.1 only, serving `GET /metrics` without an identity token
+    /// (`HERALD_METRICS_PORT`): for a collector in the same instance (a Cloud Run sidecar), which
+    /// cannot get one. Nothing outside the instance reaches it.
+    public var metricsPort: Int?
     /// Where spans are exported over OTLP, if anywhere (OpenTelemetry's `OTEL_EXPORTER_OTLP_*` variables).
     public var traceExport: TraceExportSettings?
 
@@ -161,6 +165,13 @@ public struct RuntimeConfiguration: Sendable {
         port = 8080
         if let text = value("PORT") {
             if let p = Int(text), (0...65535).contains(p) { port = p } else { problems.append("PORT must be a port number, not \"\(text)\"") }
+        }
+        if let text = value("HERALD_METRICS_PORT") {
+            if let p = Int(text), (1...65535).contains(p), p != port {
+                metricsPort = p
+            } else {
+                problems.append("HERALD_METRICS_PORT must be a port number other than PORT's, not \"\(text)\"")
+            }
         }
         traceExport = TraceExportSettings.reading(value, problems: &problems)
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }

@@ -136,6 +136,11 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         do {
             try await withThrowingDiscardingTaskGroup { group in
                 if let exporter { group.addTask { await exporter.run() } }
+                if let metricsPort = configuration.metricsPort {
+                    let metricsApp = server.metricsApplication(port: metricsPort)
+                    group.addTask { try await metricsApp.run() }
+                    logger.info("metrics for a collector in this instance at http://127.0.0.1:\(metricsPort)/metrics")
+                }
                 try await app.runService()
                 group.cancelAll()
             }

@@ -71,9 +71,7 @@ public struct FunctionServer: Sendable {
         router.get("/metrics") { request, _ in
             if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
             guard let metrics = server.metrics else { return Self.response(failure(404, "NOT_FOUND", "\(server.name) keeps no metrics here")) }
-            return Response(
-                status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-                body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+            return Self.exposition(metrics)
         }
         router.post("/") { request, _ in
             if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
@@ -93,6 +91,27 @@ public struct FunctionServer: Sendable {
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
             logger: logger
         )
+    }
+
+    /// `GET /metrics` alone, on 127.0.0.1, without the identity check: for a collector in the same
+    /// instance (`HERALD_METRICS_PORT`).
+    public func metricsApplication(port: Int) -> some ApplicationProtocol {
+        let router = Router()
+        let metrics = metrics
+        router.get("/metrics") { _, _ in
+            guard let metrics else { return Response(status: .notFound) }
+            return Self.exposition(metrics)
+        }
+        // Its own start is said by the caller: one "listening on" line per function, for the service's port.
+        var quiet = logger
+        quiet.logLevel = .warning
+        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: name), logger: quiet)
+    }
+
+    static func exposition(_ metrics: RuntimeMetrics) -> Response {
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
     }
 
     /// 401 when an identity token is required and this one does not verify; 503 when its keys cannot be fetched.

@@ -77,8 +77,8 @@ public struct TraceExportSettings: Sendable {
 }
 
 /// Sends what a `SpanRecorder` keeps to the collector, once a second and once more at shutdown.
-/// An export that fails is dropped (spans are best effort; an event never waits for one) and said
-/// once in the log until exports work again.
+/// An export that fails is kept for the next (within the recorder's bound: spans are best effort,
+/// and an event never waits for one) and said once in the log until exports work again.
 public final class TraceExporter: Sendable {
     public let recorder: SpanRecorder
     let settings: TraceExportSettings
@@ -103,30 +103,41 @@ public final class TraceExporter: Sendable {
         }
     }
 
-    /// Sends every span waiting now, in batches of at most 512.
+    /// Sends every span waiting now, in batches of at most 512. What cannot be sent is put back for
+    /// the next export (a collector starting beside the function takes a moment), up to the
+    /// recorder's capacity.
     public func export() async {
         let (spans, dropped) = recorder.take()
-        if dropped > 0 { logger.warning("dropped \(dropped) spans: the collector at \(settings.endpoint) did not keep up") }
+        if dropped > 0, !failing.withLock({ $0 }) {
+            logger.warning("dropped \(dropped) spans: the collector at \(settings.endpoint) did not keep up")
+        }
         var start = 0
         while start < spans.count {
             let batch = Array(spans[start..<min(start + 512, spans.count)])
             start += batch.count
-            await send(batch)
+            guard await send(batch) else {
+                recorder.putBack(Array(spans[(start - batch.count)...]))
+                return
+            }
         }
     }
 
-    func send(_ spans: [FinishedSpan]) async {
+    /// False when the spans are worth sending again: no answer, 429 or 5xx (OTLP's retryable
+    /// answers). A collector that refuses them otherwise would refuse them again: they are dropped.
+    func send(_ spans: [FinishedSpan]) async -> Bool {
         var request = HTTPClientRequest(url: settings.endpoint)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
         for (name, value) in settings.headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: OTLPTraces.request(spans, service: service, version: HeraldVersion.current).serialized()))
         var problem: String?
+        var retryable = true
         do {
             let response = try await httpClient.execute(request, timeout: .seconds(5))
             let body = try await response.body.collect(upTo: 64 * 1024)
             if !(200..<300).contains(response.status.code) {
                 problem = "HTTP \(response.status.code): \(String(buffer: body).prefix(200))"
+                retryable = response.status.code == 429 || response.status.code >= 500
             }
         } catch {
             problem = "\(error)"
@@ -140,5 +151,6 @@ public final class TraceExporter: Sendable {
         } else if problem == nil, wasFailing {
             logger.info("exporting spans to \(settings.endpoint) again")
         }
+        return problem == nil || !retryable
     }
 }

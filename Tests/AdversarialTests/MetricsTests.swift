@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import FirestoreEvents
 import FirestoreModel
 import Foundation
+import HeraldRuntime
 import HeraldTesting
 import Testing
 
@@ -55,5 +56,43 @@ import Testing
         #expect(firestore.keys.contains { $0.contains(#"method="commit",status="200""#) }, "\(firestore)")
         #expect(!firestore.keys.contains { $0.contains(#"status="none""#) })
         #expect(samples[#"herald_event_duration_seconds_count{function="onMessageCreated",outcome="applied"}"#] == 3)
+    }
+
+    /// `HERALD_METRICS_PORT`: the same figures on 127.0.0.1 without an identity token, for a collector
+    /// in the same instance, while the service's own port still asks for one. SIGTERM still ends the
+    /// function at once (the extra listener and the trace exporter stop with it).
+    @Test func aLoopbackMetricsPortServesACollectorWithoutAToken() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let port = try freeLoopbackPort()
+        let metricsPort = try freeLoopbackPort()
+        var environment = world.dev.functionEnvironment()
+        environment["HERALD_REQUIRE_OIDC_AUDIENCE"] = "http://127.0.0.1:\(port)/"
+        environment["HERALD_OIDC_JWKS_URL"] = "\(world.dev.base)/herald/oidc/jwks"
+        environment["HERALD_METRICS_PORT"] = String(metricsPort)
+        environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "\(world.dev.base)/herald/otlp"
+        let function = try await FunctionUnderTest.start("onMessageCreated", environment: environment, port: port)
+        let guarded = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))
+        #expect(guarded.status == .unauthorized)
+        // One event, from the local cloud's account as a trigger would send it.
+        var tokenRequest = HTTPClientRequest(
+            url: "\(world.dev.base)/computeMetadata/v1/instance/service-accounts/default/identity?audience=http://127.0.0.1:\(port)/")
+        tokenRequest.headers.add(name: "Metadata-Flavor", value: "Google")
+        let token = String(buffer: try await HTTPClient.shared.execute(tokenRequest, timeout: .seconds(10)).body.collect(upTo: 1 << 16))
+        var event = try world.created(try await world.message("m-scraped"), id: "evt-scraped")
+        event.headers["authorization"] = "Bearer \(token)"
+        let answer = try await function.post(event)
+        #expect(answer.status == 200, "\(answer.body) \(function.output.suffix(1000))")
+        let open = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(metricsPort)/metrics"), timeout: .seconds(10))
+        let text = String(buffer: try await open.body.collect(upTo: 1 << 20))
+        #expect(
+            open.status == .ok
+                && text.contains("herald_events_total{function=\"onMessageCreated\",encoding=\"cloudevent-binary-protobuf\",outcome=\"applied\"} 1"),
+            "\(text.prefix(500))")
+
+        let clock = ContinuousClock()
+        let started = clock.now
+        #expect(await function.process.stop(grace: .seconds(10)) == .exited(0))
+        #expect(clock.now - started < .seconds(3), "took \(clock.now - started) to stop")
     }
 }

@@ -115,4 +115,40 @@ import Testing
         #expect(warnings() == 1, "said again: \(function.output.suffix(2000))")
         #expect(!function.output.contains("s3cret"))
     }
+
+    /// A collector started beside the function (a Cloud Run sidecar) may answer 503 at first: the
+    /// spans are kept and sent once it takes them, none lost, none twice.
+    @Test func spansWaitForACollectorThatIsNotReadyYet() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let received = Exports()
+        let refusals = Mutex(0)
+        let router = Router()
+        router.post("/v1/traces") { request, _ in
+            let body = try await request.body.collect(upTo: 8 << 20)
+            let refuse = refusals.withLock { count in
+                count += 1
+                return count <= 2
+            }
+            if refuse { return Response(status: .serviceUnavailable) }
+            received.list.withLock { $0.append((String(buffer: body), nil, nil)) }
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(string: "{}")))
+        }
+        try await withTestHTTPServer(router) { port in
+            var environment = world.dev.functionEnvironment()
+            environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:\(port)"
+            let function = try await FunctionUnderTest.start("onMessageCreated", environment: environment)
+            defer { function.stop() }
+            var event = try world.created(try await world.message("m-early"), id: "evt-early")
+            event.headers["traceparent"] = "00-\(Self.traceID)-\(Self.callerSpan)-01"
+            #expect(try await function.post(event).status == 200)
+            var servers = 0
+            for _ in 0..<100 where servers == 0 {
+                try await Task.sleep(for: .milliseconds(100))
+                servers = received.list.withLock { $0.map { $0.body.components(separatedBy: "\"kind\":2").count - 1 }.reduce(0, +) }
+            }
+            #expect(servers == 1 && refusals.withLock { $0 } >= 3, "\(servers) server spans after \(refusals.withLock { $0 }) tries")
+            #expect(function.output.split(separator: "\n").filter { $0.contains("cannot export") }.count == 1)
+        }
+    }
 }

@@ -35,6 +35,15 @@ public final class SpanRecorder: Tracer, Sendable {
         }
     }
 
+    /// Puts back spans an export could not deliver, ahead of the newer ones, within the capacity.
+    public func putBack(_ spans: [FinishedSpan]) {
+        waiting.withLock { waiting in
+            let kept = spans.prefix(max(0, capacity - waiting.spans.count))
+            waiting.dropped += spans.count - kept.count
+            waiting.spans.insert(contentsOf: kept, at: 0)
+        }
+    }
+
     public var waitingCount: Int { waiting.withLock { $0.spans.count } }
 
     func keep(_ span: FinishedSpan) {
