@@ -7,16 +7,20 @@
 #      service account, which the function checks too (HERALD_ALLOWED_CALLERS)
 #   6. a dead-letter topic, Eventarc triggers with retry and dead-letter policies
 #   7. Cloud Scheduler jobs calling with OIDC tokens
+#   8. monitoring: the Herald dashboard and alerting policies (Infra/observability/)
+# Each service runs the Google-built OpenTelemetry Collector beside the function: spans to Cloud Trace,
+# metrics to Managed Service for Prometheus (its configuration goes to Secret Manager in step 5).
 # The images (one per function) must already be in Artifact Registry (Infra/build-images.sh --push REPOSITORY).
 #
 # Usage: Infra/deploy.sh PROJECT REGION [--schema default|prd000|prd001|prd004] [--repository REPOSITORY] [--tag TAG]
-#                        [--firestore-location LOCATION] [--database DATABASE] [--dry-run]
+#                        [--firestore-location LOCATION] [--database DATABASE] [--notification-channel CHANNEL] [--dry-run]
+# --notification-channel: a Cloud Monitoring channel (projects/P/notificationChannels/ID) the alerts notify.
 # --dry-run prints every command and runs none; values only Google knows (the project number, a
 # trigger's subscription) appear as PROJECT_NUMBER and SUBSCRIPTION_OF_<trigger>.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 PROJECT REGION [--schema default|prd000|prd001|prd004] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--dry-run]" >&2
+  echo "usage: $0 PROJECT REGION [--schema default|prd000|prd001|prd004] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--notification-channel CHANNEL] [--dry-run]" >&2
   exit 2
 }
 
@@ -29,6 +33,7 @@ REPOSITORY=""
 TAG=latest
 FIRESTORE_LOCATION=""
 DATABASE="(default)"
+NOTIFY=""
 DRY_RUN=false
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -37,12 +42,15 @@ while [ $# -gt 0 ]; do
     --tag) TAG=${2:?--tag needs a value}; shift 2 ;;
     --firestore-location) FIRESTORE_LOCATION=${2:?--firestore-location needs a value}; shift 2 ;;
     --database) DATABASE=${2:?--database needs a value}; shift 2 ;;
+    --notification-channel) NOTIFY=${2:?--notification-channel needs a value}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
     *) usage ;;
   esac
 done
 case "$PROJECT" in *[!a-z0-9-]* | "") echo "error: PROJECT must be a project id, not \"$PROJECT\"" >&2; exit 2 ;; esac
 case "$REGION" in *[!a-z0-9-]* | "") echo "error: REGION must be a region such as europe-west1, not \"$REGION\"" >&2; exit 2 ;; esac
+case "$NOTIFY" in "" | projects/*/notificationChannels/*) ;; *) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
+case "$NOTIFY" in *[!a-zA-Z0-9/_-]*) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
 
 # Where each preset keeps messages and users (Sources/ChatFunctions/Schema.swift; a test keeps them equal).
 case "$SCHEMA" in
@@ -65,6 +73,8 @@ PUSHING=(onMessageCreated onReadReceipt tokenCleanup)   # FCM senders; presenceS
 TRIGGER_SA="herald-trigger@$PROJECT.iam.gserviceaccount.com"
 SCHEDULER_SA="herald-scheduler@$PROJECT.iam.gserviceaccount.com"
 DEAD_LETTERS=herald-dead-letters
+COLLECTOR_CONFIG=herald-otel-collector   # the secret the manifests mount
+OBSERVABILITY="$HERE/observability"
 
 service_of() { echo "herald-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; }
 account_of() { echo "$(service_of "$1")@$PROJECT.iam.gserviceaccount.com"; }
@@ -113,7 +123,8 @@ echo "# Herald → project $PROJECT, region $REGION, schema $SCHEMA, images $REP
 
 echo "# 1. APIs"
 run gcloud services enable run.googleapis.com eventarc.googleapis.com firestore.googleapis.com fcm.googleapis.com \
-  cloudscheduler.googleapis.com pubsub.googleapis.com --project="$PROJECT"
+  cloudscheduler.googleapis.com pubsub.googleapis.com secretmanager.googleapis.com monitoring.googleapis.com \
+  cloudtrace.googleapis.com --project="$PROJECT"
 PROJECT_NUMBER=$(value PROJECT_NUMBER gcloud projects describe "$PROJECT" --format='value(projectNumber)')
 PUBSUB_AGENT="service-$PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com"
 
@@ -133,6 +144,11 @@ bind() { run gcloud projects add-iam-policy-binding "$PROJECT" --member="service
 FIRESTORE_ONLY="expression=resource.name==\"projects/$PROJECT/databases/$DATABASE\",title=herald-$(echo "$DATABASE" | tr -dc 'a-z0-9-')-database-only"
 for function in "${FUNCTIONS[@]}"; do bind "$(account_of "$function")" roles/datastore.user "$FIRESTORE_ONLY"; done
 for function in "${PUSHING[@]}"; do bind "$(account_of "$function")" roles/firebasecloudmessaging.admin; done
+# The collector beside each function writes with the function's account: metrics and spans, nothing else.
+for function in "${FUNCTIONS[@]}"; do
+  bind "$(account_of "$function")" roles/monitoring.metricWriter
+  bind "$(account_of "$function")" roles/cloudtrace.agent
+done
 bind "$TRIGGER_SA" roles/eventarc.eventReceiver
 # Pub/Sub signs Eventarc's pushes with the trigger's account: it may mint tokens for that one account, not for every account in the project.
 run gcloud iam service-accounts add-iam-policy-binding "$TRIGGER_SA" --member="serviceAccount:$PUBSUB_AGENT" \
@@ -158,7 +174,21 @@ while IFS= read -r override; do
   fi
 done < <(jq -c '.fieldOverrides[]' "$INDEXES")
 
-echo "# 5. Cloud Run services (rendered into $RENDERED)"
+echo "# 5. The collector's configuration (Secret Manager), then the Cloud Run services (rendered into $RENDERED)"
+ensure gcloud secrets describe "$COLLECTOR_CONFIG" --project="$PROJECT" -- \
+  gcloud secrets create "$COLLECTOR_CONFIG" --replication-policy=automatic --project="$PROJECT"
+# A new version only when the file changed (each deploy would otherwise add one).
+if $DRY_RUN; then
+  echo "+ gcloud secrets versions access latest --secret=$COLLECTOR_CONFIG --project=$PROJECT | cmp -s - $(quote "$OBSERVABILITY/collector.yaml") || gcloud secrets versions add $COLLECTOR_CONFIG --data-file=$(quote "$OBSERVABILITY/collector.yaml") --project=$PROJECT"
+elif gcloud secrets versions access latest --secret="$COLLECTOR_CONFIG" --project="$PROJECT" 2>/dev/null | cmp -s - "$OBSERVABILITY/collector.yaml"; then
+  echo "= unchanged: $COLLECTOR_CONFIG"
+else
+  run gcloud secrets versions add "$COLLECTOR_CONFIG" --data-file="$OBSERVABILITY/collector.yaml" --project="$PROJECT"
+fi
+for function in "${FUNCTIONS[@]}"; do
+  run gcloud secrets add-iam-policy-binding "$COLLECTOR_CONFIG" --member="serviceAccount:$(account_of "$function")" \
+    --role=roles/secretmanager.secretAccessor --project="$PROJECT"
+done
 # Each function its own image, deployed by digest: what runs is exactly the image that was checked,
 # whatever the tag points at later.
 image_of() {
@@ -234,5 +264,33 @@ job() {
 }
 job herald-presence-sweep '* * * * *' presenceSweeper / 60s
 job herald-token-cleanup '0 3 * * *' tokenCleanup /sweep 600s
+
+echo "# 8. Monitoring: the Herald dashboard and alerting policies ($OBSERVABILITY)"
+# upsert_listed KIND FILE FLAG [EXTRA...]: updates the dashboard or policy with the file's display name,
+# else creates it (neither has a name of our choosing to describe). Alerting policies are in gcloud's
+# alpha track in the SDKs of 2025 (`gcloud components install alpha`).
+upsert_listed() {
+  local kind=$1 file=$2 flag=$3 display name
+  shift 3
+  local monitoring=(gcloud monitoring)
+  if [ "$kind" = policies ]; then monitoring=(gcloud alpha monitoring); fi
+  display=$(jq -r .displayName "$file")
+  local list=("${monitoring[@]}" "$kind" list --filter="displayName=\"$display\"" --format='value(name)' --limit=1 --project="$PROJECT")
+  if $DRY_RUN; then
+    name="$(tr '[:lower:]' '[:upper:]' <<<"$kind")_$(basename "$file" .json)"
+    echo "+ $(quote "${list[@]}") >/dev/null 2>&1 && $(quote "${monitoring[@]}" "$kind" update "$name" "$flag=$file" "$@" --project="$PROJECT") || $(quote "${monitoring[@]}" "$kind" create "$flag=$file" "$@" --project="$PROJECT")"
+    return
+  fi
+  name=$("${list[@]}")
+  if [ -n "$name" ]; then
+    run "${monitoring[@]}" "$kind" update "$name" "$flag=$file" "$@" --project="$PROJECT"
+  else
+    run "${monitoring[@]}" "$kind" create "$flag=$file" "$@" --project="$PROJECT"
+  fi
+}
+upsert_listed dashboards "$OBSERVABILITY/dashboard.json" --config-from-file
+for policy in "$OBSERVABILITY"/alerts/*.json; do
+  upsert_listed policies "$policy" --policy-from-file ${NOTIFY:+--notification-channels="$NOTIFY"}
+done
 
 echo "# done"
