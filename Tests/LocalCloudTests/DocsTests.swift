@@ -82,7 +82,7 @@ import Testing
         for row in docs.split(separator: "\n") where row.hasPrefix("| `") && row.contains("/herald/") {
             let cell = row.dropFirst(2).prefix { $0 != "|" }
             for item in cell.split(separator: ",") {
-                guard let path = Self.matches(#"(/herald/[A-Za-z/:_-]+)"#, in: String(item)).first else { continue }
+                guard let path = Self.matches(#"(/herald/[A-Za-z0-9/:_-]+)"#, in: String(item)).first else { continue }
                 for method in Self.matches(#"\b(GET|PUT|POST|DELETE)\b"#, in: String(item)) { listed.append((method, path)) }
             }
         }

@@ -1,0 +1,81 @@
+"""What exporting spans costs: Herald's onMessageCreated (release, as the image ships it) decoding and
+planning the same protobuf event under wrk, with OTLP export off and on, alternated in one run; and
+exec → first answered event, off and on.
+
+On: OTEL_EXPORTER_OTLP_ENDPOINT points at a collector in this script that takes every export (and
+counts its spans), so every event's server span is recorded, encoded and sent (wrk sends no
+`traceparent`: each event is a new, sampled trace, the most export work there can be).
+
+    python3 Benchmarks/traces.py BIN_DIR [PAIRS] [SECONDS]
+"""
+import http.server
+import json
+import os
+import statistics
+import sys
+import threading
+
+sys.path.insert(0, os.path.dirname(__file__))
+from compare import FIXTURES, Event, Function, first_answer, free_port, wrk  # noqa: E402
+
+
+class Collector(http.server.ThreadingHTTPServer):
+    spans = 0
+    requests = 0
+
+
+class Receive(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["content-length"]))
+        request = json.loads(body)
+        self.server.requests += 1
+        self.server.spans += sum(len(s["spans"]) for r in request["resourceSpans"] for s in r["scopeSpans"])
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def log_message(self, *args):
+        pass
+
+
+def main():
+    bin_dir = sys.argv[1]
+    pairs = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+    seconds = int(sys.argv[3]) if len(sys.argv) > 3 else 10
+    collector = Collector(("127.0.0.1", 0), Receive)
+    threading.Thread(target=collector.serve_forever, daemon=True).start()
+    documents = os.path.join(FIXTURES, "documents.json")
+    function = Function("Herald", lambda port: [os.path.join(bin_dir, "onMessageCreated"), "serve", "--host", "127.0.0.1", "--port", str(port),
+                                                "--documents", documents], {"LOG_FORMAT": "json"})
+    settings = {"off": {}, "on": {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.server_address[1]}"}}
+    event = Event.fixture()
+
+    rates = {"off": [], "on": []}
+    for _ in range(pairs):
+        for name, extra in settings.items():
+            _, process = first_answer(function, extra, event)
+            port = int(process.args[process.args.index("--port") + 1])
+            rates[name].append(wrk(port, event, seconds)["rps"])
+            Function.stop(process)
+    starts = {"off": [], "on": []}
+    for _ in range(15):
+        for name, extra in settings.items():
+            elapsed, process = first_answer(function, extra, event)
+            starts[name].append(elapsed * 1000)
+            Function.stop(process)
+
+    mean = {name: statistics.mean(values) for name, values in rates.items()}
+    print(f"decode + plan, wrk 16 connections, {seconds} s × {pairs} each, alternated (events/s):")
+    for name in ("off", "on"):
+        print(f"  export {name:3}: " + " · ".join(f"{r:,.0f}" for r in rates[name]) + f" (mean {mean[name]:,.0f})")
+    print(f"  change with export on: {(mean['on'] / mean['off'] - 1) * 100:+.1f} %")
+    print(f"  spans the collector received: {collector.spans:,} in {collector.requests:,} exports")
+    print("exec → first answered event, 15 starts each, median (min):")
+    for name in ("off", "on"):
+        print(f"  export {name:3}: {statistics.median(starts[name]):.1f} ms ({min(starts[name]):.1f} ms)")
+
+
+if __name__ == "__main__":
+    main()
