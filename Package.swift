@@ -157,6 +157,7 @@ let package = Package(
             dependencies: [
                 "GoogleClients", "FirestoreModel", "HeraldCore", "HeraldTesting",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,6 +1,6 @@
 """What exporting spans costs: Herald's onMessageCreated (release, as the image ships it) decoding and
-planning the same protobuf event under wrk, with OTLP export off and on, alternated in one run; and
-exec → first answered event, off and on.
+planning the same protobuf event under wrk, with OTLP export off, on, and on for 10% of traces
+(`parentbased_traceidratio`), alternated in one run; and exec → first answered event for each.
 
 On: OTEL_EXPORTER_OTLP_ENDPOINT points at a collector in this script that takes every export (and
 counts its spans), so every event's server span is recorded, encoded and sent (wrk sends no
@@ -14,6 +14,7 @@ import os
 import statistics
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from compare import FIXTURES, Event, Function, first_answer, free_port, wrk  # noqa: E402
@@ -40,6 +41,12 @@ class Receive(http.server.BaseHTTPRequestHandler):
         pass
 
 
+def cpu_seconds(pid):
+    """User and system CPU the process has used so far."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main():
     bin_dir = sys.argv[1]
     pairs = int(sys.argv[2]) if len(sys.argv) > 2 else 4
@@ -49,17 +56,24 @@ def main():
     documents = os.path.join(FIXTURES, "documents.json")
     function = Function("Herald", lambda port: [os.path.join(bin_dir, "onMessageCreated"), "serve", "--host", "127.0.0.1", "--port", str(port),
                                                 "--documents", documents], {"LOG_FORMAT": "json"})
-    settings = {"off": {}, "on": {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.server_address[1]}"}}
+    endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.server_address[1]}"}
+    settings = {"off": {}, "on": endpoint,
+                "10%": dict(endpoint, OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.1")}
     event = Event.fixture()
 
-    rates = {"off": [], "on": []}
+    rates = {name: [] for name in settings}
+    cpu = {name: [] for name in settings}
     for _ in range(pairs):
         for name, extra in settings.items():
             _, process = first_answer(function, extra, event)
             port = int(process.args[process.args.index("--port") + 1])
-            rates[name].append(wrk(port, event, seconds)["rps"])
+            before = cpu_seconds(process.pid)
+            load = wrk(port, event, seconds)
+            time.sleep(1.5)  # the last export
+            rates[name].append(load["rps"])
+            cpu[name].append((cpu_seconds(process.pid) - before) / (load["rps"] * seconds) * 1e6)
             Function.stop(process)
-    starts = {"off": [], "on": []}
+    starts = {name: [] for name in settings}
     for _ in range(15):
         for name, extra in settings.items():
             elapsed, process = first_answer(function, extra, event)
@@ -68,12 +82,15 @@ def main():
 
     mean = {name: statistics.mean(values) for name, values in rates.items()}
     print(f"decode + plan, wrk 16 connections, {seconds} s × {pairs} each, alternated (events/s):")
-    for name in ("off", "on"):
-        print(f"  export {name:3}: " + " · ".join(f"{r:,.0f}" for r in rates[name]) + f" (mean {mean[name]:,.0f})")
-    print(f"  change with export on: {(mean['on'] / mean['off'] - 1) * 100:+.1f} %")
+    for name in settings:
+        change = "" if name == "off" else f", {(mean[name] / mean['off'] - 1) * 100:+.1f} %"
+        print(f"  export {name:3}: " + " · ".join(f"{r:,.0f}" for r in rates[name]) + f" (mean {mean[name]:,.0f}{change})")
+    for name in settings:
+        print(f"  the function's own CPU per event, export {name:3}: " + " · ".join(f"{c:.0f}" for c in cpu[name])
+              + f" µs (mean {statistics.mean(cpu[name]):.0f})")
     print(f"  spans the collector received: {collector.spans:,} in {collector.requests:,} exports")
     print("exec → first answered event, 15 starts each, median (min):")
-    for name in ("off", "on"):
+    for name in settings:
         print(f"  export {name:3}: {statistics.median(starts[name]):.1f} ms ({min(starts[name]):.1f} ms)")
 
 

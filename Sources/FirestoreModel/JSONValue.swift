@@ -111,7 +111,7 @@ extension JSONValue {
 
     /// A JSON string: quotes, backslashes, control characters and U+2028/U+2029 escaped. The text
     /// between escapes is copied in runs (most strings have none), not scalar by scalar.
-    static func writeString(_ s: String, to out: inout String) {
+    public static func writeString(_ s: String, to out: inout String) {
         out += "\""
         var text = s
         text.withUTF8 { bytes in

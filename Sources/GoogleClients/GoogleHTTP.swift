@@ -112,8 +112,10 @@ struct GoogleHTTP: Sendable {
         var outcome = CircuitBreaker.Outcome.neutral
         defer { breaker.record(outcome) }
         let (span, traceparent) = OutboundTrace.call("\(method) \(Self.operation(url))")
-        span?.attributes["http.request.method"] = method.rawValue
-        span?.attributes["url.full"] = Self.redacted(url)
+        span?.updateAttributes { attributes in
+            attributes["http.request.method"] = method.rawValue
+            attributes["url.full"] = Self.redacted(url)
+        }
         defer { span?.end() }
         for attempt in 1...2 {
             // A token that cannot be had says nothing of this API (the token endpoint is another service,

@@ -125,7 +125,7 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
                 audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
                 allowedCallers: configuration.allowedCallers, httpClient: .shared)
         }
-        let exporter = configuration.traceExport.map { TraceExporter(recorder: SpanRecorder(), settings: $0, service: Function.name, logger: logger) }
+        let exporter = configuration.traceExport.map { TraceExporter(recorder: SpanRecorder(sampler: $0.sampler), settings: $0, service: Function.name, logger: logger) }
         let server = FunctionServer(
             name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
             metrics: metrics, spans: exporter?.recorder)

@@ -169,11 +169,13 @@ public struct FunctionServer: Sendable {
     /// What a request's span says of its answer: the event, its outcome, the status; an error for a 5xx.
     static func annotate(_ span: RecordedSpan?, _ response: EventResponse) {
         guard let span, span.isRecording else { return }
-        span.attributes["http.response.status_code"] = Int64(response.status)
-        span.attributes["herald.outcome"] = outcome(of: response)
-        if let event = response.report?.event {
-            span.attributes["cloudevents.event_id"] = event.change.eventID
-            span.attributes["herald.document"] = event.change.document.path
+        span.updateAttributes { attributes in
+            attributes["http.response.status_code"] = Int64(response.status)
+            attributes["herald.outcome"] = outcome(of: response)
+            if let event = response.report?.event {
+                attributes["cloudevents.event_id"] = event.change.eventID
+                attributes["herald.document"] = event.change.document.path
+            }
         }
         if response.status >= 500 { span.setStatus(SpanStatus(code: .error, message: "HTTP \(response.status)")) }
     }

@@ -21,6 +21,8 @@ public struct TraceExportSettings: Sendable {
     /// Sent with every export; values may be secrets and are never logged.
     var headers: [(String, String)]
     public var service: String?
+    /// `OTEL_TRACES_SAMPLER` (default `parentbased_always_on`: as the caller decided, every trace that starts here).
+    public var sampler: TraceSampler
 
     /// nil when traces are off; appends what is wrong to `problems`.
     static func reading(_ value: (String) -> String?, problems: inout [String]) -> TraceExportSettings? {
@@ -53,7 +55,19 @@ public struct TraceExportSettings: Sendable {
             let headerValue = String(parts[1].trimmingWhitespace)
             headers.append((key, percentDecoded(headerValue)))
         }
-        return TraceExportSettings(endpoint: endpoint, headers: headers, service: value("OTEL_SERVICE_NAME"))
+        var sampler = TraceSampler.parentBased(root: .always)
+        if let name = value("OTEL_TRACES_SAMPLER") {
+            if let chosen = TraceSampler(name: name, argument: value("OTEL_TRACES_SAMPLER_ARG")) {
+                sampler = chosen
+            } else {
+                problems.append(
+                    """
+                    OTEL_TRACES_SAMPLER must be always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or \
+                    parentbased_traceidratio, with OTEL_TRACES_SAMPLER_ARG a fraction from 0 to 1; not "\(name)" "\(value("OTEL_TRACES_SAMPLER_ARG") ?? "")"
+                    """)
+            }
+        }
+        return TraceExportSettings(endpoint: endpoint, headers: headers, service: value("OTEL_SERVICE_NAME"), sampler: sampler)
     }
 
     /// The spec's header values are percent-encoded (`Bearer%20abc`); a malformed escape stays as written.
@@ -86,6 +100,7 @@ public final class TraceExporter: Sendable {
     let httpClient: HTTPClient
     let logger: Logger
     let failing = Mutex(false)
+    let drops = Mutex<(count: Int, saidAt: ContinuousClock.Instant?)>((0, nil))
 
     public init(recorder: SpanRecorder, settings: TraceExportSettings, service: String, httpClient: HTTPClient = .shared, logger: Logger) {
         self.recorder = recorder
@@ -108,8 +123,16 @@ public final class TraceExporter: Sendable {
     /// recorder's capacity.
     public func export() async {
         let (spans, dropped) = recorder.take()
-        if dropped > 0, !failing.withLock({ $0 }) {
-            logger.warning("dropped \(dropped) spans: the collector at \(settings.endpoint) did not keep up")
+        // Said at most once a minute, with what was dropped since: under a sustained load it would say so every second.
+        let droppedSince: Int? = drops.withLock { drops in
+            drops.count += dropped
+            guard drops.count > 0, drops.saidAt.map({ .now - $0 >= .seconds(60) }) ?? true else { return nil }
+            defer { drops = (0, .now) }
+            return drops.count
+        }
+        if let droppedSince, !failing.withLock({ $0 }) {
+            logger.warning(
+                "dropped \(droppedSince) spans (more than \(recorder.capacity) a second, or while the collector at \(settings.endpoint) did not answer)")
         }
         var start = 0
         while start < spans.count {
@@ -129,7 +152,7 @@ public final class TraceExporter: Sendable {
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
         for (name, value) in settings.headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(string: OTLPTraces.request(spans, service: service, version: HeraldVersion.current).serialized()))
+        request.body = .bytes(ByteBuffer(string: OTLPTraces.body(spans, service: service, version: HeraldVersion.current)))
         var problem: String?
         var retryable = true
         do {

@@ -105,6 +105,8 @@ import Glibc
         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = "ftp://collector"
         env["OTEL_EXPORTER_OTLP_PROTOCOL"] = "grpc"
         env["OTEL_EXPORTER_OTLP_HEADERS"] = "api-key=sup3rsecret,broken"
+        env["OTEL_TRACES_SAMPLER"] = "traceidratio"
+        env["OTEL_TRACES_SAMPLER_ARG"] = "1.5"
         let result = try await ProcessRunner.run(
             TestPaths.executable("onMessageCreated"), ["invoke", "--event", "x", "--documents", Self.documents], environment: env)
         #expect(result.status != 0)
@@ -113,7 +115,11 @@ import Glibc
         #expect(result.stderr.contains("OTLP traces endpoint must be an http(s) URL"), "\(result.stderr)")
         #expect(result.stderr.contains("OTEL_EXPORTER_OTLP_PROTOCOL is grpc"))
         #expect(result.stderr.contains("OTEL_EXPORTER_OTLP_HEADERS must be key=value pairs") && !result.stderr.contains("sup3rsecret"))
-        for key in ["LOG_LEVEL", "FCM_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS"] {
+        #expect(result.stderr.contains("OTEL_TRACES_SAMPLER must be"))
+        for key in [
+            "LOG_LEVEL", "FCM_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_HEADERS", "OTEL_TRACES_SAMPLER",
+            "OTEL_TRACES_SAMPLER_ARG",
+        ] {
             env[key] = nil
         }
         let fixture = TestPaths.fixture("default/message-created.legacy.json").path

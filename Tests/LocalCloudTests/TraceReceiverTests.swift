@@ -28,7 +28,7 @@ struct TraceReceiverTests {
                 call.setStatus(.init(code: .error, message: "HTTP 503"))
                 call.end()
             }
-            let body = OTLPTraces.request(recorder.take().spans, service: "onMessageCreated", version: "test").serialized()
+            let body = OTLPTraces.body(recorder.take().spans, service: "onMessageCreated", version: "test")
             let answer = try await Self.post(local.baseURL, body)
             #expect(answer.status == 200 && answer.body == "{}", "\(answer)")
 

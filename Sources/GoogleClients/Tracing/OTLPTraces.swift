@@ -4,33 +4,53 @@ import Tracing
 /// OTLP's JSON encoding of an `ExportTraceServiceRequest` (opentelemetry-proto
 /// `collector/trace/v1`), as OTLP/HTTP sends it to `/v1/traces` with `content-type:
 /// application/json`: trace and span ids as hex, enums as integers, 64-bit integers as strings.
+/// Written straight into the text (no tree of values): a busy function encodes thousands of spans a
+/// second.
 public enum OTLPTraces {
-    public static func request(_ spans: [FinishedSpan], service: String, version: String) -> JSONValue {
-        let resource: JSONValue = ["attributes": .array([attribute("service.name", value(.string(service)))])]
-        let scope: JSONValue = ["name": "herald", "version": .string(version)]
-        return ["resourceSpans": [["resource": resource, "scopeSpans": [["scope": scope, "spans": .array(spans.map(span))]]]]]
+    public static func body(_ spans: [FinishedSpan], service: String, version: String) -> String {
+        var out = #"{"resourceSpans":[{"resource":{"attributes":["#
+        attribute("service.name", .string(service), to: &out)
+        out += #"]},"scopeSpans":[{"scope":{"name":"herald","version":"#
+        JSONValue.writeString(version, to: &out)
+        out += #"},"spans":["#
+        for (index, span) in spans.enumerated() {
+            if index > 0 { out += "," }
+            write(span, to: &out)
+        }
+        out += "]}]}]}"
+        return out
     }
 
-    static func span(_ span: FinishedSpan) -> JSONValue {
-        var fields: [String: JSONValue] = [
-            "traceId": .string(span.context.traceID), "spanId": .string(span.context.spanID), "name": .string(span.name),
-            "kind": .number(String(kind(span.kind))), "flags": .number(String(span.context.sampled ? 1 : 0)),
-            "startTimeUnixNano": .string(String(span.start)), "endTimeUnixNano": .string(String(span.end)),
-            "attributes": attributes(span.attributes),
-        ]
-        if let parent = span.parentSpanID { fields["parentSpanId"] = .string(parent) }
+    static func write(_ span: FinishedSpan, to out: inout String) {
+        out += #"{"traceId":""# + span.context.traceID + #"","spanId":""# + span.context.spanID + "\""
+        if let parent = span.parentSpanID { out += #","parentSpanId":""# + parent + "\"" }
+        out += #","flags":"# + (span.context.sampled ? "1" : "0") + #","name":"#
+        JSONValue.writeString(span.name, to: &out)
+        out += #","kind":"# + String(kind(span.kind))
+        out += #","startTimeUnixNano":""# + String(span.start) + #"","endTimeUnixNano":""# + String(span.end) + "\""
+        out += #","attributes":"#
+        write(span.attributes, to: &out)
         if let status = span.status {
-            var encoded: [String: JSONValue] = ["code": .number(status.code == .ok ? "1" : "2")]
-            if let message = status.message { encoded["message"] = .string(message) }
-            fields["status"] = .object(encoded)
+            out += #","status":{"code":"# + (status.code == .ok ? "1" : "2")
+            if let message = status.message {
+                out += #","message":"#
+                JSONValue.writeString(message, to: &out)
+            }
+            out += "}"
         }
         if !span.events.isEmpty {
-            fields["events"] = .array(
-                span.events.map {
-                    ["name": .string($0.name), "timeUnixNano": .string(String($0.nanosecondsSinceEpoch)), "attributes": attributes($0.attributes)]
-                })
+            out += #","events":["#
+            for (index, event) in span.events.enumerated() {
+                if index > 0 { out += "," }
+                out += #"{"name":"#
+                JSONValue.writeString(event.name, to: &out)
+                out += #","timeUnixNano":""# + String(event.nanosecondsSinceEpoch) + #"","attributes":"#
+                write(event.attributes, to: &out)
+                out += "}"
+            }
+            out += "]"
         }
-        return .object(fields)
+        out += "}"
     }
 
     /// opentelemetry-proto's `Span.SpanKind`.
@@ -44,32 +64,53 @@ public enum OTLPTraces {
         }
     }
 
-    static func attributes(_ attributes: SpanAttributes) -> JSONValue {
-        var encoded: [(String, JSONValue)] = []
-        attributes.forEach { key, value in encoded.append((key, self.value(value))) }
-        return .array(encoded.sorted { $0.0 < $1.0 }.map { attribute($0.0, $0.1) })
+    static func write(_ attributes: SpanAttributes, to out: inout String) {
+        out += "["
+        var first = true
+        attributes.forEach { key, value in
+            if !first { out += "," }
+            first = false
+            attribute(key, value, to: &out)
+        }
+        out += "]"
     }
 
-    static func attribute(_ key: String, _ value: JSONValue) -> JSONValue { ["key": .string(key), "value": value] }
+    static func attribute(_ key: String, _ value: SpanAttribute, to out: inout String) {
+        out += #"{"key":"#
+        JSONValue.writeString(key, to: &out)
+        out += #","value":"#
+        write(value, to: &out)
+        out += "}"
+    }
 
     /// opentelemetry-proto's `AnyValue`.
-    static func value(_ value: SpanAttribute) -> JSONValue {
+    static func write(_ value: SpanAttribute, to out: inout String) {
         switch value {
-        case .int32(let v): ["intValue": .string(String(v))]
-        case .int64(let v): ["intValue": .string(String(v))]
-        case .double(let v): ["doubleValue": .number(v.isFinite ? "\(v)" : "0")]
-        case .bool(let v): ["boolValue": .bool(v)]
-        case .string(let v): ["stringValue": .string(v)]
-        case .int32Array(let v): array(v.map { .int32($0) })
-        case .int64Array(let v): array(v.map { .int64($0) })
-        case .doubleArray(let v): array(v.map { .double($0) })
-        case .boolArray(let v): array(v.map { .bool($0) })
-        case .stringArray(let v): array(v.map { .string($0) })
-        case .stringConvertibleArray(let v): array(v.map { .string($0.description) })
-        case .stringConvertible(let v): ["stringValue": .string(v.description)]
-        default: ["stringValue": .string("\(value)")]
+        case .int32(let v): out += #"{"intValue":""# + String(v) + #""}"#
+        case .int64(let v): out += #"{"intValue":""# + String(v) + #""}"#
+        case .double(let v): out += #"{"doubleValue":"# + (v.isFinite ? "\(v)" : "0") + "}"
+        case .bool(let v): out += #"{"boolValue":"# + (v ? "true" : "false") + "}"
+        case .string(let v):
+            out += #"{"stringValue":"#
+            JSONValue.writeString(v, to: &out)
+            out += "}"
+        case .int32Array(let v): array(v.map { .int32($0) }, to: &out)
+        case .int64Array(let v): array(v.map { .int64($0) }, to: &out)
+        case .doubleArray(let v): array(v.map { .double($0) }, to: &out)
+        case .boolArray(let v): array(v.map { .bool($0) }, to: &out)
+        case .stringArray(let v): array(v.map { .string($0) }, to: &out)
+        case .stringConvertibleArray(let v): array(v.map { .string($0.description) }, to: &out)
+        case .stringConvertible(let v): write(.string(v.description), to: &out)
+        default: write(.string("\(value)"), to: &out)
         }
     }
 
-    static func array(_ values: [SpanAttribute]) -> JSONValue { ["arrayValue": ["values": .array(values.map(value))]] }
+    static func array(_ values: [SpanAttribute], to out: inout String) {
+        out += #"{"arrayValue":{"values":["#
+        for (index, value) in values.enumerated() {
+            if index > 0 { out += "," }
+            write(value, to: &out)
+        }
+        out += "]}}"
+    }
 }

@@ -18,8 +18,11 @@ public enum OutboundTrace {
         guard let recorder else {
             return await InstrumentationContext.$current.withValue(context) { await operation(nil) }
         }
+        // As `withSpan` does, without its generic async path (measured: it cost more than the span itself).
+        let span = recorder.startSpan(name, context: context, ofKind: .server)
+        defer { span.end() }
         return await $recorder.withValue(recorder) {
-            await recorder.withSpan(name, context: context, ofKind: .server) { span in await operation(span) }
+            await InstrumentationContext.$current.withValue(span.context) { await operation(span) }
         }
     }
 

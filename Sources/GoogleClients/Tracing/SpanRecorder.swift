@@ -8,10 +8,12 @@ import Tracing
 /// collector that is down costs memory no more than that.
 public final class SpanRecorder: Tracer, Sendable {
     public let capacity: Int
+    public let sampler: TraceSampler
     let waiting = Mutex<(spans: [FinishedSpan], dropped: Int)>(([], 0))
 
-    public init(capacity: Int = 4096) {
+    public init(capacity: Int = 4096, sampler: TraceSampler = .parentBased(root: .always)) {
         self.capacity = capacity
+        self.sampler = sampler
     }
 
     public func startSpan<Instant: TracerInstant>(
@@ -20,7 +22,8 @@ public final class SpanRecorder: Tracer, Sendable {
     ) -> RecordedSpan {
         var context = context()
         let parent = context.traceContext
-        let own = parent?.child() ?? TraceContext.newTrace()
+        var own = parent?.child() ?? TraceContext.newTrace()
+        own = TraceContext(traceID: own.traceID, spanID: own.spanID, sampled: sampler.samples(own.traceID, parentSampled: parent?.sampled))
         context.traceContext = own
         return RecordedSpan(
             name: operationName, context: context, parentSpanID: parent?.spanID, kind: kind,
