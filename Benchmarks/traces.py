@@ -1,5 +1,6 @@
-"""What exporting spans costs: Herald's onMessageCreated (release, as the image ships it) decoding and
-planning the same protobuf event under wrk, with OTLP export off, on, and on for 10% of traces
+"""What metrics and spans cost: Herald's onMessageCreated (release, as the image ships it) decoding and
+planning the same protobuf event under wrk, with neither (HERALD_METRICS=off), metrics only (the
+default), metrics and every trace exported over OTLP, and metrics and 10% of traces
 (`parentbased_traceidratio`), alternated in one run; and exec → first answered event for each.
 
 On: OTEL_EXPORTER_OTLP_ENDPOINT points at a collector in this script that takes every export (and
@@ -57,7 +58,7 @@ def main():
     function = Function("Herald", lambda port: [os.path.join(bin_dir, "onMessageCreated"), "serve", "--host", "127.0.0.1", "--port", str(port),
                                                 "--documents", documents], {"LOG_FORMAT": "json"})
     endpoint = {"OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{collector.server_address[1]}"}
-    settings = {"off": {}, "on": endpoint,
+    settings = {"bare": {"HERALD_METRICS": "off"}, "off": {}, "on": endpoint,
                 "10%": dict(endpoint, OTEL_TRACES_SAMPLER="parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG="0.1")}
     event = Event.fixture()
 
@@ -82,16 +83,18 @@ def main():
 
     mean = {name: statistics.mean(values) for name, values in rates.items()}
     print(f"decode + plan, wrk 16 connections, {seconds} s × {pairs} each, alternated (events/s):")
+    print("  (bare: HERALD_METRICS=off and no export; off: metrics on (the default), no export; on: metrics and every trace;"
+          " 10%: metrics and one trace in ten)")
     for name in settings:
-        change = "" if name == "off" else f", {(mean[name] / mean['off'] - 1) * 100:+.1f} %"
-        print(f"  export {name:3}: " + " · ".join(f"{r:,.0f}" for r in rates[name]) + f" (mean {mean[name]:,.0f}{change})")
+        change = "" if name == "bare" else f", {(mean[name] / mean['bare'] - 1) * 100:+.1f} % against bare"
+        print(f"  export {name:4}: " + " · ".join(f"{r:,.0f}" for r in rates[name]) + f" (mean {mean[name]:,.0f}{change})")
     for name in settings:
-        print(f"  the function's own CPU per event, export {name:3}: " + " · ".join(f"{c:.0f}" for c in cpu[name])
+        print(f"  the function's own CPU per event, export {name:4}: " + " · ".join(f"{c:.0f}" for c in cpu[name])
               + f" µs (mean {statistics.mean(cpu[name]):.0f})")
     print(f"  spans the collector received: {collector.spans:,} in {collector.requests:,} exports")
     print("exec → first answered event, 15 starts each, median (min):")
     for name in settings:
-        print(f"  export {name:3}: {statistics.median(starts[name]):.1f} ms ({min(starts[name]):.1f} ms)")
+        print(f"  export {name:4}: {statistics.median(starts[name]):.1f} ms ({min(starts[name]):.1f} ms)")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ public struct RuntimeConfiguration: Sendable {
     /// (`HERALD_METRICS_PORT`): for a collector in the same instance (a Cloud Run sidecar), which
     /// cannot get one. Nothing outside the instance reaches it.
     public var metricsPort: Int?
+    /// Whether `serve` counts anything (`HERALD_METRICS`, on by default; off: no `/metrics`).
+    public var metricsEnabled = true
     /// Where spans are exported over OTLP, if anywhere (OpenTelemetry's `OTEL_EXPORTER_OTLP_*` variables).
     public var traceExport: TraceExportSettings?
 
@@ -165,6 +167,11 @@ public struct RuntimeConfiguration: Sendable {
         port = 8080
         if let text = value("PORT") {
             if let p = Int(text), (0...65535).contains(p) { port = p } else { problems.append("PORT must be a port number, not \"\(text)\"") }
+        }
+        switch value("HERALD_METRICS")?.lowercased() {
+        case nil, "on", "true", "1": metricsEnabled = true
+        case "off", "false", "0": metricsEnabled = false
+        case let other?: problems.append("HERALD_METRICS must be on or off, not \"\(other)\"")
         }
         if let text = value("HERALD_METRICS_PORT") {
             if let p = Int(text), (1...65535).contains(p), p != port {

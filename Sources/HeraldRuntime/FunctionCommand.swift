@@ -118,14 +118,16 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
                 """)
         }
         let logger = Logger.herald(Function.name, configuration: configuration)
-        let metrics = RuntimeMetrics(function: Function.name)
+        let metrics = configuration.metricsEnabled ? RuntimeMetrics(function: Function.name) : nil
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger, metrics: metrics)
         let identity = configuration.requiredAudience.map { audience in
             IdentityTokenVerifier(
                 audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
                 allowedCallers: configuration.allowedCallers, httpClient: .shared)
         }
-        let exporter = configuration.traceExport.map { TraceExporter(recorder: SpanRecorder(sampler: $0.sampler), settings: $0, service: Function.name, logger: logger) }
+        let exporter = configuration.traceExport.map {
+            TraceExporter(recorder: SpanRecorder(sampler: $0.sampler), settings: $0, service: Function.name, logger: logger)
+        }
         let server = FunctionServer(
             name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
             metrics: metrics, spans: exporter?.recorder)

@@ -95,4 +95,16 @@ import Testing
         #expect(await function.process.stop(grace: .seconds(10)) == .exited(0))
         #expect(clock.now - started < .seconds(3), "took \(clock.now - started) to stop")
     }
+
+    /// `HERALD_METRICS=off`: nothing is counted and there is nothing to scrape.
+    @Test func metricsOffServesNoMetrics() async throws {
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        var environment = world.dev.functionEnvironment()
+        environment["HERALD_METRICS"] = "off"
+        let function = try await FunctionUnderTest.start("onMessageCreated", environment: environment)
+        defer { function.stop() }
+        #expect(try await function.post(try world.created(try await world.message("m-uncounted"), id: "evt-uncounted")).status == 200)
+        #expect(try await Self.scrape(function).status == 404)
+    }
 }

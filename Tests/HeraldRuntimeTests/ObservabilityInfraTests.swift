@@ -61,7 +61,8 @@ struct ObservabilityInfraTests {
         }
         #expect(exported.contains("herald_events_total") && exported.contains("herald_firestore_request_duration_seconds"), "\(exported)")
         let directory = Self.root.appendingPathComponent("Infra/observability")
-        let files = ["dashboard.json"] + (try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("alerts").path)).map { "alerts/\($0)" }
+        let files =
+            ["dashboard.json"] + (try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("alerts").path)).map { "alerts/\($0)" }
         var queried: Set<String> = []
         for file in files {
             let text = try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8)

@@ -14,8 +14,15 @@ public enum OutboundTrace {
         _ name: String, incoming: String?, recorder: SpanRecorder?, _ operation: (RecordedSpan?) async -> T
     ) async -> T {
         var context = InstrumentationContext.topLevel
-        context.traceContext = TraceContext(traceparent: incoming)
+        let caller = TraceContext(traceparent: incoming)
+        context.traceContext = caller
         guard let recorder else {
+            return await InstrumentationContext.$current.withValue(context) { await operation(nil) }
+        }
+        // A trace the sampler leaves out costs no span: it is carried on, marked unsampled.
+        let trace = caller?.traceID ?? TraceContext.newTrace().traceID
+        guard recorder.sampler.samples(trace, parentSampled: caller?.sampled) else {
+            context.traceContext = TraceContext(traceID: trace, spanID: caller?.spanID ?? TraceContext.newSpanID(), sampled: false)
             return await InstrumentationContext.$current.withValue(context) { await operation(nil) }
         }
         // As `withSpan` does, without its generic async path (measured: it cost more than the span itself).

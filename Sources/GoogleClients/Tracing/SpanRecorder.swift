@@ -22,8 +22,8 @@ public final class SpanRecorder: Tracer, Sendable {
     ) -> RecordedSpan {
         var context = context()
         let parent = context.traceContext
-        var own = parent?.child() ?? TraceContext.newTrace()
-        own = TraceContext(traceID: own.traceID, spanID: own.spanID, sampled: sampler.samples(own.traceID, parentSampled: parent?.sampled))
+        let fresh = parent?.child() ?? TraceContext.newTrace()
+        let own = TraceContext(traceID: fresh.traceID, spanID: fresh.spanID, sampled: sampler.samples(fresh.traceID, parentSampled: parent?.sampled))
         context.traceContext = own
         return RecordedSpan(
             name: operationName, context: context, parentSpanID: parent?.spanID, kind: kind,
