@@ -67,6 +67,8 @@ public enum OTLPTraces {
     static func write(_ attributes: SpanAttributes, to out: inout String) {
         out += "["
         var first = true
+        // swift-format-ignore: ReplaceForEachWithForLoop
+        // (SpanAttributes is not a Sequence: forEach is all it offers.)
         attributes.forEach { key, value in
             if !first { out += "," }
             first = false
