@@ -16,6 +16,13 @@ import Testing
     static let traceID = "4bf92f3577b34da6a3ce929d0e0e4736"
     static let callerSpan = "00f067aa0ba902b7"
 
+    /// A new message's `created` event as Eventarc delivers it, in the caller's trace `traceID` (sampled or not).
+    static func tracedEvent(_ world: DevWorld, _ id: String, traceID: String = traceID, sampled: Bool = true) async throws -> EventRequest {
+        var event = try world.created(try await world.message("m-\(id)"), id: "evt-\(id)")
+        event.headers["traceparent"] = "00-\(traceID)-\(callerSpan)-\(sampled ? "01" : "00")"
+        return event
+    }
+
     /// What a collector was sent.
     final class Exports: Sendable {
         let list = Mutex<[(body: String, apiKey: String?, contentType: String?)]>([])
@@ -44,12 +51,9 @@ import Testing
             environment["OTEL_EXPORTER_OTLP_HEADERS"] = "x-api-key=k%20ey-s3cret"
             let function = try await FunctionUnderTest.start("onMessageCreated", environment: environment)
             defer { function.stop() }
-            var traced = try world.created(try await world.message("m-traced"), id: "evt-traced")
-            traced.headers["traceparent"] = "00-\(Self.traceID)-\(Self.callerSpan)-01"
-            #expect(try await function.post(traced).status == 200)
+            #expect(try await function.post(try await Self.tracedEvent(world, "traced")).status == 200)
             // An unsampled trace is carried on but not recorded.
-            var unsampled = try world.created(try await world.message("m-unsampled"), id: "evt-unsampled")
-            unsampled.headers["traceparent"] = "00-11111111111111111111111111111111-\(Self.callerSpan)-00"
+            let unsampled = try await Self.tracedEvent(world, "unsampled", traceID: "11111111111111111111111111111111", sampled: false)
             #expect(try await function.post(unsampled).status == 200)
 
             var spans: [JSONValue] = []
@@ -99,9 +103,7 @@ import Testing
         let function = try await FunctionUnderTest.start("onMessageCreated", environment: environment)
         defer { function.stop() }
         func post(_ i: Int) async throws {
-            var event = try world.created(try await world.message("m-down-\(i)"), id: "evt-down-\(i)")
-            event.headers["traceparent"] = "00-\(Self.traceID)-\(Self.callerSpan)-01"
-            let answer = try await function.post(event)
+            let answer = try await function.post(try await Self.tracedEvent(world, "down-\(i)"))
             #expect(answer.status == 200 && answer.elapsed < .seconds(3), "\(answer.status) in \(answer.elapsed)")
         }
         func warnings() -> Int { function.output.split(separator: "\n").filter { $0.contains("cannot export") }.count }
@@ -139,9 +141,7 @@ import Testing
             environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:\(port)"
             let function = try await FunctionUnderTest.start("onMessageCreated", environment: environment)
             defer { function.stop() }
-            var event = try world.created(try await world.message("m-early"), id: "evt-early")
-            event.headers["traceparent"] = "00-\(Self.traceID)-\(Self.callerSpan)-01"
-            #expect(try await function.post(event).status == 200)
+            #expect(try await function.post(try await Self.tracedEvent(world, "early")).status == 200)
             var servers = 0
             for _ in 0..<100 where servers == 0 {
                 try await Task.sleep(for: .milliseconds(100))
