@@ -1,6 +1,7 @@
 import CoreMetrics
 import GoogleClients
 import Prometheus
+import Synchronization
 
 /// What one function process counts, through swift-metrics, kept in its own Prometheus registry (no
 /// global bootstrap: every server, in a process or a test, has its own) and served as Prometheus text
@@ -9,6 +10,8 @@ public final class RuntimeMetrics: Sendable {
     public let function: String
     let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
+    let inFlight: Meter
+    let handles = Mutex<(counters: [String: CoreMetrics.Counter], timers: [String: CoreMetrics.Timer])>(([:], [:]))
 
     public init(function: String) {
         self.function = function
@@ -20,6 +23,7 @@ public final class RuntimeMetrics: Sendable {
             .seconds(10), .seconds(30),
         ]
         self.factory = factory
+        inFlight = Meter(label: "herald_events_in_flight", dimensions: [("function", function)], factory: factory)
     }
 
     /// The Prometheus text exposition (format 0.0.4) of everything counted so far.
@@ -35,22 +39,21 @@ public final class RuntimeMetrics: Sendable {
 
     /// Events being handled now.
     func eventsInFlight(_ change: Int) {
-        let meter = Meter(label: "herald_events_in_flight", dimensions: [("function", function)], factory: factory)
-        if change > 0 { meter.increment(by: Double(change)) } else { meter.decrement(by: Double(-change)) }
+        if change > 0 { inFlight.increment(by: Double(change)) } else { inFlight.decrement(by: Double(-change)) }
     }
 
     /// What became of each push FCM was asked to deliver: `sent`, `dead` (the token is gone), `retried`
     /// (a transient failure, left for the trigger's retry), `failed` (refused for good), `unanswered`.
     func push(result: String, count amount: Int = 1) {
         guard amount > 0 else { return }
-        Counter(label: "herald_fcm_sends_total", dimensions: [("function", function), ("result", result)], factory: factory).increment(by: amount)
+        count("herald_fcm_sends_total", [("result", result)], by: amount)
     }
 
     func tokenRemoved() { count("herald_tokens_removed_total", []) }
     /// Dead tokens kept because too many came back dead at once (the safety check).
     func tokenRemovalsRefused(_ amount: Int) {
         guard amount > 0 else { return }
-        Counter(label: "herald_token_removals_refused_total", dimensions: [("function", function)], factory: factory).increment(by: amount)
+        count("herald_token_removals_refused_total", [], by: amount)
     }
     /// A delivery took over pushes whose earlier holder's lease had expired.
     func leaseTakeover() { count("herald_ledger_lease_takeovers_total", []) }
@@ -75,12 +78,34 @@ public final class RuntimeMetrics: Sendable {
         return record.method.rawValue.lowercased()
     }
 
-    func count(_ label: String, _ dimensions: [(String, String)]) {
-        Counter(label: label, dimensions: [("function", function)] + dimensions, factory: factory).increment()
+    /// Each series' handle, made once: making one validates and looks up its name and labels in the
+    /// registry, which cost more than the count itself on every event.
+    func count(_ label: String, _ dimensions: [(String, String)], by amount: Int = 1) {
+        let key = Self.key(label, dimensions)
+        let counter =
+            handles.withLock { $0.counters[key] }
+            ?? {
+                let made = Counter(label: label, dimensions: [("function", function)] + dimensions, factory: factory)
+                handles.withLock { $0.counters[key] = made }
+                return made
+            }()
+        counter.increment(by: amount)
     }
 
     func time(_ label: String, _ dimensions: [(String, String)], _ duration: Duration) {
         let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        Timer(label: label, dimensions: [("function", function)] + dimensions, factory: factory).recordNanoseconds(nanoseconds)
+        let key = Self.key(label, dimensions)
+        let timer =
+            handles.withLock { $0.timers[key] }
+            ?? {
+                let made = Timer(label: label, dimensions: [("function", function)] + dimensions, factory: factory)
+                handles.withLock { $0.timers[key] = made }
+                return made
+            }()
+        timer.recordNanoseconds(nanoseconds)
+    }
+
+    static func key(_ label: String, _ dimensions: [(String, String)]) -> String {
+        dimensions.reduce(into: label) { key, dimension in key += "\u{1}" + dimension.0 + "\u{2}" + dimension.1 }
     }
 }
