@@ -40,4 +40,18 @@ struct TraceSamplerTests {
         #expect(TraceSampler(name: "traceidratio", argument: "half") == nil)
         #expect(TraceSampler(name: "sometimes", argument: nil) == nil)
     }
+
+    /// A request that starts a trace is decided once: a half of them kept, not a half of a half.
+    @Test func aRequestStartingATraceIsSampledOnce() async {
+        let recorder = SpanRecorder(capacity: 10_000, sampler: .parentBased(root: .ratio(0.5)))
+        for _ in 0..<4_000 {
+            await OutboundTrace.handling("event", incoming: nil, recorder: recorder) { span in
+                if let span { recorder.startSpan("call", context: span.context, ofKind: .client).end() }
+            }
+        }
+        let spans = recorder.take().spans
+        let servers = spans.filter { $0.kind == .server }
+        #expect(abs(Double(servers.count) / 4_000 - 0.5) < 0.05, "\(servers.count) of 4,000")
+        #expect(spans.count == 2 * servers.count, "every kept request's call is kept with it")
+    }
 }

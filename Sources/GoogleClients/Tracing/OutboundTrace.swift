@@ -19,14 +19,17 @@ public enum OutboundTrace {
         guard let recorder else {
             return await InstrumentationContext.$current.withValue(context) { await operation(nil) }
         }
-        // A trace the sampler leaves out costs no span: it is carried on, marked unsampled.
-        let trace = caller?.traceID ?? TraceContext.newTrace().traceID
-        guard recorder.sampler.samples(trace, parentSampled: caller?.sampled) else {
-            context.traceContext = TraceContext(traceID: trace, spanID: caller?.spanID ?? TraceContext.newSpanID(), sampled: false)
+        // The sampler decides once per request; a trace it leaves out costs no span: it is carried on, flagged unsampled.
+        let own = caller?.child() ?? TraceContext.newTrace()
+        let sampled = recorder.sampler.samples(own.traceID, parentSampled: caller?.sampled)
+        guard sampled else {
+            context.traceContext = TraceContext(traceID: own.traceID, spanID: own.spanID, sampled: false)
             return await InstrumentationContext.$current.withValue(context) { await operation(nil) }
         }
-        // As `withSpan` does, without its generic async path (measured: it cost more than the span itself).
-        let span = recorder.startSpan(name, context: context, ofKind: .server)
+        // What `withSpan` does (start, make current, end), with the ids and decision made above.
+        let span = recorder.startSpan(
+            name, own: TraceContext(traceID: own.traceID, spanID: own.spanID, sampled: true), parentSpanID: caller?.spanID,
+            context: context, kind: .server, start: DefaultTracerClock.now.nanosecondsSinceEpoch)
         defer { span.end() }
         return await $recorder.withValue(recorder) {
             await InstrumentationContext.$current.withValue(span.context) { await operation(span) }

@@ -20,14 +20,20 @@ public final class SpanRecorder: Tracer, Sendable {
         _ operationName: String, context: @autoclosure () -> InstrumentationContext, ofKind kind: SpanKind,
         at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
     ) -> RecordedSpan {
-        var context = context()
+        let context = context()
         let parent = context.traceContext
         let fresh = parent?.child() ?? TraceContext.newTrace()
         let own = TraceContext(traceID: fresh.traceID, spanID: fresh.spanID, sampled: sampler.samples(fresh.traceID, parentSampled: parent?.sampled))
+        return startSpan(operationName, own: own, parentSpanID: parent?.spanID, context: context, kind: kind, start: instant().nanosecondsSinceEpoch)
+    }
+
+    /// A span whose own context (ids and sampling) is already decided.
+    func startSpan(_ name: String, own: TraceContext, parentSpanID: String?, context: InstrumentationContext, kind: SpanKind, start: UInt64)
+        -> RecordedSpan
+    {
+        var context = context
         context.traceContext = own
-        return RecordedSpan(
-            name: operationName, context: context, parentSpanID: parent?.spanID, kind: kind,
-            start: instant().nanosecondsSinceEpoch, recorder: own.sampled ? self : nil)
+        return RecordedSpan(name: name, context: context, parentSpanID: parentSpanID, kind: kind, start: start, recorder: own.sampled ? self : nil)
     }
 
     /// Takes every finished span waiting, and how many were dropped since the last take.
