@@ -104,7 +104,7 @@ import Testing
         defer { function.stop() }
         func post(_ i: Int) async throws {
             let answer = try await function.post(try await Self.tracedEvent(world, "down-\(i)"))
-            #expect(answer.status == 200 && answer.elapsed < .seconds(3), "\(answer.status) in \(answer.elapsed)")
+            #expect(answer.status == 200 && answer.elapsed < .seconds(4), "\(answer.status) in \(answer.elapsed): an export takes 5 s to fail here")
         }
         func warnings() -> Int { function.output.split(separator: "\n").filter { $0.contains("cannot export") }.count }
         try await post(0)
