@@ -63,7 +63,10 @@ public enum GoogleFirestoreEmulator {
             let answered = try? await offThePool {
                 let connection = try RawHTTPConnection(port: port)
                 try connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                return connection.readAll(timeout: 2).hasPrefix("HTTP/1.1")
+                // The emulator's own answer, not just any server's: while Java starts (seconds), another
+                // test's server can take the port, and its 404s would be taken for the emulator's.
+                let answer = connection.readAll(timeout: 2)
+                return answer.hasPrefix("HTTP/1.1 200") && answer.contains("\r\n\r\nOk")
             }
             if answered == true { return true }
             try? await Task.sleep(for: .milliseconds(200))
