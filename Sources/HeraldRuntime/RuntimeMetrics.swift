@@ -11,7 +11,7 @@ public final class RuntimeMetrics: Sendable {
     let registry: PrometheusCollectorRegistry
     let factory: PrometheusMetricsFactory
     let inFlight: Meter
-    let handles = Mutex<(counters: [String: CoreMetrics.Counter], timers: [String: CoreMetrics.Timer])>(([:], [:]))
+    let handles = Mutex(Handles())
 
     public init(function: String) {
         self.function = function
@@ -78,31 +78,31 @@ public final class RuntimeMetrics: Sendable {
         return record.method.rawValue.lowercased()
     }
 
-    /// Each series' handle, made once: making one validates and looks up its name and labels in the
-    /// registry, which cost more than the count itself on every event.
     func count(_ label: String, _ dimensions: [(String, String)], by amount: Int = 1) {
-        let key = Self.key(label, dimensions)
-        let counter =
-            handles.withLock { $0.counters[key] }
-            ?? {
-                let made = Counter(label: label, dimensions: [("function", function)] + dimensions, factory: factory)
-                handles.withLock { $0.counters[key] = made }
-                return made
-            }()
-        counter.increment(by: amount)
+        handle(label, dimensions, \.counters) { Counter(label: $0, dimensions: $1, factory: factory) }.increment(by: amount)
     }
 
     func time(_ label: String, _ dimensions: [(String, String)], _ duration: Duration) {
         let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        handle(label, dimensions, \.timers) { Timer(label: $0, dimensions: $1, factory: factory) }.recordNanoseconds(nanoseconds)
+    }
+
+    /// Each series' handle, made once: making one validates and looks up its name and labels in the
+    /// registry, which cost more than the count itself on every event.
+    func handle<Handle: Sendable>(
+        _ label: String, _ dimensions: [(String, String)], _ cache: WritableKeyPath<Handles, [String: Handle]>,
+        make: (String, [(String, String)]) -> Handle
+    ) -> Handle {
         let key = Self.key(label, dimensions)
-        let timer =
-            handles.withLock { $0.timers[key] }
-            ?? {
-                let made = Timer(label: label, dimensions: [("function", function)] + dimensions, factory: factory)
-                handles.withLock { $0.timers[key] = made }
-                return made
-            }()
-        timer.recordNanoseconds(nanoseconds)
+        if let found = handles.withLock({ $0[keyPath: cache][key] }) { return found }
+        let made = make(label, [("function", function)] + dimensions)
+        handles.withLock { $0[keyPath: cache][key] = made }
+        return made
+    }
+
+    struct Handles: Sendable {
+        var counters: [String: CoreMetrics.Counter] = [:]
+        var timers: [String: CoreMetrics.Timer] = [:]
     }
 
     static func key(_ label: String, _ dimensions: [(String, String)]) -> String {
