@@ -7,7 +7,7 @@ import JWTKit
 import LocalCloud
 import NIOCore
 import Testing
-import _CryptoExtras
+import CryptoExtras
 
 /// The local cloud's other Google APIs, each driven by Herald's own client for it.
 @Suite struct LocalCloudAPITests {

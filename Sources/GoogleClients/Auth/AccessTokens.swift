@@ -2,7 +2,7 @@ import AsyncHTTPClient
 import FirestoreModel
 import NIOCore
 import NIOHTTP1
-import _CryptoExtras
+import CryptoExtras
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

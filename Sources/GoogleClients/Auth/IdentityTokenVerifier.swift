@@ -1,7 +1,7 @@
 import AsyncHTTPClient
 import FirestoreModel
 import NIOCore
-import _CryptoExtras
+import CryptoExtras
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

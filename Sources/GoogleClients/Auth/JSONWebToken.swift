@@ -1,6 +1,6 @@
 import Crypto
 import FirestoreModel
-import _CryptoExtras
+import CryptoExtras
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
