@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/apple/swift-protobuf", from: "1.39.0", traits: []),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -60,16 +62,20 @@ let package = Package(
         .target(
             name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: strict),
+        // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
+        .target(name: "ConcurrencyHook"),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
         .target(
             name: "HeraldRuntime",
             dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients",
+                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "ConcurrencyHook",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -207,6 +213,7 @@ let package = Package(
             dependencies: [
                 "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "FirestoreEvents", "FirestoreModel", "GoogleClients",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
@@ -222,7 +229,9 @@ let package = Package(
                 // for plug-ins and debuggers, and a stripped image has neither.
                 linkerSettings: [
                     .unsafeFlags(
-                        ["-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"],
+                        [
+                            "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                        ],
                         .when(platforms: [.linux], configuration: .release))
                 ]
             )

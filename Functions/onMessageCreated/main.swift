@@ -1,4 +1,4 @@
 import ChatFunctions
 import HeraldRuntime
 
-await FunctionCommand<OnMessageCreated>.run()
+await FunctionCommand<OnMessageCreated>.main()

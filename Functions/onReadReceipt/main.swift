@@ -1,4 +1,4 @@
 import ChatFunctions
 import HeraldRuntime
 
-await FunctionCommand<OnReadReceipt>.run()
+await FunctionCommand<OnReadReceipt>.main()

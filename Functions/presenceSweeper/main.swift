@@ -1,4 +1,4 @@
 import ChatFunctions
 import HeraldRuntime
 
-await FunctionCommand<PresenceSweeper>.run()
+await FunctionCommand<PresenceSweeper>.main()

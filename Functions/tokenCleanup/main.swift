@@ -1,4 +1,4 @@
 import ChatFunctions
 import HeraldRuntime
 
-await FunctionCommand<TokenCleanup>.run()
+await FunctionCommand<TokenCleanup>.main()

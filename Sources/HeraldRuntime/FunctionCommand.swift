@@ -1,4 +1,3 @@
-import ArgumentParser
 import AsyncHTTPClient
 import FirestoreEvents
 import FirestoreModel
@@ -18,42 +17,109 @@ import Glibc
 
 /// The command line of every function executable: `NAME serve` (the default), `NAME invoke` for a
 /// function that takes events, `NAME sweep` for one that runs on a schedule.
-public struct FunctionCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
-    public static var configuration: CommandConfiguration {
-        var subcommands: [any ParsableCommand.Type] = [ServeCommand<Function>.self]
-        if Function.self is any EventFunction.Type { subcommands.append(InvokeCommand<Function>.self) }
-        if Function.self is any ScheduledFunction.Type { subcommands.append(SweepCommand<Function>.self) }
-        return CommandConfiguration(
-            commandName: Function.name,
-            abstract: Function.summary,
-            discussion: """
-                Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS, \
-                FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA \
-                (default, prd000, prd001, prd004, or a schema JSON file), HERALD_REQUIRE_OIDC_AUDIENCE and \
-                HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), HERALD_ALLOWED_CALLERS \
-                (service-account emails allowed to call), HERALD_ALLOW_UNAUTHENTICATED (serve a non-loopback address without \
-                identity checks, where the platform checks callers), HERALD_API_TIMEOUT, HERALD_PUSH_LEASE, LOG_LEVEL, \
-                LOG_FORMAT (json or text), PORT.\(Function.settings.isEmpty ? "" : " \(Function.name) also reads \(Function.settings.joined(separator: ", ")).")
-                """,
-            subcommands: subcommands,
-            defaultSubcommand: ServeCommand<Function>.self
-        )
+public enum FunctionCommand<Function: ConfigurableFunction> {
+    static var discussion: String {
+        """
+        Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS, \
+        FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA \
+        (default, prd000, prd001, prd004, or a schema JSON file), HERALD_REQUIRE_OIDC_AUDIENCE and \
+        HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), HERALD_ALLOWED_CALLERS \
+        (service-account emails allowed to call), HERALD_ALLOW_UNAUTHENTICATED (serve a non-loopback address without \
+        identity checks, where the platform checks callers), HERALD_API_TIMEOUT, HERALD_PUSH_LEASE, LOG_LEVEL, \
+        LOG_FORMAT (json or text), PORT.\(Function.settings.isEmpty ? "" : " \(Function.name) also reads \(Function.settings.joined(separator: ", ")).")
+        """
     }
 
-    public init() {}
+    static var commands: [CommandLineArguments.Command] {
+        var commands = [ServeCommand<Function>.command]
+        if Function.self is any EventFunction.Type { commands.append(InvokeCommand<Function>.command) }
+        if Function.self is any ScheduledFunction.Type { commands.append(SweepCommand<Function>.command) }
+        return commands
+    }
+
+    /// The executable's entry point (the first line of its `main.swift`). Swift's tasks then run on the
+    /// NIO event loops that serve the requests, not on a pool of their own: a request's work starts on
+    /// the thread that read it, without handing over between threads twice per request.
+    public static func main() async -> Never {
+        EventLoopExecutor.install()
+        await run()
+    }
+
+    /// Runs the subcommand `arguments` name (the process's own by default) and exits with its status.
+    public static func run(arguments: [String]? = nil) async -> Never {
+        var arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
+        let commands = commands
+        let rootHelp = CommandLineArguments.help(name: Function.name, abstract: Function.summary, discussion: discussion, commands: commands)
+        if arguments.first == "help" {
+            arguments.removeFirst()
+            guard let name = arguments.first else { finish(printing: rootHelp, status: 0) }
+            guard let command = commands.first(where: { $0.name == name }) else { finish(usage: "unknown subcommand '\(name)'", help: rootHelp) }
+            finish(printing: CommandLineArguments.help(name: Function.name, command: command), status: 0)
+        }
+        var command = commands[0]
+        if let first = arguments.first, !first.hasPrefix("-") {
+            guard let named = commands.first(where: { $0.name == first }) else { finish(usage: "unknown subcommand '\(first)'", help: rootHelp) }
+            command = named
+            arguments.removeFirst()
+        } else if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            finish(printing: rootHelp, status: 0)
+        }
+        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
+            finish(printing: CommandLineArguments.help(name: Function.name, command: command), status: 0)
+        }
+        do {
+            let options = try CommandLineArguments(arguments, for: command)
+            switch command.name {
+            case "invoke": try await InvokeCommand<Function>(options).run()
+            case "sweep": try await SweepCommand<Function>(options).run()
+            default: try await ServeCommand<Function>(options).run()
+            }
+            Glibc.exit(0)
+        } catch let error as CommandLineArguments.UsageError {
+            finish(usage: error.description, help: "\(Function.name) \(command.name)")
+        } catch let error as ExitStatus {
+            Glibc.exit(error.status)
+        } catch {
+            writeToStandardError("Error: \(error)")
+            Glibc.exit(1)
+        }
+    }
+
+    static func finish(printing text: String, status: Int32) -> Never {
+        print(text)
+        exit(status)
+    }
+
+    static func finish(usage message: String, help: String) -> Never {
+        let command = help.hasPrefix("OVERVIEW") ? Function.name : help
+        writeToStandardError("Error: \(message)\nUsage: see '\(command) --help'.")
+        Glibc.exit(64)
+    }
 }
 
-/// Options shared by `serve` and `invoke`: where documents come from, and whether anything is written.
-struct SourceOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("A JSON snapshot of the documents the function may read; runs fully offline.", valueName: "file"))
+/// Ends the process with this status, the reason already said.
+struct ExitStatus: Error {
+    var status: Int32
+    init(_ status: Int32) { self.status = status }
+}
+
+/// Options shared by `serve`, `invoke` and `sweep`: where documents come from, and whether anything is written.
+struct SourceOptions {
+    static let options: [CommandLineArguments.Option] = [
+        .value("documents", "file", "A JSON snapshot of the documents the function may read; runs fully offline."),
+        .flag("dry-run", "Read from the configured Firestore, but write and send nothing: only report the plan."),
+        .value("schema", "schema", "Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA."),
+    ]
+
     var documents: String?
-
-    @Flag(name: .long, help: "Read from the configured Firestore, but write and send nothing: only report the plan.")
-    var dryRun = false
-
-    @Option(
-        name: .long, help: ArgumentHelp("Schema preset (default, prd000, prd001, prd004) or schema JSON file; overrides HERALD_SCHEMA.", valueName: "schema"))
+    var dryRun: Bool
     var schema: String?
+
+    init(_ options: CommandLineArguments) {
+        documents = options["documents"]
+        dryRun = options.has("dry-run")
+        schema = options["schema"]
+    }
 
     /// The function assembled on the documents these options name (call `shutdown` on it when done).
     func setUp<Function: ConfigurableFunction>(
@@ -66,7 +132,7 @@ struct SourceOptions: ParsableArguments {
                 source: documents.map { .snapshot(path: $0, eventDocument: eventDocument) } ?? .google(dryRun: dryRun),
                 logger: logger, metrics: metrics)
         } catch let error as FunctionRuntime.SettingsError {
-            throw ValidationError(error.description)
+            throw CommandLineArguments.UsageError(error.description)
         }
     }
 }
@@ -81,36 +147,41 @@ func loadConfiguration() throws -> RuntimeConfiguration {
     do {
         return try RuntimeConfiguration(environment: ProcessInfo.processInfo.environment, stdoutIsTerminal: isatty(STDOUT_FILENO) == 1)
     } catch {
-        throw ValidationError(error.description)
+        throw CommandLineArguments.UsageError(error.description)
     }
 }
 
-struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            commandName: "serve",
+struct ServeCommand<Function: ConfigurableFunction> {
+    static var command: CommandLineArguments.Command {
+        CommandLineArguments.Command(
+            name: "serve",
             abstract: "Serve POST / (one Firestore event per request, or a scheduled run), POST /sweep and GET /healthz over HTTP.",
             discussion: """
                 Answers 2xx once the event's effects are done (or nothing needs doing), 400 with a JSON reason \
                 for a request that can never succeed, 503/429 for a transient failure so the trigger retries, \
                 401 when HERALD_REQUIRE_OIDC_AUDIENCE is set and the caller's identity token does not verify. \
                 SIGTERM stops accepting, finishes the requests in flight, and exits 0.
-                """
-        )
+                """,
+            options: [
+                .value("port", "port", "Port to listen on (default: $PORT, else 8080)."),
+                .value("host", "host", "Address to bind (default: 0.0.0.0)."),
+            ] + SourceOptions.options)
     }
 
-    @Option(name: .long, help: "Port to listen on (default: $PORT, else 8080).")
     var port: Int?
+    var host: String
+    var source: SourceOptions
 
-    @Option(name: .long, help: "Address to bind.")
-    var host = "0.0.0.0"
-
-    @OptionGroup var source: SourceOptions
+    init(_ options: CommandLineArguments) throws(CommandLineArguments.UsageError) {
+        port = try options.integer("port")
+        host = options["host"] ?? "0.0.0.0"
+        source = SourceOptions(options)
+    }
 
     func run() async throws {
         let configuration = try loadConfiguration()
         if configuration.requiredAudience == nil, !configuration.allowUnauthenticated, !RuntimeConfiguration.isLoopback(host) {
-            throw ValidationError(
+            throw CommandLineArguments.UsageError(
                 """
                 refusing to serve \(Function.name) on \(host) to anyone who can reach it: set HERALD_REQUIRE_OIDC_AUDIENCE (the service's \
                 URL) and HERALD_ALLOWED_CALLERS (the trigger's and scheduler's service accounts), or HERALD_ALLOW_UNAUTHENTICATED=1 where \
@@ -132,21 +203,23 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
             name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
             metrics: metrics, spans: exporter?.recorder)
         let port = self.port ?? configuration.port
-        let app = server.application(host: host, port: port) { bound in
-            logger.info("\(Function.name) listening on \(host):\(bound)")
-        }
+        let stop = StopSignal()
+        stop.listenForTermination()
         do {
             try await withThrowingDiscardingTaskGroup { group in
                 if let exporter { group.addTask { await exporter.run() } }
                 if let metricsPort = configuration.metricsPort {
-                    let metricsApp = server.metricsApplication(port: metricsPort)
-                    group.addTask { try await metricsApp.run() }
+                    group.addTask { try await server.runMetrics(port: metricsPort, stop: stop) }
                     logger.info("metrics for a collector in this instance at http://127.0.0.1:\(metricsPort)/metrics")
                 }
-                try await app.runService()
+                try await server.run(host: host, port: port, stop: stop) { bound in
+                    logger.info("\(Function.name) listening on \(host):\(bound)")
+                }
+                stop.fire()
                 group.cancelAll()
             }
         } catch {
+            stop.fire()
             await wiring.shutdown()
             throw error
         }
@@ -157,26 +230,28 @@ struct ServeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
     }
 }
 
-struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            commandName: "invoke",
+struct InvokeCommand<Function: ConfigurableFunction> {
+    static var command: CommandLineArguments.Command {
+        CommandLineArguments.Command(
+            name: "invoke",
             abstract: "Run the function once on an event fixture and print a JSON report of its effects.",
             discussion: """
                 The fixture is a structured CloudEvent JSON, a legacy (1st-gen) event JSON, or \
                 {"headers": {...}, "body": ...} for a binary-mode CloudEvent (body as JSON, or base64 protobuf). \
                 The report lists the event, the outcome (applied, skipped with a reason, or duplicate), the documents \
-                read, the writes and the pushes.
-
-                Exit status: 0 handled, 2 bad fixture or event, 75 transient failure.
-                """
-        )
+                read, the writes and the pushes. Exit status: 0 handled, 2 bad fixture or event, 75 transient failure.
+                """,
+            options: [.value("event", "file", "The event fixture file.")] + SourceOptions.options)
     }
 
-    @Option(name: .long, help: ArgumentHelp("The event fixture file.", valueName: "file"))
     var event: String
+    var source: SourceOptions
 
-    @OptionGroup var source: SourceOptions
+    init(_ options: CommandLineArguments) throws(CommandLineArguments.UsageError) {
+        guard let event = options["event"] else { throw CommandLineArguments.UsageError("missing expected argument '--event <file>'") }
+        self.event = event
+        source = SourceOptions(options)
+    }
 
     func run() async throws {
         var configuration = try loadConfiguration()
@@ -198,59 +273,46 @@ struct InvokeCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
         let wiring = try await source.setUp(
             Function.self, configuration: configuration, logger: logger,
             eventDocument: (try? EventDecoder.decode(request))?.change.newDocument)
-        guard let events = wiring.events else { throw ValidationError("\(Function.name) takes no events") }
+        guard let events = wiring.events else { throw CommandLineArguments.UsageError("\(Function.name) takes no events") }
         let result = await events.process(request, logger: logger)
         await wiring.shutdown()
         let output = result.report?.json ?? result.body
         print(output.serialized(pretty: true))
         switch result.status {
         case 200..<300: return
-        case 429, 503: throw ExitCode(75)
-        case 400..<500: throw ExitCode(2)
-        default: throw ExitCode(1)
+        case 429, 503: throw ExitStatus(75)
+        case 400..<500: throw ExitStatus(2)
+        default: throw ExitStatus(1)
         }
     }
 
-    static func badFixture(_ message: String) -> ExitCode {
+    static func badFixture(_ message: String) -> ExitStatus {
         writeToStandardError("error: \(message)")
-        return ExitCode(2)
+        return ExitStatus(2)
     }
 }
 
-extension FunctionCommand {
-    /// The executable's entry point. (A generic command cannot be `@main`, and top-level code would
-    /// pick ArgumentParser's synchronous `main()`.)
-    public static func run(arguments: [String]? = nil) async -> Never {
-        do {
-            var command = try parseAsRoot(arguments)
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-            Self.exit()
-        } catch {
-            Self.exit(withError: error)
-        }
-    }
-}
-
-struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
-    static var configuration: CommandConfiguration {
-        CommandConfiguration(
-            commandName: "sweep",
+struct SweepCommand<Function: ConfigurableFunction> {
+    static var command: CommandLineArguments.Command {
+        CommandLineArguments.Command(
+            name: "sweep",
             abstract: "Run the scheduled pass once (for cron) and print a JSON report of what it found and changed.",
             discussion: """
                 With --documents FILE it runs fully offline over a snapshot and lists the writes it would make. \
                 Exit status: 0 done, 75 transient failure (run it again), 1 otherwise.
-                """
-        )
+                """,
+            options: SourceOptions.options + [
+                .value("at", "time", "Sweep as if it were this time (RFC 3339), e.g. to replay a snapshot; default: now.")
+            ])
     }
 
-    @OptionGroup var source: SourceOptions
-
-    @Option(name: .long, help: ArgumentHelp("Sweep as if it were this time (RFC 3339), e.g. to replay a snapshot; default: now.", valueName: "time"))
+    var source: SourceOptions
     var at: String?
+
+    init(_ options: CommandLineArguments) {
+        source = SourceOptions(options)
+        at = options["at"]
+    }
 
     func run() async throws {
         var configuration = try loadConfiguration()
@@ -262,13 +324,15 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
             })
         var date = Date()
         if let at {
-            guard let time = Timestamp(rfc3339: at) else { throw ValidationError("--at must be an RFC 3339 time such as 2026-11-20T09:02:00Z, not \"\(at)\"") }
+            guard let time = Timestamp(rfc3339: at) else {
+                throw CommandLineArguments.UsageError("--at must be an RFC 3339 time such as 2026-11-20T09:02:00Z, not \"\(at)\"")
+            }
             date = time.date
         }
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
         guard let sweeper = wiring.sweeper else {
             await wiring.shutdown()
-            throw ValidationError("\(Function.name) does not run on a schedule")
+            throw CommandLineArguments.UsageError("\(Function.name) does not run on a schedule")
         }
         do {
             let report = try await sweeper.run(at: date, logger: logger)
@@ -278,7 +342,7 @@ struct SweepCommand<Function: ConfigurableFunction>: AsyncParsableCommand {
             await wiring.shutdown()
             let response = responseToFailure(error, logger: logger)
             print(response.body.serialized(pretty: true))
-            throw ExitCode(response.status == 503 || response.status == 429 ? 75 : 1)
+            throw ExitStatus(response.status == 503 || response.status == 429 ? 75 : 1)
         }
     }
 }

@@ -2,9 +2,7 @@ import FirestoreEvents
 import FirestoreModel
 import GoogleClients
 import HeraldCore
-import Hummingbird
 import Logging
-import NIOCore
 import Tracing
 
 #if canImport(FoundationEssentials)
@@ -60,65 +58,73 @@ public struct FunctionServer: Sendable {
         self.init(name: Function.name, events: processor, sweeper: nil, identity: identity, logger: logger)
     }
 
-    public func application(
-        host: String = "0.0.0.0", port: Int, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }
-    ) -> some ApplicationProtocol {
-        let router = Router()
+    /// Serves on `host:port` until `stop` fires, then finishes the requests in flight and returns.
+    public func run(host: String = "0.0.0.0", port: Int, stop: StopSignal, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let server = self
-        router.get("/healthz") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: "{\"status\":\"ok\"}")))
-        }
-        router.get("/metrics") { request, _ in
-            if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
-            guard let metrics = server.metrics else { return Self.response(failure(404, "NOT_FOUND", "\(server.name) keeps no metrics here")) }
-            return Self.exposition(metrics)
-        }
-        router.post("/") { request, _ in
-            if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
-            if server.events != nil { return Self.response(await server.handleEvent(request)) }
-            return Self.response(await server.tracedSweep(request))
-        }
-        router.post("/sweep") { request, _ in
-            if let refusal = await server.refusal(of: request) { return Self.response(refusal) }
-            guard server.sweeper != nil else {
-                return Self.response(failure(404, "NOT_FOUND", "\(server.name) does not run on a schedule"))
-            }
-            return Self.response(await server.tracedSweep(request))
-        }
-        return Application(
-            router: router,
-            configuration: .init(address: .hostname(host, port: port), serverName: name),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? port) },
-            logger: logger
-        )
+        try await HTTPServer(host: host, port: port, maximumBodyBytes: Self.maximumBodyBytes) { body in
+            await server.respond(to: body)
+        }.run(stop: stop, onRunning: onRunning)
     }
 
     /// `GET /metrics` alone, on 127.0.0.1, without the identity check: for a collector in the same
     /// instance (`HERALD_METRICS_PORT`).
-    public func metricsApplication(port: Int) -> some ApplicationProtocol {
-        let router = Router()
+    public func runMetrics(port: Int, stop: StopSignal) async throws {
         let metrics = metrics
-        router.get("/metrics") { _, _ in
-            guard let metrics else { return Response(status: .notFound) }
+        try await HTTPServer(host: "127.0.0.1", port: port, maximumBodyBytes: 0) { body in
+            guard case .complete(let request) = body, request.method == .GET, request.path == "/metrics" else { return HTTPServer.Response(status: 404) }
+            guard let metrics else { return HTTPServer.Response(status: 404) }
             return Self.exposition(metrics)
-        }
-        // Its own start is said by the caller: one "listening on" line per function, for the service's port.
-        var quiet = logger
-        quiet.logLevel = .warning
-        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port), serverName: name), logger: quiet)
+        }.run(stop: stop)
     }
 
-    static func exposition(_ metrics: RuntimeMetrics) -> Response {
-        Response(
-            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+    /// `GET /healthz`, `GET /metrics`, `POST /` (an event, or a scheduled run) and `POST /sweep`.
+    func respond(to body: HTTPServer.Body) async -> HTTPServer.Response {
+        switch body {
+        case .complete(let request):
+            if request.method == .GET, request.path == "/metrics", let metrics {
+                if let refusal = await refusal(of: request) { return Self.response(refusal) }
+                return Self.exposition(metrics)
+            }
+            return Self.response(await respond(to: request))
+        case .tooLarge(let request):
+            if let refusal = await refusal(of: request) { return Self.response(refusal) }
+            let reason = "body exceeds the \(Self.maximumBodyBytes / 1024 / 1024) MiB limit"
+            logger.error("refused event: \(reason)")
+            return Self.response(failure(400, "INVALID_ARGUMENT", reason))
+        }
+    }
+
+    func respond(to request: HTTPServer.Request) async -> EventResponse {
+        switch (request.method, request.path) {
+        case (.GET, "/healthz"):
+            return EventResponse(status: 200, body: ["status": "ok"])
+        case (.GET, "/metrics"):
+            if let refusal = await refusal(of: request) { return refusal }
+            return failure(404, "NOT_FOUND", "\(name) keeps no metrics here")
+        case (.POST, "/"):
+            if let refusal = await refusal(of: request) { return refusal }
+            if events != nil { return await handleEvent(request) }
+            return await tracedSweep(request)
+        case (.POST, "/sweep"):
+            if let refusal = await refusal(of: request) { return refusal }
+            guard sweeper != nil else { return failure(404, "NOT_FOUND", "\(name) does not run on a schedule") }
+            return await tracedSweep(request)
+        case (_, "/healthz"), (_, "/metrics"), (_, "/"), (_, "/sweep"):
+            return failure(405, "METHOD_NOT_ALLOWED", "\(request.method) is not served at \(request.path)")
+        default:
+            return failure(404, "NOT_FOUND", "nothing is served at \(request.path)")
+        }
+    }
+
+    static func exposition(_ metrics: RuntimeMetrics) -> HTTPServer.Response {
+        HTTPServer.Response(status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.exposition())
     }
 
     /// 401 when an identity token is required and this one does not verify; 503 when its keys cannot be fetched.
-    func refusal(of request: Request) async -> EventResponse? {
+    func refusal(of request: HTTPServer.Request) async -> EventResponse? {
         guard let identity else { return nil }
         do {
-            let claims = try await identity.verify(authorization: request.headers[.authorization])
+            let claims = try await identity.verify(authorization: request.headers["authorization"])
             logger.debug("caller \(claims.email ?? "(no email)") verified")
             return nil
         } catch {
@@ -133,33 +139,19 @@ public struct FunctionServer: Sendable {
         }
     }
 
-    func tracedSweep(_ request: Request) async -> EventResponse {
-        let incoming = request.headers.first { $0.name.canonicalName == "traceparent" }?.value
-        return await OutboundTrace.handling("\(name) sweep", incoming: incoming, recorder: spans) { span in
+    func tracedSweep(_ request: HTTPServer.Request) async -> EventResponse {
+        await OutboundTrace.handling("\(name) sweep", incoming: request.headers["traceparent"], recorder: spans) { span in
             let response = await sweep()
             Self.annotate(span, response)
             return response
         }
     }
 
-    func handleEvent(_ request: Request) async -> EventResponse {
+    func handleEvent(_ request: HTTPServer.Request) async -> EventResponse {
         guard let events else { return failure(404, "NOT_FOUND", "\(name) takes no events") }
-        var request = request
-        let body: ByteBuffer
-        do {
-            body = try await request.collectBody(upTo: Self.maximumBodyBytes)
-        } catch {
-            let reason = "body exceeds the \(Self.maximumBodyBytes / 1024 / 1024) MiB limit"
-            logger.error("refused event: \(reason)")
-            return failure(400, "INVALID_ARGUMENT", reason)
-        }
-        var headers: [String: String] = [:]
-        for field in request.headers where headers[field.name.canonicalName] == nil {
-            headers[field.name.canonicalName] = field.value
-        }
-        let event = EventRequest(headers: headers, body: Array(buffer: body))
+        let event = EventRequest(headers: request.headers, body: request.body)
         // The calls made for this event carry its trace, so they can be told apart from other events'.
-        return await OutboundTrace.handling("\(name) event", incoming: headers["traceparent"], recorder: spans) { span in
+        return await OutboundTrace.handling("\(name) event", incoming: request.headers["traceparent"], recorder: spans) { span in
             let response = if let metrics { await measured(event, events: events, metrics: metrics) } else { await events.process(event, logger: logger) }
             Self.annotate(span, response)
             return response
@@ -211,13 +203,9 @@ public struct FunctionServer: Sendable {
         }
     }
 
-    static func response(_ result: EventResponse) -> Response {
-        var headers: HTTPFields = [.contentType: "application/json"]
-        if let after = result.retryAfterSeconds { headers[.retryAfter] = String(after) }
-        return Response(
-            status: .init(code: result.status),
-            headers: headers,
-            body: .init(byteBuffer: ByteBuffer(string: result.body.serialized()))
-        )
+    static func response(_ result: EventResponse) -> HTTPServer.Response {
+        var headers = [("content-type", "application/json")]
+        if let after = result.retryAfterSeconds { headers.append(("retry-after", String(after))) }
+        return HTTPServer.Response(status: result.status, headers: headers, body: Array(result.body.serialized().utf8))
     }
 }

@@ -6,7 +6,7 @@ import Glibc
 
 /// A bare TCP connection for tests that need to send a request in pieces (a body still arriving
 /// when the server is told to stop) or bytes no HTTP client would send.
-public final class RawHTTPConnection {
+public final class RawHTTPConnection: Sendable {
     let fd: Int32
 
     public init(port: Int) throws {
@@ -38,17 +38,20 @@ public final class RawHTTPConnection {
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     /// Reads until the peer closes the connection or `timeout` passes.
-    public func readAll(timeout: TimeInterval = 10) -> String {
-        var tv = timeval(tv_sec: Int(timeout), tv_usec: 0)
+    public func readAll(timeout: TimeInterval = 10) -> String { read(timeout: timeout).text }
+
+    /// What arrives until the peer closes the connection (`closedByPeer`) or `timeout` passes without a byte.
+    public func read(timeout: TimeInterval) -> (text: String, closedByPeer: Bool) {
+        var tv = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var data = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = recv(fd, &buffer, buffer.count, 0)
-            if n <= 0 { break }
+            if n == 0 { return (String(decoding: data, as: UTF8.self), true) }
+            if n < 0 { return (String(decoding: data, as: UTF8.self), errno == ECONNRESET) }
             data.append(contentsOf: buffer[0..<n])
         }
-        return String(decoding: data, as: UTF8.self)
     }
 }
 

@@ -2,19 +2,17 @@ import AsyncHTTPClient
 import Foundation
 import HeraldCore
 import HeraldRuntime
-import Hummingbird
 import Logging
 import NIOCore
-import ServiceLifecycle
 
 /// A function's HTTP server running in the test's own process, on a free port.
 public struct TestFunctionServer: Sendable {
     public let port: Int
     public var baseURL: String { "http://127.0.0.1:\(port)" }
-    let group: ServiceGroup
+    let stop: StopSignal
 
     /// Stops accepting and lets in-flight requests finish, as SIGTERM does in a deployed function.
-    public func beginGracefulShutdown() async { await group.triggerGracefulShutdown() }
+    public func beginGracefulShutdown() async { stop.fire() }
 }
 
 /// Starts the server, runs `body` against it, and shuts it down however `body` ends.
@@ -33,11 +31,29 @@ public func withFunctionServer<Function: EventFunction, Result: Sendable>(
 public func withFunctionServer<Result: Sendable>(
     _ server: FunctionServer, _ body: @Sendable (TestFunctionServer) async throws -> Result
 ) async throws -> Result {
-    try await withRunningApplication(
-        logger: server.logger,
-        { onRunning in
-            server.application(host: "127.0.0.1", port: 0, onRunning: onRunning)
-        }, { port, group in try await body(TestFunctionServer(port: port, group: group)) })
+    let stop = StopSignal()
+    let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
+    return try await withThrowingTaskGroup(of: Void.self) { tasks in
+        tasks.addTask {
+            defer { portContinuation.finish() }
+            try await server.run(host: "127.0.0.1", port: 0, stop: stop) { portContinuation.yield($0) }
+        }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next() else {
+            try await tasks.waitForAll()
+            throw CancellationError()
+        }
+        do {
+            let result = try await body(TestFunctionServer(port: port, stop: stop))
+            stop.fire()
+            try await tasks.waitForAll()
+            return result
+        } catch {
+            stop.fire()
+            tasks.cancelAll()
+            throw error
+        }
+    }
 }
 
 /// A plain HTTP/1.1 answer.

@@ -143,6 +143,24 @@ import Glibc
         #expect(version.stdoutText.hasPrefix("herald \(HeraldVersion.current)"))
     }
 
+    /// A command line that cannot run is refused before anything starts: exit status 64 (EX_USAGE) and the reason.
+    @Test func commandLinesThatCannotRunAreRefusedWithTheReason() async throws {
+        for (name, arguments, reason) in [
+            ("onMessageCreated", ["serve", "--bogus"], "unknown option '--bogus'"),
+            ("onMessageCreated", ["invoke"], "missing expected argument '--event <file>'"),
+            ("onMessageCreated", ["--port", "eighty"], "'--port' must be a whole number"),
+            ("onMessageCreated", ["serve", "--dry-run=yes"], "'--dry-run' takes no value"),
+            ("onMessageCreated", ["serve", "extra"], "unexpected argument 'extra'"),
+            ("presenceSweeper", ["invoke", "--event", "x"], "unknown subcommand 'invoke'"),
+        ] {
+            let result = try await ProcessRunner.run(TestPaths.executable(name), arguments)
+            #expect(result.status == 64, "\(name) \(arguments)")
+            #expect(result.stderr.contains(reason), "\(name) \(arguments): \(result.stderr)")
+        }
+        let help = try await ProcessRunner.run(TestPaths.executable("tokenCleanup"), ["help", "sweep"])
+        #expect(help.status == 0 && help.stdoutText.contains("--at <time>"), "\(help.stdoutText)")
+    }
+
     /// `presenceSweeper sweep` as cron runs it: one pass against Firestore, a JSON report, exit 0.
     @Test func sweepRunsOncePrintsCountsAndExits() async throws {
         try await withLocalCloud { cloud in

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import CryptoExtras
 import FirestoreModel
 import Foundation
 import GoogleClients
@@ -7,7 +8,6 @@ import JWTKit
 import LocalCloud
 import NIOCore
 import Testing
-import CryptoExtras
 
 /// The local cloud's other Google APIs, each driven by Herald's own client for it.
 @Suite struct LocalCloudAPITests {

@@ -1,8 +1,8 @@
 import AsyncHTTPClient
+import CryptoExtras
 import FirestoreModel
 import NIOCore
 import NIOHTTP1
-import CryptoExtras
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,7 +1,7 @@
 import AsyncHTTPClient
+import CryptoExtras
 import FirestoreModel
 import NIOCore
-import CryptoExtras
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

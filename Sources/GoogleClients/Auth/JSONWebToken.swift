@@ -1,6 +1,6 @@
 import Crypto
-import FirestoreModel
 import CryptoExtras
+import FirestoreModel
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

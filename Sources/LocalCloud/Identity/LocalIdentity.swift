@@ -1,9 +1,9 @@
 import Crypto
+import CryptoExtras
 import FirestoreModel
 import Foundation
 import JWTKit
 import Synchronization
-import CryptoExtras
 
 /// Google's identity side, locally: a service account whose key file `herald dev` writes for the
 /// functions, an OAuth token endpoint that verifies their JWT-bearer assertions, the metadata

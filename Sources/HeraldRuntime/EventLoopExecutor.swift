@@ -1,0 +1,26 @@
+import ConcurrencyHook
+import NIOCore
+import NIOPosix
+
+/// Runs Swift's tasks on NIO's event loops instead of the runtime's own thread pool, as
+/// `NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor` does, but
+/// with the hook's address taken at link time: NIO looks it up with `dlsym`, which finds nothing in an
+/// executable linked with the static Swift runtime (its symbols are hidden). A request's work then
+/// starts on the loop that read it, and its answer is written there without a hand-over.
+enum EventLoopExecutor {
+    typealias EnqueueHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
+
+    /// Installs the hook; false when another hook was there already (then nothing changes). Call it
+    /// once, first thing in `main`, before any task is enqueued.
+    @discardableResult
+    static func install() -> Bool {
+        let slot = herald_swift_task_enqueueGlobal_hook()
+        guard slot.pointee == nil else { return false }
+        let hook: EnqueueHook = { job, _ in
+            // `any()` is the loop this thread runs, if it runs one: no thread switch then.
+            MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(job))
+        }
+        slot.pointee = unsafeBitCast(hook, to: UnsafeMutableRawPointer.self)
+        return true
+    }
+}
