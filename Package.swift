@@ -39,9 +39,12 @@ let package = Package(
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
         .target(name: "FirestoreModel", swiftSettings: strict),
         // Firestore change notifications (Eventarc CloudEvents, 1st-gen events) decoded to one type.
+        .target(name: "FirestoreEvents", dependencies: ["FirestoreModel"], swiftSettings: strict),
+        // The same events through SwiftProtobuf's generated types: the reference FirestoreEvents' own protobuf
+        // reader is checked against (tests, fuzzing); no function links it.
         .target(
-            name: "FirestoreEvents",
-            dependencies: ["FirestoreModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            name: "FirestoreEventsProtobuf",
+            dependencies: ["FirestoreEvents", "FirestoreModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
             exclude: ["Generated/README.md"],
             swiftSettings: strict
         ),
@@ -147,7 +150,8 @@ let package = Package(
         ),
         // How many tests run at once, set before Swift Testing starts (see the C file).
         .target(name: "TestRunSettings"),
-        .executableTarget(name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreModel"], path: "Fuzz/HeraldFuzz", swiftSettings: strict),
+        .executableTarget(
+            name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel"], path: "Fuzz/HeraldFuzz", swiftSettings: strict),
         .executableTarget(
             name: "HeraldBench",
             dependencies: [
@@ -205,7 +209,7 @@ let package = Package(
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",
-            dependencies: ["FirestoreEvents", "FirestoreModel", "HeraldTesting"],
+            dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel", "HeraldTesting"],
             swiftSettings: strict
         ),
         .testTarget(

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Regenerates Sources/FirestoreEvents/Generated/*.pb.swift from Google's published descriptors.
+"""Regenerates Sources/FirestoreEventsProtobuf/Generated/*.pb.swift from Google's published descriptors.
 
 Eventarc's Firestore payload is google.events.cloud.firestore.v1.DocumentEventData. No .proto file is
 on these machines, but PyPI's google-events package carries the descriptors: this script writes them
@@ -15,7 +15,7 @@ from google.events.cloud.firestore_v1 import DocumentEventData
 from google.protobuf import descriptor_pb2
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "Sources", "FirestoreEvents", "Generated")
+OUT = os.path.join(ROOT, "Sources", "FirestoreEventsProtobuf", "Generated")
 
 
 def collect(file_descriptor, seen, out):

@@ -1,11 +1,13 @@
 import FirestoreEvents
+import FirestoreEventsProtobuf
 import FirestoreModel
 import Foundation
 
 /// Every decoder that takes bytes from outside, on one input: the first byte picks the entry point
 /// (the JSON parser, a binary-mode CloudEvent with a protobuf or JSON body, a structured CloudEvent,
-/// a 1st-gen event, a Firestore REST document), the rest is the body. Decoders may refuse; they must
-/// never crash.
+/// a 1st-gen event, a Firestore REST document, or protobuf event data read both by FirestoreEvents and
+/// by SwiftProtobuf's generated types), the rest is the body. Decoders may refuse; they must never
+/// crash, and the two protobuf readers must agree.
 enum FuzzTarget {
     static let binaryHeaders = [
         "ce-id": "fuzz", "ce-source": "//firestore.googleapis.com/projects/p/databases/(default)",
@@ -16,18 +18,33 @@ enum FuzzTarget {
     static func run(_ input: [UInt8]) {
         guard let selector = input.first else { return }
         let body = Array(input.dropFirst())
-        switch selector % 6 {
+        switch selector % 7 {
         case 0: _ = try? JSONValue(parsing: body)
         case 1: _ = try? EventDecoder.decode(EventRequest(headers: binaryHeaders.merging(["content-type": "application/protobuf"]) { $1 }, body: body))
         case 2: _ = try? EventDecoder.decode(EventRequest(headers: binaryHeaders.merging(["content-type": "application/json"]) { $1 }, body: body))
         case 3: _ = try? EventDecoder.decode(EventRequest(headers: ["content-type": "application/cloudevents+json"], body: body))
         case 4: _ = try? EventDecoder.decode(EventRequest(headers: ["content-type": "application/json"], body: body))
+        case 6: compareProtobufReaders(body)
         default:
             if let json = try? JSONValue(parsing: body) {
                 _ = try? FirestoreJSON.document(from: json, path: "document")
                 if let document = try? FirestoreJSON.document(from: json, path: "document") { _ = FirestoreJSON.json(document) }
             }
         }
+    }
+
+    /// FirestoreEvents' own protobuf reader against SwiftProtobuf's: the same bytes taken or refused by
+    /// both, and the same documents read. A difference stops the fuzzer as a crash would.
+    static func compareProtobufReaders(_ body: [UInt8]) {
+        let ours = try? EventDataProtobuf.decode(body)
+        let reference = try? SwiftProtobufEventData.decode(body)
+        switch (ours, reference) {
+        case (nil, nil): return
+        case (let a?, let b?):
+            if a.newDocument == b.newDocument, a.oldDocument == b.oldDocument, a.updateMask == b.updateMask { return }
+        default: break
+        }
+        fatalError("the protobuf readers disagree on \(body): FirestoreEvents \(String(describing: ours)), SwiftProtobuf \(String(describing: reference))")
     }
 
     /// Corpus entries from the event fixtures: each fixture's body behind the selector of its encoding.
@@ -42,6 +59,7 @@ enum FuzzTarget {
             let name = file.lastPathComponent
             if name.contains(".binary-protobuf."), let text = json["body"]?.stringValue, let data = Data(base64Encoded: text) {
                 seeds.append([1] + Array(data))
+                seeds.append([6] + Array(data))
             } else if name.contains(".binary-json."), let body = json["body"] {
                 seeds.append([2] + Array(body.serialized().utf8))
             } else if name.contains(".structured") {

@@ -1,5 +1,4 @@
 import FirestoreModel
-import SwiftProtobuf
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -174,23 +173,32 @@ struct EventData {
 
     init(protobuf bytes: [UInt8], eventID: String?) throws(EventDecodingError) {
         guard !bytes.isEmpty else { return }
-        let message: ProtoEventData
+        let decoded: EventDataProtobuf.Decoded
         do {
-            message = try ProtoEventData(serializedBytes: bytes)
+            decoded = try Self.decoded(bytes)
         } catch {
-            // Google's Firestore emulator sends the protobuf as base64 text.
-            guard bytes.count % 4 == 0, let decoded = Data(base64Encoded: Data(bytes)),
-                let retried = try? ProtoEventData(serializedBytes: decoded)
-            else { throw EventDecodingError("body is not a protobuf DocumentEventData: \(error)", eventID: eventID) }
-            message = retried
+            switch error {
+            case .wire(let reason): throw EventDecodingError("body is not a protobuf DocumentEventData: \(reason)", eventID: eventID)
+            case .value(let reason): throw EventDecodingError("invalid document in event data: \(reason)", eventID: eventID)
+            }
         }
+        newDocument = decoded.newDocument
+        oldDocument = decoded.oldDocument
+        updateMask = decoded.updateMask
+    }
+
+    /// The bytes as protobuf, or (when they are not) as the base64 text of protobuf, which Google's
+    /// Firestore emulator sends.
+    static func decoded(_ bytes: [UInt8]) throws(EventDataProtobuf.Failure) -> EventDataProtobuf.Decoded {
         do {
-            newDocument = try ProtoConversion.document(message.value, present: message.hasValue, path: "value")
-            oldDocument = try ProtoConversion.document(message.oldValue, present: message.hasOldValue, path: "oldValue")
+            return try EventDataProtobuf.decode(bytes)
         } catch {
-            throw EventDecodingError("invalid document in event data: \(error)", eventID: eventID)
+            guard case .wire = error, bytes.count % 4 == 0, let text = Data(base64Encoded: Data(bytes)) else { throw error }
+            do { return try EventDataProtobuf.decode(Array(text)) } catch {
+                if case .value = error { throw error }
+            }
+            throw error
         }
-        if message.hasUpdateMask { updateMask = message.updateMask.fieldPaths }
     }
 
     init(json: JSONValue, eventID: String?) throws(EventDecodingError) {

@@ -18,6 +18,7 @@ import Testing
     static let forbiddenForFunctions: Set<String> = [
         "Foundation", "FoundationInternationalization", "LocalCloud", "SQLiteNIO", "VaporCSQLite", "HeraldCLI", "HeraldTesting",
         "JWTKit", "X509", "Supervision", "Subprocess", "Hummingbird", "HummingbirdCore", "ServiceLifecycle", "AsyncAlgorithms", "ArgumentParser",
+        "SwiftProtobuf", "FirestoreEventsProtobuf",
     ]
 
     static func describe() async throws -> [String: Target] {

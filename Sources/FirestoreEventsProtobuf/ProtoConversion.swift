@@ -1,3 +1,4 @@
+import FirestoreEvents
 import FirestoreModel
 import SwiftProtobuf
 
@@ -109,29 +110,31 @@ enum ProtoConversion {
     }
 }
 
-extension DocumentChange {
-    /// The change's payload as Eventarc sends it with `application/protobuf`: serialized `DocumentEventData`.
-    public func protobufData() -> Data {
+/// DocumentEventData read and written through SwiftProtobuf's generated types: the reference that
+/// `EventDataProtobuf` (which the functions use) is checked against in tests and by the fuzzer.
+public enum SwiftProtobufEventData {
+    /// The documents and update mask `bytes` carry; throws as SwiftProtobuf and the conversion do.
+    public static func decode(_ bytes: [UInt8]) throws -> (newDocument: FirestoreDocument?, oldDocument: FirestoreDocument?, updateMask: [String]?) {
+        let message = try ProtoEventData(serializedBytes: bytes)
+        return (
+            try ProtoConversion.document(message.value, present: message.hasValue, path: "value"),
+            try ProtoConversion.document(message.oldValue, present: message.hasOldValue, path: "oldValue"),
+            message.hasUpdateMask ? message.updateMask.fieldPaths : nil
+        )
+    }
+
+    /// The change's payload as SwiftProtobuf writes it (map entries in key order).
+    public static func encode(_ change: DocumentChange) -> [UInt8] {
         var data = ProtoEventData()
-        if let d = newDocument { data.value = ProtoConversion.proto(d) }
-        if let d = oldDocument { data.oldValue = ProtoConversion.proto(d) }
-        if let mask = updateMask {
+        if let d = change.newDocument { data.value = ProtoConversion.proto(d) }
+        if let d = change.oldDocument { data.oldValue = ProtoConversion.proto(d) }
+        if let mask = change.updateMask {
             var m = Google_Events_Cloud_Firestore_V1_DocumentMask()
             m.fieldPaths = mask
             data.updateMask = m
         }
-        // Deterministic so a redelivered event has the very same bytes.
         var options = BinaryEncodingOptions()
         options.useDeterministicOrdering = true
-        return (try? data.serializedData(options: options)) ?? Data()
-    }
-
-    /// The change's payload in the proto3 JSON mapping (`application/json`).
-    public func jsonData() -> JSONValue {
-        var members: [String: JSONValue] = [:]
-        if let d = newDocument { members["value"] = FirestoreJSON.json(d) }
-        if let d = oldDocument { members["oldValue"] = FirestoreJSON.json(d) }
-        if let mask = updateMask { members["updateMask"] = ["fieldPaths": .array(mask.map { .string($0) })] }
-        return .object(members)
+        return (try? data.serializedBytes(options: options)) ?? []
     }
 }
