@@ -235,6 +235,8 @@ let package = Package(
                     .unsafeFlags(
                         [
                             "-use-ld=lld", "-Xlinker", "--no-export-dynamic", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+                            // The C++ standard library linked in, not loaded (Infra/link/libstdc++.so says why).
+                            "-L", Context.packageDirectory + "/Infra/link",
                         ],
                         .when(platforms: [.linux], configuration: .release))
                 ]

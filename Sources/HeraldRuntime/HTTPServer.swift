@@ -260,7 +260,10 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
         }
         let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive { written.whenComplete { _ in context.close(promise: nil) } }
+        if !keepAlive {
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        }
     }
 
     static func request(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPServer.Request {
