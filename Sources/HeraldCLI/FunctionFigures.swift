@@ -1,41 +1,24 @@
 import AsyncHTTPClient
 import FirestoreModel
 import Foundation
+import HeraldRuntime
 import LocalCloud
 
 /// What `herald dev`'s console shows of each function process: the figures its `/metrics` reports
 /// (the same Prometheus text Cloud Run's scraper reads), summed over labels into what a developer
 /// asks first: how many events and how they ended, how long they took, what was sent and removed.
 struct FunctionFigures: Sendable {
-    /// One sample of the Prometheus text format: `name{label="value",…} number`.
-    struct Sample: Sendable, Equatable {
-        var name: String
-        var labels: [String: String]
-        var value: Double
-    }
+    typealias Sample = PrometheusText.Sample
 
-    static func parse(_ text: String) -> [Sample] {
-        text.split(separator: "\n").compactMap { line -> Sample? in
-            guard !line.hasPrefix("#"), let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { return nil }
-            let head = line[..<space]
-            guard let open = head.firstIndex(of: "{") else { return Sample(name: String(head), labels: [:], value: value) }
-            var labels: [String: String] = [:]
-            // Label values Herald emits hold no `,` or `"` (function names, outcomes, methods, statuses).
-            for pair in head[head.index(after: open)...].dropLast().split(separator: ",") {
-                let parts = pair.split(separator: "=", maxSplits: 1)
-                if parts.count == 2 { labels[String(parts[0])] = String(parts[1].trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
-            }
-            return Sample(name: String(head[..<open]), labels: labels, value: value)
-        }
-    }
+    static func parse(_ text: String) -> [Sample] { PrometheusText.parse(text).samples }
 
     /// Rows of (what, how many) for the console, from one function's samples.
     static func summary(_ samples: [Sample]) -> [(String, String)] {
         func total(_ name: String, where label: String? = nil, is value: String? = nil) -> Double {
-            samples.filter { $0.name == name && (label == nil || $0.labels[label!] == value) }.reduce(0) { $0 + $1.value }
+            samples.filter { $0.name == name && (label == nil || $0.label(label!) == value) }.reduce(0) { $0 + $1.value }
         }
         func by(_ name: String, _ label: String) -> [(String, Double)] {
-            Dictionary(grouping: samples.filter { $0.name == name }, by: { $0.labels[label] ?? "" })
+            Dictionary(grouping: samples.filter { $0.name == name }, by: { $0.label(label) ?? "" })
                 .map { ($0.key, $0.value.reduce(0) { $0 + $1.value }) }.filter { $0.1 > 0 }.sorted { $0.0 < $1.0 }
         }
         func number(_ value: Double) -> String { value == value.rounded() ? String(Int(value)) : String(format: "%.1f", value) }
@@ -48,7 +31,7 @@ struct FunctionFigures: Sendable {
         rows.append(("in flight now", number(total("herald_events_in_flight"))))
         let firestore = by("herald_firestore_requests_total", "method")
         if !firestore.isEmpty { rows.append(("Firestore requests", firestore.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
-        let failedFirestore = samples.filter { $0.name == "herald_firestore_requests_total" && !($0.labels["status"] ?? "").hasPrefix("2") }
+        let failedFirestore = samples.filter { $0.name == "herald_firestore_requests_total" && !($0.label("status") ?? "").hasPrefix("2") }
             .reduce(0) { $0 + $1.value }
         if failedFirestore > 0 { rows.append(("  not 2xx", number(failedFirestore))) }
         let pushes = by("herald_fcm_sends_total", "result")

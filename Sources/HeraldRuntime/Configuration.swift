@@ -55,6 +55,8 @@ public struct RuntimeConfiguration: Sendable {
     public var metricsEnabled = true
     /// Where spans are exported over OTLP, if anywhere (OpenTelemetry's `OTEL_EXPORTER_OTLP_*` variables).
     public var traceExport: TraceExportSettings?
+    /// Where metrics are pushed over OTLP besides `/metrics`, when they are (`OTEL_METRICS_EXPORTER=otlp`).
+    public var metricsExport: MetricsExportSettings?
 
     /// Parses and checks the environment; every problem found is listed in the one error.
     public init(environment: [String: String], stdoutIsTerminal: Bool = false) throws(ConfigurationError) {
@@ -181,6 +183,7 @@ public struct RuntimeConfiguration: Sendable {
             }
         }
         traceExport = TraceExportSettings.reading(value, problems: &problems)
+        metricsExport = MetricsExportSettings.reading(value, problems: &problems)
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
     }
 

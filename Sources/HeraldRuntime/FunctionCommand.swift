@@ -199,6 +199,9 @@ struct ServeCommand<Function: ConfigurableFunction> {
         let exporter = configuration.traceExport.map {
             TraceExporter(recorder: SpanRecorder(sampler: $0.sampler), settings: $0, service: Function.name, logger: logger)
         }
+        let metricsExporter = metrics.flatMap { metrics in
+            configuration.metricsExport.map { MetricsExporter(metrics: metrics, settings: $0, service: Function.name, logger: logger) }
+        }
         let server = FunctionServer(
             name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
             metrics: metrics, spans: exporter?.recorder)
@@ -208,6 +211,7 @@ struct ServeCommand<Function: ConfigurableFunction> {
         do {
             try await withThrowingDiscardingTaskGroup { group in
                 if let exporter { group.addTask { await exporter.run() } }
+                if let metricsExporter { group.addTask { await metricsExporter.run() } }
                 if let metricsPort = configuration.metricsPort {
                     group.addTask { try await server.runMetrics(port: metricsPort, stop: stop) }
                     logger.info("metrics for a collector in this instance at http://127.0.0.1:\(metricsPort)/metrics")
@@ -225,6 +229,7 @@ struct ServeCommand<Function: ConfigurableFunction> {
         }
         // The last spans (of the requests that finished as it stopped), outside the cancelled loop.
         await exporter?.export()
+        await metricsExporter?.export()
         await wiring.shutdown()
         logger.info("\(Function.name) stopped")
     }

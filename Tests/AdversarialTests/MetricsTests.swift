@@ -107,4 +107,60 @@ import Testing
         #expect(try await function.post(try world.created(try await world.message("m-uncounted"), id: "evt-uncounted")).status == 200)
         #expect(try await Self.scrape(function).status == 404)
     }
+
+    /// `OTEL_METRICS_EXPORTER=otlp`: the same counts pushed to a collector over OTLP/HTTP JSON, decoded
+    /// with OpenTelemetry's own protobuf definitions (PyPI's opentelemetry-proto), and once more when
+    /// the function stops.
+    @Test func theCountsArePushedOverOTLP() async throws {
+        let python = try await PythonReference.forTest(importing: "opentelemetry.proto")
+        let world = try await DevWorld.start()
+        defer { world.dev.kill() }
+        let received = TracesTests.Exports()
+        try await withTestHTTPServer(TracesTests.collector(received, path: "/v1/metrics")) { port in
+            var environment = world.dev.functionEnvironment()
+            environment["OTEL_METRICS_EXPORTER"] = "otlp"
+            environment["OTEL_EXPORTER_OTLP_ENDPOINT"] = "http://127.0.0.1:\(port)"
+            environment["OTEL_TRACES_EXPORTER"] = "none"
+            environment["OTEL_EXPORTER_OTLP_METRICS_HEADERS"] = "x-api-key=m3trics"
+            environment["OTEL_METRIC_EXPORT_INTERVAL"] = "300"
+            let function = try await FunctionUnderTest.start("onMessageCreated", environment: environment)
+            defer { function.stop() }
+            let messages = [try await world.message("m-otlp-0"), try await world.message("m-otlp-1")]
+            for (i, message) in messages.enumerated() { #expect(try await function.post(try world.created(message, id: "evt-otlp-\(i)")).status == 200) }
+            #expect(try await function.post(try world.created(messages[0], id: "evt-otlp-0")).status == 200)
+
+            func points() async throws -> [JSONValue] {
+                let bodies = received.list.withLock { $0.suffix(1).map(\.body) }
+                let decoded = try await ProcessRunner.run(
+                    python, [TestPaths.packageRoot.appendingPathComponent("Tests/Python/otlp_metrics_check.py").path],
+                    stdin: Data(JSONValue.array(bodies.map { .string($0) }).serialized().utf8))
+                #expect(decoded.status == 0, "\(decoded.stderr)")
+                return try JSONValue(parsing: decoded.stdout).arrayValue ?? []
+            }
+            func number(_ value: JSONValue?) -> Double? { if case .number(let text)? = value { Double(text) } else { nil } }
+            func events(_ points: [JSONValue], _ outcome: String) -> Double? {
+                number(points.first { $0["name"] == "herald_events" && $0["attributes"]?["outcome"] == .string(outcome) }?["value"])
+            }
+            var latest: [JSONValue] = []
+            for _ in 0..<100 {
+                latest = try await points()
+                if events(latest, "duplicate") == 1 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let applied = try #require(latest.first { $0["name"] == "herald_events" && $0["attributes"]?["outcome"] == "applied" }, "\(latest)")
+            #expect(number(applied["value"]) == 2 && applied["monotonic"] == true && applied["temporality"] == "AGGREGATION_TEMPORALITY_CUMULATIVE")
+            #expect(applied["service"] == "onMessageCreated" && applied["attributes"]?["function"] == "onMessageCreated")
+            #expect(events(latest, "duplicate") == 1)
+            let durations = latest.filter { $0["name"] == "herald_event_duration_seconds" }
+            #expect(durations.compactMap { number($0["count"]) }.reduce(0, +) == 3, "\(durations)")
+            #expect(durations.allSatisfy { $0["type"] == "histogram" && $0["unit"] == "s" && $0["bucketCounts"]?.arrayValue?.count == 13 })
+            #expect(latest.contains { $0["name"] == "herald_fcm_sends" && $0["attributes"]?["result"] == "sent" && number($0["value"]) == 6 })
+            #expect(latest.contains { $0["name"] == "herald_events_in_flight" && $0["type"] == "gauge" })
+            #expect(received.list.withLock { $0 }.allSatisfy { $0.apiKey == "m3trics" && $0.contentType == "application/json" })
+            // What was counted last is sent as the function stops, whatever the interval.
+            let before = received.list.withLock { $0.count }
+            #expect(await function.process.stop(grace: .seconds(10)) == .exited(0))
+            #expect(received.list.withLock { $0.count } > before)
+        }
+    }
 }

@@ -29,9 +29,9 @@ import Testing
     }
 
     /// A collector that keeps what it is sent.
-    static func collector(_ received: Exports) -> Router<BasicRequestContext> {
+    static func collector(_ received: Exports, path: String = "/v1/traces") -> Router<BasicRequestContext> {
         let router = Router()
-        router.post("/v1/traces") { request, _ in
+        router.post(RouterPath(path)) { request, _ in
             let body = try await request.body.collect(upTo: 8 << 20)
             let header = { (name: String) in request.headers.first { $0.name.canonicalName == name }?.value }
             received.list.withLock { $0.append((String(buffer: body), header("x-api-key"), header("content-type"))) }

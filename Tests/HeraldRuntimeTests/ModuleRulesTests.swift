@@ -83,9 +83,12 @@ import Testing
     }
 
     /// Every module `name` reaches (package targets, their products, their sources' imports) that is in `forbidden`.
-    static func violations(of name: String, forbidden: Set<String>, in targets: [String: Target]) throws -> [String] {
-        let graph = closure(of: name, in: targets)
-        #expect(graph.count > 1, "\(name): \(graph.map(\.name))")
+    /// `direct`: only the target itself and what it names, not what those reach (a test may use
+    /// HeraldTesting, which is built on the local cloud).
+    static func violations(of name: String, forbidden: Set<String>, in targets: [String: Target], direct: Bool = false) throws -> [String] {
+        let graph =
+            direct ? [targets[name]!] + targets[name]!.targets.compactMap { forbidden.contains($0) ? targets[$0] : nil } : closure(of: name, in: targets)
+        #expect(direct || graph.count > 1, "\(name): \(graph.map(\.name))")
         var found: [String] = []
         for target in graph {
             if forbidden.contains(target.name) { found.append("\(name) depends on \(target.name)") }
@@ -128,6 +131,18 @@ import Testing
         ]
         for domain in ["HeraldCore", "ChatFunctions"] {
             let found = try Self.violations(of: domain, forbidden: forbidden, in: targets)
+            #expect(found.isEmpty, "\(found)")
+        }
+    }
+
+    /// Tests reach the local cloud through HeraldTesting (`withLocalCloud`, `RunningDev`): only the local
+    /// cloud's own tests depend on it directly.
+    @Test func testsReachTheLocalCloudThroughTheTestingModule() async throws {
+        let targets = try await Self.describe()
+        let tests = targets.values.filter { $0.path.hasPrefix("Tests/") || $0.path.hasPrefix("Benchmarks/") || $0.path.hasPrefix("Fuzz/") }
+        #expect(tests.count > 5, "\(tests.map(\.name))")
+        for target in tests where target.name != "LocalCloudTests" {
+            let found = try Self.violations(of: target.name, forbidden: ["LocalCloud"], in: targets, direct: true)
             #expect(found.isEmpty, "\(found)")
         }
     }

@@ -29,7 +29,8 @@ import Testing
         #expect(
             samples.first
                 == .init(
-                    name: "herald_events_total", labels: ["function": "onMessageCreated", "encoding": "binaryProtobuf", "outcome": "applied"], value: 3))
+                    name: "herald_events_total", labels: [("function", "onMessageCreated"), ("encoding", "binaryProtobuf"), ("outcome", "applied")],
+                    value: 3))
     }
 
     @Test func theSummarySumsOverLabelsAndLeavesOutWhatNeverHappened() {
