@@ -1,9 +1,12 @@
 // swift-tools-version:6.2
+import Foundation
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
-let functionNames = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
+// One executable per folder of Functions/ (`swift run herald infra` writes them from FunctionCatalog.all).
+let functionNames = ((try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/Functions")) ?? [])
+    .filter { !$0.hasPrefix(".") }.sorted()
 
 let package = Package(
     name: "Herald",

@@ -52,14 +52,10 @@ case "$REGION" in *[!a-z0-9-]* | "") echo "error: REGION must be a region such a
 case "$NOTIFY" in "" | projects/*/notificationChannels/*) ;; *) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
 case "$NOTIFY" in *[!a-zA-Z0-9/_-]*) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
 
-# Where each preset keeps messages and users (Sources/ChatFunctions/Schema.swift; a test keeps them equal).
 case "$SCHEMA" in
-  default | prd000) MESSAGE_PATTERN='conversations/{conversationId}/messages/{messageId}' ;;
-  prd001) MESSAGE_PATTERN='messages/{messageId}' ;;
-  prd004) MESSAGE_PATTERN='chats/{chatID}/messages/{messageID}' ;;
+  default | prd000 | prd001 | prd004) ;;
   *) echo "error: unknown schema \"$SCHEMA\": use default, prd000, prd001 or prd004" >&2; exit 2 ;;
 esac
-USER_PATTERN='users/{userId}'
 REPOSITORY=${REPOSITORY:-$REGION-docker.pkg.dev/$PROJECT/herald}
 case "$REPOSITORY$TAG" in *[!a-zA-Z0-9./:_-]*) echo "error: REPOSITORY and TAG must be an image repository and tag, not \"$REPOSITORY\" \"$TAG\"" >&2; exit 2 ;; esac
 FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
@@ -68,8 +64,9 @@ INDEXES="$HERE/firestore/$SCHEMA.indexes.json"
 RENDERED=${HERALD_RENDER_DIR:-$(mktemp -d)}
 mkdir -p "$RENDERED"
 
-FUNCTIONS=(onMessageCreated onReadReceipt presenceSweeper tokenCleanup)
-PUSHING=(onMessageCreated onReadReceipt tokenCleanup)   # FCM senders; presenceSweeper sends nothing
+# FUNCTIONS, PUSHING, callers_of, herald_triggers and herald_jobs, written from the code's catalog of functions.
+# shellcheck source=Infra/functions.sh
+source "$HERE/functions.sh"
 TRIGGER_SA="herald-trigger@$PROJECT.iam.gserviceaccount.com"
 SCHEDULER_SA="herald-scheduler@$PROJECT.iam.gserviceaccount.com"
 DEAD_LETTERS=herald-dead-letters
@@ -197,14 +194,6 @@ image_of() {
   echo "$image@$(value "DIGEST_OF_$(service_of "$1")" gcloud artifacts docker images describe "$image:$TAG" --format='value(image_summary.digest)')"
 }
 url_of() { echo "https://$(service_of "$1")-$PROJECT_NUMBER.$REGION.run.app"; }
-# Who may call each function: the function checks the caller's identity token against this list too.
-callers_of() {
-  case "$1" in
-    presenceSweeper) echo "$SCHEDULER_SA" ;;
-    tokenCleanup) echo "$TRIGGER_SA,$SCHEDULER_SA" ;;
-    *) echo "$TRIGGER_SA" ;;
-  esac
-}
 for function in "${FUNCTIONS[@]}"; do
   manifest="$RENDERED/$function.yaml"
   sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$(image_of "$function")|g" -e "s|value: SCHEMA|value: $SCHEMA|" -e "s|SERVICE_URL|$(url_of "$function")|" \
@@ -215,11 +204,10 @@ invoker() {
   run gcloud run services add-iam-policy-binding "$(service_of "$1")" --member="serviceAccount:$2" --role=roles/run.invoker \
     --region="$REGION" --project="$PROJECT"
 }
-invoker onMessageCreated "$TRIGGER_SA"
-invoker onReadReceipt "$TRIGGER_SA"
-invoker tokenCleanup "$TRIGGER_SA"
-invoker presenceSweeper "$SCHEDULER_SA"
-invoker tokenCleanup "$SCHEDULER_SA"
+for function in "${FUNCTIONS[@]}"; do
+  IFS=, read -r -a callers <<<"$(callers_of "$function")"
+  for caller in "${callers[@]}"; do invoker "$function" "$caller"; done
+done
 
 echo "# 6. Dead letters and Eventarc triggers"
 ensure gcloud pubsub topics describe "$DEAD_LETTERS" --project="$PROJECT" -- \
@@ -247,10 +235,7 @@ trigger() {
   run gcloud pubsub subscriptions add-iam-policy-binding "$subscription" --member="serviceAccount:$PUBSUB_AGENT" \
     --role=roles/pubsub.subscriber --project="$PROJECT"
 }
-trigger onMessageCreated created "$MESSAGE_PATTERN"
-trigger onReadReceipt updated "$MESSAGE_PATTERN"
-trigger onReadReceipt deleted "$MESSAGE_PATTERN" deleted   # an unsent message's unread counts go back down
-trigger tokenCleanup written "$USER_PATTERN"
+herald_triggers
 
 echo "# 7. Cloud Scheduler jobs"
 job() {
@@ -262,8 +247,7 @@ job() {
     gcloud scheduler jobs update http "$name" "${flags[@]}" -- \
     gcloud scheduler jobs create http "$name" "${flags[@]}"
 }
-job herald-presence-sweep '* * * * *' presenceSweeper / 60s
-job herald-token-cleanup '0 3 * * *' tokenCleanup /sweep 600s
+herald_jobs
 
 echo "# 8. Monitoring: the Herald dashboard and alerting policies ($OBSERVABILITY)"
 # upsert_listed KIND FILE FLAG [EXTRA...]: updates the dashboard or policy with the file's display name,

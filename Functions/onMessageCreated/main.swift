@@ -1,3 +1,4 @@
+// The onMessageCreated executable. Written by `swift run herald infra` from FunctionCatalog.all.
 import ChatFunctions
 import HeraldRuntime
 

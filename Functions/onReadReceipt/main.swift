@@ -1,3 +1,4 @@
+// The onReadReceipt executable. Written by `swift run herald infra` from FunctionCatalog.all.
 import ChatFunctions
 import HeraldRuntime
 

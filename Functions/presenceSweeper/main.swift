@@ -1,3 +1,4 @@
+// The presenceSweeper executable. Written by `swift run herald infra` from FunctionCatalog.all.
 import ChatFunctions
 import HeraldRuntime
 

@@ -1,13 +1,18 @@
 import HeraldCore
 
-/// The chat backend's functions. A new function is a type behind `EventFunction` or `ScheduledFunction`,
-/// one line here, and its `Functions/NAME/main.swift` (see docs/functions.md, "Write a function").
+/// The chat backend's functions. A new function is a type behind `EventFunction` or `ScheduledFunction`
+/// and one line here; `swift run herald infra` then writes its executable and its deployment (see
+/// docs/functions.md, "Write a function").
 public enum FunctionCatalog {
     public static let all: [FunctionDeclaration] = [
         FunctionDeclaration(OnMessageCreated.self, sendsPushes: true),
         FunctionDeclaration(OnReadReceipt.self, sendsPushes: true),
-        FunctionDeclaration(PresenceSweeper.self, schedule: .init(job: "presence-sweep", cron: "* * * * *", path: "/"), sendsPushes: false),
-        FunctionDeclaration(TokenCleanup.self, schedule: .init(job: "token-cleanup", cron: "0 3 * * *", path: "/sweep"), sendsPushes: true),
+        FunctionDeclaration(
+            PresenceSweeper.self, schedule: .init(job: "presence-sweep", cron: "* * * * *", path: "/", deadlineSeconds: 60), sendsPushes: false,
+            deployment: .init(maximumInstances: 1, concurrency: 1, timeoutSeconds: 300)),
+        FunctionDeclaration(
+            TokenCleanup.self, schedule: .init(job: "token-cleanup", cron: "0 3 * * *", path: "/sweep", deadlineSeconds: 600), sendsPushes: true,
+            deployment: .init(maximumInstances: 10, concurrency: 80, timeoutSeconds: 600)),
     ]
 
     public static var names: [String] { all.map(\.name) }

@@ -1,6 +1,7 @@
 /// One function as it is deployed, declared once: the type (its name, summary, trigger and settings
-/// come from it), whether Cloud Scheduler runs it, and whether it sends pushes (FCM's IAM role).
-/// `herald function`, `herald dev` and the checks on `Infra/` all read the catalog of these.
+/// come from it), whether Cloud Scheduler runs it, whether it sends pushes (FCM's IAM role) and how
+/// Cloud Run scales it. `herald function` and `herald dev` read the catalog of these, and `herald
+/// infra` writes its executables' `main.swift`, Cloud Run manifests and deploy.sh's lists from it.
 public struct FunctionDeclaration: Sendable {
     /// Cloud Scheduler's job for a function that runs on a schedule.
     public struct Schedule: Sendable, Hashable {
@@ -10,22 +11,45 @@ public struct FunctionDeclaration: Sendable {
         public var cron: String
         /// Where the job posts: `/` or `/sweep`.
         public var path: String
+        /// How long Cloud Scheduler waits for one run's answer.
+        public var deadlineSeconds: Int
 
-        public init(job: String, cron: String, path: String) {
+        public init(job: String, cron: String, path: String, deadlineSeconds: Int) {
             self.job = job
             self.cron = cron
             self.path = path
+            self.deadlineSeconds = deadlineSeconds
         }
+    }
+
+    /// How Cloud Run runs the function.
+    public struct Deployment: Sendable, Hashable {
+        public var maximumInstances: Int
+        /// Requests one instance takes at once.
+        public var concurrency: Int
+        /// How long one request may take.
+        public var timeoutSeconds: Int
+
+        public init(maximumInstances: Int, concurrency: Int, timeoutSeconds: Int) {
+            self.maximumInstances = maximumInstances
+            self.concurrency = concurrency
+            self.timeoutSeconds = timeoutSeconds
+        }
+
+        /// A function that takes events: up to 20 instances of 80 requests, each answered within a minute.
+        public static let events = Deployment(maximumInstances: 20, concurrency: 80, timeoutSeconds: 60)
     }
 
     public let type: any ConfigurableFunction.Type
     public let schedule: Schedule?
     public let sendsPushes: Bool
+    public let deployment: Deployment
 
-    public init(_ type: any ConfigurableFunction.Type, schedule: Schedule? = nil, sendsPushes: Bool) {
+    public init(_ type: any ConfigurableFunction.Type, schedule: Schedule? = nil, sendsPushes: Bool, deployment: Deployment = .events) {
         self.type = type
         self.schedule = schedule
         self.sendsPushes = sendsPushes
+        self.deployment = deployment
     }
 
     public var name: String { type.name }

@@ -117,6 +117,7 @@ import Testing
         var help = ""
         let commands: [(String, [String])] = [
             ("herald", ["dev", "--help"]), ("herald", ["export", "--help"]), ("herald", ["send", "--help"]), ("herald", ["indexes", "--help"]),
+            ("herald", ["infra", "--help"]),
             ("onMessageCreated", ["serve", "--help"]), ("onMessageCreated", ["invoke", "--help"]), ("presenceSweeper", ["sweep", "--help"]),
         ]
         for (executable, arguments) in commands {

@@ -1,0 +1,164 @@
+import ArgumentParser
+import ChatFunctions
+import FirestoreEvents
+import Foundation
+import HeraldCore
+import HeraldRuntime
+
+/// The files `FunctionCatalog.all` decides, written from it: each function's executable
+/// (`Functions/NAME/main.swift`), its Cloud Run manifest (`Infra/cloudrun/NAME.yaml`) and the lists
+/// deploy.sh works through (`Infra/functions.sh`: which functions, which push, who calls each, the
+/// triggers per schema preset, the scheduler's jobs). Adding a function is its type, one line in the
+/// catalog, and `swift run herald infra`.
+enum InfraFiles {
+    static let presets = ["default", "prd000", "prd001", "prd004"]
+
+    /// Every file, by its path under the package's root.
+    static func all(root: URL) throws -> [(path: String, text: String)] {
+        let containers = try String(contentsOf: root.appendingPathComponent("Infra/cloudrun/containers.yaml.part"), encoding: .utf8)
+        return try FunctionCatalog.all.flatMap { function in
+            [
+                ("Functions/\(function.name)/main.swift", executable(function)),
+                ("Infra/cloudrun/\(function.name).yaml", try manifest(function, containers: containers)),
+            ]
+        } + [("Infra/functions.sh", try deployLists())]
+    }
+
+    static func executable(_ function: FunctionDeclaration) -> String {
+        """
+        // The \(function.name) executable. Written by `swift run herald infra` from FunctionCatalog.all.
+        import ChatFunctions
+        import HeraldRuntime
+
+        await FunctionCommand<\(String(describing: function.type))>.main()
+
+        """
+    }
+
+    /// Eventarc's triggers for the function in `schema`: one per event type (a second type needs a
+    /// second trigger, named with the type), none when only Cloud Scheduler runs it.
+    static func triggers(_ function: FunctionDeclaration, schema: String) throws -> [(kind: String, pattern: String, suffix: String?)] {
+        guard let trigger = try function.trigger(settings: FunctionSettings.reading(schema: schema)) else { return [] }
+        if trigger.kinds.contains(.written) { return [("written", trigger.pattern, nil)] }
+        let kinds = [DocumentChange.Kind.created, .updated, .deleted].filter(trigger.kinds.contains)
+        return kinds.enumerated().map { index, kind in (kind.rawValue, trigger.pattern, index == 0 ? nil : kind.rawValue) }
+    }
+
+    /// Who calls the function: Eventarc's account for its triggers, Cloud Scheduler's for its job.
+    static func callers(_ function: FunctionDeclaration) throws -> [String] {
+        (try triggers(function, schema: "default").isEmpty ? [] : ["$TRIGGER_SA"]) + (function.schedule == nil ? [] : ["$SCHEDULER_SA"])
+    }
+
+    /// The service around `containers` (Infra/cloudrun/containers.yaml.part: the function and its collector, the same for every function).
+    static func manifest(_ function: FunctionDeclaration, containers: String) throws -> String {
+        let service = "herald-" + function.name.lowercased()
+        var runs = [""] + (try triggers(function, schema: "default").map { "Eventarc: \($0.pattern) \($0.kind)" })
+        if let schedule = function.schedule { runs.append("Cloud Scheduler: \(schedule.cron), POST \(schedule.path)") }
+        let deployment = function.deployment
+        return """
+            # Cloud Run service for \(function.name): \(function.summary)
+            # Runs on (the default schema's paths):\(runs.joined(separator: "\n#   "))
+            # Written by `swift run herald infra` from FunctionCatalog.all; rendered by Infra/deploy.sh (PROJECT_ID,
+            # IMAGE: this function's own, by digest, SCHEMA, SERVICE_URL, CALLER_ACCOUNTS) and applied with
+            # `gcloud run services replace`.
+            apiVersion: serving.knative.dev/v1
+            kind: Service
+            metadata:
+              name: \(service)
+              labels:
+                app: herald
+                herald-function: \(function.name.lowercased())
+              annotations:
+                # Only Google's own callers (Eventarc, Cloud Scheduler) and the VPC reach it.
+                run.googleapis.com/ingress: internal
+            spec:
+              template:
+                metadata:
+                  annotations:
+                    autoscaling.knative.dev/minScale: "0"
+                    autoscaling.knative.dev/maxScale: "\(deployment.maximumInstances)"
+                    run.googleapis.com/startup-cpu-boost: "true"
+                    # CPU between requests too: the collector beside the function exports spans and scrapes
+                    # metrics on its own schedule, which a throttled CPU would stall until the next request.
+                    run.googleapis.com/cpu-throttling: "false"
+                spec:
+                  containerConcurrency: \(deployment.concurrency)
+                  timeoutSeconds: \(deployment.timeoutSeconds)
+                  serviceAccountName: \(service)@PROJECT_ID.iam.gserviceaccount.com
+                  containers:
+            \(containers)
+            """
+    }
+
+    static func deployLists() throws -> String {
+        let functions = FunctionCatalog.all
+        var lines = [
+            "# Herald's functions as FunctionCatalog.all (Sources/ChatFunctions/FunctionCatalog.swift) declares them, for",
+            "# deploy.sh. Written by `swift run herald infra`; InfraTests fails when this file and the catalog differ.",
+            "# shellcheck shell=bash disable=SC2034",
+            "FUNCTIONS=(\(functions.map(\.name).joined(separator: " ")))",
+            "PUSHING=(\(functions.filter(\.sendsPushes).map(\.name).joined(separator: " ")))",
+            "# Who calls each function: run.invoker for them, and the function checks their identity tokens too.",
+            "callers_of() {",
+            "  case \"$1\" in",
+        ]
+        for function in functions { lines.append("    \(function.name)) echo \"\(try callers(function).joined(separator: ","))\" ;;") }
+        lines += [
+            "  esac", "}", "# Each preset's Eventarc triggers: trigger FUNCTION EVENT-TYPE PATTERN [SUFFIX].", "herald_triggers() {", "  case \"$SCHEMA\" in",
+        ]
+        for preset in presets {
+            lines.append("    \(preset))")
+            for function in functions {
+                for trigger in try triggers(function, schema: preset) {
+                    lines.append("      trigger \(function.name) \(trigger.kind) '\(trigger.pattern)'\(trigger.suffix.map { " \($0)" } ?? "")")
+                }
+            }
+            lines.append("      ;;")
+        }
+        lines += ["  esac", "}", "# Cloud Scheduler's jobs: job NAME CRON FUNCTION PATH ATTEMPT-DEADLINE.", "herald_jobs() {"]
+        for function in functions {
+            guard let schedule = function.schedule else { continue }
+            lines.append("  job herald-\(schedule.job) '\(schedule.cron)' \(function.name) \(schedule.path) \(schedule.deadlineSeconds)s")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+}
+
+struct Infra: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write each function's executable, Cloud Run manifest and deploy.sh's lists from FunctionCatalog.all.",
+        discussion: "Run it in the package after adding a function to the catalog. --check writes nothing and fails when a file differs.")
+
+    @Flag(name: .long, help: "Write nothing; list the files that differ from what the catalog says, and fail if any does.")
+    var check = false
+
+    @Option(name: .long, help: ArgumentHelp("The package's folder (default: the current one).", valueName: "folder"))
+    var packagePath = "."
+
+    func run() throws {
+        let root = URL(fileURLWithPath: packagePath)
+        guard FileManager.default.fileExists(atPath: root.appendingPathComponent("Package.swift").path) else {
+            throw ValidationError("\(root.path) holds no Package.swift: run it in Herald's package, or pass --package-path")
+        }
+        var differing: [String] = []
+        for (path, text) in try InfraFiles.all(root: root) {
+            let url = root.appendingPathComponent(path)
+            guard (try? String(contentsOf: url, encoding: .utf8)) != text else { continue }
+            differing.append(path)
+            if !check {
+                try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try Data(text.utf8).write(to: url, options: .atomic)
+            }
+        }
+        if check {
+            guard differing.isEmpty else {
+                throw ValidationError("differs from FunctionCatalog.all: \(differing.joined(separator: ", ")) (run `swift run herald infra`)")
+            }
+            print("every generated file matches FunctionCatalog.all")
+        } else {
+            print(differing.isEmpty ? "nothing to write" : "wrote \(differing.joined(separator: ", "))")
+        }
+    }
+}
