@@ -51,8 +51,8 @@ struct TokenStore {
     func pushes(to user: FirestoreDocument, userID: String, message: (_ token: String) -> FCMMessage) -> [PushMessage] {
         let tokens = tokens(of: user)
         guard let first = tokens.first else { return [] }
-        let content = message(first).content
-        return tokens.map { PushMessage(userID: userID, token: $0, content: content, removal: removal(of: $0, from: user)) }
+        let fcm = message(first)
+        return tokens.map { PushMessage(userID: userID, token: $0, fcm: fcm, removal: removal(of: $0, from: user)) }
     }
 
     /// The users (documents of `userCollection`) who hold `token`; nil for a subcollection, whose token

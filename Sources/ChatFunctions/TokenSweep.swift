@@ -48,6 +48,6 @@ extension TokenCleanup: ScheduledFunction {
     }
 
     func check(_ token: String, of userID: String, removal: Write?) -> PushMessage {
-        PushMessage(userID: userID, token: token, content: .object([:]), removal: removal)
+        PushMessage(userID: userID, token: token, fcm: FCMMessage(token: token), removal: removal)
     }
 }

@@ -95,7 +95,18 @@ struct GoogleHTTP: Sendable {
         deadline: ContinuousClock.Instant? = nil, retryUntil: ContinuousClock.Instant? = nil, attemptTimeout: Duration? = nil,
         essential: Bool = false
     ) async throws -> [UInt8] {
-        let serialized = body.map { ByteBuffer(string: $0.serialized()) }
+        try await call(
+            method, url, text: body.map { $0.serialized() }, retry: policy, isRetryable: isRetryable, deadline: deadline, retryUntil: retryUntil,
+            attemptTimeout: attemptTimeout, essential: essential)
+    }
+
+    /// `call` with the body as JSON text already written.
+    func call(
+        _ method: HTTPMethod, _ url: String, text: String?, retry policy: RetryPolicy, isRetryable: (any Error) -> Bool,
+        deadline: ContinuousClock.Instant? = nil, retryUntil: ContinuousClock.Instant? = nil, attemptTimeout: Duration? = nil,
+        essential: Bool = false
+    ) async throws -> [UInt8] {
+        let serialized = text.map { ByteBuffer(string: $0) }
         let attemptTimeout = attemptTimeout ?? requestTimeout
         return try await Self.withRetries(policy, until: retryUntil ?? deadline, isRetryable: isRetryable) {
             try await send(method, url, body: serialized, timeout: attemptTimeout, deadline: deadline, throughBreaker: !essential)

@@ -20,7 +20,8 @@ public protocol FirestoreAPI: Sendable {
 
 /// The FCM calls Herald's runtime makes: `FCMClient` makes them over FCM HTTP v1.
 public protocol FCMAPI: Sendable {
-    func sendAll(_ messages: [JSONValue], validateOnly: Bool, deadlines: FCMClient.Deadlines?) async -> [SendResult]
+    /// Each message as the JSON text of FCM's `message` object, `token` included.
+    func sendAll(texts messages: [String], validateOnly: Bool, deadlines: FCMClient.Deadlines?) async -> [SendResult]
 }
 
 extension FirestoreClient: FirestoreAPI {}

@@ -48,24 +48,30 @@ public struct PushMessage: Sendable, Hashable {
     /// The user the device belongs to (for removing the token if FCM reports it dead).
     public var userID: String
     public var token: String
-    /// The FCM v1 `message` object without `token` (notification, data, android, apns, fcm_options).
-    public var content: JSONValue
+    /// What the device is sent (its own `token` aside: one message serves all of a user's devices).
+    public var fcm: FCMMessage
     /// How to remove this token from the user's storage if FCM reports it dead.
     public var removal: Write?
 
-    public init(userID: String, token: String, content: JSONValue, removal: Write? = nil) {
+    public init(userID: String, token: String, fcm: FCMMessage, removal: Write? = nil) {
         self.userID = userID
         self.token = token
-        self.content = content
+        self.fcm = fcm
         self.removal = removal
     }
 
-    /// The FCM v1 `message` object, addressed to this device.
+    /// The FCM v1 `message` object without `token` (notification, data, android, apns, fcm_options), as values.
+    public var content: JSONValue { fcm.content }
+
+    /// The FCM v1 `message` object, addressed to this device, as values (for reports).
     public var message: JSONValue {
-        var message = content.objectValue ?? [:]
-        message["token"] = .string(token)
-        return .object(message)
+        var members = fcm.contentMembers
+        members["token"] = .string(token)
+        return .object(members)
     }
+
+    /// The same as JSON text, as it is sent.
+    public var messageText: String { fcm.messageText(token: token) }
 
     /// The request body for `projects.messages.send`.
     public var requestBody: JSONValue { ["message": message] }

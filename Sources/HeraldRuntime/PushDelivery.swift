@@ -61,7 +61,7 @@ extension FirestoreGateway {
     func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant) async throws {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
         let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
-        let results = await fcm.sendAll(pushes.map(\.message), validateOnly: false, deadlines: deadlines)
+        let results = await fcm.sendAll(texts: pushes.map(\.messageText), validateOnly: false, deadlines: deadlines)
         let outcome = deadTokens.judge(Array(zip(pushes, results)))
         if let metrics {
             for (result, count) in Dictionary(outcome.marks.values.map { ($0, 1) }, uniquingKeysWith: +) { metrics.push(result: result, count: count) }

@@ -143,7 +143,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         guard let fcm else { throw DownstreamError.rejected("the sweep has token checks but no FCM client is configured") }
         counts.validated += checks.count
         if dryRun { return }
-        let results = await fcm.sendAll(checks.map(\.message), validateOnly: true, deadlines: nil)
+        let results = await fcm.sendAll(texts: checks.map(\.messageText), validateOnly: true, deadlines: nil)
         for case (let check, .failed(let reason, true, let after)) in zip(checks, results) {
             // Checked again at the next run; the run as a whole still succeeds.
             logger.warning("a token check of \(check.userID) failed transiently (\(reason))\(after.map { ", retry after \($0) s" } ?? "")")

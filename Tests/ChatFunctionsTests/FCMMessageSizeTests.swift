@@ -28,4 +28,32 @@ import Testing
         let small = FCMMessage(token: "t", notification: .init(title: "Alice", body: "Hi"), data: ["a": "b"])
         #expect(small.fitted() == small)
     }
+
+    /// What is sent is written straight into JSON text; it must say exactly what the message's values say.
+    @Test func theTextSentIsTheMessageAsValues() throws {
+        var rng = SeededRandom(seed: 11)
+        let pieces = ["a", "é", "🍝", "\"", "\\", "\n", "\u{1}", "Family", " "]
+        func text() -> String { (0..<Int.random(in: 0...12, using: &rng)).map { _ in pieces.randomElement(using: &rng)! }.joined() }
+        func maybe<T>(_ value: @autoclosure () -> T) -> T? { Bool.random(using: &rng) ? value() : nil }
+        for _ in 0..<1_000 {
+            let localization = maybe(
+                FCMMessage.Localization(
+                    titleKey: maybe(text()), titleArguments: Bool.random(using: &rng) ? [text(), text()] : [], bodyKey: maybe(text()),
+                    bodyArguments: Bool.random(using: &rng) ? [text()] : []))
+            let message = FCMMessage(
+                token: text(), notification: maybe(FCMMessage.Notification(title: maybe(text()), body: maybe(text()))),
+                data: Dictionary((0..<Int.random(in: 0...4, using: &rng)).map { _ in (text(), text()) }, uniquingKeysWith: { $1 }),
+                android: maybe(
+                    FCMMessage.Android(
+                        priority: maybe(.high), collapseKey: maybe(text()), tag: maybe(text()), channelID: maybe(text()),
+                        notificationCount: maybe(Int.random(in: 0...99, using: &rng)), clickAction: maybe(text()), localization: localization)),
+                apns: maybe(
+                    FCMMessage.APNs(
+                        priority: maybe(10), pushType: maybe(.alert), collapseID: maybe(text()), alert: maybe(FCMMessage.Notification(title: maybe(text()))),
+                        badge: maybe(3), sound: maybe("default"), threadID: maybe(text()), category: maybe(text()), localization: localization,
+                        mutableContent: Bool.random(using: &rng), contentAvailable: Bool.random(using: &rng))),
+                analyticsLabel: maybe(text()))
+            #expect(try JSONValue(parsing: message.messageText(token: message.token)) == message.json, "\(message)")
+        }
+    }
 }

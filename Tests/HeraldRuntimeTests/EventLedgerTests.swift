@@ -27,7 +27,9 @@ import Testing
                     precondition: .exists(true)),
             ]
         }
-        let pushes = (1...recipients).map { PushMessage(userID: "u\($0)", token: "tok-\($0)-" + String(repeating: "x", count: 150), content: [:]) }
+        let pushes = (1...recipients).map {
+            PushMessage(userID: "u\($0)", token: "tok-\($0)-" + String(repeating: "x", count: 150), fcm: FCMMessage(token: ""))
+        }
         return Plan(writes: core, groups: groups, pushes: pushes)
     }
 

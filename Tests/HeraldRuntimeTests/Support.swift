@@ -23,7 +23,8 @@ struct RelayFunction: EventFunction {
                     transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))
             ],
             pushes: tokens.map {
-                PushMessage(userID: "u", token: $0, content: ["notification": ["title": "Room", "body": text == .null ? "" : .string(text.stringValue ?? "")]])
+                PushMessage(
+                    userID: "u", token: $0, fcm: FCMMessage(token: $0, notification: .init(title: "Room", body: text == .null ? "" : text.stringValue ?? "")))
             }
         )
     }

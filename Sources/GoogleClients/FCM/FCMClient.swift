@@ -87,9 +87,13 @@ public struct FCMClient: Sendable {
 
     /// Sends one message. `message` is FCM's `message` object including `token`.
     public func send(_ message: JSONValue, validateOnly: Bool = false, lane: Int = 0, deadlines: Deadlines? = nil) async -> SendResult {
-        var body: [String: JSONValue] = ["message": message]
-        if validateOnly { body["validate_only"] = true }
-        let request = JSONValue.object(body)
+        await send(text: message.serialized(), validateOnly: validateOnly, lane: lane, deadlines: deadlines)
+    }
+
+    /// Sends one message given as the JSON text of FCM's `message` object, `token` included (written
+    /// straight from a typed message, without a tree of values).
+    public func send(text message: String, validateOnly: Bool = false, lane: Int = 0, deadlines: Deadlines? = nil) async -> SendResult {
+        let request = #"{"message":"# + message + (validateOnly ? #","validate_only":true}"# : "}")
         let http = lanes[lane % lanes.count]
         if let deadlines, ContinuousClock.now >= deadlines.lastStart {
             return .failed(reason: "not sent: the send phase's deadline passed first", retryable: true, retryAfterSeconds: nil)
@@ -97,7 +101,7 @@ public struct FCMClient: Sendable {
         do {
             // With deadlines, an attempt may take until the finish: a late answer may still be a delivery.
             let bytes = try await http.call(
-                .POST, sendURL, body: request, retry: retry, isRetryable: Self.isRetryable, deadline: deadlines?.finish,
+                .POST, sendURL, text: request, retry: retry, isRetryable: Self.isRetryable, deadline: deadlines?.finish,
                 retryUntil: deadlines?.lastStart, attemptTimeout: deadlines.map { $0.finish - .now })
             let name = (try? JSONValue(parsing: bytes))?["name"]?.stringValue ?? ""
             return .sent(name: name)
@@ -117,12 +121,17 @@ public struct FCMClient: Sendable {
 
     /// Sends every message with at most `maximumInFlight` in flight; results in the same order.
     public func sendAll(_ messages: [JSONValue], validateOnly: Bool = false, deadlines: Deadlines? = nil) async -> [SendResult] {
+        await sendAll(texts: messages.map { $0.serialized() }, validateOnly: validateOnly, deadlines: deadlines)
+    }
+
+    /// `sendAll` for messages given as the JSON text of FCM's `message` objects.
+    public func sendAll(texts messages: [String], validateOnly: Bool = false, deadlines: Deadlines? = nil) async -> [SendResult] {
         await withTaskGroup(of: (Int, SendResult).self) { group in
             var results = [SendResult?](repeating: nil, count: messages.count)
             var next = 0
             func start(_ index: Int) {
                 group.addTask {
-                    (index, await send(messages[index], validateOnly: validateOnly, lane: index % lanes.count, deadlines: deadlines))
+                    (index, await send(text: messages[index], validateOnly: validateOnly, lane: index % lanes.count, deadlines: deadlines))
                 }
             }
             while next < min(maximumInFlight, messages.count) {
