@@ -12,6 +12,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -144,11 +145,41 @@ def first_health(command, env):
             time.sleep(0.0002)
 
 
+def floor_rss(command, requests):
+    """VmRSS (MB) of a server that only answers /healthz, after `requests` of them on keep-alive connections."""
+    port = free_port()
+    process = subprocess.Popen(command, env={**os.environ, "PORT": str(port)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        for _ in range(5000):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.001)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        for _ in range(requests):
+            connection.request("GET", "/healthz")
+            connection.getresponse().read()
+        connection.close()
+        return rss_mb(process.pid)
+    finally:
+        Function.stop(process)
+
+
 def minimal_c_server():
     """Builds Benchmarks/minimal/healthz.c with the system's C compiler; returns its path."""
     out = os.path.join(tempfile.gettempdir(), "herald-bench-healthz")
     subprocess.run(["cc", "-O2", "-o", out, os.path.join(ROOT, "Benchmarks", "minimal", "healthz.c")], check=True)
     return out
+
+
+def minimal_nio_server():
+    """Builds Benchmarks/minimal/nio (SwiftNIO answering /healthz, built as the functions are); returns its path."""
+    scratch = os.path.join(ROOT, ".build-nio-healthz")
+    subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--package-path", os.path.join(ROOT, "Benchmarks", "minimal", "nio"),
+                    "--scratch-path", scratch], check=True, stdout=subprocess.DEVNULL)
+    return os.path.join(scratch, "release", "NIOHealthz")
 
 
 def send_many(port, event, count, concurrency=8):
@@ -327,11 +358,19 @@ def du_mb(paths, exclude=()):
 
 
 def image_size(name):
-    """The size buildah reports for one of Herald's images (Infra/build-images.sh), if it was built here."""
+    """The size of one of Herald's images (Infra/build-images.sh) if it was built here: as buildah reports it
+    (unpacked), and as a registry stores and Cloud Run pulls it (its OCI archive, layers gzip-compressed)."""
     try:
         out = subprocess.run(["buildah", "--storage-driver", "vfs", "images", "--format", "{{.Size}}", f"localhost/{name}:latest"],
                              capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else None
+        if out.returncode != 0 or not out.stdout.strip():
+            return None
+        archive = os.path.join(tempfile.mkdtemp(), "image.tar")
+        pushed = subprocess.run(["buildah", "--storage-driver", "vfs", "push", "--quiet", f"localhost/{name}:latest", f"oci-archive:{archive}"],
+                                capture_output=True, text=True)
+        compressed = f", {os.path.getsize(archive) / 1e6:.1f} MB compressed" if pushed.returncode == 0 else ""
+        shutil.rmtree(os.path.dirname(archive), ignore_errors=True)
+        return out.stdout.strip() + compressed
     except FileNotFoundError:
         return None
 
@@ -358,10 +397,12 @@ def main():
     event = Event.fixture()
     starts = 3 if args.quick else 11
     rows = {}
-    # exec → GET /healthz answered: Herald's function beside the floor, a C server that only answers.
+    # exec → GET /healthz answered: Herald's function beside two floors, a C server and a SwiftNIO server that only answer.
     c_server = minimal_c_server()
+    nio_server = minimal_nio_server()
     health = {}
-    for name, command, env in (("Herald", herald_offline.command, herald_offline.environment), ("C", lambda port: [c_server], {})):
+    for name, command, env in (("Herald", herald_offline.command, herald_offline.environment), ("C", lambda port: [c_server], {}),
+                               ("NIO", lambda port: [nio_server], {})):
         times = []
         for _ in range(starts):
             seconds, process = first_health(command, env)
@@ -369,6 +410,12 @@ def main():
             Function.stop(process)
         health[name] = statistics.median(times)
         print(f"{name}: exec → /healthz {health[name] * 1000:.2f} ms", file=sys.stderr)
+    # The SwiftNIO floor's memory after as many requests as Herald's RSS row, and its size.
+    nio_rss = floor_rss([nio_server], 1_000 if args.quick else 10_000)
+    stripped = tempfile.NamedTemporaryFile(delete=False).name
+    subprocess.run(["strip", "-o", stripped, nio_server], check=True)
+    nio_size = du_mb([stripped])
+    os.unlink(stripped)
     for fn in (herald_offline, peer_offline):
         cold = []
         for _ in range(starts):
@@ -404,6 +451,7 @@ def main():
     binary = executables["onMessageCreated"]
     image = images.get("onMessageCreated")
     rows["Herald"]["size"] = (f"onMessageCreated's image {image or 'not built here'}; its executable, stripped: {binary:.1f} MB "
+                              f"(the SwiftNIO server's: {nio_size:.1f} MB) "
                               f"(the others: " + ", ".join(f"{n} {executables[n]:.1f} MB" for n in executables if n != "onMessageCreated") + ")")
     site = subprocess.run([os.path.join(args.peer_venv, "bin", "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           capture_output=True, text=True).stdout.strip()
@@ -417,11 +465,12 @@ def main():
     ms = lambda s: f"{s * 1000:.1f} ms"
     ratio = lambda a, b: f"{a / b:.1f}×"
     table = [
-        ("exec → GET /healthz answered (median of %d); a C server that only answers: %s" % (starts, ms(health["C"])), ms(health["Herald"]), "",
-         ratio(health["Herald"], health["C"]) + " the C server's"),
+        ("exec → GET /healthz answered (median of %d); servers that only answer: C %s, SwiftNIO %s" % (starts, ms(health["C"]), ms(health["NIO"])),
+         ms(health["Herald"]), "", ratio(health["Herald"], health["C"]) + " the C server's, " + ratio(health["Herald"], health["NIO"]) + " SwiftNIO's"),
         ("cold start, exec → first 2xx to a protobuf event (median of %d)" % starts, ms(h["cold"]), ms(p["cold"]), ratio(p["cold"], h["cold"]) + " faster"),
         ("RSS after 1 event", f"{h['rss1']:.1f} MB", f"{p['rss1']:.1f} MB", ratio(p["rss1"], h["rss1"]) + " less"),
-        ("RSS after %s events" % ("1,000" if args.quick else "10,000"), f"{h['rss10k']:.1f} MB", f"{p['rss10k']:.1f} MB", ratio(p["rss10k"], h["rss10k"]) + " less"),
+        ("RSS after %s events (the SwiftNIO server after as many /healthz: %.1f MB)" % ("1,000" if args.quick else "10,000", nio_rss),
+         f"{h['rss10k']:.1f} MB", f"{p['rss10k']:.1f} MB", ratio(p["rss10k"], h["rss10k"]) + " less"),
         ("… of which private (RssAnon: heap, stacks; the rest is code pages)", f"{h['anon10k']:.1f} MB", f"{p['anon10k']:.1f} MB", ratio(p["anon10k"], h["anon10k"]) + " less"),
         ("RSS after the wrk run", f"{h['rssLoad']:.1f} MB", f"{p['rssLoad']:.1f} MB", ratio(p["rssLoad"], h["rssLoad"]) + " less"),
         ("decode + plan, wrk 16 connections: events/s", f"{h['wrk']['rps']:,.0f}", f"{p['wrk']['rps']:,.0f}", ratio(h["wrk"]["rps"], p["wrk"]["rps"]) + " more"),

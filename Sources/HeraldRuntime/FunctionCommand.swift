@@ -48,25 +48,29 @@ public enum FunctionCommand<Function: ConfigurableFunction> {
     /// Runs the subcommand `arguments` name (the process's own by default) and exits with its status.
     public static func run(arguments: [String]? = nil) async -> Never {
         var arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
-        let commands = commands
-        let rootHelp = CommandLineArguments.help(name: Function.name, abstract: Function.summary, discussion: discussion, commands: commands)
-        if arguments.first == "help" {
-            arguments.removeFirst()
-            guard let name = arguments.first else { finish(printing: rootHelp, status: 0) }
-            guard let command = commands.first(where: { $0.name == name }) else { finish(usage: "unknown subcommand '\(name)'", help: rootHelp) }
-            finish(printing: CommandLineArguments.help(name: Function.name, command: command), status: 0)
+        let asksForHelp = arguments.first == "help" || arguments.contains { $0 == "-h" || $0 == "--help" }
+        let named = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 }
+        // `serve`, the default, is every function's: its options are read without listing (or casting
+        // to find) the other subcommands, which would be work before the port opens.
+        var command = ServeCommand<Function>.command
+        if asksForHelp || (named != nil && named != "serve") {
+            let commands = commands
+            let rootHelp = CommandLineArguments.help(name: Function.name, abstract: Function.summary, discussion: discussion, commands: commands)
+            if arguments.first == "help" {
+                arguments.removeFirst()
+                guard let name = arguments.first else { finish(printing: rootHelp, status: 0) }
+                guard let command = commands.first(where: { $0.name == name }) else { finish(usage: "unknown subcommand '\(name)'", help: rootHelp) }
+                finish(printing: CommandLineArguments.help(name: Function.name, command: command), status: 0)
+            }
+            if let named {
+                guard let found = commands.first(where: { $0.name == named }) else { finish(usage: "unknown subcommand '\(named)'", help: rootHelp) }
+                command = found
+            } else {
+                finish(printing: rootHelp, status: 0)
+            }
+            if asksForHelp { finish(printing: CommandLineArguments.help(name: Function.name, command: command), status: 0) }
         }
-        var command = commands[0]
-        if let first = arguments.first, !first.hasPrefix("-") {
-            guard let named = commands.first(where: { $0.name == first }) else { finish(usage: "unknown subcommand '\(first)'", help: rootHelp) }
-            command = named
-            arguments.removeFirst()
-        } else if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
-            finish(printing: rootHelp, status: 0)
-        }
-        if arguments.contains(where: { $0 == "-h" || $0 == "--help" }) {
-            finish(printing: CommandLineArguments.help(name: Function.name, command: command), status: 0)
-        }
+        if named != nil { arguments.removeFirst() }
         do {
             let options = try CommandLineArguments(arguments, for: command)
             switch command.name {

@@ -84,9 +84,12 @@ public struct HTTPServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    try sync.addHandler(IdleStateHandler(readTimeout: idleTimeout))
-                    try sync.configureHTTPServerPipeline(withErrorHandling: true)
-                    try sync.addHandler(RequestHandler(maximumBodyBytes: limits.body, maximumDiscardedBytes: limits.discarded, handler: handler))
+                    // Four handlers, no more: each new handler type costs a search of the executable's protocol
+                    // conformances on the first connection, which is the first request's time. The handler
+                    // answers what the error and idle handlers would, and writes only headers it knows are valid.
+                    try sync.configureHTTPServerPipeline(withErrorHandling: false, withOutboundHeaderValidation: false)
+                    try sync.addHandler(
+                        RequestHandler(maximumBodyBytes: limits.body, maximumDiscardedBytes: limits.discarded, idleTimeout: idleTimeout, handler: handler))
                 }
             }
             .bind(host: host, port: port).get()
@@ -171,16 +174,21 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     let maximumBodyBytes: Int
     let maximumDiscardedBytes: Int
+    let idleTimeout: TimeAmount
     let handler: HTTPServer.Handler
     var state = State.idle
+    var idleTimer: Scheduled<Void>?
+    var lastActivity = NIODeadline.now()
 
-    init(maximumBodyBytes: Int, maximumDiscardedBytes: Int, handler: @escaping HTTPServer.Handler) {
+    init(maximumBodyBytes: Int, maximumDiscardedBytes: Int, idleTimeout: TimeAmount, handler: @escaping HTTPServer.Handler) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumDiscardedBytes = maximumDiscardedBytes
+        self.idleTimeout = idleTimeout
         self.handler = handler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastActivity = .now()
         switch unwrapInboundIn(data) {
         case .head(let head):
             let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
@@ -219,19 +227,61 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if event is IdleStateHandler.IdleStateEvent {
-            // A request being answered may take its time; a connection that sends nothing otherwise is closed.
-            if case .answering = state { return }
-            context.close(promise: nil)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
+    func channelActive(context: ChannelHandlerContext) {
+        restartIdleTimer(context: context)
+        context.fireChannelActive()
     }
 
-    /// A request that cannot be parsed was answered 400 by NIO's error handler; nothing more can be read.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { restartIdleTimer(context: context) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        context.fireChannelInactive()
+    }
+
+    /// A connection that sends nothing for `idleTimeout` while none of its requests is being answered
+    /// is closed; a request being answered may take its time. Reads only note the time: the timer looks
+    /// at it when it fires and waits again for what is left.
+    func restartIdleTimer(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        lastActivity = .now()
+        scheduleIdleCheck(context: context, after: idleTimeout)
+    }
+
+    func scheduleIdleCheck(context: ChannelHandlerContext, after delay: TimeAmount) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.scheduleTask(in: delay) {
+            let (handler, context) = bound.value
+            let idle = NIODeadline.now() - handler.lastActivity
+            if handler.isAnswering || idle < handler.idleTimeout {
+                handler.scheduleIdleCheck(context: context, after: handler.isAnswering ? handler.idleTimeout : handler.idleTimeout - idle)
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    /// A request that cannot be parsed gets 400 (unless an answer is being written) and the connection
+    /// is closed: nothing more can be read from it.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError, !isAnswering {
+            state = .answering
+            var headers = HTTPHeaders()
+            headers.add(name: "connection", value: "close")
+            headers.add(name: "content-length", value: "0")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
         context.close(promise: nil)
+    }
+
+    var isAnswering: Bool {
+        if case .answering = state { true } else { false }
     }
 
     func answer(context: ChannelHandlerContext, head: HTTPRequestHead, _ body: HTTPServer.Body) {
@@ -250,6 +300,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func write(_ response: HTTPServer.Response, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
         state = .idle
+        lastActivity = .now()
         var headers = HTTPHeaders()
         headers.reserveCapacity(response.headers.count + 2)
         for (name, value) in response.headers { headers.add(name: name, value: value) }
