@@ -2,6 +2,10 @@ import Foundation
 import Supervision
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A function executable started with `serve` on a free port, for tests of the real process
 /// (signals, exit status, what it prints).
 public final class ServingProcess: Sendable {
@@ -22,17 +26,22 @@ public final class ServingProcess: Sendable {
 
     /// Starts `NAME serve --port 0 …` (or without `--port` when `port` is nil, so `PORT` decides) and waits
     /// (30 s at most) for its "listening on" line to learn the port.
-    public static func start(_ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:]) async throws
-        -> ServingProcess
-    {
+    /// `unprivileged`: as user 65534 without capabilities (through setpriv when the tests run as root),
+    /// as a container runtime runs it.
+    public static func start(
+        _ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:], unprivileged: Bool = false
+    ) async throws -> ServingProcess {
         let printed = Printed()
         var variables = ProcessInfo.processInfo.environment
         variables["LOG_FORMAT"] = "json"
         variables.merge(environment) { _, new in new }
+        var command = [TestPaths.executable(name).path, "serve", "--host", "127.0.0.1"] + (requestedPort.map { ["--port", String($0)] } ?? []) + arguments
+        if unprivileged, getuid() == 0 {
+            command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"] + command
+        }
         let child = try await ChildProcess.start(
-            TestPaths.executable(name).path,
-            arguments: ["serve", "--host", "127.0.0.1"] + (requestedPort.map { ["--port", String($0)] } ?? []) + arguments,
-            environment: variables, output: .lines { line in printed.lines.withLock { $0.append(line) } })
+            command[0], arguments: Array(command.dropFirst()), environment: variables,
+            output: .lines { line in printed.lines.withLock { $0.append(line) } })
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline, !child.hasExited {
             let text = printed.text

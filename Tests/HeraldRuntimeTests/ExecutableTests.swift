@@ -51,6 +51,22 @@ import Glibc
         #expect(try await probe.waitForExit().status == 0)
     }
 
+    /// As Cloud Run and container runtimes run it: a user without privileges. A socket option only a
+    /// privileged process may set (SO_DEBUG, where TCP_NODELAY was meant) once closed every connection there.
+    @Test func serveAnswersAsAnUnprivilegedUser() async throws {
+        guard getuid() != 0 || FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            try skipTest("running as root without setpriv (util-linux) to drop the privileges")
+        }
+        let server = try await ServingProcess.start("onMessageCreated", arguments: ["--documents", Self.documents], unprivileged: true)
+        defer { server.stop() }
+        let answer = try await offThePool {
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return connection.readAll(timeout: 5)
+        }
+        #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer)")
+    }
+
     @Test(arguments: ["onMessageCreated", "onReadReceipt", "tokenCleanup"])
     func invokePrintsAReportForEveryPreset(_ function: String) async throws {
         for preset in ["default", "prd000", "prd001", "prd004"] {
