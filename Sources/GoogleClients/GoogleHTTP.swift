@@ -65,6 +65,8 @@ public typealias RequestObserver = @Sendable (RequestRecord) -> Void
 /// One JSON request to a Google API with auth, Google's error body, retries within a deadline and a
 /// circuit breaker, shared by the clients.
 struct GoogleHTTP: Sendable {
+    static var shortestEssentialAttempt: Duration { .milliseconds(250) }
+
     let httpClient: HTTPClient
     let credentials: any AccessTokenProvider
     /// How long one attempt may take (unless the caller gives a deadline that ends it sooner).
@@ -109,7 +111,11 @@ struct GoogleHTTP: Sendable {
         let serialized = text.map { ByteBuffer(string: $0) }
         let attemptTimeout = attemptTimeout ?? requestTimeout
         return try await Self.withRetries(policy, until: retryUntil ?? deadline, isRetryable: isRetryable) {
-            try await send(method, url, body: serialized, timeout: attemptTimeout, deadline: deadline, throughBreaker: !essential)
+            // An essential write spreads its attempts over what is left before its deadline: one that
+            // stalls (no answer) takes at most a third of it, so the next attempts still have time.
+            var timeout = attemptTimeout
+            if essential, let deadline { timeout = min(timeout, max(Self.shortestEssentialAttempt, (deadline - .now) / 3)) }
+            return try await send(method, url, body: serialized, timeout: timeout, deadline: deadline, throughBreaker: !essential)
         }
     }
 
