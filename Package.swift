@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
@@ -88,11 +89,18 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Google's cloud on one port for local runs and tests: Firestore REST over SQLite, trigger delivery, FCM sink, auth.
+        // Firestore's v1 API as protobuf messages (generated: Scripts/generate-firestore-protos.py), for the local cloud's gRPC.
+        .target(
+            name: "FirestoreProtos", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], exclude: ["Generated/README.md"]),
+        // Google's cloud on one port for local runs and tests: Firestore REST and gRPC over SQLite, trigger delivery, FCM sink, auth.
         .target(
             name: "LocalCloud",
             dependencies: [
-                "FirestoreModel", "FirestoreEvents",
+                "FirestoreModel", "FirestoreEvents", "FirestoreProtos",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

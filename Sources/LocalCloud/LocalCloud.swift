@@ -193,7 +193,7 @@ public final class LocalCloud: Sendable {
         }
         return Application(
             router: router,
-            server: .http1RefusingGRPC,
+            server: .http1AndGRPC(FirestoreGRPC(handler: handler)),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "herald-local-cloud"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -226,30 +226,46 @@ struct LocalCloudHandler: Sendable {
         if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Self.response(LocalResponse(refusal)) }
         if local.method == "GET", local.segments == ["herald", "export"] { return exportResponse() }
         if local.method == "GET", local.segments == ["herald", "console", "stream"] { return ConsoleFiles.changeStream(cloud.activity) }
+        switch await answer(local) {
+        case .response(let result): return Self.response(result)
+        case .reset: return Self.reset
+        }
+    }
+
+    /// What a request gets once it is past the HTTP layer's checks: an answer, or (an injected fault)
+    /// the connection reset. REST over HTTP/1.1 and gRPC over HTTP/2 both come here.
+    enum Answer {
+        case response(LocalResponse)
+        case reset
+    }
+
+    func answer(_ local: LocalRequest) async -> Answer {
         if !["GET", "HEAD"].contains(local.method) { cloud.activity.bump() }
         defer { if !["GET", "HEAD"].contains(local.method) { cloud.activity.bump() } }
         let fault = Self.api(of: local).flatMap {
-            cloud.faults.draw(for: $0, userAgent: headers["user-agent"], trace: TraceParent.traceID(headers["traceparent"]))
+            cloud.faults.draw(for: $0, userAgent: local.headers["user-agent"], trace: TraceParent.traceID(local.headers["traceparent"]))
         }
         switch fault {
         case .unavailable?:
-            return Self.response(LocalResponse(LocalAPIError(code: 503, status: "UNAVAILABLE", message: "injected fault: unavailable", retryAfterSeconds: 1)))
+            return .response(LocalResponse(LocalAPIError(code: 503, status: "UNAVAILABLE", message: "injected fault: unavailable", retryAfterSeconds: 1)))
         case .rateLimited?:
-            return Self.response(
+            return .response(
                 LocalResponse(LocalAPIError(code: 429, status: "RESOURCE_EXHAUSTED", message: "injected fault: rate limited", retryAfterSeconds: 1)))
         case .reset?:
-            return Self.reset
+            return .reset
         case .timeout?:
             try? await Task.sleep(for: cloud.faults.plan.hangFor)
-            return Self.reset
+            return .reset
         case .resetAfterApplying?, .slow?, nil:
             break
         }
         let result: LocalResponse
         do { result = try await route(local) } catch { result = LocalResponse(error) }
         if fault == .slow { try? await Task.sleep(for: cloud.faults.plan.slowFor) }
-        if result.status >= 500 { cloud.logger.warning("\(local.method) \(request.uri.path) → \(result.status) \(result.body.prefix(300))") }
-        return fault == .resetAfterApplying ? Self.reset : Self.response(result)
+        if result.status >= 500 {
+            cloud.logger.warning("\(local.method) /\(local.segments.joined(separator: "/")) → \(result.status) \(result.body.prefix(300))")
+        }
+        return fault == .resetAfterApplying ? .reset : .response(result)
     }
 
     /// `GET /herald/export`: every document as a line of Herald's export format, streamed a page at a time

@@ -1,11 +1,13 @@
-"""Drives a Firestore REST endpoint with Google's own Python client (google-cloud-firestore, REST
-transport) and prints one JSON line of results for the Swift test to check.
+"""Drives a Firestore endpoint with Google's own Python client (google-cloud-firestore, on its REST
+transport or its default, gRPC) and prints one JSON line of results for the Swift test to check.
 
-Usage: firestore_client_check.py HOST:PORT PROJECT
+Usage: firestore_client_check.py HOST:PORT PROJECT [rest|grpc]
 """
 import json
+import os
 import sys
 
+from google.api_core.exceptions import Conflict
 from google.auth.credentials import AnonymousCredentials
 from google.cloud import firestore
 from google.cloud.firestore_v1 import transforms
@@ -14,10 +16,16 @@ from google.cloud.firestore_v1.services.firestore import FirestoreClient
 from google.cloud.firestore_v1.services.firestore.transports.rest import FirestoreRestTransport
 
 host, project = sys.argv[1], sys.argv[2]
-db = firestore.Client(project=project, credentials=AnonymousCredentials())
-# The high-level client speaks gRPC; give it the GAPIC client over the REST transport instead.
-db._firestore_api_internal = FirestoreClient(
-    transport=FirestoreRestTransport(host=host, credentials=AnonymousCredentials(), url_scheme="http"))
+transport = sys.argv[3] if len(sys.argv) > 3 else "rest"
+if transport == "grpc":
+    # The client's default: gRPC to the emulator's host, as an app configured for an emulator runs.
+    os.environ["FIRESTORE_EMULATOR_HOST"] = host
+    db = firestore.Client(project=project)
+else:
+    db = firestore.Client(project=project, credentials=AnonymousCredentials())
+    # The high-level client speaks gRPC; give it the GAPIC client over the REST transport instead.
+    db._firestore_api_internal = FirestoreClient(
+        transport=FirestoreRestTransport(host=host, credentials=AnonymousCredentials(), url_scheme="http"))
 
 results = {}
 users = db.collection("users")
@@ -42,7 +50,9 @@ results["count"] = users.count().get()[0][0].value
 try:
     users.document("alice").create({"name": "again"})
     results["createTwice"] = "accepted"
-except Exception as error:  # google.api_core.exceptions.Conflict
+except Conflict:  # HTTP 409 over REST; its subclass AlreadyExists over gRPC
+    results["createTwice"] = "Conflict"
+except Exception as error:
     results["createTwice"] = type(error).__name__
 
 batch = db.batch()

@@ -26,6 +26,16 @@ public struct LocalRequest: Sendable {
         self.body = body
     }
 
+    /// A request made inside the local cloud (a gRPC call standing for its REST request): segments
+    /// and parameters as they are, nothing to decode.
+    init(method: String, segments: [String], query: [String: [String]], headers: [String: String], body: [UInt8]) {
+        self.method = method
+        self.segments = segments
+        self.query = query
+        self.headers = headers
+        self.body = body
+    }
+
     func json() throws(LocalAPIError) -> JSONValue {
         if body.isEmpty { return .object([:]) }
         do { return try JSONValue(parsing: body) } catch { throw .invalidArgument("Invalid JSON payload received. \(error)") }

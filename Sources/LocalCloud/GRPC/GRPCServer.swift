@@ -1,0 +1,198 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// A gRPC status: how a call ended (https://grpc.github.io/grpc/core/md_doc_statuscodes.html).
+public struct GRPCStatus: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: Int
+    public var message: String
+
+    public init(_ code: Int, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public static let ok = GRPCStatus(0, "")
+    public static func invalidArgument(_ message: String) -> GRPCStatus { GRPCStatus(3, message) }
+    public static func notFound(_ message: String) -> GRPCStatus { GRPCStatus(5, message) }
+    public static func resourceExhausted(_ message: String) -> GRPCStatus { GRPCStatus(8, message) }
+    public static func unimplemented(_ message: String) -> GRPCStatus { GRPCStatus(12, message) }
+    public static func internalError(_ message: String) -> GRPCStatus { GRPCStatus(13, message) }
+    public static func unavailable(_ message: String) -> GRPCStatus { GRPCStatus(14, message) }
+
+    /// The code of a canonical status name (`NOT_FOUND`, …), as Google's REST errors carry it.
+    public init(name: String, message: String) {
+        let names = [
+            "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+            "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+            "UNAUTHENTICATED",
+        ]
+        self.init(names.firstIndex(of: name) ?? 2, message)
+    }
+
+    public var description: String { "gRPC status \(code): \(message)" }
+}
+
+/// One call's request messages, in order; ends when the client half-closes.
+public typealias GRPCRequests = AsyncStream<[UInt8]>
+
+/// Writes one call's answers: each message as it is ready, then the status in the trailers.
+public final class GRPCResponseWriter: Sendable {
+    let channel: any Channel
+    let state = NIOLockedValueBox((headersSent: false, finished: false))
+
+    init(channel: any Channel) { self.channel = channel }
+
+    /// Sends one response message (its headers first, once). Throws once the stream is gone.
+    public func send(_ message: [UInt8]) async throws {
+        var frame = channel.allocator.buffer(capacity: message.count + 5)
+        frame.writeInteger(UInt8(0))
+        frame.writeInteger(UInt32(message.count))
+        frame.writeBytes(message)
+        let sendHeaders = state.withLockedValue { state -> Bool in
+            defer { state.headersSent = true }
+            return !state.headersSent
+        }
+        if sendHeaders { channel.write(HTTP2Frame.FramePayload.headers(.init(headers: Self.responseHeaders)), promise: nil) }
+        try await channel.writeAndFlush(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(frame)))).get()
+    }
+
+    /// Ends the call with `status` (trailers only when nothing was sent).
+    func finish(_ status: GRPCStatus) async {
+        let headersSent = state.withLockedValue { state -> Bool? in
+            guard !state.finished else { return nil }
+            state.finished = true
+            return state.headersSent
+        }
+        guard let headersSent else { return }
+        var trailers = headersSent ? HPACKHeaders() : Self.responseHeaders
+        trailers.add(name: "grpc-status", value: String(status.code))
+        if !status.message.isEmpty { trailers.add(name: "grpc-message", value: Self.percentEncoded(status.message)) }
+        try? await channel.writeAndFlush(HTTP2Frame.FramePayload.headers(.init(headers: trailers, endStream: true))).get()
+    }
+
+    static let responseHeaders: HPACKHeaders = [":status": "200", "content-type": "application/grpc"]
+
+    /// grpc-message is percent-encoded UTF-8: every byte outside printable ASCII, and `%` itself.
+    static func percentEncoded(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8.prefix(4096) {
+            if byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "%") {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = Array("0123456789ABCDEF".utf8)
+                out += "%" + String(decoding: [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]], as: UTF8.self)
+            }
+        }
+        return out
+    }
+}
+
+/// Answers gRPC calls: `method` is the request's `:path` (`/package.Service/Method`).
+public protocol GRPCService: Sendable {
+    func handle(method: String, metadata: [String: String], requests: GRPCRequests, responses: GRPCResponseWriter) async throws(GRPCStatus)
+}
+
+/// One HTTP/2 stream as one gRPC call: its headers pick the method, its DATA frames carry
+/// length-prefixed messages (uncompressed; at most `maximumMessageBytes` each), and the call runs as
+/// a task that ends the stream with the status in the trailers. A stream the client resets cancels it.
+final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundOut = HTTP2Frame.FramePayload
+
+    static let maximumMessageBytes = 16 << 20
+
+    let service: any GRPCService
+    let logger: Logger
+    var buffer = ByteBuffer()
+    var requests: GRPCRequests.Continuation?
+    var call: Task<Void, Never>?
+    var refused = false
+
+    init(service: any GRPCService, logger: Logger) {
+        self.service = service
+        self.logger = logger
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        switch unwrapInboundIn(data) {
+        case .headers(let headers):
+            if call == nil { start(context: context, headers: headers.headers) }
+            if headers.endStream { requests?.finish() }
+        case .data(let data):
+            guard case .byteBuffer(var bytes) = data.data else { return }
+            buffer.writeBuffer(&bytes)
+            deliverMessages(context: context)
+            if data.endStream { requests?.finish() }
+        default:
+            break
+        }
+    }
+
+    func start(context: ChannelHandlerContext, headers: HPACKHeaders) {
+        var metadata: [String: String] = [:]
+        for (name, value, _) in headers where metadata[name] == nil { metadata[name] = value }
+        let method = metadata[":path"] ?? ""
+        let (stream, continuation) = GRPCRequests.makeStream()
+        requests = continuation
+        let writer = GRPCResponseWriter(channel: context.channel)
+        guard metadata["content-type"]?.hasPrefix("application/grpc") == true else {
+            refuse(context: context, .internalError("content-type must be application/grpc, not \(metadata["content-type"] ?? "none")"), writer: writer)
+            return
+        }
+        let service = service
+        call = Task {
+            let status: GRPCStatus
+            do {
+                try await service.handle(method: method, metadata: metadata, requests: stream, responses: writer)
+                status = .ok
+            } catch let error as GRPCStatus {
+                status = error
+            } catch {
+                status = .internalError("\(error)")
+            }
+            await writer.finish(status)
+        }
+    }
+
+    /// Splits the buffered bytes into messages (a flag byte, a 4-byte length, the message).
+    func deliverMessages(context: ChannelHandlerContext) {
+        while buffer.readableBytes >= 5 {
+            let compressed = buffer.getInteger(at: buffer.readerIndex, as: UInt8.self)!
+            let length = Int(buffer.getInteger(at: buffer.readerIndex + 1, as: UInt32.self)!)
+            guard compressed == 0 else {
+                return refuse(context: context, .unimplemented("compressed messages are not supported: send them uncompressed"))
+            }
+            guard length <= Self.maximumMessageBytes else {
+                return refuse(context: context, .resourceExhausted("a message of \(length) bytes is over the limit of \(Self.maximumMessageBytes)"))
+            }
+            guard buffer.readableBytes >= 5 + length else { return }
+            buffer.moveReaderIndex(forwardBy: 5)
+            requests?.yield(buffer.readBytes(length: length)!)
+        }
+        buffer.discardReadBytes()
+    }
+
+    /// Ends the call at once with `status`, the client's messages unread.
+    func refuse(context: ChannelHandlerContext, _ status: GRPCStatus, writer: GRPCResponseWriter? = nil) {
+        refused = true
+        requests?.finish()
+        call?.cancel()
+        let writer = writer ?? GRPCResponseWriter(channel: context.channel)
+        Task { await writer.finish(status) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        requests?.finish()
+        call?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        logger.debug("gRPC stream closed: \(error)")
+        context.close(promise: nil)
+    }
+}
