@@ -141,8 +141,10 @@ public struct LocalCloudDatabase: Sendable {
         ]
     }
 
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(LocalAPIError) -> T {
-        do { return try await store.write(body) } catch { throw Self.apiError(error) }
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T, afterCommit: (@Sendable (T) -> Void)? = nil
+    ) async throws(LocalAPIError) -> T {
+        do { return try await store.write(body, afterCommit: afterCommit) } catch { throw Self.apiError(error) }
     }
 
     func snapshot() async throws(LocalAPIError) -> SQLiteStore.Snapshot {

@@ -9,6 +9,8 @@ public final class LocalFirestore: Sendable {
     public struct CommitResult: Sendable {
         public var commitTime: Timestamp
         public var writeResults: [(updateTime: Timestamp?, transformResults: [FirestoreValue])]
+        /// The documents the commit changed, for listeners.
+        var changes: [Change] = []
     }
 
     /// A document before and after one commit.
@@ -32,6 +34,8 @@ public final class LocalFirestore: Sendable {
 
     let database: LocalCloudDatabase
     let outbox: EventOutbox
+    /// Every commit's changes, in commit order, for real-time listeners.
+    public let changes = ChangeFeed()
     let transactions = Mutex<[String: Transaction]>([:])
     public static let maximumWrites = 500
     public static let maximumDocumentBytes = 1_048_576
@@ -156,7 +160,10 @@ public final class LocalFirestore: Sendable {
         let outbox = self.outbox
         let reads = transactionReads
         defer { outbox.wake() }
-        return try await database.write { db in try Self.apply(writes, checking: reads, outbox: outbox, trace: trace, db) }
+        let changes = self.changes
+        return try await database.write(
+            { db in try Self.apply(writes, checking: reads, outbox: outbox, trace: trace, db) },
+            afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
     }
 
     /// `batchWrite`: each write applied on its own, in one SQLite transaction with a savepoint per
@@ -168,24 +175,29 @@ public final class LocalFirestore: Sendable {
             throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
         }
         let outbox = self.outbox
+        let changes = self.changes
         defer { outbox.wake() }
-        return try await database.write { db in
-            var outcomes: [Result<CommitResult, LocalAPIError>] = []
-            for write in writes {
-                var outcome: Result<CommitResult, LocalAPIError> = .failure(.internalError("not applied"))
-                try db.inSavepoint {
-                    do {
-                        outcome = .success(try Self.apply([write], checking: [:], outbox: outbox, trace: trace, db))
-                        return .commit
-                    } catch let error as LocalAPIError {
-                        outcome = .failure(error)
-                        return .rollback
+        return try await database.write(
+            { db in
+                var outcomes: [Result<CommitResult, LocalAPIError>] = []
+                for write in writes {
+                    var outcome: Result<CommitResult, LocalAPIError> = .failure(.internalError("not applied"))
+                    try db.inSavepoint {
+                        do {
+                            outcome = .success(try Self.apply([write], checking: [:], outbox: outbox, trace: trace, db))
+                            return .commit
+                        } catch let error as LocalAPIError {
+                            outcome = .failure(error)
+                            return .rollback
+                        }
                     }
+                    outcomes.append(outcome)
                 }
-                outcomes.append(outcome)
-            }
-            return outcomes
-        }
+                return outcomes
+            },
+            afterCommit: { outcomes in
+                for case .success(let result) in outcomes { changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) }
+            })
     }
 
     /// Applies `writes` atomically inside the caller's SQLite transaction and queues their events.
@@ -227,6 +239,7 @@ public final class LocalFirestore: Sendable {
             }
         }
         try outbox.enqueue(changes, commitTime: commitTime, trace: trace, db)
+        results.changes = changes
         return results
     }
 

@@ -19,6 +19,10 @@ struct FirestoreGRPC: GRPCService {
             try await FirestoreListen(handler: handler, metadata: metadata).run(requests: requests, responses: responses)
             return
         }
+        if name == "Write" {
+            try await write(requests: requests, metadata: metadata, responses: responses)
+            return
+        }
         guard let message = try await Self.only(requests) else { throw .invalidArgument("\(name) takes one request message") }
         switch name {
         case "GetDocument":
@@ -97,6 +101,44 @@ struct FirestoreGRPC: GRPCService {
             throw .unimplemented(
                 "herald dev does not serve Firestore's \(name) over gRPC (it serves Get/List/Create/Update/DeleteDocument, "
                     + "BatchGetDocuments, BeginTransaction, Commit, Rollback, RunQuery, RunAggregationQuery, ListCollectionIds, BatchWrite and Listen)")
+        }
+    }
+
+    /// The `Write` stream the mobile SDKs send their writes on: the first request opens it (the answer is
+    /// the stream's id and a token), each later one is a commit of its writes (the answer: their results,
+    /// the commit time and the next token), or with no writes just asks for a token. A stream cannot be
+    /// resumed from an old token: a client opens a new one and sends what was not acknowledged.
+    func write(requests: GRPCRequests, metadata: [String: String], responses: GRPCResponseWriter) async throws(GRPCStatus) {
+        var database: String?
+        var sequence = 0
+        let streamID = FirestoreREST.autoID()
+        for await bytes in requests {
+            let request: Google_Firestore_V1_WriteRequest = try Self.decode(bytes)
+            var response = Google_Firestore_V1_WriteResponse()
+            if let database {
+                guard request.database.isEmpty || request.database == database else {
+                    throw .invalidArgument("a Write stream serves one database, \(database)")
+                }
+                if !request.writes.isEmpty {
+                    var commit = Google_Firestore_V1_CommitRequest()
+                    commit.writes = request.writes
+                    let answer = try await rest("POST", database + "/documents:commit", body: commit, metadata: metadata)
+                    let result = try Self.message(Google_Firestore_V1_CommitResponse.self, answer)
+                    response.writeResults = result.writeResults
+                    response.commitTime = result.commitTime
+                }
+            } else {
+                guard request.streamID.isEmpty else {
+                    throw GRPCStatus(name: "NOT_FOUND", message: "stream \(request.streamID) cannot be resumed here: open a new one")
+                }
+                guard !request.database.isEmpty else { throw .invalidArgument("WriteRequest.database is required on a stream's first request") }
+                guard request.writes.isEmpty else { throw .invalidArgument("a Write stream's first request carries no writes") }
+                database = request.database
+            }
+            sequence += 1
+            response.streamID = streamID
+            response.streamToken = withUnsafeBytes(of: UInt64(sequence).bigEndian) { Data($0) }
+            try await send(response, to: responses)
         }
     }
 

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHPACK
 import NIOHTTP2
 import ServiceLifecycle
 
@@ -36,8 +37,15 @@ struct LocalCloudChildChannel: ServerChildChannel {
                 return channel.eventLoop.makeCompletedFuture {
                     // A client that goes away closes the connection (HTTP/1 keeps half-closed ones for its answers).
                     try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: false)
+                    // An app's one channel carries every listener as a stream of its own, and its writes besides:
+                    // HTTP/2's usual 100 concurrent streams would leave the 101st call waiting.
+                    var connection = NIOHTTP2Handler.ConnectionConfiguration()
+                    connection.initialSettings = [
+                        HTTP2Setting(parameter: .maxConcurrentStreams, value: 10_000),
+                        HTTP2Setting(parameter: .maxHeaderListSize, value: HPACKDecoder.defaultMaxHeaderListSize),
+                    ]
                     _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                        mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+                        mode: .server, connectionConfiguration: connection, streamConfiguration: .init()
                     ) { stream in
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandler(GRPCStreamHandler(service: grpc, logger: logger))

@@ -20,13 +20,19 @@ final class SQLiteStore: Sendable {
 
     static let closedError = DatabaseError(code: 21, message: "the database is closed")
 
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    /// `afterCommit` runs on the writer's queue once the transaction is committed, so what it sees
+    /// of successive writes comes in their commit order.
+    func write<T: Sendable>(
+        _ body: @escaping @Sendable (Database) throws -> T, afterCommit: (@Sendable (T) -> Void)? = nil
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             writerQueue.async { [self] in
                 continuation.resume(
                     with: Result {
                         guard !closed.load(ordering: .relaxed) else { throw Self.closedError }
-                        return try writer.inTransaction(immediate: true, body)
+                        let result = try writer.inTransaction(immediate: true, body)
+                        afterCommit?(result)
+                        return result
                     })
             }
         }
