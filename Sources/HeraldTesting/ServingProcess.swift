@@ -31,14 +31,18 @@ public final class ServingProcess: Sendable {
     public static func start(
         _ name: String, arguments: [String], port requestedPort: Int? = 0, environment: [String: String] = [:], unprivileged: Bool = false
     ) async throws -> ServingProcess {
-        let printed = Printed()
-        var variables = ProcessInfo.processInfo.environment
-        variables["LOG_FORMAT"] = "json"
-        variables.merge(environment) { _, new in new }
         var command = [TestPaths.executable(name).path, "serve", "--host", "127.0.0.1"] + (requestedPort.map { ["--port", String($0)] } ?? []) + arguments
         if unprivileged, getuid() == 0 {
             command = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--"] + command
         }
+        return try await start(command: command, environment: environment.merging(["LOG_FORMAT": "json"]) { given, _ in given }, name: name)
+    }
+
+    /// Starts any server that prints "listening on HOST:PORT" once it serves (a helper script, say).
+    public static func start(command: [String], environment: [String: String] = [:], name: String) async throws -> ServingProcess {
+        let printed = Printed()
+        var variables = ProcessInfo.processInfo.environment
+        variables.merge(environment) { _, new in new }
         let child = try await ChildProcess.start(
             command[0], arguments: Array(command.dropFirst()), environment: variables,
             output: .lines { line in printed.lines.withLock { $0.append(line) } })

@@ -22,22 +22,52 @@ import Testing
         guard GoogleFirestoreEmulator.isInstalled else {
             try skipTest("Google's Firestore emulator (the oracle) is not installed at \(GoogleFirestoreEmulator.launcher)")
         }
-        let operations = Self.seeds.flatMap { seed in
+        let operations = Self.operations(seeds: Self.seeds)
+        let expected = try await FirestoreBackend.google.run { host in try await Self.replay(operations, host: host) }
+        let actual = try await FirestoreBackend.herald.run { host in try await Self.replay(operations, host: host) }
+        Self.compare(expected, actual, operations, transport: "REST")
+    }
+
+    /// The gRPC leg: the same kind of sequence, each REST request turned into the gRPC call it stands
+    /// for by a bridge (google-cloud-firestore's message types over grpcio), so both backends answer
+    /// on the transport apps and admin SDKs use.
+    @Test func herAldAndGooglesEmulatorAgreeOverGRPC() async throws {
+        guard GoogleFirestoreEmulator.isInstalled else {
+            try skipTest("Google's Firestore emulator (the oracle) is not installed at \(GoogleFirestoreEmulator.launcher)")
+        }
+        let python = try await PythonReference.forTest(importing: "google.cloud.firestore_v1")
+        let operations = Self.operations(seeds: [11, 12, 13, 14, 15])
+        let bridge = TestPaths.packageRoot.appendingPathComponent("Tests/Python/grpc_rest_bridge.py").path
+        @Sendable func overGRPC(_ host: String) async throws -> [(outcome: String, message: String)] {
+            let running = try await ServingProcess.start(command: [python.path, bridge, host], name: "grpc_rest_bridge.py")
+            defer { running.stop() }
+            return try await Self.replay(operations, host: "127.0.0.1:\(running.port)")
+        }
+        let expected = try await FirestoreBackend.google.run(overGRPC)
+        let actual = try await FirestoreBackend.herald.run(overGRPC)
+        Self.compare(expected, actual, operations, transport: "gRPC")
+    }
+
+    static func operations(seeds: [UInt64]) -> [Operation] {
+        seeds.flatMap { seed in
             var rng = SeededRandom(seed: seed)
             return (0..<Self.operationsPerSeed).map { _ in OperationGenerator.next(&rng, project: "diff-\(seed)") }
         }
-        let expected = try await FirestoreBackend.google.run { host in try await Self.replay(operations, host: host) }
-        let actual = try await FirestoreBackend.herald.run { host in try await Self.replay(operations, host: host) }
+    }
+
+    static func compare(
+        _ expected: [(outcome: String, message: String)], _ actual: [(outcome: String, message: String)], _ operations: [Operation], transport: String
+    ) {
         #expect(expected.count == actual.count)
         var mismatches = 0
         for (i, (e, a)) in zip(expected, actual).enumerated() where e.outcome != a.outcome {
             mismatches += 1
             if mismatches <= 3 {
-                Issue.record("operation \(i): \(operations[i].summary)\n  Google: \(e.outcome) \(e.message)\n  Herald: \(a.outcome) \(a.message)")
+                Issue.record("\(transport) operation \(i): \(operations[i].summary)\n  Google: \(e.outcome) \(e.message)\n  Herald: \(a.outcome) \(a.message)")
             }
         }
         let errors = expected.filter { $0.outcome.hasPrefix("error") }.count
-        print("DifferentialTests: \(operations.count) operations (\(errors) expected errors), \(mismatches) mismatches")
+        print("DifferentialTests (\(transport)): \(operations.count) operations (\(errors) expected errors), \(mismatches) mismatches")
     }
 
     /// Runs every operation in order and describes each outcome in a backend-neutral way.

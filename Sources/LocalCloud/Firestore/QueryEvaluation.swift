@@ -49,6 +49,9 @@ enum QueryEvaluation {
         if arrayContainsPerDisjunction(query.filter) > 1 {
             throw .invalidArgument("A maximum of 1 'ARRAY_CONTAINS' filter is allowed per disjunction.")
         }
+        if negations(query.filter) > 1 {
+            throw .invalidArgument("Only a single 'NOT_EQUAL', 'NOT_IN', 'IS_NOT_NAN', or 'IS_NOT_NULL' filter allowed per query.")
+        }
         let operators = operators(query.filter)
         if operators.contains(.notIn), operators.contains(.in) || operators.contains(.arrayContainsAny) || containsOr(query.filter) {
             throw .invalidArgument("'NOT_IN' cannot be used in the same query with 'IN', 'ARRAY_CONTAINS_ANY' or 'OR'.")
@@ -62,6 +65,16 @@ enum QueryEvaluation {
         case .field(_, let op, _): op == .arrayContains || op == .arrayContainsAny ? 1 : 0
         case .and(let filters): Set(filters).map(arrayContainsPerDisjunction).reduce(0, +)
         case .or(let filters): filters.map(arrayContainsPerDisjunction).max() ?? 0
+        }
+    }
+
+    /// How many NOT_EQUAL, NOT_IN, IS_NOT_NAN and IS_NOT_NULL filters the whole filter holds, in any branch.
+    static func negations(_ filter: StructuredQuery.Filter?) -> Int {
+        switch filter {
+        case nil: 0
+        case .unary(_, let op): op == .isNotNull || op == .isNotNaN ? 1 : 0
+        case .field(_, let op, _): op == .notEqual || op == .notIn ? 1 : 0
+        case .and(let filters), .or(let filters): filters.map(negations).reduce(0, +)
         }
     }
 
@@ -85,7 +98,8 @@ enum QueryEvaluation {
         try validate(query)
         let orders = effectiveOrder(query)
         var rows: [(FirestoreDocument, [FirestoreValue])] = []
-        for document in candidates where query.filter.map({ matches($0, document) }) ?? true {
+        let filter = query.filter.map(Self.asCompared)
+        for document in candidates where filter.map({ matches($0, document) }) ?? true {
             var key: [FirestoreValue] = []
             for order in orders {
                 guard let v = value(document, order.field) else { break }
@@ -172,6 +186,22 @@ enum QueryEvaluation {
                 // A list holding null matches nothing, as Firestore answers it.
                 let list = operand.arrayValue ?? []
                 return v != .null && !list.contains(.null) && !list.contains { ValueOrder.equivalent($0, v) }
+            }
+        }
+    }
+
+    /// The filter as Firestore compares it: timestamps inside an array or map operand (`in`,
+    /// `not-in`, `array-contains-any`, equality with an array or map) are cut to the microsecond, as
+    /// stored values are; a bare timestamp operand is compared as given (as Google's emulator does).
+    static func asCompared(_ filter: StructuredQuery.Filter) -> StructuredQuery.Filter {
+        switch filter {
+        case .and(let filters): .and(filters.map(asCompared))
+        case .or(let filters): .or(filters.map(asCompared))
+        case .unary: filter
+        case .field(let path, let op, let operand):
+            switch operand {
+            case .array, .map: .field(path, op, WriteApplication.storable(operand))
+            default: filter
             }
         }
     }

@@ -30,6 +30,10 @@ enum WriteApplication {
         for write in writes {
             defer { earlier[write.document, default: []].append(write) }
             guard let before = earlier[write.document] else { continue }
+            if case .delete? = before.last?.operation, write.precondition == .exists(true) || isVersioned(write.precondition) {
+                let kind = if case .delete = write.operation { "delete" } else { "update" }
+                throw .invalidArgument("Cannot delete then \(kind) an entity in the same request.")
+            }
             if isVersioned(write.precondition), before.contains(where: { $0.precondition != write.precondition }) {
                 throw .invalidArgument("Cannot collapse mutations with different version preconditions on \(write.document.path).")
             }
