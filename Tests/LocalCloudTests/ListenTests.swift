@@ -9,12 +9,12 @@ import Testing
 @Suite(.serialized) struct ListenTests {
     static let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/listen_check.py")
 
-    static func run(_ python: URL, host: String, mode: String, project: String = "listen-\(UInt32.random(in: 0...UInt32.max))") async throws
-        -> JSONValue
-    {
+    static func run(
+        _ python: URL, host: String, mode: String, project: String = "listen-\(UInt32.random(in: 0...UInt32.max))", arguments: [String] = []
+    ) async throws -> JSONValue {
         var environment = ProcessInfo.processInfo.environment
         environment["FIRESTORE_EMULATOR_HOST"] = host
-        let run = try await ProcessRunner.run(python, [script.path, project, mode], environment: environment)
+        let run = try await ProcessRunner.run(python, [script.path, project, mode] + arguments, environment: environment)
         #expect(run.status == 0, "\(mode): \(run.stderr.suffix(3000))")
         return try JSONValue(parsing: run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
     }
@@ -91,6 +91,17 @@ import Testing
         let after = try #require(seen.last { $0["last"] == "Listening?" }, "the last message never arrived: \(seen)")
         let unreadBefore = Int(before["unread"]?.serialized() ?? "") ?? 0
         #expect(Int(after["unread"]?.serialized() ?? "") == unreadBefore + 1, "\(seen)")
+    }
+
+    /// 100 query listeners while 8 writers commit batches as fast as they go (a debug build: a few
+    /// hundred writes a second; the release figures are `Benchmarks/listen_load.py`'s): afterwards every
+    /// listener holds exactly what is stored.
+    @Test func aHundredListenersConvergeUnderConcurrentWrites() async throws {
+        let python = try await PythonReference.forTest(importing: "google.cloud.firestore_v1")
+        let result = try await FirestoreBackend.herald.run { try await Self.run(python, host: $0, mode: "load", arguments: ["3"]) }
+        #expect(result["converged"] == true, "\(result)")
+        #expect(result["wrong"] == 0, "\(result)")
+        #expect((result["writes"]?.int64Value ?? 0) > 100, "\(result)")
     }
 
     /// The Write stream the iOS and Android SDKs send their writes on: opened, two writes committed on

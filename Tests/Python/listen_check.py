@@ -194,6 +194,7 @@ def load():
     import random
     from concurrent.futures import ThreadPoolExecutor
     seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 5.0
+    rate = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0  # writes a second in all; 0: as fast as they go
     items = db.collection("items")
     for i in range(200):
         items.document(f"i{i}").set({"group": i % 100, "value": 0})
@@ -213,6 +214,10 @@ def load():
     def writer(w):
         rng = random.Random(w)
         while time.monotonic() < stop:
+            if rate > 0:
+                # Each writer's commits of 10 are paced so that the 8 of them make `rate` writes a second.
+                due = started + (writes[w] / 10 + 1) * 80 / rate
+                time.sleep(max(0.0, due - time.monotonic()))
             batch = db.batch()
             for _ in range(10):
                 batch.update(items.document(f"i{rng.randrange(200)}"), {"value": firestore.Increment(1)})
@@ -225,11 +230,15 @@ def load():
     elapsed = time.monotonic() - started
     truth = {d.id: d.get("value") for d in items.stream()}
     expected = [{k: v for k, v in truth.items() if int(k[1:]) % 100 == i} for i in range(100)]
+    settle = time.monotonic()
     converged = wait_for(lambda: latest == expected, 30)
+    settled = time.monotonic() - settle
     for watch in watches:
         watch.unsubscribe()
+    wrong = [i for i, (a, b) in enumerate(zip(latest, expected)) if a != b]
     return {"writesPerSecond": sum(writes) / elapsed, "writes": sum(writes), "converged": converged,
-            "wrong": sum(1 for a, b in zip(latest, expected) if a != b)}
+            "secondsToConverge": round(settled, 2), "wrong": len(wrong),
+            "example": {"held": latest[wrong[0]], "stored": expected[wrong[0]]} if wrong else None}
 
 
 print(json.dumps({"snapshots": snapshots, "resume": resume, "chatlist": chatlist, "writestream": writestream, "load": load}[mode]()))

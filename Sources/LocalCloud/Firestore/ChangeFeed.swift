@@ -1,4 +1,5 @@
 import FirestoreModel
+import Foundation
 import Synchronization
 
 /// Every commit's document changes, in commit order: the recent ones kept for listeners that resume
@@ -31,9 +32,15 @@ public final class ChangeFeed: Sendable {
         var nextID: UInt64 = 0
     }
 
-    let state = Mutex(State())
+    let state: Mutex<State>
 
-    public init() {}
+    /// `startedAt`: commits before it were made by an earlier process (or another store) and are not
+    /// here, so a resume token from before it is answered with a reset.
+    public init(startedAt: Timestamp = Timestamp(microsecondsOf: Date())) {
+        var state = State()
+        state.keptSince = startedAt
+        self.state = Mutex(state)
+    }
 
     /// Called on the database's writer queue after each commit, in commit order.
     func publish(_ commit: Commit) {

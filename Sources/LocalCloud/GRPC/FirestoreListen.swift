@@ -27,6 +27,9 @@ struct FirestoreListen {
         let subscription = feed.subscribe()
         defer { subscription.cancel() }
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
+        // One feed event at a time: the next is taken from the subscription (whose queue is bounded, and
+        // says when it overflowed) only once this one is handled, so a slow client holds no backlog here.
+        let (handled, handledSink) = AsyncStream.makeStream(of: Void.self)
         var listener = Listener(handler: handler, responses: responses)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -34,7 +37,11 @@ struct FirestoreListen {
                 sink.yield(.requestsEnded)
             }
             group.addTask {
-                while let next = await subscription.next() { sink.yield(.feed(next)) }
+                var turns = handled.makeAsyncIterator()
+                while let next = await subscription.next() {
+                    sink.yield(.feed(next))
+                    guard await turns.next() != nil else { return }
+                }
             }
             group.addTask {
                 while !Task.isCancelled {
@@ -48,8 +55,12 @@ struct FirestoreListen {
                     switch event {
                     case .request(let bytes): try await listener.handle(request: bytes)
                     case .requestsEnded: return
-                    case .feed(.commit(let commit)): try await listener.apply(commit)
-                    case .feed(.missed): try await listener.resetAll()
+                    case .feed(.commit(let commit)):
+                        try await listener.apply(commit)
+                        handledSink.yield()
+                    case .feed(.missed):
+                        try await listener.resetAll()
+                        handledSink.yield()
                     case .tick: try await listener.keepAlive()
                     }
                 }
@@ -163,7 +174,7 @@ struct Listener {
             let relevant = commit.changes.filter { target.covers($0.name) }
             guard !relevant.isEmpty else { continue }
             touched = true
-            let updates = try await target.updates(for: relevant, store: handler.cloud.firestore)
+            let updates = try await target.updates(for: relevant, at: commit.time, store: handler.cloud.firestore)
             for update in updates { try await send(update) }
             targets[id] = target
         }

@@ -96,10 +96,15 @@ struct ListenTarget {
     }
 
     /// What `changes` (all covered by this target) mean for the client, and the members updated.
-    mutating func updates(for changes: [LocalFirestore.Change], store: LocalFirestore) async throws -> [Google_Firestore_V1_ListenResponse.OneOf_ResponseType] {
+    /// A change committed at `time` to a document the client already holds in a later version (read
+    /// when the target was added or reset, after the commit) is old news, and skipped.
+    mutating func updates(for changes: [LocalFirestore.Change], at time: Timestamp, store: LocalFirestore) async throws
+        -> [Google_Firestore_V1_ListenResponse.OneOf_ResponseType]
+    {
         var responses: [Google_Firestore_V1_ListenResponse.OneOf_ResponseType] = []
         if isIncremental {
             for change in changes {
+                if let held = members[change.name] ?? nil, held > time { continue }
                 let after = change.after.flatMap { matches($0) ? $0 : nil }
                 responses += transition(change.name, to: after, deleted: change.after == nil)
             }
