@@ -104,6 +104,25 @@ import Testing
         #expect((result["writes"]?.int64Value ?? 0) > 100, "\(result)")
     }
 
+    /// A listening app while `herald dev` restarts on its data: google-cloud-firestore reconnects with
+    /// its resume token, which the new process's feed cannot answer, so the target is reset and sent
+    /// whole; the snapshots only ever show states the store held, and end with the one it holds.
+    @Test func aListenerCatchesUpAcrossARestartOfHeraldDev() async throws {
+        let python = try await PythonReference.forTest(importing: "google.cloud.firestore_v1")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-restart-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: data) }
+        try Data(try await TestKeys.rsaPEM().utf8).write(to: data.appendingPathComponent("local-key.pem"))
+        let host = "127.0.0.1:\(try GoogleFirestoreEmulator.freePort())"
+        let result = try await Self.run(
+            python, host: host, mode: "restart", project: "restart", arguments: [TestPaths.executable("herald").path, data.path])
+        let snapshots = (result["snapshots"]?.arrayValue ?? []).map { ($0.arrayValue ?? []).compactMap(\.stringValue) }
+        #expect(result["reconnected"] == true, "\(result)")
+        #expect(snapshots.first == [] && snapshots.last == ["r2"] && snapshots.contains(["r1"]), "\(snapshots)")
+        #expect(snapshots.allSatisfy { [[], ["r1"], ["r2"]].contains($0) }, "only states the store held: \(snapshots)")
+        #expect(snapshots.drop { $0 != ["r1"] }.allSatisfy { !$0.isEmpty }, "nothing lost on the way: \(snapshots)")
+    }
+
     /// The Write stream the iOS and Android SDKs send their writes on: opened, two writes committed on
     /// it, a token asked for; the writes are stored.
     @Test func theWriteStreamCommitsWhatItCarries() async throws {

@@ -11,11 +11,14 @@ Usage: listen_check.py PROJECT MODE
              writes to Family: the conversation's last message and Bob's unread count as they change
   writestream  the Write stream the mobile SDKs write on (the client's GAPIC layer): open it, commit two
              writes on it, ask for a token; then read the documents back
+  restart    on_snapshot on a query across a restart of herald dev (argv[3] the binary, argv[4] its data
+             directory, on FIRESTORE_EMULATOR_HOST's port): every snapshot, and whether it caught up
   load       100 listeners (a query each, over a shared collection) while writers change documents as
              fast as they can for SECONDS (argv[3], default 5): writes per second, and whether every
              listener's last snapshot equals what the store holds at the end
 """
 import json
+import os
 import sys
 import threading
 import time
@@ -74,6 +77,54 @@ def snapshots():
     for watch in watches:
         watch.unsubscribe()
     return seen
+
+
+def restart():
+    """on_snapshot on a query while herald dev (argv[3], data directory argv[4], the port of
+    FIRESTORE_EMULATOR_HOST) is stopped and started again: the client reconnects with its resume token,
+    which the new process cannot answer from its feed, so the target is reset and sent whole."""
+    import signal
+    import subprocess
+    import urllib.request
+    binary, data = sys.argv[3], sys.argv[4]
+    port = os.environ["FIRESTORE_EMULATOR_HOST"].rsplit(":", 1)[1]
+
+    def start():
+        process = subprocess.Popen([binary, "dev", "--no-functions", "--data", data, "--port", port, "--project", project],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/herald/health", timeout=1).read()
+                return process
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("herald dev did not start")
+
+    process = start()
+    seen = []
+
+    def on_query(snaps, changes, read_time):
+        with lock:
+            seen.append(sorted(s.id for s in snaps))
+
+    rooms = db.collection("rooms")
+    watch = rooms.where(filter=FieldFilter("open", "==", True)).on_snapshot(on_query)
+    wait_for(lambda: len(seen) >= 1)
+    rooms.document("r1").set({"open": True})
+    wait_for(lambda: seen[-1] == ["r1"])
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=30)
+    process = start()
+    batch = db.batch()
+    batch.set(rooms.document("r2"), {"open": True})
+    batch.update(rooms.document("r1"), {"open": False})
+    batch.commit()
+    reconnected = wait_for(lambda: seen[-1] == ["r2"], 60)
+    watch.unsubscribe()
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=30)
+    return {"snapshots": seen, "reconnected": reconnected}
 
 
 def resume():
@@ -241,4 +292,5 @@ def load():
             "example": {"held": latest[wrong[0]], "stored": expected[wrong[0]]} if wrong else None}
 
 
-print(json.dumps({"snapshots": snapshots, "resume": resume, "chatlist": chatlist, "writestream": writestream, "load": load}[mode]()))
+print(json.dumps({"snapshots": snapshots, "resume": resume, "chatlist": chatlist, "writestream": writestream, "load": load,
+                  "restart": restart}[mode]()))
