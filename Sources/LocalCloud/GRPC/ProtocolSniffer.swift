@@ -64,11 +64,17 @@ struct LocalCloudChildChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        switch try? await value.protocolSpoken.get() {
+        // A connection that has said nothing yet must not hold up a stop: it is closed then.
+        let channel = value.channel
+        let spoken = await withGracefulShutdownHandler {
+            try? await value.protocolSpoken.get()
+        } onGracefulShutdown: {
+            channel.close(promise: nil)
+        }
+        switch spoken {
         case .http1(let http1Value)?: await http1.handle(value: http1Value, logger: logger)
         case .grpc?:
             // Until the client leaves, or the local cloud stops (then the connection is closed: GOAWAY).
-            let channel = value.channel
             await withGracefulShutdownHandler {
                 try? await channel.closeFuture.get()
             } onGracefulShutdown: {
