@@ -141,6 +141,18 @@ import Testing
             await #expect {
                 try await DocumentArchive.importDocuments(from: bad, into: local.cloud.firestore, project: "herald-test", existing: .replace)
             } throws: { "\($0)".contains("line 2") }
+            // An export whose documents file is a directory: said so, not a Foundation error dump.
+            let strange = directory + "/strange"
+            try FileManager.default.createDirectory(atPath: strange + "/documents.jsonl", withIntermediateDirectories: true)
+            await #expect {
+                try await DocumentArchive.importDocuments(from: strange, into: local.cloud.firestore, project: "herald-test", existing: .replace)
+            } throws: { "\($0)".contains("is a directory") && !"\($0)".contains("Cocoa") }
+            // A file that cannot be read (reading /proc/self/mem from its start fails with EIO): the system's reason.
+            let unreadable = directory + "/unreadable.jsonl"
+            try FileManager.default.createSymbolicLink(atPath: unreadable, withDestinationPath: "/proc/self/mem")
+            await #expect {
+                try await DocumentArchive.importDocuments(from: unreadable, into: local.cloud.firestore, project: "herald-test", existing: .replace)
+            } throws: { "\($0)".contains("cannot read \(unreadable): Input/output error") }
             let notJSON = directory + "/not.jsonl"
             try Data("{\"name\": \n".utf8).write(to: URL(fileURLWithPath: notJSON))
             await #expect {

@@ -196,9 +196,13 @@ extension DocumentArchive {
                 throw ArchiveError("\(path) holds no \(documentsFile) (a Herald export) and no firestore_export (Google's emulator's)")
             }
         }
+        var fileIsDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: file, isDirectory: &fileIsDirectory), fileIsDirectory.boolValue {
+            throw ArchiveError("\(file) is a directory, not a file of documents")
+        }
         guard let handle = FileHandle(forReadingAtPath: file) else { throw ArchiveError("cannot read \(file)") }
         defer { try? handle.close() }
-        var reader = LineReader(handle)
+        var reader = LineReader(handle, path: file)
         var status = Progress(documents: 0, written: 0)
         var batch: [FirestoreDocument] = []
         var lineNumber = 0
@@ -240,19 +244,29 @@ extension DocumentArchive {
 /// Lines of a file read a megabyte at a time; a line over 16 MiB is refused (a document is at most 1 MiB).
 struct LineReader {
     let handle: FileHandle
+    let path: String
     var buffer: [UInt8]
     var start = 0
     var atEnd = false
     static let maximumLine = 16 << 20
 
-    init(_ handle: FileHandle) {
+    init(_ handle: FileHandle, path: String) {
         self.handle = handle
+        self.path = path
         self.buffer = []
     }
 
     mutating func fill() throws -> Bool {
         guard !atEnd else { return false }
-        let chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+        let chunk: Data
+        do {
+            chunk = try handle.read(upToCount: 1 << 20) ?? Data()
+        } catch {
+            // Foundation's error prints as a CocoaError dump; the system's reason is what a person can act on.
+            let underlying = (error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError
+            let reason = underlying.map { $0.domain == NSPOSIXErrorDomain ? String(cString: strerror(Int32($0.code))) : "\($0)" } ?? "\(error)"
+            throw DocumentArchive.ArchiveError("cannot read \(path): \(reason)")
+        }
         if chunk.isEmpty {
             atEnd = true
             return false
