@@ -89,7 +89,7 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // Firestore's v1 API as protobuf messages (generated: Scripts/generate-firestore-protos.py), for the local cloud's gRPC.
+        // Firestore's v1 API as protobuf messages (generated: Scripts/generate-protos.py firestore), for the local cloud's gRPC.
         .target(
             name: "FirestoreProtos", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], exclude: ["Generated/README.md"]),
         // Google's cloud on one port for local runs and tests: Firestore REST and gRPC over SQLite, trigger delivery, FCM sink, auth.
