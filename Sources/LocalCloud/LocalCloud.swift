@@ -312,17 +312,21 @@ struct LocalCloudHandler: Sendable {
         return Response(status: .init(code: result.status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: result.body)))
     }
 
+    /// In single-project mode, a request for another project is refused, naming the one served.
+    func checkServed(project: some StringProtocol) throws(LocalAPIError) {
+        guard cloud.options.singleProject, project != cloud.options.project else { return }
+        throw LocalAPIError(
+            code: 400, status: "FAILED_PRECONDITION",
+            message: """
+                This local cloud serves project "\(cloud.options.project)" only, not "\(project.prefix(100))": its functions read \
+                "\(cloud.options.project)". Point the client at that project, or start herald dev with --project \(project.prefix(100)) \
+                (or GOOGLE_CLOUD_PROJECT).
+                """)
+    }
+
     func route(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         let s = request.segments
-        if cloud.options.singleProject, s.first == "v1", s.count > 2, s[1] == "projects", s[2] != cloud.options.project {
-            throw LocalAPIError(
-                code: 400, status: "FAILED_PRECONDITION",
-                message: """
-                    This local cloud serves project "\(cloud.options.project)" only, not "\(s[2].prefix(100))": its functions read \
-                    "\(cloud.options.project)". Point the client at that project, or start herald dev with --project \(s[2].prefix(100)) \
-                    (or GOOGLE_CLOUD_PROJECT).
-                    """)
-        }
+        if s.first == "v1", s.count > 2, s[1] == "projects" { try checkServed(project: s[2]) }
         switch s.first {
         case "v1" where s.count == 4 && s[1] == "projects" && s[3] == "messages:send":
             try cloud.identity.authorize(request.headers["authorization"])

@@ -100,7 +100,7 @@ struct FirestoreGRPC: GRPCService {
         default:
             throw .unimplemented(
                 "herald dev does not serve Firestore's \(name) over gRPC (it serves Get/List/Create/Update/DeleteDocument, "
-                    + "BatchGetDocuments, BeginTransaction, Commit, Rollback, RunQuery, RunAggregationQuery, ListCollectionIds, BatchWrite and Listen)")
+                    + "BatchGetDocuments, BeginTransaction, Commit, Rollback, RunQuery, RunAggregationQuery, ListCollectionIds, BatchWrite, Listen and Write)")
         }
     }
 

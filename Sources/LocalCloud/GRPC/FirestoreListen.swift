@@ -104,15 +104,11 @@ struct Listener {
     }
 
     func checkProject(_ database: String) throws {
-        let options = handler.cloud.options
         let parts = database.split(separator: "/")
         guard parts.count == 4, parts[0] == "projects", parts[2] == "databases" else {
             throw GRPCStatus.invalidArgument("database must be projects/PROJECT/databases/DATABASE, not \(database)")
         }
-        if options.singleProject, parts[1] != options.project {
-            throw GRPCStatus(
-                name: "FAILED_PRECONDITION", message: "This local cloud serves project \"\(options.project)\" only, not \"\(parts[1].prefix(100))\".")
-        }
+        do { try handler.checkServed(project: parts[1]) } catch { throw GRPCStatus(name: error.status, message: error.message) }
     }
 
     mutating func add(_ proto: Google_Firestore_V1_Target, database: String) async throws {
