@@ -32,10 +32,10 @@ struct FCMFanOut: AsyncParsableCommand {
     }
 
     func measure(endpoint: String) async throws {
-        let lanes = FCMClient.makeHTTPClients(maximumInFlight: inFlight)
+        let transport = HTTPTransport()
         let fcm = FCMClient(
             project: "bench", endpoint: endpoint, credentials: EmulatorCredentials(),
-            httpClients: lanes, maximumInFlight: inFlight)
+            httpClient: transport, maximumInFlight: inFlight)
         var counted = TimedRun.empty
         for round in 0..<rounds {
             let messages = (0..<tokens).map {
@@ -44,14 +44,14 @@ struct FCMFanOut: AsyncParsableCommand {
                     data: ["conversationId": "c1", "messageId": "m\(round)"])
             }
             let run = try await TimedRun.measure(count: messages.count, inFlight: inFlight) { i in
-                guard await fcm.send(messages[i].json, lane: i).isSent else { throw ValidationError("send \(i) failed") }
+                guard await fcm.send(messages[i].json).isSent else { throw ValidationError("send \(i) failed") }
             }
             // The first round warms connections up and is not counted.
             if round > 0 { counted.add(run) }
         }
-        for lane in lanes { try await lane.shutdown() }
+        await transport.shutdown()
         print(
-            "FCM fan-out to \(self.endpoint ?? "a local sink"): \(tokens) tokens x \(rounds - 1) rounds, \(inFlight) in flight, \(lanes.count) connection lane(s)"
+            "FCM fan-out to \(self.endpoint ?? "a local sink"): \(tokens) tokens x \(rounds - 1) rounds, \(inFlight) in flight, at most \(transport.streamsPerConnection) per connection"
         )
         print(String(format: "  sends/s  %.0f", counted.perSecond(tokens * (rounds - 1))))
         print("  p50      \(counted.percentile(50))")

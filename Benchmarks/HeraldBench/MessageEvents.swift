@@ -33,7 +33,7 @@ struct MessageEvents: AsyncParsableCommand {
                 let counted = FirestoreClient(
                     project: "bench", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared,
                     observer: { _ in requests.increment() })
-                let fcm = FCMClient(project: "bench", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
+                let fcm = FCMClient(project: "bench", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let ids = (0..<members).map { "u\($0)" }
                 let conversation = try seeding.name("conversations/c1")
                 var seed = [

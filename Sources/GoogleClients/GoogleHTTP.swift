@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import FirestoreModel
 import Logging
 import NIOCore
@@ -67,7 +66,7 @@ public typealias RequestObserver = @Sendable (RequestRecord) -> Void
 struct GoogleHTTP: Sendable {
     static var shortestEssentialAttempt: Duration { .milliseconds(250) }
 
-    let httpClient: HTTPClient
+    let httpClient: HTTPTransport
     let credentials: any AccessTokenProvider
     /// How long one attempt may take (unless the caller gives a deadline that ends it sooner).
     let requestTimeout: Duration
@@ -76,7 +75,7 @@ struct GoogleHTTP: Sendable {
     let breaker: CircuitBreaker
 
     init(
-        httpClient: HTTPClient, credentials: any AccessTokenProvider, requestTimeout: Duration = .seconds(4), observer: RequestObserver? = nil,
+        httpClient: HTTPTransport, credentials: any AccessTokenProvider, requestTimeout: Duration = .seconds(4), observer: RequestObserver? = nil,
         userAgent: String = "herald", breaker: CircuitBreaker = CircuitBreaker()
     ) {
         self.httpClient = httpClient
@@ -138,28 +137,28 @@ struct GoogleHTTP: Sendable {
             // A token that cannot be had says nothing of this API (the token endpoint is another service,
             // and one failed fetch fails every request waiting for it): the breaker does not count it.
             let token = try await credentials.token()
-            var request = HTTPClientRequest(url: url)
+            var request = HTTPRequest(url: url)
             request.method = method
             request.headers.add(name: "authorization", value: "Bearer \(token)")
             request.headers.add(name: "user-agent", value: userAgent)
             if let traceparent { request.headers.add(name: "traceparent", value: traceparent) }
             if let body {
                 request.headers.add(name: "content-type", value: "application/json")
-                request.body = .bytes(body)
+                request.body = (body)
             }
             let remaining = min(timeout, (deadline ?? .now + timeout) - .now)
             guard remaining > .milliseconds(1) else { throw TransportError("\(method) \(Self.redacted(url)): no time left before the deadline") }
             let started = ContinuousClock.now
-            let response: HTTPClientResponse
+            let response: HTTPResponse
             let bytes: ByteBuffer
             do {
-                response = try await httpClient.execute(request, timeout: .nanoseconds(Int64(remaining / .nanoseconds(1))))
-                bytes = try await response.body.collect(upTo: 64 << 20)
+                response = try await httpClient.execute(request, timeout: remaining, maximumBodySize: 64 << 20)
+                bytes = response.body
             } catch {
                 outcome = .unreachable
                 span?.setStatus(SpanStatus(code: .error, message: "no answer"))
                 observer?(RequestRecord(method: method, url: url, status: nil, duration: .now - started))
-                throw TransportError("\(method) \(Self.redacted(url)): \(error)", timedOut: (error as? HTTPClientError) == .deadlineExceeded)
+                throw TransportError("\(method) \(Self.redacted(url)): \(error)", timedOut: (error as? HTTPTransportError)?.timedOut == true)
             }
             observer?(RequestRecord(method: method, url: url, status: Int(response.status.code), duration: .now - started))
             span?.attributes["http.response.status_code"] = Int64(response.status.code)

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import FirestoreEvents
 import FirestoreModel
 import GoogleClients

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import FirestoreModel
 import GoogleClients
 import HeraldCore
@@ -31,7 +30,7 @@ public struct FunctionRuntime: Sendable {
 
     public let events: (any EventHandling)?
     public let sweeper: (any SweepRunning)?
-    let clients: [HTTPClient]
+    let transport: HTTPTransport?
 
     /// - schema: overrides the configuration's (`--schema`).
     /// - metrics: what `serve` counts and serves at `/metrics` (none for one-off commands).
@@ -56,35 +55,36 @@ public struct FunctionRuntime: Sendable {
             }
             return FunctionRuntime(
                 events: function.processor(gateway: gateway, project: configuration.project, metrics: metrics),
-                sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), clients: [])
+                sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), transport: nil)
         case .google(let dryRun):
+            // One transport for every Google API the function calls (its connections are per host).
+            let transport = HTTPTransport()
             let credentials: ApplicationDefaultCredentials
             do {
-                credentials = try await ApplicationDefaultCredentials.resolve(environment: configuration.environment, httpClient: .shared)
+                credentials = try await ApplicationDefaultCredentials.resolve(environment: configuration.environment, httpClient: transport)
             } catch let error as AuthError {
                 if case .notOnGoogleCloud = error { throw StartupError(error.description) }
                 throw StartupError("cannot use the Google credentials configured: \(error) (or pass --documents FILE to run offline)")
             }
             let firestore = FirestoreClient(
                 project: credentials.project, database: configuration.database,
-                endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: .shared,
+                endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: transport,
                 requestTimeout: configuration.apiTimeout, observer: metrics?.observer(api: "firestore"))
-            let lanes = FCMClient.makeHTTPClients(maximumInFlight: 256)
             let fcm = FCMClient(
                 project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
-                credentials: credentials.messaging, httpClients: lanes, requestTimeout: configuration.apiTimeout,
+                credentials: credentials.messaging, httpClient: transport, requestTimeout: configuration.apiTimeout,
                 observer: metrics?.observer(api: "fcm"))
             let gateway = FirestoreGateway(
                 firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
                 ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
             return FunctionRuntime(
                 events: function.processor(gateway: gateway, project: credentials.project, metrics: metrics),
-                sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), clients: lanes)
+                sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), transport: transport)
         }
     }
 
     public func shutdown() async {
-        for client in clients { try? await client.shutdown() }
+        await transport?.shutdown()
     }
 }
 

@@ -1,4 +1,4 @@
-import AsyncHTTPClient
+import GoogleClients
 import Logging
 import Tracing
 
@@ -49,7 +49,7 @@ public final class MetricsExporter: Sendable {
     /// Cumulative series start when the process started counting.
     let start: UInt64
 
-    public init(metrics: RuntimeMetrics, settings: MetricsExportSettings, service: String, httpClient: HTTPClient = .shared, logger: Logger) {
+    public init(metrics: RuntimeMetrics, settings: MetricsExportSettings, service: String, httpClient: HTTPTransport = .shared, logger: Logger) {
         self.metrics = metrics
         self.settings = settings
         self.service = settings.service ?? service

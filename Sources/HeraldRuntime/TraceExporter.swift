@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import FirestoreModel
 import GoogleClients
 import Logging
@@ -108,11 +107,11 @@ final class OTLPSender: Sendable {
     let target: OTLPEndpointSettings
     /// What is sent, for the log: `spans`, `metrics`.
     let what: String
-    let httpClient: HTTPClient
+    let httpClient: HTTPTransport
     let logger: Logger
     let failing = Mutex(false)
 
-    init(target: OTLPEndpointSettings, what: String, httpClient: HTTPClient, logger: Logger) {
+    init(target: OTLPEndpointSettings, what: String, httpClient: HTTPTransport, logger: Logger) {
         self.target = target
         self.what = what
         self.httpClient = httpClient
@@ -124,16 +123,16 @@ final class OTLPSender: Sendable {
     /// False when the data is worth sending again: no answer, 429 or 5xx (OTLP's retryable answers).
     /// A collector that refuses it otherwise would refuse it again: it is dropped.
     func send(_ body: String, describing count: String) async -> Bool {
-        var request = HTTPClientRequest(url: target.endpoint)
+        var request = HTTPRequest(url: target.endpoint)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/json")
         for (name, value) in target.headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(string: body))
+        request.body = (ByteBuffer(string: body))
         var problem: String?
         var retryable = true
         do {
-            let response = try await httpClient.execute(request, timeout: .seconds(5))
-            let answer = try await response.body.collect(upTo: 64 * 1024)
+            let response = try await httpClient.execute(request, timeout: .seconds(5), maximumBodySize: 64 * 1024)
+            let answer = response.body
             if !(200..<300).contains(response.status.code) {
                 problem = "HTTP \(response.status.code): \(String(buffer: answer).prefix(200))"
                 retryable = response.status.code == 429 || response.status.code >= 500
@@ -165,7 +164,7 @@ public final class TraceExporter: Sendable {
     let logger: Logger
     let drops = Mutex<(count: Int, saidAt: ContinuousClock.Instant?)>((0, nil))
 
-    public init(recorder: SpanRecorder, settings: TraceExportSettings, service: String, httpClient: HTTPClient = .shared, logger: Logger) {
+    public init(recorder: SpanRecorder, settings: TraceExportSettings, service: String, httpClient: HTTPTransport = .shared, logger: Logger) {
         self.recorder = recorder
         self.settings = settings
         self.service = settings.service ?? service

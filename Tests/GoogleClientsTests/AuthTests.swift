@@ -88,7 +88,7 @@ enum JWTHeaderJSON {
 }
 
 @Suite struct AuthTests {
-    let http = HTTPClient.shared
+    let http = HTTPTransport.shared
 
     @Test func theAssertionIsExactlyWhatGoogleRequires() async throws {
         let account = try await TestServiceAccount.make()
@@ -174,7 +174,7 @@ enum JWTHeaderJSON {
                 let credentials = try ServiceAccountCredentials(
                     key: account.key(tokenURI: "http://127.0.0.1:\(tokenPort)/token"),
                     mode: .tokenExchange(scopes: ["s"]), httpClient: http)
-                let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(apiPort)", credentials: credentials, httpClients: [http])
+                let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(apiPort)", credentials: credentials, httpClient: http)
                 #expect(await fcm.send(["token": "t"]) == .sent(name: "projects/herald-demo/messages/1"))
                 #expect(seen.withLock { $0 } == ["Bearer ya29.token-1", "Bearer ya29.token-2"])
             }
@@ -190,7 +190,7 @@ enum JWTHeaderJSON {
             let credentials = try ServiceAccountCredentials(
                 key: try await TestServiceAccount.make().key(tokenURI: "http://127.0.0.1:\(port)/token"),
                 mode: .tokenExchange(scopes: ["s"]), httpClient: http)
-            let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(port)", credentials: credentials, httpClients: [http])
+            let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(port)", credentials: credentials, httpClient: http)
             guard case .failed(_, let retryable, _) = await fcm.send(["token": "t"]) else {
                 Issue.record("the send cannot succeed")
                 return
@@ -227,7 +227,7 @@ enum JWTHeaderJSON {
                 _ = try await db.commit([Write(.update(try db.name("a/b"), fields: ["n": .integer(1)], mask: nil))])
                 #expect(calls.value == 2)
                 let fcm = FCMClient(
-                    project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClients: [http],
+                    project: "herald-test", endpoint: local.baseURL, credentials: try credentials(), httpClient: http,
                     retry: patient, requestTimeout: .seconds(30))
                 let result = await fcm.send(["token": "device-1", "notification": ["title": "hi"]])
                 guard case .sent = result else {

@@ -13,7 +13,7 @@ import Testing
     func client(_ port: Int, maximumInFlight: Int = 256, timeout: Duration = .seconds(20)) -> FCMClient {
         FCMClient(
             project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(),
-            httpClients: [HTTPClient.shared], maximumInFlight: maximumInFlight, retry: fast, requestTimeout: timeout)
+            httpClient: .shared, maximumInFlight: maximumInFlight, retry: fast, requestTimeout: timeout)
     }
 
     @Test func errorCodesAreClassifiedAsGoogleDocumentsThem() async throws {

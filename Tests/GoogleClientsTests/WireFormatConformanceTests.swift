@@ -98,7 +98,7 @@ final class CapturingAPI: Sendable {
                 endAt: .init(values: [.integer(9)], before: false), offset: 1, limit: 10)
             _ = try await db.runQuery(query, parent: doc)
             _ = try await db.count(query)
-            let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClients: [.shared])
+            let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared)
             _ = await fcm.send(Self.fullMessage.json)
             _ = await fcm.send(Self.localizedMessage.json)
             _ = await fcm.send(

@@ -25,7 +25,7 @@ import Testing
                 let firestore = FirestoreClient(project: "herald-test", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let fcm = FCMClient(
                     project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(),
-                    httpClients: [.shared], retry: .none)
+                    httpClient: .shared, retry: .none)
                 _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
                 let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: "relay", dryRun: dryRun, logger: logger)
                 try await body(firestore, EventProcessor(function: RelayFunction(), gateway: gateway))

@@ -31,7 +31,7 @@ import Testing
         let (unread, badges) = try await GoogleFirestoreEmulator.run { host in
             try await withTestHTTPServer(fake.router) { fcmPort in
                 let firestore = FirestoreClient(project: "herald-demo", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
-                let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
+                let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let seed = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json"))
                 _ = try await firestore.commit(seed.documents.values.map { Write(.update($0.name, fields: $0.fields, mask: nil)) })
                 let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
@@ -70,7 +70,7 @@ import Testing
         try await GoogleFirestoreEmulator.run { host in
             try await withTestHTTPServer(fake.router) { fcmPort in
                 let db = FirestoreClient(project: "p", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
-                let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClients: [.shared])
+                let fcm = FCMClient(project: "p", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let conversation = try db.name("conversations/c1")
                 var seed = [
                     Write(.update(conversation, fields: ["members": .array([.string("a"), .string("b")])], mask: nil)),

@@ -17,7 +17,7 @@ import Testing
             for i in 0..<sends {
                 // A client per send: one client's circuit breaker would stop calling after five failures in a row.
                 let fcm = FCMClient(
-                    project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                    project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared,
                     retry: RetryPolicy(maximumAttempts: 1))
                 if case .sent = await fcm.send(["token": .string("tok-\(i)"), "data": ["a": "b"]]) { successes += 1 }
             }
@@ -35,7 +35,7 @@ import Testing
         try await withLocalCloud { local in
             local.cloud.faults.plan = APIFaultPlan(rate: 1, kinds: [.fcm: [.slow]], slowFor: .seconds(4))
             let fcm = FCMClient(
-                project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared,
                 retry: RetryPolicy(maximumAttempts: 1))
             let result = await fcm.send(["token": "tok-late", "data": ["a": "b"]], deadlines: .init(lastStart: .now + .seconds(1), finish: .now + .seconds(2)))
             guard case .unanswered = result else {

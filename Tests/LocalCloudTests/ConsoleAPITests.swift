@@ -21,7 +21,7 @@ import Testing
             let document = request.headers.first { $0.name.canonicalName == "ce-document" }?.value ?? ""
             guard document.split(separator: "/").count == 2 else { return Response(status: .ok) }
             let firestore = FirestoreClient(project: "herald-test", endpoint: cloud, credentials: EmulatorCredentials(), httpClient: .shared)
-            let fcm = FCMClient(project: "herald-test", endpoint: cloud, credentials: EmulatorCredentials(), httpClients: [.shared])
+            let fcm = FCMClient(project: "herald-test", endpoint: cloud, credentials: EmulatorCredentials(), httpClient: .shared)
             await OutboundTrace.handling("probe", incoming: incoming, recorder: nil) { _ in
                 _ = try? await firestore.commit([Write(.update(try firestore.name("\(document)/log/1"), fields: ["seen": .boolean(true)], mask: nil))])
                 _ = await fcm.sendAll([["token": "t-1", "notification": ["title": "Hi", "body": "there"]]])

@@ -14,7 +14,7 @@ import Testing
     @Test func fcmSinkValidatesRecordsAndFailsAsFCMDoes() async throws {
         try await withLocalCloud { local in
             let fcm = FCMClient(
-                project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClients: [.shared],
+                project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared,
                 retry: RetryPolicy(maximumAttempts: 1))
             let good: JSONValue = ["token": "tok-1", "notification": ["title": "Alice", "body": "Hey"], "data": ["conversationId": "c1"]]
             guard case .sent = await fcm.send(good) else {

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import CryptoExtras
 import FirestoreModel
 import NIOCore
@@ -85,7 +84,7 @@ public struct ServiceAccountCredentials: AccessTokenProvider {
     let key: ServiceAccountKey
     let cache: TokenCache
 
-    public init(key: ServiceAccountKey, mode: Mode, httpClient: HTTPClient, lifetime: TimeInterval = 3600) throws(AuthError) {
+    public init(key: ServiceAccountKey, mode: Mode, httpClient: HTTPTransport, lifetime: TimeInterval = 3600) throws(AuthError) {
         let signingKey: _RSA.Signing.PrivateKey
         do { signingKey = try _RSA.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM) } catch {
             throw AuthError.badPrivateKey("the private_key of \(key.clientEmail) could not be read as an RSA key")
@@ -110,11 +109,11 @@ public struct ServiceAccountCredentials: AccessTokenProvider {
     public func token() async throws -> String { try await cache.token() }
     public func invalidate(_ token: String) async { await cache.invalidate(token) }
 
-    static func exchange(assertion: String, tokenURI: String, httpClient: HTTPClient) async throws -> AccessToken {
-        var request = HTTPClientRequest(url: tokenURI)
+    static func exchange(assertion: String, tokenURI: String, httpClient: HTTPTransport) async throws -> AccessToken {
+        var request = HTTPRequest(url: tokenURI)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-        request.body = .bytes(ByteBuffer(string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
+        request.body = (ByteBuffer(string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
         return try await TokenResponse.fetch(request, from: "token endpoint \(tokenURI)", httpClient: httpClient)
     }
 }
@@ -150,13 +149,13 @@ public struct MetadataServerCredentials: AccessTokenProvider {
     public static let defaultHost = ApplicationDefaultCredentials.googleMetadataHost
     let host: String
     let cache: TokenCache
-    let httpClient: HTTPClient
+    let httpClient: HTTPTransport
 
-    public init(host: String = defaultHost, httpClient: HTTPClient) {
+    public init(host: String = defaultHost, httpClient: HTTPTransport) {
         self.host = host
         self.httpClient = httpClient
         self.cache = TokenCache {
-            var request = HTTPClientRequest(url: "http://\(host)/computeMetadata/v1/instance/service-accounts/default/token")
+            var request = HTTPRequest(url: "http://\(host)/computeMetadata/v1/instance/service-accounts/default/token")
             request.headers.add(name: "Metadata-Flavor", value: "Google")
             return try await TokenResponse.fetch(request, from: "metadata server \(host)", httpClient: httpClient)
         }
@@ -167,22 +166,21 @@ public struct MetadataServerCredentials: AccessTokenProvider {
 
     /// Whether a metadata server answers here (`Metadata-Flavor: Google` on its root) within `timeout`.
     public func isReachable(within timeout: Duration) async -> Bool {
-        var request = HTTPClientRequest(url: "http://\(host)/")
+        var request = HTTPRequest(url: "http://\(host)/")
         request.headers.add(name: "Metadata-Flavor", value: "Google")
-        guard let response = try? await httpClient.execute(request, timeout: .nanoseconds(Int64(timeout / .nanoseconds(1)))) else { return false }
-        _ = try? await response.body.collect(upTo: 1 << 16)
+        guard let response = try? await httpClient.execute(request, timeout: timeout, maximumBodySize: 1 << 16) else { return false }
         return response.headers.first(name: "metadata-flavor") == "Google"
     }
 
     /// The project this instance runs in.
     public func projectID() async throws -> String {
-        var request = HTTPClientRequest(url: "http://\(host)/computeMetadata/v1/project/project-id")
+        var request = HTTPRequest(url: "http://\(host)/computeMetadata/v1/project/project-id")
         request.headers.add(name: "Metadata-Flavor", value: "Google")
-        let response: HTTPClientResponse
+        let response: HTTPResponse
         let body: ByteBuffer
         do {
-            response = try await httpClient.execute(request, timeout: .seconds(5))
-            body = try await response.body.collect(upTo: 4096)
+            response = try await httpClient.execute(request, timeout: .seconds(5), maximumBodySize: 4096)
+            body = response.body
         } catch {
             throw AuthError.unavailable("metadata server \(host): \(error)")
         }
@@ -195,15 +193,15 @@ enum TokenResponse {
     /// Sends a token request and reads `{"access_token", "expires_in"}`. Errors carry Google's error
     /// code (e.g. `invalid_grant`) but never the token or the assertion.
     /// A token request's time limit: what waits for it is an event whose trigger is waiting too.
-    static let timeout: TimeAmount = .seconds(5)
+    static let timeout: Duration = .seconds(5)
 
-    static func fetch(_ request: HTTPClientRequest, from source: String, httpClient: HTTPClient) async throws -> AccessToken {
+    static func fetch(_ request: HTTPRequest, from source: String, httpClient: HTTPTransport) async throws -> AccessToken {
         // A connection lost while the answer's body arrives is as transient as one lost before it.
-        let response: HTTPClientResponse
+        let response: HTTPResponse
         let body: ByteBuffer
         do {
-            response = try await httpClient.execute(request, timeout: timeout)
-            body = try await response.body.collect(upTo: 1 << 20)
+            response = try await httpClient.execute(request, timeout: timeout, maximumBodySize: 1 << 20)
+            body = response.body
         } catch {
             throw AuthError.unavailable("\(source): \(error)")
         }

@@ -1,5 +1,3 @@
-import AsyncHTTPClient
-
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -31,7 +29,7 @@ public struct ApplicationDefaultCredentials: Sendable {
         "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or FIRESTORE_EMULATOR_HOST=HOST:PORT "
         + "with GOOGLE_CLOUD_PROJECT for an emulator (or herald dev), or pass --documents FILE to run offline"
 
-    public static func resolve(environment: [String: String], httpClient: HTTPClient) async throws -> ApplicationDefaultCredentials {
+    public static func resolve(environment: [String: String], httpClient: HTTPTransport) async throws -> ApplicationDefaultCredentials {
         func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         let explicitProject = value("GOOGLE_CLOUD_PROJECT") ?? value("GCLOUD_PROJECT")
         if value("FIRESTORE_EMULATOR_HOST") != nil, explicitProject == nil, value("GOOGLE_APPLICATION_CREDENTIALS") == nil {

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import CryptoExtras
 import FirestoreModel
 import NIOCore
@@ -51,7 +50,7 @@ public actor IdentityTokenVerifier {
     public let jwksURL: String
     /// Service-account emails allowed to call; nil: any caller with a valid token for the audience.
     public let allowedCallers: Set<String>?
-    let httpClient: HTTPClient
+    let httpClient: HTTPTransport
     let keyLifetime: TimeInterval = 3600
     let staleKeyLimit: TimeInterval = 86_400
     let refetchInterval: TimeInterval = 60
@@ -64,7 +63,7 @@ public actor IdentityTokenVerifier {
 
     public init(
         audience: String, jwksURL: String = googleJWKS, issuers: Set<String> = googleIssuers, allowedCallers: Set<String>? = nil,
-        httpClient: HTTPClient
+        httpClient: HTTPTransport
     ) {
         self.audience = audience
         self.jwksURL = jwksURL
@@ -141,11 +140,11 @@ public actor IdentityTokenVerifier {
         }
     }
 
-    static func fetch(_ url: String, httpClient: HTTPClient) async throws -> KeySet {
+    static func fetch(_ url: String, httpClient: HTTPTransport) async throws -> KeySet {
         let fresh: KeySet
         do {
-            let response = try await httpClient.execute(HTTPClientRequest(url: url), timeout: .seconds(5))
-            let body = try await response.body.collect(upTo: 1 << 20)
+            let response = try await httpClient.execute(HTTPRequest(url: url), timeout: .seconds(5), maximumBodySize: 1 << 20)
+            let body = response.body
             guard response.status == .ok else { throw IdentityError.unavailable("the JWKS at \(url) answered \(response.status.code)") }
             fresh = JSONWebToken.keys(jwks: try JSONValue(parsing: Array(buffer: body)))
         } catch let error as IdentityError {

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import FirestoreModel
 import NIOCore
 import NIOHTTP1
@@ -27,33 +26,30 @@ public enum SendResult: Sendable, Equatable {
 }
 
 /// FCM HTTP v1: `POST /v1/projects/{project}/messages:send`, one message per request, many in flight
-/// over HTTP/2. Sends are spread over several connections so no connection carries more than
+/// over HTTP/2. The transport spreads them over connections so none carries more than its
 /// `streamsPerConnection` at once (FCM allows 100 concurrent streams per connection).
 public struct FCMClient: Sendable {
     public static let productionEndpoint = "https://fcm.googleapis.com"
 
     public let project: String
     let endpoint: String
-    let lanes: [GoogleHTTP]
+    let http: GoogleHTTP
     public let maximumInFlight: Int
     public var retry: RetryPolicy
 
-    /// - httpClients: one per connection lane; `FCMClient.makeHTTPClients` makes as many as
-    ///   `maximumInFlight` needs. The caller shuts them down.
+    /// - httpClient: the transport (the caller shuts it down).
     /// - requestTimeout: how long a send may take when the caller gives no deadline. A send that is slow
     ///   to answer may still have been delivered, so callers that record pushes give a later deadline.
     public init(
         project: String, endpoint: String = productionEndpoint, credentials: any AccessTokenProvider,
-        httpClients: [HTTPClient], maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(),
+        httpClient: HTTPTransport, maximumInFlight: Int = 256, retry: RetryPolicy = RetryPolicy(),
         requestTimeout: Duration = .seconds(20), observer: RequestObserver? = nil
     ) {
-        precondition(!httpClients.isEmpty, "FCMClient needs at least one HTTP client")
         self.project = project
         self.endpoint = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
-        let breaker = CircuitBreaker(name: "FCM")
-        self.lanes = httpClients.map {
-            GoogleHTTP(httpClient: $0, credentials: credentials, requestTimeout: requestTimeout, observer: observer, breaker: breaker)
-        }
+        self.http = GoogleHTTP(
+            httpClient: httpClient, credentials: credentials, requestTimeout: requestTimeout, observer: observer,
+            breaker: CircuitBreaker(name: "FCM"))
         self.maximumInFlight = max(1, maximumInFlight)
         self.retry = retry
     }
@@ -70,31 +66,17 @@ public struct FCMClient: Sendable {
         }
     }
 
-    public static let streamsPerConnection = 90
-
-    /// HTTP clients for `maximumInFlight` concurrent sends: one connection lane per 90 streams.
-    public static func makeHTTPClients(maximumInFlight: Int) -> [HTTPClient] {
-        let count = max(1, (maximumInFlight + streamsPerConnection - 1) / streamsPerConnection)
-        return (0..<count).map { _ in
-            var configuration = HTTPClient.Configuration()
-            configuration.httpVersion = .automatic
-            configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = streamsPerConnection
-            return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        }
-    }
-
     var sendURL: String { "\(endpoint)/v1/projects/\(project)/messages:send" }
 
     /// Sends one message. `message` is FCM's `message` object including `token`.
-    public func send(_ message: JSONValue, validateOnly: Bool = false, lane: Int = 0, deadlines: Deadlines? = nil) async -> SendResult {
-        await send(text: message.serialized(), validateOnly: validateOnly, lane: lane, deadlines: deadlines)
+    public func send(_ message: JSONValue, validateOnly: Bool = false, deadlines: Deadlines? = nil) async -> SendResult {
+        await send(text: message.serialized(), validateOnly: validateOnly, deadlines: deadlines)
     }
 
     /// Sends one message given as the JSON text of FCM's `message` object, `token` included (written
     /// straight from a typed message, without a tree of values).
-    public func send(text message: String, validateOnly: Bool = false, lane: Int = 0, deadlines: Deadlines? = nil) async -> SendResult {
+    public func send(text message: String, validateOnly: Bool = false, deadlines: Deadlines? = nil) async -> SendResult {
         let request = #"{"message":"# + message + (validateOnly ? #","validate_only":true}"# : "}")
-        let http = lanes[lane % lanes.count]
         if let deadlines, ContinuousClock.now >= deadlines.lastStart {
             return .failed(reason: "not sent: the send phase's deadline passed first", retryable: true, retryAfterSeconds: nil)
         }
@@ -131,7 +113,7 @@ public struct FCMClient: Sendable {
             var next = 0
             func start(_ index: Int) {
                 group.addTask {
-                    (index, await send(text: messages[index], validateOnly: validateOnly, lane: index % lanes.count, deadlines: deadlines))
+                    (index, await send(text: messages[index], validateOnly: validateOnly, deadlines: deadlines))
                 }
             }
             while next < min(maximumInFlight, messages.count) {

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import FirestoreModel
 import NIOHTTP1
 
@@ -27,7 +26,7 @@ public struct FirestoreClient: Sendable {
     ///   that an outage is answered in seconds. Tools and apps keep a client library's patience.
     public init(
         project: String, database: String = "(default)", endpoint: String = productionEndpoint,
-        credentials: any AccessTokenProvider, httpClient: HTTPClient,
+        credentials: any AccessTokenProvider, httpClient: HTTPTransport,
         readRetry: RetryPolicy = RetryPolicy(), writeRetry: RetryPolicy = RetryPolicy(), requestTimeout: Duration = .seconds(30),
         observer: RequestObserver? = nil, userAgent: String = "herald"
     ) {

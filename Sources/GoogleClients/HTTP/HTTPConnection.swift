@@ -1,0 +1,112 @@
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import NIOTLS
+
+/// One connection to an origin: HTTP/2 where TLS negotiates it (Google's APIs), HTTP/1.1 otherwise
+/// (cleartext: emulators, the metadata server, `herald dev`).
+enum HTTPConnection: Sendable {
+    case http1(any Channel)
+    case http2(any Channel, NIOHTTP2Handler.AsyncStreamMultiplexer<Void>)
+
+    var channel: any Channel {
+        switch self {
+        case .http1(let channel), .http2(let channel, _): channel
+        }
+    }
+
+    /// Opens a connection; `tls` is given for an `https` origin.
+    static func open(
+        to origin: HTTPTarget.Origin, group: any EventLoopGroup, tls: NIOSSLContext?, connectTimeout: Duration
+    ) async throws -> HTTPConnection {
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        do {
+            guard let tls else {
+                return try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTP1Exchanges()
+                        return HTTPConnection.http1(channel)
+                    }
+                }
+            }
+            let negotiated = try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    // No server name for an address (SNI is for names); the certificate is still checked against it.
+                    let isAddress = (try? SocketAddress(ipAddress: origin.host, port: 0)) != nil
+                    try channel.pipeline.syncOperations.addHandler(
+                        NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : origin.host))
+                }.flatMap {
+                    channel.configureHTTP2AsyncSecureUpgrade(
+                        http1ConnectionInitializer: { channel in
+                            channel.eventLoop.makeCompletedFuture {
+                                try channel.pipeline.syncOperations.addHTTP1Exchanges()
+                                return channel
+                            }
+                        },
+                        http2ConnectionInitializer: { channel in
+                            var configuration = NIOHTTP2Handler.Configuration()
+                            // No server push: a client that asked for none refuses any stream the server opens.
+                            configuration.connection.initialSettings = [
+                                HTTP2Setting(parameter: .enablePush, value: 0),
+                                HTTP2Setting(parameter: .maxConcurrentStreams, value: 100),
+                                HTTP2Setting(parameter: .maxHeaderListSize, value: 1 << 16),
+                            ]
+                            return channel.configureAsyncHTTP2Pipeline(mode: .client, configuration: configuration) { stream in
+                                stream.close()
+                            }.map { multiplexer -> HTTP2Connection in HTTP2Connection(channel: channel, multiplexer: multiplexer) }
+                        })
+                }
+            }.get()
+            switch negotiated {
+            case .http1_1(let channel): return .http1(channel)
+            case .http2(let connection): return .http2(connection.channel, connection.multiplexer)
+            }
+        } catch {
+            throw HTTPTransportError(.connect, "cannot connect to \(origin.authority): \(error)")
+        }
+    }
+
+    /// Sends one request on this connection (a new stream of an HTTP/2 one) and waits for its whole answer.
+    func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, maximumBodySize: Int) async throws -> HTTPResponse {
+        switch self {
+        case .http1(let channel):
+            return try await channel.exchange(head, body: body, maximumBodySize: maximumBodySize)
+        case .http2(_, let multiplexer):
+            let stream: any Channel
+            do {
+                stream = try await multiplexer.openStream { stream in
+                    stream.eventLoop.makeCompletedFuture {
+                        try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ClientCodec(httpProtocol: .https))
+                        try stream.pipeline.syncOperations.addHandler(HTTPExchangeHandler())
+                        return stream
+                    }
+                }
+            } catch {
+                // Nothing was sent: the connection is going away (GOAWAY) or gone.
+                throw StreamRefused(underlying: error)
+            }
+            return try await stream.exchange(head, body: body, maximumBodySize: maximumBodySize)
+        }
+    }
+
+    struct HTTP2Connection: Sendable {
+        var channel: any Channel
+        var multiplexer: NIOHTTP2Handler.AsyncStreamMultiplexer<Void>
+    }
+
+    /// A stream that could not be opened: the request was not sent, so it can go on another connection.
+    struct StreamRefused: Error {
+        var underlying: any Error
+    }
+}
+
+extension ChannelPipeline.SynchronousOperations {
+    fileprivate func addHTTP1Exchanges() throws {
+        try addHTTPClientHandlers()
+        try addHandler(HTTPExchangeHandler())
+    }
+}

@@ -1,0 +1,211 @@
+import NIOCore
+import NIOHTTP1
+
+/// A request to send: method, absolute URL (`http://` or `https://`), headers and an optional body.
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    public var url: String
+    public var headers: HTTPHeaders
+    public var body: ByteBuffer?
+
+    public init(method: HTTPMethod = .GET, url: String, headers: HTTPHeaders = [:], body: ByteBuffer? = nil) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+    }
+}
+
+/// A whole answer: status, headers and the body read to its end.
+public struct HTTPResponse: Sendable {
+    public var status: HTTPResponseStatus
+    public var headers: HTTPHeaders
+    public var body: ByteBuffer
+    /// Whether the connection may carry another request after this answer (HTTP/1.1 keep-alive).
+    var keepAlive = true
+}
+
+/// Why a request got no answer. Never carries a header or a body (they may hold tokens).
+public struct HTTPTransportError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: Sendable, Equatable {
+        case invalidURL, connect, timedOut, closed, bodyTooLarge, shutDown, protocolViolation
+    }
+    public let kind: Kind
+    public let description: String
+
+    init(_ kind: Kind, _ description: String) {
+        self.kind = kind
+        self.description = description
+    }
+
+    public var timedOut: Bool { kind == .timedOut }
+}
+
+/// Where a URL points: scheme, host and port (one pool of connections each), and the path with its query.
+struct HTTPTarget: Hashable, Sendable {
+    struct Origin: Hashable, Sendable {
+        var secure: Bool
+        var host: String
+        var port: Int
+        /// The `Host` header: the port only where it is not the scheme's own.
+        var authority: String {
+            let name = host.contains(":") ? "[\(host)]" : host
+            return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
+        }
+    }
+    var origin: Origin
+    var pathAndQuery: String
+
+    init(_ url: String) throws(HTTPTransportError) {
+        let invalid = HTTPTransportError(.invalidURL, "not an http(s) URL: \(url.split(separator: "?", maxSplits: 1).first ?? "")")
+        let secure: Bool
+        var rest: Substring
+        if url.utf8.starts(with: "https://".utf8) {
+            secure = true
+            rest = url.dropFirst(8)
+        } else if url.utf8.starts(with: "http://".utf8) {
+            secure = false
+            rest = url.dropFirst(7)
+        } else {
+            throw invalid
+        }
+        let authorityEnd = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        rest = rest[authorityEnd...]
+        if let fragment = rest.firstIndex(of: "#") { rest = rest[..<fragment] }
+        guard !authority.contains("@") else { throw invalid }  // credentials in a URL are refused, never sent
+        var host: Substring
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw invalid }
+            host = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if !after.isEmpty {
+                guard after.hasPrefix(":") else { throw invalid }
+                portText = after.dropFirst()
+            }
+        } else if let colon = authority.firstIndex(of: ":") {
+            host = authority[..<colon]
+            portText = authority[authority.index(after: colon)...]
+        } else {
+            host = authority
+        }
+        let port: Int
+        if let portText {
+            guard let number = Int(portText), (1...65535).contains(number) else { throw invalid }
+            port = number
+        } else {
+            port = secure ? 443 : 80
+        }
+        guard !host.isEmpty, host.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw invalid }
+        origin = Origin(secure: secure, host: String(host), port: port)
+        pathAndQuery = rest.isEmpty ? "/" : (rest.hasPrefix("?") ? "/" + rest : String(rest))
+        guard pathAndQuery.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw invalid }
+    }
+}
+
+/// One request and the promise of its whole answer, written into a channel whose last handler is an
+/// `HTTPExchangeHandler` (an HTTP/1.1 connection, or one HTTP/2 stream behind its HTTP/1 codec).
+struct HTTPExchange: Sendable {
+    var head: HTTPRequestHead
+    var body: ByteBuffer?
+    var answer: EventLoopPromise<HTTPResponse>
+    var maximumBodySize: Int
+}
+
+/// Sends one exchange at a time and collects its answer, up to a size; fails the answer if the channel
+/// closes first. A connection out of step (an answer nobody asked for, a body too large) is closed.
+final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundIn = HTTPExchange
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private var pending: HTTPExchange?
+    private var head: HTTPResponseHead?
+    private var body: ByteBuffer?
+    private var reusable = true
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let exchange = unwrapOutboundIn(data)
+        guard pending == nil else {
+            exchange.answer.fail(HTTPTransportError(.protocolViolation, "a request was written while another was in flight"))
+            promise?.succeed(())
+            return
+        }
+        pending = exchange
+        head = nil
+        body = nil
+        // Accepted: from here the answer is this handler's to complete, whatever happens to the writes.
+        promise?.succeed(())
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
+        if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let exchange = pending else {
+            // An answer nobody asked for: the connection is out of step, so it is not used again.
+            reusable = false
+            context.close(promise: nil)
+            return
+        }
+        switch unwrapInboundIn(data) {
+        case .head(let received):
+            if received.status.code / 100 == 1 { return }  // 100 Continue and the like: the answer follows
+            head = received
+            reusable = received.isKeepAlive
+        case .body(var part):
+            if (body?.readableBytes ?? 0) + part.readableBytes > exchange.maximumBodySize {
+                finish(.failure(HTTPTransportError(.bodyTooLarge, "the answer is larger than \(exchange.maximumBodySize) bytes")))
+                reusable = false
+                context.close(promise: nil)
+                return
+            }
+            if body == nil { body = part } else { body!.writeBuffer(&part) }
+        case .end:
+            guard let head else {
+                finish(.failure(HTTPTransportError(.protocolViolation, "the answer ended before its head")))
+                return
+            }
+            finish(.success(HTTPResponse(status: head.status, headers: head.headers, body: body ?? ByteBuffer(), keepAlive: reusable)))
+            if !reusable { context.close(promise: nil) }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        reusable = false
+        finish(.failure(HTTPTransportError(.closed, "the connection closed before the answer was complete")))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        reusable = false
+        finish(.failure(HTTPTransportError(.closed, "the connection failed: \(error)")))
+        context.close(promise: nil)
+    }
+
+    private func finish(_ result: Result<HTTPResponse, any Error>) {
+        guard let exchange = pending else { return }
+        pending = nil
+        head = nil
+        body = nil
+        exchange.answer.completeWith(result)
+    }
+}
+
+extension Channel {
+    /// Writes `request` into this channel (whose last handler is an `HTTPExchangeHandler`) and waits for
+    /// the whole answer. Cancelling the task closes the channel: an HTTP/2 stream is reset, an HTTP/1.1
+    /// connection closed (its answer would arrive out of step otherwise).
+    func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, maximumBodySize: Int) async throws -> HTTPResponse {
+        let answer = eventLoop.makePromise(of: HTTPResponse.self)
+        writeAndFlush(HTTPExchange(head: head, body: body, answer: answer, maximumBodySize: maximumBodySize)).whenFailure { error in
+            answer.fail(HTTPTransportError(.closed, "the request could not be written: \(error)"))
+        }
+        return try await withTaskCancellationHandler {
+            try await answer.futureResult.get()
+        } onCancel: {
+            self.close(promise: nil)
+        }
+    }
+}
