@@ -182,6 +182,11 @@ let package = Package(
             name: "GoogleClientsTests",
             dependencies: [
                 "GoogleClients", "FirestoreModel", "HeraldCore", "HeraldTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "JWTKit", package: "jwt-kit"),

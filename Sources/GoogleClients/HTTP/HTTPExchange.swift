@@ -57,7 +57,9 @@ struct HTTPTarget: Hashable, Sendable {
     var pathAndQuery: String
 
     init(_ url: String) throws(HTTPTransportError) {
-        let invalid = HTTPTransportError(.invalidURL, "not an http(s) URL: \(url.split(separator: "?", maxSplits: 1).first ?? "")")
+        let shown = url.split(separator: "?", maxSplits: 1).first ?? ""
+        // A URL with user information may hold a password: it is not repeated.
+        let invalid = HTTPTransportError(.invalidURL, shown.contains("@") ? "a URL with credentials in it is refused" : "not an http(s) URL: \(shown)")
         let secure: Bool
         var rest: Substring
         if url.utf8.starts(with: "https://".utf8) {
