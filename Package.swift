@@ -65,16 +65,15 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                "HeraldCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
+        // SHA-256 and RS256 signatures in Swift: the functions link no BoringSSL besides the one TLS needs.
+        .target(name: "HeraldCrypto", swiftSettings: strict),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
-        .target(
-            name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", .product(name: "Crypto", package: "swift-crypto")],
-            swiftSettings: strict),
+        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto"], swiftSettings: strict),
         // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
         .target(name: "ConcurrencyHook"),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
@@ -83,7 +82,6 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "ConcurrencyHook",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -132,10 +130,7 @@ let package = Package(
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(
             name: "ChatFunctions",
-            dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents",
-                .product(name: "Crypto", package: "swift-crypto"),
-            ], swiftSettings: strict),
+            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
         // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
         .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel"], swiftSettings: strict),
         .executableTarget(
@@ -226,6 +221,10 @@ let package = Package(
             ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
         ),
+        .testTarget(
+            name: "HeraldCryptoTests",
+            dependencies: ["HeraldCrypto", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
+            swiftSettings: strict),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
         .testTarget(

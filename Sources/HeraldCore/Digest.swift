@@ -1,4 +1,4 @@
-import Crypto
+import HeraldCrypto
 
 /// SHA-256 as lowercase hex: a fixed-length name for anything (a ledger key, a token's claim, an id
 /// too long for a header).
@@ -7,7 +7,7 @@ public enum Digest {
         let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)
-        for byte in SHA256.hash(data: Array(text.utf8)) {
+        for byte in SHA256.hash(text.utf8) {
             out.append(digits[Int(byte >> 4)])
             out.append(digits[Int(byte & 0x0F)])
         }

@@ -1,5 +1,5 @@
-import CryptoExtras
 import FirestoreModel
+import HeraldCrypto
 import NIOCore
 import NIOHTTP1
 
@@ -85,10 +85,7 @@ public struct ServiceAccountCredentials: AccessTokenProvider {
     let cache: TokenCache
 
     public init(key: ServiceAccountKey, mode: Mode, httpClient: HTTPTransport, lifetime: TimeInterval = 3600) throws(AuthError) {
-        let signingKey: _RSA.Signing.PrivateKey
-        do { signingKey = try _RSA.Signing.PrivateKey(pemRepresentation: key.privateKeyPEM) } catch {
-            throw AuthError.badPrivateKey("the private_key of \(key.clientEmail) could not be read as an RSA key")
-        }
+        let signingKey = try key.signingKey()
         let lifetime = min(lifetime, 3600)
         self.key = key
         self.cache = TokenCache { [key] in

@@ -1,5 +1,5 @@
-import CryptoExtras
 import FirestoreModel
+import HeraldCrypto
 import NIOCore
 
 #if canImport(FoundationEssentials)
@@ -43,7 +43,7 @@ public actor IdentityTokenVerifier {
     }
 
     /// RSA keys by key id, as the issuer's JWKS lists them.
-    typealias KeySet = [String: _RSA.Signing.PublicKey]
+    typealias KeySet = [String: RSA.PublicKey]
 
     public let audience: String
     public let issuers: Set<String>

@@ -1,4 +1,5 @@
 import FirestoreModel
+import HeraldCrypto
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -50,6 +51,27 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "ServiceAccountKey(\(clientEmail), key id \(privateKeyID))" }
+
+    /// The RSA key of `private_key`: PKCS#8 (`BEGIN PRIVATE KEY`, what Google's key files hold) or
+    /// PKCS#1 (`BEGIN RSA PRIVATE KEY`). The error says what is wrong, never a part of the key.
+    func signingKey() throws(AuthError) -> RSA.PrivateKey {
+        do {
+            if let der = Self.pemBody(privateKeyPEM, label: "PRIVATE KEY") { return try RSA.PrivateKey(pkcs8: der) }
+            if let der = Self.pemBody(privateKeyPEM, label: "RSA PRIVATE KEY") { return try RSA.PrivateKey(pkcs1: der) }
+        } catch {
+            throw AuthError.badPrivateKey("the private_key of \(clientEmail) could not be read as an RSA key: \(error)")
+        }
+        throw AuthError.badPrivateKey("the private_key of \(clientEmail) could not be read as an RSA key: no PEM private key in it")
+    }
+
+    /// The bytes between `-----BEGIN label-----` and `-----END label-----` (whitespace and `\n` escapes ignored).
+    static func pemBody(_ pem: String, label: String) -> [UInt8]? {
+        let begin = "-----BEGIN \(label)-----"
+        let end = "-----END \(label)-----"
+        guard let start = pem.firstRange(of: begin), let stop = pem[start.upperBound...].firstRange(of: end) else { return nil }
+        let body = pem[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace }
+        return Base64.decode(body)
+    }
 }
 
 /// Why a credential could not be had. Messages name files, fields and endpoints, never keys or tokens.
