@@ -65,11 +65,13 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                "HeraldCrypto",
+                "HeraldCrypto", "SystemAccess",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
+        // Files and the environment on the C library alone (the functions link no Foundation).
+        .target(name: "SystemAccess", swiftSettings: strict),
         // SHA-256 and RS256 signatures in Swift: the functions link no BoringSSL besides the one TLS needs.
         .target(name: "HeraldCrypto", swiftSettings: strict),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
@@ -80,7 +82,7 @@ let package = Package(
         .target(
             name: "HeraldRuntime",
             dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "ConcurrencyHook",
+                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "ConcurrencyHook", "SystemAccess",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

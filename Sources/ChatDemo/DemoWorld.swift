@@ -134,21 +134,21 @@ public struct DemoWorld: Sendable {
     }
 
     /// The message a `herald send` line (`alice→family: Dinner at 6pm`) writes, with an id from its time.
-    public func message(sending line: String, at date: Date) throws -> (write: Write, parsed: (sender: String, conversation: String, text: String))? {
+    public func message(sending line: String, at date: Timestamp) throws -> (write: Write, parsed: (sender: String, conversation: String, text: String))? {
         guard let parsed = Self.parseSend(line) else { return nil }
         let write = try message(
             from: parsed.sender, in: parsed.conversation, text: parsed.text,
-            id: Self.messageID(at: date), at: Timestamp(microsecondsOf: date))
+            id: Self.messageID(at: date), at: date)
         return (write, parsed)
     }
 
     /// A new message's id: its time in milliseconds, readable in a listing, and a random tail like
     /// Firestore's own ids, because two messages can be written in the same millisecond and, in a
     /// schema with one flat messages collection, would otherwise land on the same document.
-    public static func messageID(at date: Date) -> String {
+    public static func messageID(at date: Timestamp) -> String {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyz0123456789")
         let tail = String((0..<8).map { _ in alphabet.randomElement()! })
-        return "m-\(UInt64(date.timeIntervalSince1970 * 1000))-\(tail)"
+        return "m-\(date.microsecondsSince1970 / 1000)-\(tail)"
     }
 
     /// Where a conversation's messages are: the parent and query that list them.

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The one-line text a notification shows for a message.
 public enum Preview {
     public static let maximumCharacters = 80

@@ -1,12 +1,6 @@
 import FirestoreModel
 import HeraldCore
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Reads and removes push tokens however the schema stores them.
 struct TokenStore {
     let storage: Schema.TokenStorage

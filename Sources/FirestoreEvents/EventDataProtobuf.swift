@@ -1,11 +1,5 @@
 import FirestoreModel
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// `google.events.cloud.firestore.v1.DocumentEventData` in protobuf's binary form, read straight into
 /// Firestore's values and written from them: no generated message types in between. Field numbers
 /// are those of google-cloudevents' `data.proto`; a message or field given more than once is merged
@@ -194,7 +188,7 @@ extension EventDataProtobuf {
 
 extension DocumentChange {
     /// The change's payload as Eventarc sends it with `application/protobuf`: serialized `DocumentEventData`.
-    public func protobufData() -> Data { Data(EventDataProtobuf.encode(self)) }
+    public func protobufData() -> [UInt8] { EventDataProtobuf.encode(self) }
 
     /// The change's payload in the proto3 JSON mapping (`application/json`).
     public func jsonData() -> JSONValue {

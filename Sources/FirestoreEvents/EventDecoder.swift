@@ -1,11 +1,5 @@
 import FirestoreModel
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// An HTTP request as far as event decoding cares: header names lowercased, and the body.
 public struct EventRequest: Sendable {
     public var headers: [String: String]
@@ -89,7 +83,7 @@ public enum EventDecoder {
         let dataType = attributes.get("datacontenttype")?.lowercased() ?? "application/json"
         let data: EventData
         if let encoded = members["data_base64"], encoded != .null {
-            guard let text = encoded.stringValue, let bytes = Data(base64Encoded: text) else {
+            guard let text = encoded.stringValue, let bytes = Base64.decode(text) else {
                 throw EventDecodingError("data_base64 is not base64", eventID: id)
             }
             if dataType.hasSuffix("json") {
@@ -100,7 +94,7 @@ public enum EventDecoder {
         } else if let inline = members["data"], inline != .null {
             if case .string(let text) = inline, !dataType.hasSuffix("json") {
                 // Non-JSON data inline is a string; for protobuf that is its base64 text.
-                guard let bytes = Data(base64Encoded: text) else { throw EventDecodingError("data is not base64 protobuf", eventID: id) }
+                guard let bytes = Base64.decode(text) else { throw EventDecodingError("data is not base64 protobuf", eventID: id) }
                 data = try EventData(protobuf: Array(bytes), eventID: id)
             } else {
                 data = try EventData(json: inline, eventID: id)
@@ -193,8 +187,8 @@ struct EventData {
         do {
             return try EventDataProtobuf.decode(bytes)
         } catch {
-            guard case .wire = error, bytes.count % 4 == 0, let text = Data(base64Encoded: Data(bytes)) else { throw error }
-            do { return try EventDataProtobuf.decode(Array(text)) } catch {
+            guard case .wire = error, bytes.count % 4 == 0, let text = Base64.decode(String(decoding: bytes, as: UTF8.self)) else { throw error }
+            do { return try EventDataProtobuf.decode(text) } catch {
                 if case .value = error { throw error }
             }
             throw error

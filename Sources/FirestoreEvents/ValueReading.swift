@@ -1,11 +1,5 @@
 import FirestoreModel
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// `google.events.cloud.firestore.v1.Value` (and `MapValue`, `ArrayValue`, `LatLng`, `Timestamp`) read
 /// from protobuf into `FirestoreValue`. A value that is not Firestore's (no kind set, a timestamp out
 /// of range) is an error only if it is still there at the end: protobuf lets a later field replace it
@@ -119,7 +113,7 @@ enum ValueReading {
             case (17, .lengthDelimited): building = .scalar(.string(try reader.string()))
             case (18, .lengthDelimited):
                 let range = try reader.lengthDelimited()
-                building = .scalar(.bytes(Data(UnsafeRawBufferPointer(rebasing: reader.bytes[range]))))
+                building = .scalar(.bytes(Array(reader.bytes[range])))
             default: try reader.skip(number: number, wire: wire)
             }
         }

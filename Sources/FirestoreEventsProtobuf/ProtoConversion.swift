@@ -24,7 +24,7 @@ enum ProtoConversion {
         case .doubleValue(let d): return .double(d)
         case .timestampValue(let t): return .timestamp(try timestamp(t, path: ""))
         case .stringValue(let s): return .string(s)
-        case .bytesValue(let d): return .bytes(d)
+        case .bytesValue(let d): return .bytes(Array(d))
         case .referenceValue(let r): return .reference(r)
         case .geoPointValue(let p): return .geoPoint(latitude: p.latitude, longitude: p.longitude)
         case .arrayValue(let a):
@@ -81,7 +81,7 @@ enum ProtoConversion {
         case .double(let d): p.doubleValue = d
         case .timestamp(let t): p.timestampValue = Google_Protobuf_Timestamp(seconds: t.seconds, nanos: t.nanos)
         case .string(let s): p.stringValue = s
-        case .bytes(let d): p.bytesValue = d
+        case .bytes(let d): p.bytesValue = Data(d)
         case .reference(let r): p.referenceValue = r
         case .geoPoint(let lat, let lng):
             var point = Google_Type_LatLng()

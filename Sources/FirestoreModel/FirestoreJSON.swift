@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Why a JSON value is not a valid Firestore value or document; `path` says where (`fields.text`).
 public struct FirestoreJSONError: Error, Sendable, Equatable, CustomStringConvertible {
     public var path: String
@@ -162,13 +156,7 @@ public enum FirestoreJSON {
     }
 
     /// Standard or URL-safe base64, padding optional (proto3 JSON parsers accept both).
-    static func base64(_ text: String) -> Data? {
-        var normalized = String(text.map { $0 == "-" ? "+" : $0 == "_" ? "/" : $0 })
-        let remainder = normalized.utf8.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { normalized += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: normalized)
-    }
+    static func base64(_ text: String) -> [UInt8]? { Base64.decode(text) }
 
     // MARK: Encoding
 
@@ -180,7 +168,7 @@ public enum FirestoreJSON {
         case .double(let d): return ["doubleValue": json(d)]
         case .timestamp(let t): return ["timestampValue": .string(t.rfc3339)]
         case .string(let s): return ["stringValue": .string(s)]
-        case .bytes(let data): return ["bytesValue": .string(data.base64EncodedString())]
+        case .bytes(let data): return ["bytesValue": .string(Base64.encode(data))]
         case .reference(let r): return ["referenceValue": .string(r)]
         case .geoPoint(let lat, let lng): return ["geoPointValue": ["latitude": json(lat), "longitude": json(lng)]]
         case .array(let values): return ["arrayValue": ["values": .array(values.map(json))]]

@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// One Firestore value, fully typed: every kind `google.firestore.v1.Value` can hold.
 public indirect enum FirestoreValue: Sendable {
     case null
@@ -12,7 +6,7 @@ public indirect enum FirestoreValue: Sendable {
     case double(Double)
     case timestamp(Timestamp)
     case string(String)
-    case bytes(Data)
+    case bytes([UInt8])
     /// A document's full resource name, `projects/P/databases/D/documents/PATH`.
     case reference(String)
     case geoPoint(latitude: Double, longitude: Double)

@@ -1,8 +1,9 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
+
 /// A point in time with nanosecond precision, as Firestore and protobuf's Timestamp hold it.
 /// Valid range: 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999999999Z.
 public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
@@ -12,15 +13,37 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public static let minimumSeconds: Int64 = -62_135_596_800
     public static let maximumSeconds: Int64 = 253_402_300_799
 
-    /// The time `date` names, to the microsecond (Firestore's precision).
-    public init(microsecondsOf date: Date) {
-        let micros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down))
+    /// The time `micros` microseconds after 1970-01-01T00:00:00Z.
+    public init(microsecondsSince1970 micros: Int64) {
         let seconds = micros >= 0 ? micros / 1_000_000 : (micros - 999_999) / 1_000_000
         self.init(seconds: seconds, nanos: Int32(micros - seconds * 1_000_000) * 1000)
     }
 
-    /// The same instant as a `Date` (to Date's precision, about a microsecond).
-    public var date: Date { Date(timeIntervalSince1970: Double(seconds) + Double(nanos) / 1e9) }
+    /// Now by the system's clock, to the microsecond (Firestore's precision).
+    public static func now() -> Timestamp {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Timestamp(seconds: Int64(now.tv_sec), nanos: Int32(now.tv_nsec / 1000 * 1000))
+    }
+
+    public var microsecondsSince1970: Int64 { seconds * 1_000_000 + Int64(nanos / 1000) }
+
+    /// Before any time Firestore can hold.
+    public static let distantPast = Timestamp(seconds: minimumSeconds)
+
+    /// The instant `duration` later (or earlier), to the microsecond.
+    public func adding(_ duration: Duration) -> Timestamp {
+        let (seconds, attoseconds) = duration.components
+        return Timestamp(microsecondsSince1970: microsecondsSince1970 + seconds * 1_000_000 + attoseconds / 1_000_000_000_000)
+    }
+
+    /// How long after `other` this is (negative when before).
+    public func duration(since other: Timestamp) -> Duration {
+        .seconds(seconds - other.seconds) + .nanoseconds(Int64(nanos) - Int64(other.nanos))
+    }
+
+    /// Seconds since 1970 as a floating-point number (to about a microsecond).
+    public var secondsSince1970: Double { Double(seconds) + Double(nanos) / 1e9 }
 
     public init(seconds: Int64, nanos: Int32 = 0) {
         self.seconds = seconds

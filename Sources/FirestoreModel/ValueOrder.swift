@@ -1,9 +1,3 @@
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Firestore's total order of values, as queries sort and compare them: null < booleans < NaN <
 /// numbers (integers and doubles by magnitude) < timestamps < strings (UTF-8 bytes) < bytes <
 /// references (by path segment) < geo points < arrays < maps.

@@ -4,12 +4,6 @@ import NIOCore
 import NIOHTTP1
 import Tracing
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// How often to retry a call that failed transiently, and for how long. A function answers its
 /// trigger within seconds either way: a failure that outlasts the budget goes back to the trigger,
 /// which retries with its own backoff (Eventarc: 10 s to 10 min), so long in-call retries only hold

@@ -98,9 +98,9 @@ struct DemoConsole: ConsoleDomain {
         case "send":
             let (sender, conversation, text) = (try argument("from"), try argument("conversation"), try argument("text"))
             guard text.utf8.count <= 10_000 else { throw Refusal(description: "a message is at most 10,000 bytes here") }
-            let now = Date()
+            let now = Timestamp.now()
             let write = try world.message(
-                from: sender, in: conversation, text: text, id: DemoWorld.messageID(at: now), at: Timestamp(microsecondsOf: now))
+                from: sender, in: conversation, text: text, id: DemoWorld.messageID(at: now), at: now)
             _ = try await supervisor.commit(write)
             return "wrote \(write.document.path)"
         case "open":

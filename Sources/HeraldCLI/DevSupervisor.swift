@@ -182,7 +182,7 @@ final class DevSupervisor: Service, Sendable {
     func sendMessages() async throws {
         let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         for text in settings.messages {
-            guard let (write, parsed) = try world.message(sending: text, at: Date()) else { continue }
+            guard let (write, parsed) = try world.message(sending: text, at: .now()) else { continue }
             guard try await commit(write) else { throw DevError("\(write.document.path) already exists; the message was not written") }
             console.print("write   \(write.document.path): \(parsed.sender) → \(parsed.conversation): \"\(parsed.text)\"")
         }

@@ -32,7 +32,7 @@ final class ExternalFirestoreWatcher: Service, Sendable {
                             ? nil : LocalFirestore.Change(name: name, before: old, after: new)
                     }
                     if !changes.isEmpty {
-                        let time = changes.compactMap { $0.after?.updateTime }.max() ?? Timestamp(microsecondsOf: Date())
+                        let time = changes.compactMap { $0.after?.updateTime }.max() ?? Timestamp.now()
                         try await cloud.enqueueEvents(for: changes, at: time)
                     }
                 }

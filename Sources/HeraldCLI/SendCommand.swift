@@ -16,7 +16,7 @@ struct Send: AsyncParsableCommand {
 
     func run() async throws {
         let world = DemoWorld(schema: try Schema.named(schema), project: project)
-        guard let (write, _) = try world.message(sending: message, at: Date()) else {
+        guard let (write, _) = try world.message(sending: message, at: .now()) else {
             throw ValidationError("expected 'SENDER→CONVERSATION: TEXT', not \"\(message)\"")
         }
         let firestore = FirestoreClient(project: project, endpoint: url, credentials: EmulatorCredentials(), httpClient: .shared)

@@ -2,11 +2,6 @@ import FirestoreModel
 import Logging
 import Synchronization
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,8 +33,7 @@ public struct CloudLogHandler: LogHandler {
         var merged = metadata
         if let provided = metadataProvider?.get() { merged.merge(provided) { _, new in new } }
         if let extra = event.metadata { merged.merge(extra) { _, new in new } }
-        let now = Date()
-        let time = Timestamp(microsecondsOf: now)
+        let time = Timestamp.now()
         switch format {
         case .json:
             var fields: [String: JSONValue] = [

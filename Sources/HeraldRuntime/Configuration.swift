@@ -1,10 +1,6 @@
+import GoogleClients
 import Logging
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import SystemAccess
 
 /// Everything a function reads from its environment, validated once at start.
 public struct RuntimeConfiguration: Sendable {
@@ -15,9 +11,9 @@ public struct RuntimeConfiguration: Sendable {
     /// `HOST:PORT` of a Firestore emulator (or `herald dev`); Firestore calls go there with `Bearer owner`.
     public var firestoreEmulatorHost: String?
     /// Firestore's REST endpoint when it is not Google's, reached with the real credentials.
-    public var firestoreEndpoint: URL?
+    public var firestoreEndpoint: String?
     public var database: String
-    public var fcmEndpoint: URL?
+    public var fcmEndpoint: String?
     /// A built-in preset name or a path to a schema JSON file.
     public var schema: String
     /// Where the exactly-once ledger documents live (`HERALD_LEDGER_COLLECTION`, a collection path).
@@ -70,7 +66,7 @@ public struct RuntimeConfiguration: Sendable {
             problems.append("GOOGLE_CLOUD_PROJECT \"\(p)\" is not a project id")
         }
         credentialsFile = value("GOOGLE_APPLICATION_CREDENTIALS")
-        if let path = credentialsFile, !FileManager.default.isReadableFile(atPath: path) {
+        if let path = credentialsFile, !LocalFile.isReadable(path) {
             problems.append("GOOGLE_APPLICATION_CREDENTIALS names \(path), which is not a readable file")
         }
         firestoreEmulatorHost = value("FIRESTORE_EMULATOR_HOST")
@@ -81,8 +77,8 @@ public struct RuntimeConfiguration: Sendable {
             }
         }
         if let endpoint = value("FIRESTORE_ENDPOINT") {
-            if let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil {
-                firestoreEndpoint = url
+            if (try? HTTPURL(endpoint)) != nil {
+                firestoreEndpoint = endpoint
             } else {
                 problems.append("FIRESTORE_ENDPOINT must be an http(s) URL, not \"\(endpoint)\"")
             }
@@ -90,8 +86,8 @@ public struct RuntimeConfiguration: Sendable {
         database = value("FIRESTORE_DATABASE") ?? "(default)"
         if database.contains("/") { problems.append("FIRESTORE_DATABASE \"\(database)\" is not a database id") }
         if let endpoint = value("FCM_ENDPOINT") {
-            if let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil {
-                fcmEndpoint = url
+            if (try? HTTPURL(endpoint)) != nil {
+                fcmEndpoint = endpoint
             } else {
                 problems.append("FCM_ENDPOINT must be an http(s) URL, not \"\(endpoint)\"")
             }
@@ -105,10 +101,10 @@ public struct RuntimeConfiguration: Sendable {
         requiredAudience = value("HERALD_REQUIRE_OIDC_AUDIENCE")
         oidcJWKSURL = value("HERALD_OIDC_JWKS_URL")
         if let url = oidcJWKSURL {
-            let parsed = URL(string: url)
-            if parsed.map({ !["http", "https"].contains($0.scheme ?? "") || $0.host == nil }) ?? true {
+            let parsed = try? HTTPURL(url)
+            if parsed == nil {
                 problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
-            } else if parsed?.scheme == "http", let host = parsed?.host, !Self.isLoopback(host),
+            } else if parsed?.origin.secure == false, let host = parsed?.origin.host, !Self.isLoopback(host),
                 value("GCE_METADATA_HOST").map({ $0.split(separator: ":").first.map(String.init)?.lowercased() != host.lowercased() }) ?? true
             {
                 // Plain http only for a local cloud: on this machine, or the one that is also the metadata server (a compose network).

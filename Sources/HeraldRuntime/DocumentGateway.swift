@@ -1,12 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import SystemAccess
 
 /// The runtime's side of a function's I/O: read documents, and carry out a plan.
 public protocol DocumentGateway: Sendable {
@@ -50,12 +45,13 @@ public struct SnapshotGateway: DocumentGateway {
     }
 
     /// Reads `{"documents": [Document, …]}` or a bare array of documents, in Firestore's REST JSON.
-    public init(contentsOf url: URL) throws {
-        let bytes = try Data(contentsOf: url)
+    public init(contentsOf path: String) throws {
+        let bytes: [UInt8]
+        do { bytes = try LocalFile.read(path) } catch { throw SnapshotError("cannot read \(error)") }
         let json: JSONValue
-        do { json = try JSONValue(parsing: bytes) } catch { throw SnapshotError("\(url.path): \(error)") }
+        do { json = try JSONValue(parsing: bytes) } catch { throw SnapshotError("\(path): \(error)") }
         guard let list = json.arrayValue ?? json["documents"]?.arrayValue else {
-            throw SnapshotError("\(url.path): expected {\"documents\": [...]} or an array of Firestore documents")
+            throw SnapshotError("\(path): expected {\"documents\": [...]} or an array of Firestore documents")
         }
         var documents: [FirestoreDocument] = []
         for (i, item) in list.enumerated() {
@@ -64,7 +60,7 @@ public struct SnapshotGateway: DocumentGateway {
                     throw FirestoreJSONError(path: "documents[\(i)]", reason: "empty document")
                 }
                 documents.append(document)
-            } catch { throw SnapshotError("\(url.path): \(error)") }
+            } catch { throw SnapshotError("\(path): \(error)") }
         }
         self.init(documents: documents)
     }

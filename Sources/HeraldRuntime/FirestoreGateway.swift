@@ -4,12 +4,6 @@ import GoogleClients
 import HeraldCore
 import Logging
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Reads from Firestore and carries plans out exactly once per (function, event):
 /// 1. the plan's writes and the event's ledger entry are committed atomically, the entry with the
 ///    precondition that it does not exist yet: if it does, this event was applied before;
@@ -30,7 +24,7 @@ public struct FirestoreGateway: DocumentGateway {
     public let functionName: String
     /// Ledger documents live at `{ledgerCollection}/{key}`; they carry `expireAt` for a TTL policy.
     public let ledgerCollection: String
-    public let ledgerLifetime: TimeInterval
+    public let ledgerLifetime: Duration
     /// How long a claim on an event's pushes holds before another delivery may take them over.
     public let pushLease: Duration
     let logger: Logger
@@ -39,7 +33,7 @@ public struct FirestoreGateway: DocumentGateway {
 
     public init(
         firestore: any FirestoreAPI, fcm: (any FCMAPI)?, functionName: String, dryRun: Bool, logger: Logger,
-        ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: TimeInterval = 7 * 86_400, pushLease: TimeInterval = 60,
+        ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: Duration = .seconds(7 * 86_400), pushLease: Double = 60,
         metrics: RuntimeMetrics? = nil
     ) {
         self.metrics = metrics
@@ -142,7 +136,7 @@ public struct FirestoreGateway: DocumentGateway {
 
     /// Commits the plan's first writes with the ledger entries, or finds them committed before.
     func commitFirst(_ layout: EventLedger.Layout, ledger: EventLedger, event: DocumentChange, holder: String) async throws -> FirstCommit {
-        let expireAt = Timestamp(seconds: Int64(Date().timeIntervalSince1970 + ledgerLifetime))
+        let expireAt = Timestamp.now().adding(ledgerLifetime)
         let writes = ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
         let hasPushes = !layout.pushShards.joined().isEmpty
         do {

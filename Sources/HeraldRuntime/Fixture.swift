@@ -1,12 +1,6 @@
 import FirestoreEvents
 import FirestoreModel
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// A request saved in a file, as `invoke --event FILE` takes it: a structured CloudEvent, a legacy
 /// event, or `{"headers": {…}, "body": …}` for binary mode (body as JSON, or base64 for protobuf).
 public enum Fixture {
@@ -26,10 +20,10 @@ public enum Fixture {
             switch members["body"] ?? .null {
             case .null: body = []
             case .string(let text) where request.contentType?.contains("json") != true:
-                guard let data = Data(base64Encoded: text) else {
+                guard let data = Base64.decode(text) else {
                     throw FixtureError("\"body\" must be base64 for content-type \(request.contentType ?? "(none)")")
                 }
-                body = Array(data)
+                body = data
             case .string(let text): body = Array(text.utf8)
             case let inline: body = Array(inline.serialized().utf8)
             }
@@ -58,7 +52,7 @@ public enum Fixture {
         if let location = event.envelope.location { headers["ce-location"] = .string(location) }
         if let t = event.envelope.authType { headers["ce-authtype"] = .string(t) }
         if let id = event.envelope.authID { headers["ce-authid"] = .string(id) }
-        let body: JSONValue = json ? change.jsonData() : .string(change.protobufData().base64EncodedString())
+        let body: JSONValue = json ? change.jsonData() : .string(Base64.encode(change.protobufData()))
         return ["headers": .object(headers), "body": body]
     }
 }

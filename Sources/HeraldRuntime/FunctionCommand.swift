@@ -4,14 +4,9 @@ import GoogleClients
 import HeraldCore
 import Logging
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 #if canImport(Glibc)
 import Glibc
+import SystemAccess
 #endif
 
 /// The command line of every function executable: `NAME serve` (the default), `NAME invoke` for a
@@ -148,7 +143,7 @@ func writeToStandardError(_ line: String) {
 
 func loadConfiguration() throws -> RuntimeConfiguration {
     do {
-        return try RuntimeConfiguration(environment: ProcessInfo.processInfo.environment, stdoutIsTerminal: isatty(STDOUT_FILENO) == 1)
+        return try RuntimeConfiguration(environment: ProcessEnvironment.current(), stdoutIsTerminal: isatty(STDOUT_FILENO) == 1)
     } catch {
         throw CommandLineArguments.UsageError(error.description)
     }
@@ -272,7 +267,7 @@ struct InvokeCommand<Function: ConfigurableFunction> {
             })
         let request: EventRequest
         do {
-            request = try Fixture.request(from: Array(Data(contentsOf: URL(fileURLWithPath: event))))
+            request = try Fixture.request(from: LocalFile.read(event))
         } catch let error as FixtureError {
             throw Self.badFixture("bad fixture \(event): \(error)")
         } catch {
@@ -330,12 +325,12 @@ struct SweepCommand<Function: ConfigurableFunction> {
             sink: LineSink { line in
                 writeToStandardError(line)
             })
-        var date = Date()
+        var date = Timestamp.now()
         if let at {
             guard let time = Timestamp(rfc3339: at) else {
                 throw CommandLineArguments.UsageError("--at must be an RFC 3339 time such as 2026-11-20T09:02:00Z, not \"\(at)\"")
             }
-            date = time.date
+            date = time
         }
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
         guard let sweeper = wiring.sweeper else {

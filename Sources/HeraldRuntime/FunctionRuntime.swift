@@ -3,12 +3,6 @@ import GoogleClients
 import HeraldCore
 import Logging
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// One function assembled with everything it runs on: its settings, its documents (Firestore or a
 /// snapshot) and FCM, the processor for its events and the runner for its schedule. The only place a
 /// function is wired: `serve`, `invoke` and `sweep` use it, so do `herald dev` (which runs the
@@ -49,7 +43,7 @@ public struct FunctionRuntime: Sendable {
         } catch { throw SettingsError(description: "\(error)") }
         switch source {
         case .snapshot(let path, let eventDocument):
-            var gateway = try SnapshotGateway(contentsOf: URL(fileURLWithPath: path))
+            var gateway = try SnapshotGateway(contentsOf: path)
             if let eventDocument, gateway.documents[eventDocument.name] == nil {
                 gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument])
             }
@@ -71,7 +65,7 @@ public struct FunctionRuntime: Sendable {
                 endpoint: credentials.firestoreEndpoint, credentials: credentials.firestore, httpClient: transport,
                 requestTimeout: configuration.apiTimeout, observer: metrics?.observer(api: "firestore"))
             let fcm = FCMClient(
-                project: credentials.project, endpoint: configuration.fcmEndpoint?.absoluteString ?? FCMClient.productionEndpoint,
+                project: credentials.project, endpoint: configuration.fcmEndpoint ?? FCMClient.productionEndpoint,
                 credentials: credentials.messaging, httpClient: transport, requestTimeout: configuration.apiTimeout,
                 observer: metrics?.observer(api: "fcm"))
             let gateway = FirestoreGateway(

@@ -5,12 +5,6 @@ import HeraldCore
 import Logging
 import Tracing
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Handles one delivered event; `EventProcessor` is the one the runtime uses.
 public protocol EventHandling: Sendable {
     func process(_ request: EventRequest, logger: Logger) async -> EventResponse
@@ -18,7 +12,7 @@ public protocol EventHandling: Sendable {
 
 /// Runs a scheduled function once; `SweepRunner` is the one the runtime uses.
 public protocol SweepRunning: Sendable {
-    func run(at date: Date, logger: Logger) async throws -> SweepReport
+    func run(at date: Timestamp, logger: Logger) async throws -> SweepReport
 }
 
 extension EventProcessor: EventHandling {}
@@ -196,7 +190,7 @@ public struct FunctionServer: Sendable {
     func sweep() async -> EventResponse {
         guard let sweeper else { return failure(404, "NOT_FOUND", "\(name) does not run on a schedule") }
         do {
-            let report = try await sweeper.run(at: Date(), logger: logger)
+            let report = try await sweeper.run(at: .now(), logger: logger)
             return EventResponse(status: 200, body: report.json)
         } catch {
             return responseToFailure(error, logger: logger)

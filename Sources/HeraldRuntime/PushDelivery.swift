@@ -4,19 +4,13 @@ import HeraldCore
 import Logging
 import Synchronization
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The send phase of `FirestoreGateway`: claiming an event's pending pushes, sending them within the
 /// claim's lease, and recording what became of each.
 extension FirestoreGateway {
     /// Takes the pending pushes of an event applied before, unless another delivery holds a live claim.
     /// The claim is conditional on the entry as read, so of two deliveries taking over at once one wins.
     func claim(_ state: LedgerState, holder: String) async throws {
-        let now = Timestamp(microsecondsOf: Date())
+        let now = Timestamp.now()
         let lease = pushLease / .seconds(1)
         for (other, at) in state.claims {
             let age = Double(now.seconds - at.seconds) + Double(now.nanos - at.nanos) / 1e9

@@ -1,11 +1,6 @@
 import FirestoreModel
 import HeraldCore
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import SystemAccess
 
 extension FunctionSettings {
     /// A schema file larger than this is not one.
@@ -24,10 +19,9 @@ extension FunctionSettings {
     /// Reads the file `schema` names, when it names one (a path, or a `.json` name), into `schemaFile`.
     public mutating func readSchemaFile() throws(SettingsError) {
         guard schema.hasSuffix(".json") || schema.contains("/") else { return }
-        let bytes: Data
-        do { bytes = try Data(contentsOf: URL(fileURLWithPath: schema)) } catch { throw SettingsError("cannot read schema file \(schema): \(error)") }
-        guard bytes.count <= Self.maximumSchemaFileBytes else {
-            throw SettingsError("schema file \(schema) is \(bytes.count) bytes; a schema is at most \(Self.maximumSchemaFileBytes)")
+        let bytes: [UInt8]
+        do { bytes = try LocalFile.read(schema, limit: Self.maximumSchemaFileBytes) } catch {
+            throw SettingsError("cannot read schema file \(error)")
         }
         do { schemaFile = try JSONValue(parsing: bytes) } catch { throw SettingsError("schema file \(schema): \(error)") }
     }

@@ -3,12 +3,6 @@ import GoogleClients
 import HeraldCore
 import Logging
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// What one run of a scheduled function did, per sweep.
 public struct SweepReport: Sendable, Hashable {
     public struct Counts: Sendable, Hashable {
@@ -97,8 +91,8 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         self.deadTokens = DeadTokenGuard(threshold: 0.9, minimumBatch: 20, logger: logger)
     }
 
-    public func run(at date: Date = Date(), logger: Logger) async throws -> SweepReport {
-        let now = Timestamp(microsecondsOf: date)
+    public func run(at date: Timestamp = .now(), logger: Logger) async throws -> SweepReport {
+        let now = date
         var report = SweepReport(function: Function.name, at: now, dryRun: dryRun)
         for sweep in function.sweeps(at: now) {
             var counts = SweepReport.Counts()
@@ -167,8 +161,8 @@ public struct SnapshotSweeper<Function: ScheduledFunction>: SweepRunning {
         self.documents = documents.sorted { $0.name < $1.name }
     }
 
-    public func run(at date: Date, logger: Logger) async throws -> SweepReport {
-        let now = Timestamp(microsecondsOf: date)
+    public func run(at date: Timestamp, logger: Logger) async throws -> SweepReport {
+        let now = date
         var report = SweepReport(function: Function.name, at: now, dryRun: true)
         // A document written by an earlier sweep of this run has a new version: a later write planned from
         // the snapshot would fail its precondition, so it is not planned.

@@ -4,12 +4,6 @@ import Logging
 import NIOCore
 import Synchronization
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Where one kind of OTLP data goes, from OpenTelemetry's standard variables: `OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`
 /// (the full URL) or `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/<signal>`), `OTEL_EXPORTER_OTLP_<SIGNAL>_HEADERS` or
 /// `OTEL_EXPORTER_OTLP_HEADERS` (`key=value,…`, e.g. a collector's API key). OTLP/HTTP with JSON
@@ -26,7 +20,7 @@ public struct OTLPEndpointSettings: Sendable {
             value("OTEL_EXPORTER_OTLP_\(upper)_ENDPOINT")
             ?? value("OTEL_EXPORTER_OTLP_ENDPOINT").map { $0.hasSuffix("/") ? $0 + "v1/\(signal)" : $0 + "/v1/\(signal)" }
         guard let endpoint else { return nil }
-        if let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil {
+        if let url = try? HTTPURL(endpoint), !url.hasQuery {
         } else {
             problems.append("the OTLP \(signal) endpoint must be an http(s) URL, not \"\(endpoint)\"")
         }

@@ -1,11 +1,6 @@
 import HeraldCore
 import Synchronization
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import SystemAccess
 
 /// The IANA time zone database as the system installs it (`/usr/share/zoneinfo`, or `$TZDIR`): each
 /// zone read once, when first asked for, and kept. Images copy the same directory.
@@ -38,8 +33,7 @@ public final class ZoneInfoDirectory: Sendable {
     }
 
     func read(_ name: String) -> TimeZoneRules? {
-        let url = URL(fileURLWithPath: path).appendingPathComponent(name)
-        guard let data = try? Data(contentsOf: url), data.count <= Self.maximumFileBytes else { return nil }
-        return try? TimeZoneRules(name: name, tzif: [UInt8](data))
+        guard let data = try? LocalFile.read(path + "/" + name, limit: Self.maximumFileBytes) else { return nil }
+        return try? TimeZoneRules(name: name, tzif: data)
     }
 }

@@ -141,7 +141,7 @@ public enum EventarcRequest {
     /// `withData` is false (as Eventarc sends an event over its size limit).
     public static func make(
         id: String, kind: DocumentChange.Kind, document: FirestoreDocument?, old: FirestoreDocument? = nil,
-        name: DocumentName, time: Timestamp = Timestamp(microsecondsOf: Date()), withData: Bool = true
+        name: DocumentName, time: Timestamp = .now(), withData: Bool = true
     ) throws -> EventRequest {
         let change = DocumentChange(
             eventID: id, kind: kind, time: time, document: name,

@@ -40,7 +40,7 @@ public enum RandomValues {
             // Firestore keeps microseconds: a stored timestamp loses the rest.
             return .timestamp(Timestamp(seconds: seconds, nanos: storable ? nanos / 1000 * 1000 : nanos))
         case 5: return .string(string(&rng))
-        case 6: return .bytes(Data((0..<Int.random(in: 0...20, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }))
+        case 6: return .bytes(((0..<Int.random(in: 0...20, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) }))
         case 7: return .reference("projects/p/databases/(default)/documents/users/u\(Int.random(in: 0...99, using: &rng))")
         case 8: return .geoPoint(latitude: Double.random(in: -90...90, using: &rng), longitude: Double.random(in: -180...180, using: &rng))
         case 9: return .array((0..<Int.random(in: 0...4, using: &rng)).map { _ in value(&rng, depth: depth + 1, storable: storable, inArray: true) })

@@ -156,7 +156,7 @@ import Testing
         let delivery: JSONValue = ["duplicateProbability": 1]
         _ = try await HTTPClient.shared.post(
             "\(dev.base)/herald/delivery/faults", headers: ["content-type": "application/json"], body: Array(delivery.serialized().utf8))
-        _ = try await dev.app.commit([try demo.message(from: "u0", in: "town", text: "Town meeting at 7", id: "m-town", at: Timestamp(microsecondsOf: Date()))])
+        _ = try await dev.app.commit([try demo.message(from: "u0", in: "town", text: "Town meeting at 7", id: "m-town", at: Timestamp.now())])
         try await dev.waitUntilIdle(timeout: .seconds(240))
         let deadLetters = try await dev.deadLetters()
         #expect(deadLetters.isEmpty, "\(deadLetters.prefix(3))")

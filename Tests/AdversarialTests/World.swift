@@ -24,7 +24,7 @@ struct DevWorld {
 
     /// Alice writes a message to the family group (and the test reads it back with its versions).
     func message(_ id: String, text: String = "Dinner at 6pm") async throws -> FirestoreDocument {
-        _ = try await app.commit([try demo.message(from: "alice", in: "family", text: text, id: id, at: Timestamp(microsecondsOf: Date()))])
+        _ = try await app.commit([try demo.message(from: "alice", in: "family", text: text, id: id, at: Timestamp.now())])
         return try #require(try await document("conversations/family/messages/\(id)"))
     }
 

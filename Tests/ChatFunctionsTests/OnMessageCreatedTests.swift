@@ -13,7 +13,7 @@ import Testing
 func planFromFixtures(_ preset: String, scenario: String = "message-created") async throws -> (Plan, DocumentsRead) {
     let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
     let request = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("\(preset)/\(scenario).binary-protobuf.json"))))
-    let gateway = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json"))
+    let gateway = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json").path)
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
     let report = try #require(await EventProcessor(function: function, gateway: gateway).process(request, logger: logger).report)
     return (report.plan, report.documentsRead)

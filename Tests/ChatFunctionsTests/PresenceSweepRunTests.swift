@@ -10,10 +10,10 @@ import Testing
 
 /// presenceSweeper's whole run against the local cloud: query pages, batchWrite, preconditions, counts.
 @Suite struct PresenceSweepRunTests {
-    static let now = Date(timeIntervalSince1970: 1_800_000_000)
+    static let now = Timestamp(seconds: 1_800_000_000)
     let logger = Logger(label: "sweep") { _ in SwiftLogNoOpLogHandler() }
 
-    func ago(_ seconds: Double) -> FirestoreValue { .timestamp(Timestamp(microsecondsOf: Self.now.addingTimeInterval(-seconds))) }
+    func ago(_ seconds: Double) -> FirestoreValue { .timestamp(Self.now.adding(.seconds(-seconds))) }
 
     /// 1,250 users: even ones online with a heartbeat 5 minutes old, odd ones online and fresh, every tenth offline.
     func seed(_ firestore: FirestoreClient) async throws {

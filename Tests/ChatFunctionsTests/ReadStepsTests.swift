@@ -38,7 +38,7 @@ struct CountingGateway: DocumentGateway {
 @Suite struct ReadStepsTests {
     @Test(arguments: Schema.presets.keys.sorted()) func aMessageEventTakesAtMostThreeFirestoreRequests(preset: String) async throws {
         let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
-        let gateway = CountingGateway(inner: try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json")))
+        let gateway = CountingGateway(inner: try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json").path))
         let processor = EventProcessor(function: function, gateway: gateway)
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let request = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("\(preset)/message-created.binary-protobuf.json"))))
@@ -53,7 +53,7 @@ struct CountingGateway: DocumentGateway {
     /// Who joins is read with the conversation from the next event on; who left stops being read once the
     /// prediction is checked again (every `ReadAhead.checkEvery` uses), never a wrong plan meanwhile.
     @Test func theMembersReadAheadFollowWhoJoinsAndWhoLeaves() async throws {
-        let world = ChangingWorld(Array(try SnapshotGateway(contentsOf: TestPaths.fixture("default/documents.json")).documents.values))
+        let world = ChangingWorld(Array(try SnapshotGateway(contentsOf: TestPaths.fixture("default/documents.json").path).documents.values))
         let processor = EventProcessor(function: OnMessageCreated(schema: Schema.presets["default"]!), gateway: world)
         let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
         let request = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("default/message-created.binary-protobuf.json"))))

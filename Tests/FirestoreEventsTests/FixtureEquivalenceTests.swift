@@ -42,7 +42,7 @@ func request(fromFixture url: URL) throws -> EventRequest {
         #expect(change.oldDocument == nil)
         #expect(event.envelope.location == "europe-west1")
         // The message document in the documents snapshot is the same document the event carries.
-        let snapshot = try SnapshotGateway(contentsOf: TestPaths.fixture("default/documents.json"))
+        let snapshot = try SnapshotGateway(contentsOf: TestPaths.fixture("default/documents.json").path)
         #expect(change.newDocument == snapshot.documents[change.document])
         #expect(change.newDocument?["text"] == .string("Dinner at 6pm"))
     }
@@ -68,7 +68,7 @@ func request(fromFixture url: URL) throws -> EventRequest {
         #expect(fields["tiny"] == .double(5e-324))
         #expect(fields["time"] == .timestamp(Timestamp(seconds: 1_795_165_200, nanos: 123_456_789)))
         #expect(fields["yearOne"] == .timestamp(Timestamp(seconds: Timestamp.minimumSeconds)))
-        #expect(fields["bytes"] == .bytes(Data(0...255)))
+        #expect(fields["bytes"] == .bytes(Array(0...255)))
         #expect(fields["geo"] == .geoPoint(latitude: 48.8584, longitude: -2.2945))
         #expect(fields["text"] == .string("Ünïcödé 👩‍👩‍👧 e\u{301} \"quoted\" \\ \n\t\u{0} end"))
         #expect(fields["nested"] == .map(["a": .map(["b": .map(["c": .array([.map(["d": .null])])])])]))

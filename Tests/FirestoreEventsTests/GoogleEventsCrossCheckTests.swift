@@ -55,7 +55,7 @@ import Testing
         let python = try await Self.python()
         var rng = SeededRandom(seed: 77)
         let changes = try (0..<300).map { try randomChange(&rng, index: $0) }
-        let payload = JSONValue.array(changes.map { .string($0.protobufData().base64EncodedString()) })
+        let payload = JSONValue.array(changes.map { .string(Base64.encode($0.protobufData())) })
         let result = try await ProcessRunner.run(python, [Self.script.path, "decode"], stdin: Data(payload.serialized().utf8))
         #expect(result.status == 0, "\(result.stderr)")
         let parsed = try #require(try JSONValue(parsing: result.stdout).arrayValue)

@@ -25,7 +25,7 @@ import Testing
             (#"{"nullValue": null}"#, .null),
             (#"{"null_value": 0}"#, .null),
             (#"{"nullValue": "NULL_VALUE"}"#, .null),
-            (#"{"bytesValue": "_-8"}"#, .bytes(Data([0xFF, 0xEF]))),
+            (#"{"bytesValue": "_-8"}"#, .bytes([0xFF, 0xEF])),
             (#"{"timestampValue": "2026-11-20T09:00:00.000000001Z"}"#, .timestamp(Timestamp(seconds: 1_795_165_200, nanos: 1))),
             (#"{"geoPointValue": {}}"#, .geoPoint(latitude: 0, longitude: 0)),
             (#"{"arrayValue": {}}"#, .array([])),

@@ -152,7 +152,7 @@ enum JWTHeaderJSON {
             #expect(try await credentials.token() == "ya29.token-1")
             #expect(try await credentials.token() == "ya29.token-2")
         }
-        let cache = TokenCache(refreshMargin: 300) { AccessToken(value: "t", expiresAt: Date().addingTimeInterval(3600)) }
+        let cache = TokenCache(refreshMargin: .seconds(300)) { AccessToken(value: "t", expiresAt: Timestamp.now().adding(.seconds(3600))) }
         _ = try await cache.token()
         _ = try await cache.token()
         #expect(await cache.fetches == 1)

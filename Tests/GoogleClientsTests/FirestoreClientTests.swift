@@ -115,7 +115,7 @@ import Testing
             // Limits are refused before anything is sent.
             let many = try (0...500).map { Write(.delete(try db.name("x/\($0)"))) }
             await #expect { try await db.commit(many) } throws: { "\($0)".contains("at most 500 writes") }
-            let huge = Write(.update(try db.name("x/huge"), fields: ["blob": .bytes(Data(count: 1_100_000))], mask: nil))
+            let huge = Write(.update(try db.name("x/huge"), fields: ["blob": .bytes([UInt8](repeating: 0, count: 1_100_000))], mask: nil))
             await #expect { try await db.commit([huge]) } throws: { "\($0)".contains("limit is 1048576") }
             #expect(try await db.commitInBatches(many).count == 2)
         }

@@ -71,7 +71,7 @@ final class CapturingAPI: Sendable {
                         doc,
                         fields: [
                             "lastMessage": .map(["text": .string("hi"), "at": .timestamp(Timestamp(seconds: 1))]),
-                            "n": .integer(1), "d": .double(.nan), "b": .bytes(Data([1, 2])), "g": .geoPoint(latitude: 1, longitude: 2),
+                            "n": .integer(1), "d": .double(.nan), "b": .bytes([1, 2]), "g": .geoPoint(latitude: 1, longitude: 2),
                             "r": .reference(doc.resourceName), "z": .null, "a": .array([.boolean(true)]),
                         ],
                         mask: [FieldPath("lastMessage"), FieldPath("unreadCount", "user.1")]),

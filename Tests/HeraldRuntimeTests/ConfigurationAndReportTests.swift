@@ -25,7 +25,7 @@ import Testing
         #expect(config.project == "my-proj")
         #expect(config.firestoreEmulatorHost == "127.0.0.1:8787")
         #expect(config.database == "chat")
-        #expect(config.fcmEndpoint?.absoluteString == "http://127.0.0.1:8787")
+        #expect(config.fcmEndpoint == "http://127.0.0.1:8787")
         #expect(config.schema == "prd004")
         #expect(config.logLevel == .warning)
         #expect(config.logFormat == .text)

@@ -181,12 +181,12 @@ import Glibc
     @Test func sweepRunsOncePrintsCountsAndExits() async throws {
         try await withLocalCloud { cloud in
             let db = cloud.firestore(project: "cron")
-            let stale = Timestamp(microsecondsOf: Date().addingTimeInterval(-600))
+            let stale = Timestamp.now().adding(.seconds(-600))
             _ = try await db.commit([
                 Write(.update(try db.name("users/gone"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(stale)], mask: nil)),
                 Write(
                     .update(
-                        try db.name("users/here"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(Timestamp(microsecondsOf: Date()))], mask: nil)),
+                        try db.name("users/here"), fields: ["online": .boolean(true), "heartbeatAt": .timestamp(Timestamp.now())], mask: nil)),
             ])
             var environment = ProcessInfo.processInfo.environment
             environment["FIRESTORE_EMULATOR_HOST"] = cloud.host

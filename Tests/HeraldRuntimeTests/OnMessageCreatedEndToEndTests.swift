@@ -32,7 +32,7 @@ import Testing
             try await withTestHTTPServer(fake.router) { fcmPort in
                 let firestore = FirestoreClient(project: "herald-demo", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let fcm = FCMClient(project: "herald-demo", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared)
-                let seed = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json"))
+                let seed = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json").path)
                 _ = try await firestore.commit(seed.documents.values.map { Write(.update($0.name, fields: $0.fields, mask: nil)) })
                 let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
                 let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)

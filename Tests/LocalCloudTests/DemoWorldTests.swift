@@ -1,5 +1,6 @@
 import ChatDemo
 import ChatFunctions
+import FirestoreModel
 import Foundation
 import Testing
 
@@ -10,7 +11,7 @@ struct DemoWorldTests {
     @Test(arguments: ["default", "prd000", "prd001", "prd004"])
     func messagesWrittenInTheSameMillisecondAreDifferentDocuments(preset: String) throws {
         let world = DemoWorld(schema: try #require(Schema.presets[preset]), project: "p")
-        let now = Date()
+        let now = Timestamp.now()
         let first = try #require(try world.message(sending: "alice→family: Dinner at 6pm", at: now))
         let second = try #require(try world.message(sending: "bob→alice-bob: Running late", at: now))
         let third = try #require(try world.message(sending: "bob→alice-bob: Running late", at: now))

@@ -28,7 +28,7 @@ import Testing
             "text": .string("héllo, 世界 🎉"), "long": .string(String(repeating: "ab", count: 50_000)), "int": .integer(-42),
             "big": .integer(9_007_199_254_740_993), "min": .integer(.min), "double": .double(1.5), "negativeZero": .double(-0.0),
             "yes": .boolean(true), "nothing": .null, "when": .timestamp(Timestamp(seconds: 1_795_521_953, nanos: 123_456_000)),
-            "before1970": .timestamp(Timestamp(seconds: -86_401, nanos: 500_000_000)), "bytes": .bytes(Data([0, 1, 2, 255])),
+            "before1970": .timestamp(Timestamp(seconds: -86_401, nanos: 500_000_000)), "bytes": .bytes([0, 1, 2, 255]),
             "ref": .reference(try name("users/bob").resourceName), "place": .geoPoint(latitude: 52.52, longitude: -13.4),
             "list": .array([.string("x"), .integer(1), .null, .map(["k": .string("v"), "l": .array([.integer(2)])])]), "emptyList": .array([]),
             "one": .array([.boolean(false)]), "nested": .map(["inner": .map(["deep": .boolean(false)]), "e": .array([])]), "emptyMap": .map([:]),

@@ -15,7 +15,7 @@ import Testing
 
     struct CountingSweeper: SweepRunning {
         let runs = Counter()
-        func run(at date: Date, logger: Logger) async throws -> SweepReport {
+        func run(at date: Timestamp, logger: Logger) async throws -> SweepReport {
             runs.increment()
             return SweepReport(function: "test", at: Timestamp(seconds: 0), dryRun: false, sweeps: [])
         }
@@ -95,11 +95,11 @@ import Testing
                 }
                 #expect(fetches.value == 1, "one fetch for twenty callers")
                 down.set()
-                let later = Date().addingTimeInterval(2 * 3600)
+                let later = Timestamp.now().adding(.seconds(2 * 3600))
                 let claims = try await verifier.verify(authorization: "Bearer \(token)", now: later)
                 #expect(claims.email == cloud.cloud.identity.clientEmail, "the keys held still verify")
                 #expect(fetches.value == 2, "an hour on, the keys were fetched again (and that failed)")
-                await #expect { _ = try await verifier.verify(authorization: "Bearer \(token)", now: Date().addingTimeInterval(2 * 86_400)) } throws: {
+                await #expect { _ = try await verifier.verify(authorization: "Bearer \(token)", now: Timestamp.now().adding(.seconds(2 * 86_400))) } throws: {
                     if case .unavailable = $0 as? IdentityError { true } else { false }
                 }
             }

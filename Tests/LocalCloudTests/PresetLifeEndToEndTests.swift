@@ -23,7 +23,7 @@ import Testing
         try await dev.pauseJobs()
         let db = FirestoreClient(project: "e2e", endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared)
         let world = DemoWorld(schema: schema, project: "e2e")
-        let now = { Timestamp(microsecondsOf: Date()) }
+        let now = { Timestamp.now() }
 
         // Everyone comes online; Alice starts typing in the family chat. Then Alice and Bob stop heartbeating.
         let lastHeartbeat = now()

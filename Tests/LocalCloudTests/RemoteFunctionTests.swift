@@ -29,7 +29,7 @@ import Testing
     func checkMessageFlows(through dev: RunningDev) async throws {
         let db = FirestoreClient(project: "e2e", endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared)
         let world = DemoWorld(schema: Schema.presets["default"]!, project: "e2e")
-        _ = try await db.commit([try world.message(from: "alice", in: "family", text: "Dinner at 6pm", id: "m1", at: Timestamp(microsecondsOf: Date()))])
+        _ = try await db.commit([try world.message(from: "alice", in: "family", text: "Dinner at 6pm", id: "m1", at: Timestamp.now())])
         try await dev.waitUntilIdle()
         let tokens = try await dev.pushes().compactMap { $0["message"]?["token"]?.stringValue }.sorted()
         #expect(tokens == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"], "\(dev.output.suffix(1500))")

@@ -3,17 +3,11 @@ import HeraldCrypto
 import NIOCore
 import NIOHTTP1
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// An OAuth access token and when it stops working.
 public struct AccessToken: Sendable, Equatable {
     public var value: String
-    public var expiresAt: Date
-    public init(value: String, expiresAt: Date) {
+    public var expiresAt: Timestamp
+    public init(value: String, expiresAt: Timestamp) {
         self.value = value
         self.expiresAt = expiresAt
     }
@@ -39,21 +33,21 @@ public struct EmulatorCredentials: AccessTokenProvider {
 public actor TokenCache {
     public typealias Fetch = @Sendable () async throws -> AccessToken
     let fetch: Fetch
-    let refreshMargin: TimeInterval
-    let now: @Sendable () -> Date
+    let refreshMargin: Duration
+    let now: @Sendable () -> Timestamp
     var current: AccessToken?
     var inFlight: Task<AccessToken, any Error>?
     /// How many times the token was fetched (for tests and metrics).
     public private(set) var fetches = 0
 
-    public init(refreshMargin: TimeInterval = 300, now: @escaping @Sendable () -> Date = Date.init, fetch: @escaping Fetch) {
+    public init(refreshMargin: Duration = .seconds(300), now: @escaping @Sendable () -> Timestamp = Timestamp.now, fetch: @escaping Fetch) {
         self.fetch = fetch
         self.refreshMargin = refreshMargin
         self.now = now
     }
 
     public func token() async throws -> String {
-        if let current, current.expiresAt.timeIntervalSince(now()) > refreshMargin { return current.value }
+        if let current, current.expiresAt.duration(since: now()) > refreshMargin { return current.value }
         if let inFlight { return try await inFlight.value.value }
         fetches += 1
         let task = Task { try await fetch() }
@@ -84,13 +78,13 @@ public struct ServiceAccountCredentials: AccessTokenProvider {
     let key: ServiceAccountKey
     let cache: TokenCache
 
-    public init(key: ServiceAccountKey, mode: Mode, httpClient: HTTPTransport, lifetime: TimeInterval = 3600) throws(AuthError) {
+    public init(key: ServiceAccountKey, mode: Mode, httpClient: HTTPTransport, lifetime: Duration = .seconds(3600)) throws(AuthError) {
         let signingKey = try key.signingKey()
-        let lifetime = min(lifetime, 3600)
+        let lifetime = min(lifetime, .seconds(3600))
         self.key = key
         self.cache = TokenCache { [key] in
-            let issued = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-            let expires = issued.addingTimeInterval(lifetime)
+            let issued = Timestamp(seconds: Timestamp.now().seconds)
+            let expires = issued.adding(lifetime)
             switch mode {
             case .tokenExchange(let scopes):
                 let claims = AssertionClaims(iss: key.clientEmail, sub: nil, scope: scopes.joined(separator: " "), aud: key.tokenURI, iat: issued, exp: expires)
@@ -124,13 +118,13 @@ struct AssertionClaims {
     var iat: Int
     var exp: Int
 
-    init(iss: String, sub: String?, scope: String?, aud: String, iat: Date, exp: Date) {
+    init(iss: String, sub: String?, scope: String?, aud: String, iat: Timestamp, exp: Timestamp) {
         self.iss = iss
         self.sub = sub
         self.scope = scope
         self.aud = aud
-        self.iat = Int(iat.timeIntervalSince1970)
-        self.exp = Int(exp.timeIntervalSince1970)
+        self.iat = Int(iat.seconds)
+        self.exp = Int(exp.seconds)
     }
 
     var json: JSONValue {
@@ -213,6 +207,6 @@ enum TokenResponse {
             throw AuthError.refused("\(source) answered without an access_token")
         }
         let lifetime = json?["expires_in"]?.int64Value ?? 3600
-        return AccessToken(value: value, expiresAt: Date().addingTimeInterval(TimeInterval(lifetime)))
+        return AccessToken(value: value, expiresAt: Timestamp.now().adding(.seconds(min(max(lifetime, 0), 86_400))))
     }
 }

@@ -2,12 +2,6 @@ import FirestoreModel
 import HeraldCrypto
 import NIOCore
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// Checks the OIDC identity token a caller sends (`Authorization: Bearer …`), as Cloud Run does for
 /// Eventarc and Cloud Scheduler: signed RS256 by a key in the issuer's JWKS, from an accepted issuer,
 /// for this audience, not expired, and, with an allow-list, from one of the listed service accounts
@@ -25,7 +19,7 @@ public actor IdentityTokenVerifier {
         public var iss: String
         /// One audience or several (a JWT's `aud` is either).
         public var aud: [String]
-        public var exp: Date
+        public var exp: Timestamp
         public var email: String?
         public var emailVerified: Bool?
 
@@ -35,7 +29,8 @@ public actor IdentityTokenVerifier {
             guard let audience, !audience.isEmpty else { return nil }
             self.iss = iss
             self.aud = audience
-            self.exp = Date(timeIntervalSince1970: exp)
+            // Clamped to what a timestamp holds: a hostile `exp` is a time, however far.
+            self.exp = Timestamp(microsecondsSince1970: Int64(min(max(exp, -6e10), 2.5e11) * 1e6))
             email = json["email"]?.stringValue
             // Google writes a boolean; some issuers a string.
             emailVerified = json["email_verified"]?.boolValue ?? json["email_verified"]?.stringValue.map { $0 == "true" }
@@ -51,12 +46,12 @@ public actor IdentityTokenVerifier {
     /// Service-account emails allowed to call; nil: any caller with a valid token for the audience.
     public let allowedCallers: Set<String>?
     let httpClient: HTTPTransport
-    let keyLifetime: TimeInterval = 3600
-    let staleKeyLimit: TimeInterval = 86_400
-    let refetchInterval: TimeInterval = 60
+    let keyLifetime: Duration = .seconds(3600)
+    let staleKeyLimit: Duration = .seconds(86_400)
+    let refetchInterval: Duration = .seconds(60)
     var keys: KeySet?
-    var fetchedAt = Date.distantPast
-    var lastAttempt = Date.distantPast
+    var fetchedAt = Timestamp.distantPast
+    var lastAttempt = Timestamp.distantPast
     var refresh: Task<KeySet, any Error>?
     /// How many times the keys were fetched (for tests).
     public private(set) var fetches = 0
@@ -73,7 +68,7 @@ public actor IdentityTokenVerifier {
     }
 
     /// The verified claims, or why the caller is refused. Never echoes the token.
-    public func verify(authorization: String?, now: Date = Date()) async throws(IdentityError) -> Claims {
+    public func verify(authorization: String?, now: Timestamp = .now()) async throws(IdentityError) -> Claims {
         guard let header = authorization?.trimmingWhitespace, !header.isEmpty else {
             throw .refused("no Authorization header: an OIDC identity token is required")
         }
@@ -83,7 +78,7 @@ public actor IdentityTokenVerifier {
         var verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await currentKeys(now: now))
         if verified == nil {
             // An unknown key may be a rotated one: fetch the keys again (rate-limited) and try once more.
-            guard now.timeIntervalSince(lastAttempt) > refetchInterval else { throw .refused("the identity token's signature does not verify") }
+            guard now.duration(since: lastAttempt) > refetchInterval else { throw .refused("the identity token's signature does not verify") }
             verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await refreshedKeys(now: now))
         }
         guard let verified else { throw .refused("the identity token's signature does not verify") }
@@ -95,7 +90,7 @@ public actor IdentityTokenVerifier {
             throw .refused("the identity token is for audience \(claims.aud.joined(separator: ", ")), not \(audience)")
         }
         // Google allows a few minutes of clock skew; five is what its own libraries accept.
-        guard claims.exp.addingTimeInterval(300) > now else { throw .refused("the identity token expired at \(claims.exp)") }
+        guard claims.exp.adding(.seconds(300)) > now else { throw .refused("the identity token expired at \(claims.exp)") }
         if let allowedCallers {
             guard let email = claims.email, allowedCallers.contains(email.lowercased()) else {
                 throw .refused("the caller \(claims.email ?? "(no email)") is not one of HERALD_ALLOWED_CALLERS")
@@ -106,16 +101,16 @@ public actor IdentityTokenVerifier {
     }
 
     /// The keys held, fetched again when older than an hour; stale keys serve while a fetch fails.
-    func currentKeys(now: Date) async throws(IdentityError) -> KeySet {
-        if let keys, now.timeIntervalSince(fetchedAt) < keyLifetime { return keys }
+    func currentKeys(now: Timestamp) async throws(IdentityError) -> KeySet {
+        if let keys, now.duration(since: fetchedAt) < keyLifetime { return keys }
         do { return try await refreshedKeys(now: now) } catch {
-            if let keys, now.timeIntervalSince(fetchedAt) < staleKeyLimit { return keys }
+            if let keys, now.duration(since: fetchedAt) < staleKeyLimit { return keys }
             throw error
         }
     }
 
     /// Fetches the keys, joining a fetch already in flight.
-    func refreshedKeys(now: Date) async throws(IdentityError) -> KeySet {
+    func refreshedKeys(now: Timestamp) async throws(IdentityError) -> KeySet {
         let task: Task<KeySet, any Error>
         if let refresh {
             task = refresh

@@ -1,11 +1,6 @@
 import FirestoreModel
 import HeraldCrypto
-
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
+import SystemAccess
 
 /// A service-account key file as the Cloud console downloads it. Its `description` never shows the key.
 public struct ServiceAccountKey: Sendable, CustomStringConvertible {
@@ -46,8 +41,9 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     }
 
     public init(contentsOf path: String) throws(AuthError) {
-        guard let data = FileManager.default.contents(atPath: path) else { throw AuthError.badKeyFile("cannot read \(path)") }
-        try self.init(json: Array(data), source: path)
+        let bytes: [UInt8]
+        do { bytes = try LocalFile.read(path, limit: 1 << 20) } catch { throw AuthError.badKeyFile("cannot read \(error)") }
+        try self.init(json: bytes, source: path)
     }
 
     public var description: String { "ServiceAccountKey(\(clientEmail), key id \(privateKeyID))" }

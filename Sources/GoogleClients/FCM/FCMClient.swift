@@ -2,12 +2,6 @@ import FirestoreModel
 import NIOCore
 import NIOHTTP1
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// What became of one message to one device.
 public enum SendResult: Sendable, Equatable {
     /// Accepted; `name` is FCM's message id (`projects/P/messages/ID`).

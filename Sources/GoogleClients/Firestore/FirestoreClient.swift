@@ -1,12 +1,6 @@
 import FirestoreModel
 import NIOHTTP1
 
-#if canImport(FoundationEssentials)
-import FoundationEssentials
-#else
-import Foundation
-#endif
-
 /// The Firestore v1 REST API for one database.
 public struct FirestoreClient: Sendable {
     public static let productionEndpoint = "https://firestore.googleapis.com"

@@ -19,7 +19,7 @@ enum HTTPConnection: Sendable {
 
     /// Opens a connection; `tls` is given for an `https` origin.
     static func open(
-        to origin: HTTPTarget.Origin, group: any EventLoopGroup, tls: NIOSSLContext?, connectTimeout: Duration
+        to origin: HTTPURL.Origin, group: any EventLoopGroup, tls: NIOSSLContext?, connectTimeout: Duration
     ) async throws -> HTTPConnection {
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))

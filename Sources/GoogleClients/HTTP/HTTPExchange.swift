@@ -41,22 +41,24 @@ public struct HTTPTransportError: Error, CustomStringConvertible, Sendable {
     public var timedOut: Bool { kind == .timedOut }
 }
 
-/// Where a URL points: scheme, host and port (one pool of connections each), and the path with its query.
-struct HTTPTarget: Hashable, Sendable {
-    struct Origin: Hashable, Sendable {
-        var secure: Bool
-        var host: String
-        var port: Int
+/// An absolute `http` or `https` URL: scheme, host and port (the origin: one pool of connections each),
+/// and the path with its query. No user information (refused: it would be a password in a URL).
+public struct HTTPURL: Hashable, Sendable {
+    public struct Origin: Hashable, Sendable {
+        public var secure: Bool
+        public var host: String
+        public var port: Int
         /// The `Host` header: the port only where it is not the scheme's own.
-        var authority: String {
+        public var authority: String {
             let name = host.contains(":") ? "[\(host)]" : host
             return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
         }
     }
-    var origin: Origin
-    var pathAndQuery: String
+    public var origin: Origin
+    public var pathAndQuery: String
+    public var hasQuery: Bool { pathAndQuery.contains("?") }
 
-    init(_ url: String) throws(HTTPTransportError) {
+    public init(_ url: String) throws(HTTPTransportError) {
         let shown = url.split(separator: "?", maxSplits: 1).first ?? ""
         // A URL with user information may hold a password: it is not repeated.
         let invalid = HTTPTransportError(.invalidURL, shown.contains("@") ? "a URL with credentials in it is refused" : "not an http(s) URL: \(shown)")

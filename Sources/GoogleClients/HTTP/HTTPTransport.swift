@@ -16,7 +16,7 @@ public final class HTTPTransport: Sendable {
     let connectTimeout: Duration
     private let tlsConfiguration: TLSConfiguration
     private let tlsContext = Mutex<NIOSSLContext?>(nil)
-    private let pools = Mutex<[HTTPTarget.Origin: OriginPool]?>([:])
+    private let pools = Mutex<[HTTPURL.Origin: OriginPool]?>([:])
 
     /// - tls: the TLS settings of `https` origins (default: the system's trusted roots, host names checked).
     public init(
@@ -37,7 +37,7 @@ public final class HTTPTransport: Sendable {
 
     /// Sends `request` and reads its whole answer (at most `maximumBodySize` bytes), all within `timeout`.
     public func execute(_ request: HTTPRequest, timeout: Duration, maximumBodySize: Int = 64 << 20) async throws -> HTTPResponse {
-        let target = try HTTPTarget(request.url)
+        let target = try HTTPURL(request.url)
         var head = HTTPRequestHead(version: .http1_1, method: request.method, uri: target.pathAndQuery, headers: request.headers)
         head.headers.replaceOrAdd(name: "host", value: target.origin.authority)
         if let body = request.body {
@@ -60,7 +60,7 @@ public final class HTTPTransport: Sendable {
         for pool in all { await pool.close() }
     }
 
-    private func pool(for origin: HTTPTarget.Origin) throws(HTTPTransportError) -> OriginPool {
+    private func pool(for origin: HTTPURL.Origin) throws(HTTPTransportError) -> OriginPool {
         let pool = pools.withLock { pools -> OriginPool? in
             guard pools != nil else { return nil }
             if let pool = pools![origin] { return pool }
@@ -91,14 +91,14 @@ public final class HTTPTransport: Sendable {
             }
             defer { group.cancelAll() }
             guard let first = try await group.next(), let result = first else {
-                throw HTTPTransportError(.timedOut, "no answer within \(timeout) from \(HTTPTarget.redacted(url))")
+                throw HTTPTransportError(.timedOut, "no answer within \(timeout) from \(HTTPURL.redacted(url))")
             }
             return result
         }
     }
 }
 
-extension HTTPTarget {
+extension HTTPURL {
     /// A URL for a message: without its query.
     static func redacted(_ url: String) -> String { String(url.split(separator: "?", maxSplits: 1).first ?? "") }
 }

@@ -34,11 +34,11 @@ final class OriginPool: Sendable {
         case wait
     }
 
-    let origin: HTTPTarget.Origin
+    let origin: HTTPURL.Origin
     private unowned let transport: HTTPTransport
     private let state = Mutex(State())
 
-    init(origin: HTTPTarget.Origin, transport: HTTPTransport) {
+    init(origin: HTTPURL.Origin, transport: HTTPTransport) {
         self.origin = origin
         self.transport = transport
     }

@@ -215,7 +215,7 @@ public struct ChaosRun: Sendable {
         let conversation = world.conversations.randomElement()!
         let sender = conversation.members.randomElement()!
         // Message times follow n, so the newest message of a conversation is the one with the highest n.
-        let time = Timestamp(microsecondsOf: ChaosRun.epoch.addingTimeInterval(Double(n) / 1000))
+        let time = ChaosRun.epoch.adding(.milliseconds(n))
         let message = try demo.message(from: sender, in: conversation.id, text: "Message \(n)", id: "m\(n)", at: time, senderName: world.name(of: sender))
         _ = try await app.commit([message])
         if Double.random(in: 0..<1) < settings.unsendProbability {
@@ -233,11 +233,11 @@ public struct ChaosRun: Sendable {
             _ = try await app.commitInBatches(demo.reads(by: reader, of: unread))
         }
         if Double.random(in: 0..<1) < settings.heartbeatProbability {
-            _ = try await app.commit([try demo.heartbeat(of: world.people.randomElement()!.id, at: Timestamp(microsecondsOf: Date()))])
+            _ = try await app.commit([try demo.heartbeat(of: world.people.randomElement()!.id, at: .now())])
         }
     }
 
-    static let epoch = Date()
+    static let epoch = Timestamp.now()
 
     /// Signs roaming devices into users who have none and never had that one, one after another, until
     /// the writers are done; returns who has each device last.

@@ -36,7 +36,7 @@ public final class ChangeFeed: Sendable {
 
     /// `startedAt`: commits before it were made by an earlier process (or another store) and are not
     /// here, so a resume token from before it is answered with a reset.
-    public init(startedAt: Timestamp = Timestamp(microsecondsOf: Date())) {
+    public init(startedAt: Timestamp = Timestamp.now()) {
         var state = State()
         state.keptSince = startedAt
         self.state = Mutex(state)

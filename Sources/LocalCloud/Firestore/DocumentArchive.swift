@@ -169,7 +169,7 @@ extension DocumentArchive {
     public static func writeMetadata(in directory: String, project: String, documents: Int) throws {
         let metadata: JSONValue = [
             "format": .string(format), "version": 1, "project": .string(project), "documents": .integer(Int64(documents)),
-            "exportTime": .string(Timestamp(microsecondsOf: Date()).rfc3339),
+            "exportTime": .string(Timestamp.now().rfc3339),
         ]
         let url = URL(fileURLWithPath: (directory as NSString).appendingPathComponent(metadataFile))
         try Data((metadata.serialized(pretty: true) + "\n").utf8).write(to: url, options: .atomic)

@@ -147,7 +147,7 @@ public enum EmulatorExport {
                     let raw = try reader.lengthDelimited()
                     switch meaning {
                     case 19: value = .map(try Entity(raw, project: project, depth: depth + 1).fields)
-                    case 14, 16: value = .bytes(Data(raw))
+                    case 14, 16: value = .bytes(Array(raw))
                     default:
                         guard let text = String(validating: raw, as: UTF8.self) else { throw FormatError("a string that is not UTF-8") }
                         value = .string(text)

@@ -132,7 +132,7 @@ struct FirestoreREST: Sendable {
         FirestoreJSON.json(mask.map { QueryEvaluation.project(document, $0) } ?? document)
     }
 
-    func readTime() -> JSONValue { .string(Timestamp(microsecondsOf: Date()).rfc3339) }
+    func readTime() -> JSONValue { .string(Timestamp.now().rfc3339) }
 
     // MARK: Document resources
 

@@ -246,7 +246,7 @@ public final class LocalFirestore: Sendable {
     /// Strictly increasing commit times, in microseconds as Firestore's are.
     static func nextCommitTime(_ db: Database) throws -> Timestamp {
         let last = try Int64.fetchOne(db, sql: "SELECT last_nanos FROM commit_clock WHERE id = 1") ?? 0
-        let now = Timestamp(microsecondsOf: Date()).nanosSinceEpoch
+        let now = Timestamp.now().nanosSinceEpoch
         let next = max(now, last + 1000)
         try db.execute(
             sql: "INSERT INTO commit_clock (id, last_nanos) VALUES (1, ?) ON CONFLICT(id) DO UPDATE SET last_nanos = excluded.last_nanos", arguments: [next])

@@ -129,7 +129,7 @@ final class EventOutbox: Sendable {
             "ce-database": name.database, "ce-namespace": "(default)", "ce-document": name.path,
             "ce-location": location, "ce-project": name.project, "content-type": contentType.rawValue,
         ]
-        let body = contentType == .protobuf ? event.protobufData() : Data(event.jsonData().serialized().utf8)
+        let body = contentType == .protobuf ? Data(event.protobufData()) : Data(event.jsonData().serialized().utf8)
         return (headers, body)
     }
 }
