@@ -30,6 +30,17 @@ import Testing
         await server.stop()
     }
 
+    @Test func aConnectionTheServerClosedWhileIdleIsNotUsedAgain() async throws {
+        let server = try await ScriptedServer.start()
+        let transport = HTTPTransport()
+        #expect(try await transport.execute(HTTPRequest(url: "\(server.url)/then-close"), timeout: .seconds(10)).status == .ok)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await transport.execute(HTTPRequest(url: "\(server.url)/next"), timeout: .seconds(10)).status == .ok)
+        #expect(server.connections == 2)
+        await transport.shutdown()
+        await server.stop()
+    }
+
     @Test func aBodyIsSentWithItsLength() async throws {
         let server = try await ScriptedServer.start()
         let transport = HTTPTransport()
@@ -126,7 +137,8 @@ import Testing
 }
 
 /// A server whose answers depend on the path: `/slow` (after 200 ms), `/never`, `/big` (1 MiB), `/cut`
-/// (closes mid-answer), anything else echoes the request line, host and body.
+/// (closes mid-answer), `/then-close` (closes the idle connection 50 ms after answering), anything else
+/// echoes the request line, host and body.
 struct ScriptedServer {
     let channel: any Channel
     let port: Int
@@ -216,6 +228,11 @@ final class ScriptedHandler: ChannelInboundHandler {
                 loop.scheduleTask(in: .milliseconds(200)) { bound.value.0.answer(bound.value.1, echo) }
             } else if path.hasPrefix("/big") {
                 answer(context, String(repeating: "x", count: 1 << 20))
+            } else if path.hasPrefix("/then-close") {
+                answer(context, echo)
+                let loop = context.eventLoop
+                let bound = NIOLoopBound(context, eventLoop: loop)
+                loop.scheduleTask(in: .milliseconds(50)) { bound.value.close(promise: nil) }
             } else if path.hasPrefix("/cut") {
                 var headers = HTTPHeaders()
                 headers.add(name: "content-length", value: "100")

@@ -98,7 +98,8 @@ enum HTTPConnection: Sendable {
         var multiplexer: NIOHTTP2Handler.AsyncStreamMultiplexer<Void>
     }
 
-    /// A stream that could not be opened: the request was not sent, so it can go on another connection.
+    /// A stream that could not be opened, or a connection closed before the request was written: it
+    /// was not sent, so it can go on another connection.
     struct StreamRefused: Error {
         var underlying: any Error
     }

@@ -203,8 +203,9 @@ extension Channel {
     /// connection closed (its answer would arrive out of step otherwise).
     func exchange(_ head: HTTPRequestHead, body: ByteBuffer?, maximumBodySize: Int) async throws -> HTTPResponse {
         let answer = eventLoop.makePromise(of: HTTPResponse.self)
+        // A write that fails here never reached the handler: nothing was sent, so it may go elsewhere.
         writeAndFlush(HTTPExchange(head: head, body: body, answer: answer, maximumBodySize: maximumBodySize)).whenFailure { error in
-            answer.fail(HTTPTransportError(.closed, "the request could not be written: \(error)"))
+            answer.fail(HTTPConnection.StreamRefused(underlying: error))
         }
         return try await withTaskCancellationHandler {
             try await answer.futureResult.get()

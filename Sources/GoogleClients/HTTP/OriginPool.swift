@@ -57,10 +57,10 @@ final class OriginPool: Sendable {
                 do {
                     return try await exchange(on: connection, multiplexed: multiplexed, head, body, maximumBodySize)
                 } catch let refused as HTTPConnection.StreamRefused {
-                    // Not sent: the connection is going away. The request tries another, a few times at most.
+                    // Not sent: the connection is going away or gone. The request tries another, a few times at most.
                     retire(connection)
                     refusals += 1
-                    if refusals == 3 { throw HTTPTransportError(.closed, "\(origin.authority) refused new streams: \(refused.underlying)") }
+                    if refusals == 3 { throw HTTPTransportError(.closed, "no connection to \(origin.authority) took the request: \(refused.underlying)") }
                 }
             }
         }
@@ -83,11 +83,11 @@ final class OriginPool: Sendable {
             }
             state.nextID += 1
             let id = state.nextID
-            let tls = origin.secure ? Result { try transport.tls() } : nil
-            let (origin, group, timeout) = (origin, transport.group, transport.connectTimeout)
+            let (origin, owner) = (origin, transport)
             let attempt = Task {
                 do {
-                    let connection = try await HTTPConnection.open(to: origin, group: group, tls: try tls?.get(), connectTimeout: timeout)
+                    let connection = try await HTTPConnection.open(
+                        to: origin, group: owner.group, tls: origin.secure ? try owner.tls() : nil, connectTimeout: owner.connectTimeout)
                     self.opened(connection, attempt: id)
                 } catch {
                     self.failed(attempt: id)
