@@ -6,6 +6,28 @@ extension StringProtocol {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(self[first...last])
     }
+
+    /// Where `other` first occurs, comparing UTF-8 bytes: for ASCII markers and codes, without the
+    /// standard library's string-processing module (and its regex parser) in every function.
+    public func firstByteRange(of other: some StringProtocol) -> Range<Index>? {
+        let needle = Array(other.utf8)
+        guard let head = needle.first else { return startIndex..<startIndex }
+        var start = utf8.startIndex
+        while let candidate = utf8[start...].firstIndex(of: head) {
+            var position = candidate
+            var matched = 0
+            while matched < needle.count, position < utf8.endIndex, utf8[position] == needle[matched] {
+                matched += 1
+                position = utf8.index(after: position)
+            }
+            if matched == needle.count { return candidate..<position }
+            start = utf8.index(after: candidate)
+        }
+        return nil
+    }
+
+    /// Whether `other` occurs, comparing UTF-8 bytes (see `firstByteRange(of:)`).
+    public func containsBytes(of other: some StringProtocol) -> Bool { firstByteRange(of: other) != nil }
 }
 
 /// Percent-encoding of URL path segments and header values (RFC 3986), over UTF-8 bytes.

@@ -19,7 +19,7 @@ public enum Fixture {
             let body: [UInt8]
             switch members["body"] ?? .null {
             case .null: body = []
-            case .string(let text) where request.contentType?.contains("json") != true:
+            case .string(let text) where request.contentType?.containsBytes(of: "json") != true:
                 guard let data = Base64.decode(text) else {
                     throw FixtureError("\"body\" must be base64 for content-type \(request.contentType ?? "(none)")")
                 }

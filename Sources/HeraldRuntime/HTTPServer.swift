@@ -1,6 +1,5 @@
 import Dispatch
 import NIOCore
-import NIOExtras
 import NIOHTTP1
 import NIOPosix
 import Synchronization
@@ -69,20 +68,18 @@ public struct HTTPServer: Sendable {
     /// flight finish, and returns once every connection is closed.
     public func run(stop: StopSignal, onRunning: @Sendable (Int) async -> Void = { _ in }) async throws {
         let group = MultiThreadedEventLoopGroup.singleton
-        let quiescing = ServerQuiescingHelper(group: group)
+        let connections = OpenConnections()
         let limits = (body: maximumBodyBytes, discarded: maximumDiscardedBytes)
         let idleTimeout = idleTimeout
         let handler = handler
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .serverChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(quiescing.makeServerChannelHandler(channel: channel)) }
-            }
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                connections.add(channel)
+                return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
                     // Four handlers, no more: each new handler type costs a search of the executable's protocol
                     // conformances on the first connection, which is the first request's time. The handler
@@ -95,9 +92,34 @@ public struct HTTPServer: Sendable {
             .bind(host: host, port: port).get()
         await onRunning(channel.localAddress?.port ?? port)
         await stop.wait()
-        let closed = group.any().makePromise(of: Void.self)
-        quiescing.initiateShutdown(promise: closed)
-        try await closed.futureResult.get()
+        try? await channel.close()
+        await connections.quiesce()
+    }
+}
+
+/// The connections a server holds, for its graceful stop: each is told to quiesce (NIO's HTTP/1 server
+/// pipeline then closes it at once when idle, after its answer when busy), and the stop waits until all
+/// have closed. One accepted while stopping is closed at once.
+final class OpenConnections: Sendable {
+    private let state = Mutex((channels: [ObjectIdentifier: any Channel](), stopping: false))
+
+    func add(_ channel: any Channel) {
+        let accepted = state.withLock { state in
+            guard !state.stopping else { return false }
+            state.channels[ObjectIdentifier(channel)] = channel
+            return true
+        }
+        guard accepted else { return channel.close(promise: nil) }
+        channel.closeFuture.whenComplete { _ in self.state.withLock { _ = $0.channels.removeValue(forKey: ObjectIdentifier(channel)) } }
+    }
+
+    func quiesce() async {
+        let channels = state.withLock { state in
+            state.stopping = true
+            return Array(state.channels.values)
+        }
+        for channel in channels { channel.pipeline.fireUserInboundEventTriggered(ChannelShouldQuiesceEvent()) }
+        for channel in channels { try? await channel.closeFuture.get() }
     }
 }
 

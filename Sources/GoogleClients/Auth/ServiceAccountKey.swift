@@ -32,7 +32,7 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
             throw AuthError.badKeyFile("\(source) is not a service-account key (type must be \"service_account\")")
         }
         let pem = try field("private_key")
-        guard pem.contains("-----BEGIN PRIVATE KEY-----") || pem.contains("-----BEGIN RSA PRIVATE KEY-----") else {
+        guard pem.containsBytes(of: "-----BEGIN PRIVATE KEY-----") || pem.containsBytes(of: "-----BEGIN RSA PRIVATE KEY-----") else {
             throw AuthError.badKeyFile("\(source): \"private_key\" is not a PEM private key")
         }
         self.init(
@@ -64,7 +64,7 @@ public struct ServiceAccountKey: Sendable, CustomStringConvertible {
     static func pemBody(_ pem: String, label: String) -> [UInt8]? {
         let begin = "-----BEGIN \(label)-----"
         let end = "-----END \(label)-----"
-        guard let start = pem.firstRange(of: begin), let stop = pem[start.upperBound...].firstRange(of: end) else { return nil }
+        guard let start = pem.firstByteRange(of: begin), let stop = pem[start.upperBound...].firstByteRange(of: end) else { return nil }
         let body = pem[start.upperBound..<stop.lowerBound].filter { !$0.isWhitespace }
         return Base64.decode(body)
     }

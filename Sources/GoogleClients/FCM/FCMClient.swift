@@ -163,7 +163,7 @@ public struct FCMClient: Sendable {
             // Dead only when FCM says the token itself is invalid; otherwise the payload is wrong.
             let text = error.message.lowercased()
             if error.fcmErrorCode == "INVALID_ARGUMENT" || error.fcmErrorCode == nil,
-                text.contains("registration token") && (text.contains("not a valid") || text.contains("invalid"))
+                text.containsBytes(of: "registration token") && (text.containsBytes(of: "not a valid") || text.containsBytes(of: "invalid"))
             {
                 return .dead(reason: "INVALID_ARGUMENT: invalid registration token")
             }
