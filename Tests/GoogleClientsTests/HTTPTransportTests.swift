@@ -1,5 +1,4 @@
 import Foundation
-import GoogleClients
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -7,6 +6,8 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 import Testing
+
+@testable import GoogleClients
 
 /// The functions' own HTTP client, against servers that misbehave on purpose: HTTP/1.1 in the clear,
 /// HTTP/2 and HTTP/1.1 over TLS (a certificate made for the test by `openssl`).
@@ -38,6 +39,18 @@ import Testing
         #expect(try await transport.execute(HTTPRequest(url: "\(server.url)/next"), timeout: .seconds(10)).status == .ok)
         #expect(server.connections == 2)
         await transport.shutdown()
+        await server.stop()
+    }
+
+    /// TCP_NODELAY, and nothing that needs privileges: set at the socket level, option 1 is SO_DEBUG,
+    /// which needs CAP_NET_ADMIN, so every connection of the function failed inside its container.
+    @Test func connectionsAskForNoDelayAndNoPrivilegedOption() async throws {
+        let server = try await ScriptedServer.start()
+        let connection = try await HTTPConnection.open(
+            to: HTTPURL(server.url).origin, group: MultiThreadedEventLoopGroup.singleton, tls: nil, connectTimeout: .seconds(5))
+        #expect(try await connection.channel.getOption(.tcpOption(.tcp_nodelay)) == 1)
+        #expect(try await connection.channel.getOption(.socketOption(NIOBSDSocket.Option(rawValue: SO_DEBUG))) == 0)
+        try await connection.channel.close()
         await server.stop()
     }
 

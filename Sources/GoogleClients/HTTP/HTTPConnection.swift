@@ -21,9 +21,9 @@ enum HTTPConnection: Sendable {
     static func open(
         to origin: HTTPURL.Origin, group: any EventLoopGroup, tls: NIOSSLContext?, connectTimeout: Duration
     ) async throws -> HTTPConnection {
-        let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+        // TCP_NODELAY is ClientBootstrap's default. (Set as a socket-level option it would be SO_DEBUG,
+        // which a container without CAP_NET_ADMIN refuses: every connection failed in the image.)
+        let bootstrap = ClientBootstrap(group: group).connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
         do {
             guard let tls else {
                 return try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
