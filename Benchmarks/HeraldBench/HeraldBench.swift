@@ -51,7 +51,7 @@ struct FCMFanOut: AsyncParsableCommand {
         }
         await transport.shutdown()
         print(
-            "FCM fan-out to \(self.endpoint ?? "a local sink"): \(tokens) tokens x \(rounds - 1) rounds, \(inFlight) in flight, at most \(transport.streamsPerConnection) per connection"
+            "FCM fan-out to \(self.endpoint ?? "a local sink"): \(tokens) tokens x \(rounds - 1) rounds, \(inFlight) in flight (HTTP/2: at most \(transport.streamsPerConnection) per connection; HTTP/1.1: at most \(transport.http1ConnectionsPerOrigin) connections)"
         )
         print(String(format: "  sends/s  %.0f", counted.perSecond(tokens * (rounds - 1))))
         print("  p50      \(counted.percentile(50))")
