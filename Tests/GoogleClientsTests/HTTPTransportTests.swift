@@ -137,6 +137,25 @@ import Testing
         await server.stop()
     }
 
+    /// A server that accepts the connection and never answers the TLS handshake fails the attempt at the
+    /// connect limit, and the next request tries again (the origin is not held by the stalled attempt).
+    @Test func aTLSHandshakeThatNeverEndsFailsAtTheConnectLimit() async throws {
+        let silent = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { $0.eventLoop.makeSucceededVoidFuture() }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let url = "https://localhost:\(silent.localAddress!.port!)/"
+        let transport = HTTPTransport(connectTimeout: .milliseconds(300))
+        for _ in 0..<2 {
+            let started = ContinuousClock.now
+            await #expect {
+                _ = try await transport.execute(HTTPRequest(url: url), timeout: .seconds(10))
+            } throws: { ($0 as? HTTPTransportError)?.kind == .connect }
+            #expect(ContinuousClock.now - started < .seconds(3))
+        }
+        await transport.shutdown()
+        try await silent.close()
+    }
+
     @Test func aCertificateNobodyTrustsIsRefused() async throws {
         let certificate = try TestCertificate.make()
         let server = try await ScriptedServer.start(tls: certificate, protocols: ["h2"])

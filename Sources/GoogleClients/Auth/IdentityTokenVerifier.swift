@@ -24,7 +24,7 @@ public actor IdentityTokenVerifier {
         public var emailVerified: Bool?
 
         init?(_ json: JSONValue) {
-            guard let iss = json["iss"]?.stringValue, case .number(let expiry)? = json["exp"], let exp = Double(expiry) else { return nil }
+            guard let iss = json["iss"]?.stringValue, case .number(let expiry)? = json["exp"], let exp = Double(expiry), exp.isFinite else { return nil }
             let audience = json["aud"]?.stringValue.map { [$0] } ?? json["aud"]?.arrayValue?.compactMap(\.stringValue)
             guard let audience, !audience.isEmpty else { return nil }
             self.iss = iss

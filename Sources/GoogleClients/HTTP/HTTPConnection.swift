@@ -17,7 +17,9 @@ enum HTTPConnection: Sendable {
         }
     }
 
-    /// Opens a connection; `tls` is given for an `https` origin.
+    /// Opens a connection; `tls` is given for an `https` origin. `connectTimeout` bounds the TCP connect
+    /// and, for TLS, the handshake and protocol negotiation too: a server that accepts and then says
+    /// nothing must not hold the origin's one attempt (and every request waiting on it) for ever.
     static func open(
         to origin: HTTPURL.Origin, group: any EventLoopGroup, tls: NIOSSLContext?, connectTimeout: Duration
     ) async throws -> HTTPConnection {
@@ -33,6 +35,7 @@ enum HTTPConnection: Sendable {
                     }
                 }
             }
+            let handshakeLimit = TimeAmount.nanoseconds(Int64(connectTimeout / .nanoseconds(1)))
             let negotiated = try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // No server name for an address (SNI is for names); the certificate is still checked against it.
@@ -59,6 +62,10 @@ enum HTTPConnection: Sendable {
                                 stream.close()
                             }.map { multiplexer -> HTTP2Connection in HTTP2Connection(channel: channel, multiplexer: multiplexer) }
                         })
+                }.map { negotiation in
+                    let limit = channel.eventLoop.scheduleTask(in: handshakeLimit) { channel.close(promise: nil) }
+                    negotiation.whenComplete { _ in limit.cancel() }
+                    return negotiation
                 }
             }.get()
             switch negotiated {
