@@ -223,7 +223,9 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldCryptoTests",
-            dependencies: ["HeraldCrypto", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto")],
+            dependencies: [
+                "HeraldCrypto", "HeraldTesting", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: strict),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldTesting
 import NIOCore
 import NIOHTTP1
 import NIOHTTP2
@@ -109,7 +110,7 @@ import Testing
     }
 
     @Test func http2OverTLSCarriesManyRequestsOnFewConnections() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         let server = try await ScriptedServer.start(tls: certificate, protocols: ["h2"])
         let transport = HTTPTransport(tls: certificate.trustingClient, streamsPerConnection: 90)
         let bodies = try await withThrowingTaskGroup(of: String.self) { group in
@@ -128,7 +129,7 @@ import Testing
     }
 
     @Test func http1OverTLSWhereTheServerOffersNoHTTP2() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         let server = try await ScriptedServer.start(tls: certificate, protocols: ["http/1.1"])
         let transport = HTTPTransport(tls: certificate.trustingClient)
         let answer = try await transport.execute(HTTPRequest(url: "\(server.url)/plain"), timeout: .seconds(10))
@@ -157,7 +158,7 @@ import Testing
     }
 
     @Test func aCertificateNobodyTrustsIsRefused() async throws {
-        let certificate = try TestCertificate.make()
+        let certificate = try await TestCertificate.make()
         let server = try await ScriptedServer.start(tls: certificate, protocols: ["h2"])
         let transport = HTTPTransport()  // the system's roots: the test's certificate is not among them
         await #expect {
@@ -292,7 +293,10 @@ struct TestCertificate {
     let certificate: NIOSSLCertificate
     let key: NIOSSLPrivateKey
 
-    static func make() throws -> TestCertificate {
+    /// openssl makes an RSA key: a blocking wait of up to a second, kept off Swift's cooperative pool.
+    static func make() async throws -> TestCertificate { try await offThePool { try makeNow() } }
+
+    private static func makeNow() throws -> TestCertificate {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-cert-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
