@@ -313,7 +313,7 @@ struct TestCertificate {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw CertificateError() }
         return TestCertificate(
-            certificate: try NIOSSLCertificate(file: directory.appendingPathComponent("cert.pem").path, format: .pem),
+            certificate: try NIOSSLCertificate.fromPEMFile(directory.appendingPathComponent("cert.pem").path)[0],
             key: try NIOSSLPrivateKey(file: directory.appendingPathComponent("key.pem").path, format: .pem))
     }
 
