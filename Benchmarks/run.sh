@@ -17,7 +17,7 @@ if [ ! -x Benchmarks/peer/.venv/bin/functions-framework ]; then
 fi
 SCRATCH=${HERALD_RELEASE_BUILD:-.build-release}
 for product in herald onMessageCreated onReadReceipt presenceSweeper tokenCleanup herald-bench; do
-  swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product "$product" >&2
+  Infra/link/swift-build-release "$product" --scratch-path "$SCRATCH" >&2
 done
 # The images' sizes are measured when buildah can build them here (Infra/build-images.sh reuses the build above).
 if command -v buildah >/dev/null 2>&1; then

@@ -3,7 +3,7 @@
 # (localhost/herald-onmessagecreated, …: that function's executable alone, `serve` by default) and
 # localhost/herald (the developer tool: `herald dev` in a container, as Infra/compose.yaml runs it).
 #   Infra/build-images.sh [--from-host] [--push REPOSITORY] [PRODUCT ...]
-# --from-host builds the binaries here (swift build -c release --static-swift-stdlib) and puts each on
+# --from-host builds the binaries here (Infra/link/swift-build-release) and puts each on
 # `FROM scratch` with rootfs.sh, for machines that cannot pull a Swift base image. Without a Docker
 # engine, buildah runs with the vfs driver and chroot isolation. Prints each image's size at the end.
 set -euo pipefail
@@ -29,7 +29,7 @@ trap 'rm -rf "$context"' EXIT
 for product in "${PRODUCTS[@]}"; do
   tag="localhost/$(image_of "$product"):latest"
   if $FROM_HOST; then
-    swift build -c release --product "$product" --static-swift-stdlib --scratch-path "$SCRATCH"
+    Infra/link/swift-build-release "$product" --scratch-path "$SCRATCH"
     bash Infra/image/rootfs.sh "$SCRATCH/release/$product" "$context/rootfs" app
     "${BUILDAH[@]}" bud --isolation chroot -t "$tag" -f Infra/image/Containerfile.prebuilt "$context"
   else
