@@ -190,7 +190,9 @@ import Testing
             #expect(result.status == 0, "\(result.stderr)")
             let errors = try JSONValue(parsing: result.stdout).arrayValue?.flatMap { $0.arrayValue ?? [] } ?? [.string("no answer")]
             let bobsDevices = Schema.presets[preset].map { if case .single = $0.tokens { 1 } else { 2 } } ?? 0
-            #expect(records.count == bobsDevices + 5 && errors.isEmpty, "\(records.count) pushes; \(errors)")
+            #expect(
+                records.count == bobsDevices + 5 && errors.isEmpty,
+                "\(records.count) pushes; \(errors); the second run said:\n\(second.stderr.suffix(4000))")
         }
     }
 
