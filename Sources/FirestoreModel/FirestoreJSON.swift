@@ -61,7 +61,7 @@ public enum FirestoreJSON {
             guard let s = inner.stringValue else { throw fail("must be a string") }
             return .string(s)
         case "bytesValue", "bytes_value":
-            guard let s = inner.stringValue, let data = base64(s) else { throw fail("must be base64") }
+            guard let s = inner.stringValue, let data = Base64.decode(s) else { throw fail("must be base64") }
             return .bytes(data)
         case "referenceValue", "reference_value":
             guard let s = inner.stringValue else { throw fail("must be a string") }
@@ -154,9 +154,6 @@ public enum FirestoreJSON {
         default: return nil
         }
     }
-
-    /// Standard or URL-safe base64, padding optional (proto3 JSON parsers accept both).
-    static func base64(_ text: String) -> [UInt8]? { Base64.decode(text) }
 
     // MARK: Encoding
 

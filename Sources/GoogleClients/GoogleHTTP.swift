@@ -124,7 +124,7 @@ struct GoogleHTTP: Sendable {
         let (span, traceparent) = OutboundTrace.call("\(method) \(Self.operation(url))")
         span?.updateAttributes { attributes in
             attributes["http.request.method"] = method.rawValue
-            attributes["url.full"] = Self.redacted(url)
+            attributes["url.full"] = HTTPURL.redacted(url)
         }
         defer { span?.end() }
         for attempt in 1...2 {
@@ -141,7 +141,7 @@ struct GoogleHTTP: Sendable {
                 request.body = (body)
             }
             let remaining = min(timeout, (deadline ?? .now + timeout) - .now)
-            guard remaining > .milliseconds(1) else { throw TransportError("\(method) \(Self.redacted(url)): no time left before the deadline") }
+            guard remaining > .milliseconds(1) else { throw TransportError("\(method) \(HTTPURL.redacted(url)): no time left before the deadline") }
             let started = ContinuousClock.now
             let response: HTTPResponse
             let bytes: ByteBuffer
@@ -152,7 +152,7 @@ struct GoogleHTTP: Sendable {
                 outcome = .unreachable
                 span?.setStatus(SpanStatus(code: .error, message: "no answer"))
                 observer?(RequestRecord(method: method, url: url, status: nil, duration: .now - started))
-                throw TransportError("\(method) \(Self.redacted(url)): \(error)", timedOut: (error as? HTTPTransportError)?.timedOut == true)
+                throw TransportError("\(method) \(HTTPURL.redacted(url)): \(error)", timedOut: (error as? HTTPTransportError)?.timedOut == true)
             }
             observer?(RequestRecord(method: method, url: url, status: Int(response.status.code), duration: .now - started))
             span?.attributes["http.response.status_code"] = Int64(response.status.code)
@@ -196,12 +196,10 @@ struct GoogleHTTP: Sendable {
     /// A call's span name: host and method (`documents:commit`, `messages:send`), or `documents/…` for
     /// one document, without project names or document ids, so spans of one kind group together.
     static func operation(_ url: String) -> String {
-        let parts = redacted(url).split(separator: "/")
+        let parts = HTTPURL.redacted(url).split(separator: "/")
         let host = parts.dropFirst().first.map(String.init) ?? ""
         guard let last = parts.last, parts.count > 2 else { return host }
         return "\(host) " + (last.contains(":") ? String(last) : "documents/…")
     }
 
-    /// URLs carry no secrets today, but keep query strings out of error messages anyway.
-    static func redacted(_ url: String) -> String { String(url.split(separator: "?", maxSplits: 1).first ?? "") }
 }

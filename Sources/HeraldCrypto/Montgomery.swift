@@ -133,14 +133,7 @@ struct Montgomery: Sendable {
 
     /// value − m when value (with `overflow` as one more limb on top) ≥ m, else value; masked, not branched.
     static func subtractIfNotBelow(_ value: inout [UInt64], _ m: [UInt64], overflow: UInt64) {
-        var difference = value
-        var borrow: UInt64 = 0
-        for i in 0..<value.count {
-            let (d1, o1) = value[i].subtractingReportingOverflow(m[i])
-            let (d2, o2) = d1.subtractingReportingOverflow(borrow)
-            difference[i] = d2
-            borrow = (o1 ? 1 : 0) | (o2 ? 1 : 0)
-        }
+        let (difference, borrow) = Limbs.subtract(value, m)
         // Keep the difference unless it borrowed past the extra limb.
         let keep = 0 &- ((overflow | (borrow ^ 1)) & 1)
         for i in 0..<value.count { value[i] = (difference[i] & keep) | (value[i] & ~keep) }
@@ -190,6 +183,19 @@ enum Limbs {
             product[i + b.count] = carry
         }
         return product
+    }
+
+    /// a − b over a's limbs (b no longer than a), and the borrow out of the top (1 when b > a).
+    static func subtract(_ a: [UInt64], _ b: [UInt64]) -> (difference: [UInt64], borrow: UInt64) {
+        var difference = a
+        var borrow: UInt64 = 0
+        for i in 0..<a.count {
+            let (d1, o1) = a[i].subtractingReportingOverflow(i < b.count ? b[i] : 0)
+            let (d2, o2) = d1.subtractingReportingOverflow(borrow)
+            difference[i] = d2
+            borrow = (o1 ? 1 : 0) | (o2 ? 1 : 0)
+        }
+        return (difference, borrow)
     }
 
     /// a + b (as long as the longer), dropping a carry out of the top (callers know there is none).

@@ -110,24 +110,10 @@ public enum RSA {
             // Chinese remaindering (RFC 8017 §5.1.2): m1 = c^dP mod p, m2 = c^dQ mod q, h = qInv·(m1 − m2) mod p, s = m2 + q·h.
             let m1 = p.power(p.reduce(value), dP)
             let m2 = q.power(q.reduce(value), dQ)
-            var difference = m1
-            var borrow: UInt64 = 0
-            let m2ModP = p.reduce(m2)
-            for i in 0..<difference.count {
-                let (d1, o1) = difference[i].subtractingReportingOverflow(m2ModP[i])
-                let (d2, o2) = d1.subtractingReportingOverflow(borrow)
-                difference[i] = d2
-                borrow = (o1 ? 1 : 0) | (o2 ? 1 : 0)
-            }
-            // Add p back where it went below zero (masked).
+            let (below, borrow) = Limbs.subtract(m1, p.reduce(m2))
+            // Add p back where it went below zero (masked; the carry out of the top is the borrow's undoing).
             let mask = 0 &- borrow
-            var carry: UInt64 = 0
-            for i in 0..<difference.count {
-                let (s1, o1) = difference[i].addingReportingOverflow(p.modulus[i] & mask)
-                let (s2, o2) = s1.addingReportingOverflow(carry)
-                difference[i] = s2
-                carry = (o1 ? 1 : 0) | (o2 ? 1 : 0)
-            }
+            let difference = Limbs.add(below, p.modulus.map { $0 & mask })
             let h = p.multiply(p.multiply(difference, qInverse), p.rSquared)
             let signature = Limbs.bigEndian(Limbs.add(Limbs.multiply(h, q.modulus), m2), bytes: size)
             guard publicKey.isValidSignature(signature, for: message) else { throw KeyError("the signature did not verify") }

@@ -54,12 +54,15 @@ public struct HTTPURL: Hashable, Sendable {
             return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
         }
     }
+    /// A URL as messages show it: without its query (URLs carry no secrets today, but a query might).
+    static func redacted(_ url: String) -> String { String(url.split(separator: "?", maxSplits: 1).first ?? "") }
+
     public var origin: Origin
     public var pathAndQuery: String
     public var hasQuery: Bool { pathAndQuery.contains("?") }
 
     public init(_ url: String) throws(HTTPTransportError) {
-        let shown = url.split(separator: "?", maxSplits: 1).first ?? ""
+        let shown = Self.redacted(url)
         // A URL with user information may hold a password: it is not repeated.
         let invalid = HTTPTransportError(.invalidURL, shown.contains("@") ? "a URL with credentials in it is refused" : "not an http(s) URL: \(shown)")
         let secure: Bool

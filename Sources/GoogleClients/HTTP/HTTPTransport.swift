@@ -97,8 +97,3 @@ public final class HTTPTransport: Sendable {
         }
     }
 }
-
-extension HTTPURL {
-    /// A URL for a message: without its query.
-    static func redacted(_ url: String) -> String { String(url.split(separator: "?", maxSplits: 1).first ?? "") }
-}
