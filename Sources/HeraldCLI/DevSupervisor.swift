@@ -117,23 +117,34 @@ final class DevSupervisor: Service, Sendable {
             // Their spans, for the console to show under each event (as Cloud Trace would).
             "OTEL_EXPORTER_OTLP_ENDPOINT": "\(base)/herald/otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
         ]
-        var processes: [FunctionProcess] = []
-        for (name, trigger, job) in try Self.functions(schema: settings.schema) {
+        let functions = try Self.functions(schema: settings.schema)
+        func launch(_ function: (name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?)) async throws -> FunctionProcess {
             let port = try freeLoopbackPort()
             // Like Cloud Run without unauthenticated access: every caller needs an identity token for this service.
             let service = "http://127.0.0.1:\(port)/"
             let process = try await FunctionProcess.start(
-                name: name, port: port, executable: executable.path,
+                name: function.name, port: port, executable: executable.path,
                 environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
                 printLine: console.print)
-            processes.append(process)
-            try register(name: name, trigger: trigger, job: job, service: service)
+            try register(name: function.name, trigger: function.trigger, job: function.job, service: service)
+            return process
         }
-        for process in processes {
-            let healthy = await process.waitUntilHealthy()
-            if healthy { continue }
-            for p in processes { await p.stop() }
-            throw DevError("\(process.name) did not start; see its output above")
+        var processes: [FunctionProcess] = []
+        for function in functions { processes.append(try await launch(function)) }
+        for index in processes.indices {
+            var attempts = 1
+            while await !processes[index].waitUntilHealthy() {
+                let failed = processes[index]
+                // A process that ended at start may have lost its port to another socket between the choice
+                // and the bind: it gets another port (and its trigger the new URL), twice at most.
+                guard attempts < 3, failed.process?.hasExited ?? true else {
+                    for p in processes { await p.stop() }
+                    throw DevError("\(failed.name) did not start; see its output above")
+                }
+                attempts += 1
+                await failed.stop()
+                processes[index] = try await launch(functions[index])
+            }
         }
         return processes
     }

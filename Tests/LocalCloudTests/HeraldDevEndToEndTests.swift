@@ -192,7 +192,7 @@ import Testing
             let bobsDevices = Schema.presets[preset].map { if case .single = $0.tokens { 1 } else { 2 } } ?? 0
             #expect(
                 records.count == bobsDevices + 5 && errors.isEmpty,
-                "\(records.count) pushes; \(errors); the second run said:\n\(second.stderr.suffix(4000))")
+                "\(records.count) pushes; \(errors); the second run said:\n\(second.stdoutText.suffix(3000))\n\(second.stderr.suffix(2000))")
         }
     }
 
