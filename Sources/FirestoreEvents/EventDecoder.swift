@@ -13,7 +13,8 @@ public struct EventRequest: Sendable {
     /// The media type of the body, lowercased and without parameters.
     public var contentType: String? {
         guard let raw = headers["content-type"] else { return nil }
-        return raw.split(separator: ";", maxSplits: 1).first.map { $0.trimmingWhitespace.lowercased() }
+        let mediaType = raw.utf8.firstIndex(of: UInt8(ascii: ";")).map { String(raw[..<$0]) } ?? raw
+        return mediaType.trimmingSpacesAndTabs.asciiLowercased
     }
 }
 
@@ -126,7 +127,7 @@ public enum EventDecoder {
         guard let time = Timestamp(rfc3339: timeText) else { throw EventDecodingError("time \"\(timeText.prefix(60))\" is not RFC 3339", eventID: id) }
 
         // Project and database come from the source, `//firestore.googleapis.com/projects/P/databases/D`.
-        let sourceParts = source.split(separator: "/").map(String.init)
+        let sourceParts = source.parts(splitAt: "/").filter { !$0.isEmpty }
         guard let databasesIndex = sourceParts.lastIndex(of: "databases"), databasesIndex >= 2,
             sourceParts.contains("projects"), databasesIndex + 1 < sourceParts.count
         else { throw EventDecodingError("source \"\(source.prefix(200))\" does not name a Firestore database", eventID: id) }

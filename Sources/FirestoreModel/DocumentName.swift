@@ -7,13 +7,19 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
     public let segments: [String]
 
     public init(project: String, database: String = "(default)", segments: [String]) throws(DocumentNameError) {
+        for segment in segments where segment.utf8.contains(Self.slash) { throw DocumentNameError("invalid path segment \"\(segment)\"") }
+        try self.init(project: project, database: database, slashFreeSegments: segments)
+    }
+
+    /// `segments` already split at every "/" (so holding none).
+    init(project: String, database: String, slashFreeSegments segments: [String]) throws(DocumentNameError) {
         guard !project.isEmpty, !project.utf8.contains(Self.slash) else { throw DocumentNameError("invalid project id \"\(project)\"") }
         guard !database.isEmpty, !database.utf8.contains(Self.slash) else { throw DocumentNameError("invalid database id \"\(database)\"") }
         guard !segments.isEmpty, segments.count % 2 == 0 else {
             throw DocumentNameError("a document path needs an even number of segments: \"\(segments.joined(separator: "/"))\"")
         }
         for segment in segments {
-            guard !segment.isEmpty, segment != ".", segment != "..", !segment.utf8.contains(Self.slash) else {
+            guard !segment.isEmpty, segment != ".", segment != ".." else {
                 throw DocumentNameError("invalid path segment \"\(segment)\"")
             }
             guard segment.utf8.count <= Self.maximumIDBytes else { throw DocumentNameError("a path segment is longer than \(Self.maximumIDBytes) bytes") }
@@ -31,16 +37,16 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
     static let slash = UInt8(ascii: "/")
 
     public init(project: String, database: String = "(default)", path: String) throws(DocumentNameError) {
-        try self.init(project: project, database: database, segments: path.split(separator: "/", omittingEmptySubsequences: false).map(String.init))
+        try self.init(project: project, database: database, slashFreeSegments: path.parts(splitAt: "/"))
     }
 
     /// Parses a full resource name such as `projects/p/databases/(default)/documents/users/u1`.
     public init(resourceName: String) throws(DocumentNameError) {
-        let parts = resourceName.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let parts = resourceName.parts(splitAt: "/")
         guard parts.count >= 7, parts[0] == "projects", parts[2] == "databases", parts[4] == "documents" else {
             throw DocumentNameError("not a document resource name: \"\(resourceName.prefix(200))\"")
         }
-        try self.init(project: parts[1], database: parts[3], segments: Array(parts[5...]))
+        try self.init(project: parts[1], database: parts[3], slashFreeSegments: Array(parts[5...]))
     }
 
     /// The path relative to `documents/`, e.g. `conversations/c1/messages/m1`.
@@ -54,7 +60,7 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
     /// The document that holds this document's collection, if it is in a subcollection.
     public var parent: DocumentName? {
         guard segments.count > 2 else { return nil }
-        return try? DocumentName(project: project, database: database, segments: Array(segments.dropLast(2)))
+        return try? DocumentName(project: project, database: database, slashFreeSegments: Array(segments.dropLast(2)))
     }
 
     /// Another document in the same database.
@@ -63,6 +69,14 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
     }
 
     public static func < (a: DocumentName, b: DocumentName) -> Bool { a.resourceName < b.resourceName }
+
+    // Segments first: names in one dictionary almost always share their project and database.
+    public static func == (a: DocumentName, b: DocumentName) -> Bool {
+        a.segments == b.segments && a.project == b.project && a.database == b.database
+    }
+
+    // The segments alone: equal names have equal segments, and the project and database rarely tell names apart.
+    public func hash(into hasher: inout Hasher) { hasher.combine(segments) }
 }
 
 public struct DocumentNameError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -3,11 +3,19 @@
 /// each match one segment.
 public struct DocumentPattern: Sendable, Hashable, CustomStringConvertible {
     public let text: String
-    let segments: [Substring]
+    let segments: [Segment]
+
+    enum Segment: Sendable, Hashable {
+        case literal(String)
+        case wildcard(name: String)
+    }
 
     public init(_ text: String) {
         self.text = text
-        segments = text.split(separator: "/")
+        segments = text.parts(splitAt: "/").filter { !$0.isEmpty }.map { part in
+            part.hasPrefix("{") && part.hasSuffix("}")
+                ? .wildcard(name: String(part.dropFirst().dropLast())) : .literal(part)
+        }
     }
 
     public var description: String { text }
@@ -17,10 +25,9 @@ public struct DocumentPattern: Sendable, Hashable, CustomStringConvertible {
         guard segments.count == document.segments.count else { return nil }
         var captures: [String: String] = [:]
         for (pattern, segment) in zip(segments, document.segments) {
-            if pattern.hasPrefix("{"), pattern.hasSuffix("}") {
-                captures[String(pattern.dropFirst().dropLast())] = segment
-            } else if pattern != segment {
-                return nil
+            switch pattern {
+            case .wildcard(let name): captures[name] = segment
+            case .literal(let literal): if literal != segment { return nil }
             }
         }
         return captures

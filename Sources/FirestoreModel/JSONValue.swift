@@ -66,53 +66,60 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByBooleanLiteral, Ex
 
 extension JSONValue {
     /// Compact JSON text. Object keys are sorted, so equal values always serialize to the same bytes.
-    public func serialized(pretty: Bool = false) -> String {
-        var out = ""
+    public func serialized(pretty: Bool = false) -> String { String(decoding: serializedBytes(pretty: pretty), as: UTF8.self) }
+
+    /// `serialized(pretty:)` as UTF-8 bytes (built as bytes: appending to a String costs far more).
+    public func serializedBytes(pretty: Bool = false) -> [UInt8] {
+        var out: [UInt8] = []
         write(to: &out, pretty: pretty, indent: 0)
         return out
     }
 
-    private func write(to out: inout String, pretty: Bool, indent: Int) {
+    private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
+        func newline(_ depth: Int) {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+        }
         switch self {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let text): out += text
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let text): out.append(contentsOf: text.utf8)
         case .string(let s): JSONValue.writeString(s, to: &out)
         case .array(let values):
-            if values.isEmpty {
-                out += "[]"
-                return
-            }
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (i, value) in values.enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(indent + 1) }
                 value.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "]"
+            if pretty && !values.isEmpty { newline(indent) }
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
-            if members.isEmpty {
-                out += "{}"
-                return
-            }
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if i > 0 { out += "," }
-                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                if pretty { newline(indent + 1) }
                 JSONValue.writeString(member.key, to: &out)
-                out += pretty ? ": " : ":"
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(UInt8(ascii: " ")) }
                 member.value.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
-            out += "}"
+            if pretty && !members.isEmpty { newline(indent) }
+            out.append(UInt8(ascii: "}"))
         }
+    }
+
+    /// A JSON string (see the byte form).
+    public static func writeString(_ s: String, to out: inout String) {
+        var bytes: [UInt8] = []
+        writeString(s, to: &bytes)
+        out += String(decoding: bytes, as: UTF8.self)
     }
 
     /// A JSON string: quotes, backslashes, control characters and U+2028/U+2029 escaped. The text
     /// between escapes is copied in runs (most strings have none), not scalar by scalar.
-    public static func writeString(_ s: String, to out: inout String) {
-        out += "\""
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
         var text = s
         text.withUTF8 { bytes in
             var run = 0
@@ -135,17 +142,13 @@ extension JSONValue {
                     i += 1
                     continue
                 }
-                if run < i { out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run..<i]), as: UTF8.self) }
-                out += escape
+                out.append(contentsOf: bytes[run..<i])
+                out.append(contentsOf: escape.utf8)
                 i += width
                 run = i
             }
-            if run == 0 {
-                out += s
-            } else if run < bytes.count {
-                out += String(decoding: UnsafeBufferPointer(rebasing: bytes[run...]), as: UTF8.self)
-            }
+            out.append(contentsOf: bytes[run...])
         }
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

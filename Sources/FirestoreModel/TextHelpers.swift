@@ -30,6 +30,41 @@ extension StringProtocol {
     public func containsBytes(of other: some StringProtocol) -> Bool { firstByteRange(of: other) != nil }
 }
 
+extension String {
+    /// The parts between each occurrence of an ASCII `separator`, empty parts included: a scan of the
+    /// contiguous UTF-8 bytes, where `split(separator:)` walks grapheme clusters (a hot cost when every
+    /// event's names are parsed).
+    public func parts(splitAt separator: Unicode.Scalar) -> [String] {
+        precondition(separator.isASCII)
+        let byte = UInt8(separator.value)
+        var text = self
+        return text.withUTF8 { bytes in
+            var parts: [String] = []
+            var start = 0
+            for index in 0..<bytes.count where bytes[index] == byte {
+                parts.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
+                start = index + 1
+            }
+            parts.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start...]), as: UTF8.self))
+            return parts
+        }
+    }
+
+    /// The text with ASCII letters lowercased and every other byte kept: for protocol tokens (header
+    /// names, media types), which are ASCII and compared case-insensitively.
+    public var asciiLowercased: String {
+        guard utf8.contains(where: { (0x41...0x5A).contains($0) }) else { return self }
+        return String(decoding: utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+    }
+
+    /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
+    public var trimmingSpacesAndTabs: String {
+        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return String(self[first...last])
+    }
+}
+
 /// Percent-encoding of URL path segments and header values (RFC 3986), over UTF-8 bytes.
 public enum PercentEncoding {
     /// Bytes outside `allowed` as `%XX`.

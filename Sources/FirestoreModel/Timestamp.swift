@@ -69,18 +69,31 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = CivilCalendar.civil(days: days)
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        text += pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+        var text: [UInt8] = []
+        text.reserveCapacity(32)
+        appendDigits(year, 4, to: &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(month, 2, to: &text)
+        text.append(UInt8(ascii: "-"))
+        appendDigits(day, 2, to: &text)
+        text.append(UInt8(ascii: "T"))
+        appendDigits(secondOfDay / 3600, 2, to: &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay / 60 % 60, 2, to: &text)
+        text.append(UInt8(ascii: ":"))
+        appendDigits(secondOfDay % 60, 2, to: &text)
         if nanos != 0 {
+            text.append(UInt8(ascii: "."))
             if nanos % 1_000_000 == 0 {
-                text += "." + pad(Int64(nanos / 1_000_000), 3)
+                appendDigits(Int64(nanos / 1_000_000), 3, to: &text)
             } else if nanos % 1000 == 0 {
-                text += "." + pad(Int64(nanos / 1000), 6)
+                appendDigits(Int64(nanos / 1000), 6, to: &text)
             } else {
-                text += "." + pad(Int64(nanos), 9)
+                appendDigits(Int64(nanos), 9, to: &text)
             }
         }
-        return text + "Z"
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// Parses RFC 3339 (`2024-05-01T12:00:00.123456789Z`, or with a `+hh:mm` offset), up to 9 fractional digits.
@@ -136,7 +149,22 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     }
 }
 
-private func pad(_ value: Int64, _ width: Int) -> String {
-    let digits = String(value)
-    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+/// `value` in decimal, zero-padded to at least `width` digits; a negative value (a year before 1 BC)
+/// as its sign and digits.
+private func appendDigits(_ value: Int64, _ width: Int, to text: inout [UInt8]) {
+    guard value >= 0 else {
+        text.append(contentsOf: String(value).utf8)
+        return
+    }
+    var divisor: Int64 = 1
+    var count = 1
+    while divisor <= value / 10 {
+        divisor *= 10
+        count += 1
+    }
+    if count < width { text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
+    while divisor > 0 {
+        text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+        divisor /= 10
+    }
 }

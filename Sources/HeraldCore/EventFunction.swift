@@ -16,16 +16,17 @@ public protocol EventFunction: HeraldFunction {
 /// Where a function is triggered: a document pattern such as `conversations/{conversationId}/messages/{messageId}`
 /// and the event kinds it handles.
 public struct Trigger: Sendable, Hashable {
-    public var pattern: String
+    public var pattern: String { compiled.text }
     public var kinds: Set<DocumentChange.Kind>
+    let compiled: DocumentPattern
 
     public init(pattern: String, kinds: Set<DocumentChange.Kind>) {
-        self.pattern = pattern
+        compiled = DocumentPattern(pattern)
         self.kinds = kinds
     }
 
     /// The pattern's wildcards bound to the path's segments, or nil if the path does not match.
-    public func match(_ document: DocumentName) -> [String: String]? { DocumentPattern(pattern).match(document) }
+    public func match(_ document: DocumentName) -> [String: String]? { compiled.match(document) }
 
     /// Why this trigger does not handle the change, or nil if it does.
     public func refusal(of change: DocumentChange) -> String? {

@@ -82,11 +82,13 @@ public final class LineSink: Sendable {
     public static let standardOutput = LineSink { line in
         var text = line
         text.append("\n")
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written <= 0 { return }
-            bytes = bytes.dropFirst(written)
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
         }
     }
 

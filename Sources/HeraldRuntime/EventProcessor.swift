@@ -21,6 +21,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
     static var maximumPlanAttempts: Int { 5 }
 
     public let function: Function
+    /// `function.trigger`, made once: its pattern is parsed when it is made.
+    let trigger: Trigger
     public let gateway: any DocumentGateway
     public let project: String?
     /// What later read rounds asked for after the same first round, so a warm instance reads in one batch.
@@ -29,6 +31,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
 
     public init(function: Function, gateway: any DocumentGateway, project: String? = nil, metrics: RuntimeMetrics? = nil) {
         self.function = function
+        trigger = function.trigger
         self.gateway = gateway
         self.project = project
         self.metrics = metrics
@@ -56,7 +59,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         }
         logger.debug("decoded \(event.envelope.encoding.rawValue) event \(event.envelope.type)")
 
-        if let refusal = function.trigger.refusal(of: change) {
+        if let refusal = trigger.refusal(of: change) {
             logger.debug("skipped: \(refusal)")
             return finish(
                 EffectsReport(
@@ -227,10 +230,12 @@ func failure(_ status: Int, _ code: String, _ message: String) -> EventResponse 
 final class ReadAhead: Sendable {
     struct Learnt {
         var names: Set<DocumentName>
+        /// `names` in order, sorted once when learnt rather than on every use.
+        var ordered: [DocumentName]
         var uses = 0
     }
 
-    let memory = Mutex<[[DocumentName]: Learnt]>([:])
+    let memory = Mutex<[Set<DocumentName>: Learnt]>([:])
     static let capacity = 10_000
     /// A prediction that was complete is checked again after this many uses, so one grown too big
     /// (a member who left) does not stay.
@@ -238,21 +243,21 @@ final class ReadAhead: Sendable {
 
     /// What was learnt after this first round (nil when nothing yet), and whether it is due to be checked.
     func prediction(after firstRound: [DocumentName]) -> (names: [DocumentName], due: Bool)? {
-        memory.withLock { table in
-            let key = firstRound.sorted()
-            guard var learnt = table[key] else { return nil }
-            learnt.uses += 1
-            table[key] = learnt
-            return (learnt.names.sorted(), learnt.uses % Self.checkEvery == 0)
+        let key = Set(firstRound)
+        return memory.withLock { table in
+            guard let index = table.index(forKey: key) else { return nil }
+            table.values[index].uses += 1
+            let learnt = table.values[index]
+            return (learnt.ordered, learnt.uses % Self.checkEvery == 0)
         }
     }
 
     func remember(_ names: Set<DocumentName>, after firstRound: [DocumentName]) {
+        let key = Set(firstRound)
         memory.withLock { table in
-            let key = firstRound.sorted()
             guard table[key]?.names != names else { return }
             if table.count >= Self.capacity { table.removeAll(keepingCapacity: true) }
-            table[key] = Learnt(names: names)
+            table[key] = Learnt(names: names, ordered: names.sorted())
         }
     }
 }

@@ -200,6 +200,6 @@ public struct FunctionServer: Sendable {
     static func response(_ result: EventResponse) -> HTTPServer.Response {
         var headers = [("content-type", "application/json")]
         if let after = result.retryAfterSeconds { headers.append(("retry-after", String(after))) }
-        return HTTPServer.Response(status: result.status, headers: headers, body: Array(result.body.serialized().utf8))
+        return HTTPServer.Response(status: result.status, headers: headers, body: result.body.serializedBytes())
     }
 }

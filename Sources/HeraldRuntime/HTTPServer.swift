@@ -1,4 +1,5 @@
 import Dispatch
+import FirestoreModel
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -343,7 +344,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers: [String: String] = [:]
         headers.reserveCapacity(head.headers.count)
         for (name, value) in head.headers {
-            let key = name.lowercased()
+            let key = name.asciiLowercased
             if headers[key] == nil { headers[key] = value }
         }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"

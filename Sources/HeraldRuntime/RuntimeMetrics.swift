@@ -90,7 +90,7 @@ public final class RuntimeMetrics: Sendable {
     /// Each series' handle, made once: making one validates and looks up its name and labels in the
     /// registry, which cost more than the count itself on every event.
     func handle<Handle: Sendable>(
-        _ label: String, _ dimensions: [(String, String)], _ cache: WritableKeyPath<Handles, [String: Handle]>,
+        _ label: String, _ dimensions: [(String, String)], _ cache: WritableKeyPath<Handles, [SeriesKey: Handle]>,
         make: (String, [(String, String)]) -> Handle
     ) -> Handle {
         let key = Self.key(label, dimensions)
@@ -101,11 +101,23 @@ public final class RuntimeMetrics: Sendable {
     }
 
     struct Handles: Sendable {
-        var counters: [String: CoreMetrics.Counter] = [:]
-        var timers: [String: CoreMetrics.Timer] = [:]
+        var counters: [SeriesKey: CoreMetrics.Counter] = [:]
+        var timers: [SeriesKey: CoreMetrics.Timer] = [:]
     }
 
-    static func key(_ label: String, _ dimensions: [(String, String)]) -> String {
-        dimensions.reduce(into: label) { key, dimension in key += "\u{1}" + dimension.0 + "\u{2}" + dimension.1 }
+    static func key(_ label: String, _ dimensions: [(String, String)]) -> SeriesKey {
+        var flat: [String] = []
+        flat.reserveCapacity(2 * dimensions.count)
+        for (name, value) in dimensions {
+            flat.append(name)
+            flat.append(value)
+        }
+        return SeriesKey(label: label, dimensions: flat)
+    }
+
+    /// One series: its name and its dimensions' names and values, in order.
+    struct SeriesKey: Hashable, Sendable {
+        let label: String
+        let dimensions: [String]
     }
 }

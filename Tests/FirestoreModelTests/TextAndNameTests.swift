@@ -1,0 +1,62 @@
+import FirestoreModel
+import HeraldTesting
+import Testing
+
+/// The byte-level text helpers and name parsing on every event's path, against the standard
+/// library's character-level forms they replace.
+@Suite struct TextAndNameTests {
+    static let pieces = ["", "a", "/", "//", "é", "e\u{301}", "👩‍👩‍👧", "(default)", "x y", "\u{0}", "Ω/", "/ǅ", "ab/cd"]
+
+    @Test func splittingAtAByteGivesWhatSplitGives() {
+        var rng = SeededRandom(seed: 11)
+        for _ in 0..<2_000 {
+            let text = (0..<Int.random(in: 0...6, using: &rng)).map { _ in Self.pieces.randomElement(using: &rng)! }.joined()
+            let expected = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+            #expect(text.parts(splitAt: "/") == expected, "\(text.debugDescription)")
+        }
+    }
+
+    @Test func asciiTokensLowercaseAndTrimAsHTTPSays() {
+        #expect("Content-Type".asciiLowercased == "content-type")
+        #expect("already lower".asciiLowercased == "already lower")
+        #expect("ÀPPLICATION/JSON".asciiLowercased == "Àpplication/json")
+        #expect(" \tapplication/json \t".trimmingSpacesAndTabs == "application/json")
+        #expect(" \t ".trimmingSpacesAndTabs == "")
+        #expect("\u{A0}x\u{A0}".trimmingSpacesAndTabs == "\u{A0}x\u{A0}")
+    }
+
+    @Test func parsedNamesAreEqualExactlyWhenTheirResourceNamesAre() throws {
+        let paths = ["users/u1", "users/u2", "conversations/c1/messages/m1", "conversations/c1/messages/m2", "a/b/c/d"]
+        var names: [DocumentName] = []
+        for project in ["p", "q"] {
+            for database in ["(default)", "other"] {
+                for path in paths { names.append(try DocumentName(project: project, database: database, path: path)) }
+            }
+        }
+        for a in names {
+            let reparsed = try DocumentName(resourceName: a.resourceName)
+            #expect(reparsed == a && reparsed.hashValue == a.hashValue)
+            for b in names { #expect((a == b) == (a.resourceName == b.resourceName)) }
+        }
+        #expect(Set(names).count == names.count)
+    }
+
+    @Test func badNamesAreStillRefused() {
+        for path in ["users", "users/", "/users/u1", "users//u1", "users/u1/", "users/.", "users/..", "a/b/c"] {
+            #expect(throws: DocumentNameError.self, "\(path)") { try DocumentName(project: "p", path: path) }
+        }
+        #expect(throws: DocumentNameError.self) { try DocumentName(project: "p", segments: ["users", "u/1"]) }
+        #expect(throws: DocumentNameError.self) { try DocumentName(project: "p/q", path: "users/u1") }
+        #expect(throws: DocumentNameError.self) { try DocumentName(resourceName: "projects/p/databases/d/documents/users/u1/x") }
+        #expect(throws: DocumentNameError.self) { try DocumentName(resourceName: "projects/p/databases//documents/users/u1") }
+    }
+
+    @Test func patternsBindWildcardsAndCompareLiteralsExactly() throws {
+        let pattern = DocumentPattern("conversations/{conversationId}/messages/{messageId}")
+        let name = try DocumentName(project: "p", path: "conversations/c1/messages/m1")
+        #expect(pattern.match(name) == ["conversationId": "c1", "messageId": "m1"])
+        #expect(pattern.match(try DocumentName(project: "p", path: "Conversations/c1/messages/m1")) == nil)
+        #expect(pattern.match(try DocumentName(project: "p", path: "conversations/c1")) == nil)
+        #expect(DocumentPattern("/users/{id}/").match(try DocumentName(project: "p", path: "users/u1")) == ["id": "u1"])
+    }
+}
