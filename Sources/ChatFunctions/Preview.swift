@@ -20,11 +20,13 @@ public enum Preview {
 
     /// The key of the label's string in the app's languages, for a message without text (a text is never translated).
     public static func localizationKey(text: String?, type: String?) -> String? {
-        collapsed(text).isEmpty ? label(type: type).key : nil
+        (text ?? "").isBlank ? label(type: type).key : nil
     }
 
     static func collapsed(_ text: String?) -> String {
-        (text ?? "").trimmingWhitespace.split(whereSeparator: \.isNewline).joined(separator: " ")
+        // Printable ASCII has no line breaks to collapse.
+        if let text, text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return text.trimmingWhitespace }
+        return (text ?? "").trimmingWhitespace.split(whereSeparator: \.isNewline).joined(separator: " ")
     }
 
     static func label(type: String?) -> (text: String, key: String) {

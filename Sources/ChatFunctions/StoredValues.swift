@@ -25,7 +25,8 @@ struct StoredValues {
     /// `text` if it is at most `characters` user-perceived characters and `bytes` of UTF-8; else its
     /// first `characters` characters (fewer if they outgrow `bytes`), whole characters only, then "…".
     static func bounded(_ text: String, characters: Int, bytes: Int) -> String {
-        if text.utf8.count <= bytes, text.count <= characters { return text }
+        // Never more characters than bytes: a short text is counted without walking its clusters.
+        if text.utf8.count <= min(bytes, characters) || (text.utf8.count <= bytes && text.count <= characters) { return text }
         var result = ""
         var size = 0
         let ellipsis = "…"

@@ -115,8 +115,11 @@ struct ProtobufReader {
 
     mutating func string() throws(ProtobufError) -> String {
         let range = try lengthDelimited()
-        guard let text = String(validating: UnsafeRawBufferPointer(rebasing: bytes[range]).assumingMemoryBound(to: UInt8.self), as: UTF8.self)
-        else { throw .invalidUTF8 }
+        let utf8 = UnsafeRawBufferPointer(rebasing: bytes[range]).assumingMemoryBound(to: UInt8.self)
+        // ASCII (most names and values) is valid as it is; `String(validating:)` is generic and costs a
+        // type lookup per call, so it checks only the rest.
+        if !utf8.contains(where: { $0 >= 0x80 }) { return String(decoding: utf8, as: UTF8.self) }
+        guard let text = String(validating: utf8, as: UTF8.self) else { throw .invalidUTF8 }
         return text
     }
 

@@ -5,6 +5,9 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
     public let database: String
     /// Path segments relative to `documents/`; always an even, non-zero count.
     public let segments: [String]
+    /// `segments.hashValue`, computed once: names are keys of most of a plan's dictionaries and sets,
+    /// and are looked up many more times than they are made. Seeded per process, as every hash is.
+    private let segmentsHash: Int
 
     public init(project: String, database: String = "(default)", segments: [String]) throws(DocumentNameError) {
         for segment in segments where segment.utf8.contains(Self.slash) { throw DocumentNameError("invalid path segment \"\(segment)\"") }
@@ -27,6 +30,7 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
         self.project = project
         self.database = database
         self.segments = segments
+        segmentsHash = segments.hashValue
     }
 
     /// Firestore's limit on a collection or document id.
@@ -72,11 +76,11 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
 
     // Segments first: names in one dictionary almost always share their project and database.
     public static func == (a: DocumentName, b: DocumentName) -> Bool {
-        a.segments == b.segments && a.project == b.project && a.database == b.database
+        a.segmentsHash == b.segmentsHash && a.segments == b.segments && a.project == b.project && a.database == b.database
     }
 
     // The segments alone: equal names have equal segments, and the project and database rarely tell names apart.
-    public func hash(into hasher: inout Hasher) { hasher.combine(segments) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(segmentsHash) }
 }
 
 public struct DocumentNameError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -3,8 +3,22 @@
 extension StringProtocol {
     /// The text without leading and trailing whitespace and newlines (Unicode's, as `Character` knows them).
     public var trimmingWhitespace: String {
+        // A printable ASCII character at both ends: nothing to trim. Most text takes this path.
+        if let head = first?.asciiValue, let tail = last?.asciiValue, (0x21...0x7E).contains(head), (0x21...0x7E).contains(tail) {
+            return String(self)
+        }
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
         return String(self[first...last])
+    }
+
+    /// Whether every character is whitespace (an empty text too): `trimmingWhitespace.isEmpty` without
+    /// making the trimmed copy, and by bytes when the text is ASCII.
+    public var isBlank: Bool {
+        for byte in utf8 {
+            if byte >= 0x80 { return allSatisfy(\.isWhitespace) }
+            if byte != 0x20 && !(0x09...0x0D).contains(byte) { return false }
+        }
+        return true
     }
 
     /// Where `other` first occurs, comparing UTF-8 bytes: for ASCII markers and codes, without the
@@ -53,8 +67,14 @@ extension String {
     /// The text with ASCII letters lowercased and every other byte kept: for protocol tokens (header
     /// names, media types), which are ASCII and compared case-insensitively.
     public var asciiLowercased: String {
-        guard utf8.contains(where: { (0x41...0x5A).contains($0) }) else { return self }
-        return String(decoding: utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+        var text = self
+        return text.withUTF8 { bytes in
+            guard bytes.contains(where: { (0x41...0x5A).contains($0) }) else { return self }
+            return String(unsafeUninitializedCapacity: bytes.count) { out in
+                for (index, byte) in bytes.enumerated() { out[index] = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte }
+                return bytes.count
+            }
+        }
     }
 
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).

@@ -40,12 +40,15 @@ extension Write {
     /// in the order each document was first written.
     public static func merging(_ writes: [Write]) -> [Write] {
         var result: [Write] = []
-        var position: [DocumentName: Int] = [:]
+        result.reserveCapacity(writes.count)
+        // A plan's few writes are searched in place; a sweep's many through an index.
+        var position: [DocumentName: Int]? = writes.count > 16 ? [:] : nil
         for write in writes {
-            if let index = position[write.document], let merged = result[index].merged(with: write) {
+            let index = position == nil ? result.lastIndex { $0.document == write.document } : position?[write.document]
+            if let index, let merged = result[index].merged(with: write) {
                 result[index] = merged
             } else {
-                position[write.document] = result.count
+                position?[write.document] = result.count
                 result.append(write)
             }
         }

@@ -124,9 +124,12 @@ public struct FCMMessage: Sendable, Hashable {
     /// At least `payloadBytes`, without writing the JSON: every byte counted as escaped at its worst.
     public var payloadBytesBound: Int {
         func bound(_ text: String) -> Int {
-            var length = 2
-            for byte in text.utf8 { length += byte < 0x20 ? 6 : (byte == 0x22 || byte == 0x5C || byte >= 0x80 ? 2 : 1) }
-            return length
+            var text = text
+            return text.withUTF8 { bytes in
+                var length = 2
+                for byte in bytes { length += byte < 0x20 ? 6 : (byte == 0x22 || byte == 0x5C || byte >= 0x80 ? 2 : 1) }
+                return length
+            }
         }
         var total = 64  // {"data":{},"notification":{"body":,"title":}} and more
         for (key, value) in data { total += bound(key) + bound(value) + 2 }

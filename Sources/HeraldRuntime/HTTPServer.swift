@@ -343,10 +343,8 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     static func request(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPServer.Request {
         var headers: [String: String] = [:]
         headers.reserveCapacity(head.headers.count)
-        for (name, value) in head.headers {
-            let key = name.asciiLowercased
-            if headers[key] == nil { headers[key] = value }
-        }
+        // Backwards, so the first of repeated names is the one kept, with one lookup per header.
+        for (name, value) in head.headers.reversed() { headers[name.asciiLowercased] = value }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
         return HTTPServer.Request(method: head.method, path: path, headers: headers, body: body)
     }

@@ -60,3 +60,41 @@ import Testing
         #expect(DocumentPattern("/users/{id}/").match(try DocumentName(project: "p", path: "users/u1")) == ["id": "u1"])
     }
 }
+
+/// `Write.merging` searches a plan's few writes in place and indexes a sweep's many: both give what
+/// the indexed form gives for any mix of updates, transforms, deletes and preconditions.
+@Suite struct WriteMergingTests {
+    static func indexed(_ writes: [Write]) -> [Write] {
+        var result: [Write] = []
+        var position: [DocumentName: Int] = [:]
+        for write in writes {
+            if let index = position[write.document], let merged = result[index].merged(with: write) {
+                result[index] = merged
+            } else {
+                position[write.document] = result.count
+                result.append(write)
+            }
+        }
+        return result
+    }
+
+    @Test(arguments: [3, 16, 17, 60])
+    func mergingMatchesTheIndexedForm(count: Int) throws {
+        var rng = SeededRandom(seed: UInt64(count))
+        let names = try (0..<4).map { try DocumentName(project: "p", path: "conversations/c\($0)") }
+        for _ in 0..<200 {
+            let writes = (0..<count).map { _ -> Write in
+                let name = names.randomElement(using: &rng)!
+                let field = ["a", "b", "c"].randomElement(using: &rng)!
+                let precondition: Precondition? = [nil, .exists(true), .exists(false)].randomElement(using: &rng)!
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0: return Write(.update(name, fields: [field: .integer(1)], mask: [FieldPath(field)]), precondition: precondition)
+                case 1: return Write(.transform(name), transforms: [FieldTransform(FieldPath(field), .increment(.integer(1)))])
+                case 2: return Write(.update(name, fields: [field: .string("x")], mask: nil))
+                default: return Write(.delete(name), precondition: precondition)
+                }
+            }
+            #expect(Write.merging(writes) == Self.indexed(writes))
+        }
+    }
+}
