@@ -6,7 +6,9 @@ public struct EventRequest: Sendable {
     public var body: [UInt8]
 
     public init(headers: [String: String], body: [UInt8]) {
-        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        // The server hands them over lowercased already: kept as they are then.
+        let lowercase = headers.keys.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 && !(0x41...0x5A).contains($0) } }
+        self.headers = lowercase ? headers : Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
     }
 
@@ -115,7 +117,7 @@ public enum EventDecoder {
         let type = try attributes.required("type", id: id)
         let source = try attributes.required("source", id: id)
         var withAuthContext = false
-        var kindName = type.hasPrefix(typePrefix) ? String(type.dropFirst(typePrefix.count)) : ""
+        var kindName = type.hasPrefix(typePrefix) ? String(type.utf8.dropFirst(typePrefix.utf8.count)) ?? "" : ""
         if kindName.hasSuffix(".withAuthContext") {
             kindName = String(kindName.dropLast(".withAuthContext".count))
             withAuthContext = true

@@ -142,12 +142,12 @@ extension JSONValue {
                     i += 1
                     continue
                 }
-                out.append(contentsOf: bytes[run..<i])
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run..<i]))
                 out.append(contentsOf: escape.utf8)
                 i += width
                 run = i
             }
-            out.append(contentsOf: bytes[run...])
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[run...]))
         }
         out.append(UInt8(ascii: "\""))
     }

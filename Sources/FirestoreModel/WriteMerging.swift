@@ -41,14 +41,18 @@ extension Write {
     public static func merging(_ writes: [Write]) -> [Write] {
         var result: [Write] = []
         result.reserveCapacity(writes.count)
-        // A plan's few writes are searched in place; a sweep's many through an index.
+        // A plan's few writes are searched in place (by their names: getting a write's name copies its
+        // operation); a sweep's many through an index.
+        var names: [DocumentName] = []
         var position: [DocumentName: Int]? = writes.count > 16 ? [:] : nil
         for write in writes {
-            let index = position == nil ? result.lastIndex { $0.document == write.document } : position?[write.document]
+            let name = write.document
+            let index = position == nil ? names.lastIndex(of: name) : position?[name]
             if let index, let merged = result[index].merged(with: write) {
                 result[index] = merged
             } else {
-                position?[write.document] = result.count
+                position?[name] = result.count
+                names.append(name)
                 result.append(write)
             }
         }

@@ -17,8 +17,12 @@ enum EventLoopExecutor {
         let slot = herald_swift_task_enqueueGlobal_hook()
         guard slot.pointee == nil else { return false }
         let hook: EnqueueHook = { job, _ in
-            // `any()` is the loop this thread runs, if it runs one: no thread switch then.
-            MultiThreadedEventLoopGroup.singleton.any().enqueue(ExecutorJob(job))
+            // `any()` is the loop this thread runs, if it runs one: no thread switch then. The job runs on
+            // the generic executor, as it was enqueued: NIO's own `enqueue` runs it on the loop's serial
+            // executor, and every nonisolated async call it makes then hops back through this hook
+            // (about 30 times an event).
+            let job = unsafeBitCast(job, to: UnsafeMutableRawPointer.self)
+            MultiThreadedEventLoopGroup.singleton.any().execute { herald_run_job_on_generic_executor(job) }
         }
         slot.pointee = unsafeBitCast(hook, to: UnsafeMutableRawPointer.self)
         return true

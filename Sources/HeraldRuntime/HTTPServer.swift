@@ -341,8 +341,7 @@ final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     static func request(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPServer.Request {
-        var headers: [String: String] = [:]
-        headers.reserveCapacity(head.headers.count)
+        var headers = [String: String](minimumCapacity: head.headers.count)
         // Backwards, so the first of repeated names is the one kept, with one lookup per header.
         for (name, value) in head.headers.reversed() { headers[name.asciiLowercased] = value }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
