@@ -7,7 +7,7 @@ public struct EventRequest: Sendable {
 
     public init(headers: [String: String], body: [UInt8]) {
         // The server hands them over lowercased already: kept as they are then.
-        let lowercase = headers.keys.allSatisfy { $0.utf8.allSatisfy { $0 < 0x80 && !(0x41...0x5A).contains($0) } }
+        let lowercase = headers.keys.allSatisfy(\.isLowercaseASCII)
         self.headers = lowercase ? headers : Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
     }
@@ -61,7 +61,7 @@ public enum EventDecoder {
         let attributes = Attributes { name in
             guard let raw = request.headers["ce-" + name] else { return nil }
             // The CloudEvents HTTP binding percent-encodes non-ASCII and some punctuation in header values.
-            return raw.utf8.contains(UInt8(ascii: "%")) ? (PercentEncoding.decode(raw) ?? raw) : raw
+            return raw.containsByte(UInt8(ascii: "%")) ? (PercentEncoding.decode(raw) ?? raw) : raw
         }
         let dataType = request.contentType ?? attributes.get("datacontenttype")?.lowercased()
         let id = attributes.get("id")

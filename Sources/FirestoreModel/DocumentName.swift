@@ -10,14 +10,14 @@ public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConverti
     private let segmentsHash: Int
 
     public init(project: String, database: String = "(default)", segments: [String]) throws(DocumentNameError) {
-        for segment in segments where segment.utf8.contains(Self.slash) { throw DocumentNameError("invalid path segment \"\(segment)\"") }
+        for segment in segments where segment.containsByte(Self.slash) { throw DocumentNameError("invalid path segment \"\(segment)\"") }
         try self.init(project: project, database: database, slashFreeSegments: segments)
     }
 
     /// `segments` already split at every "/" (so holding none).
     init(project: String, database: String, slashFreeSegments segments: [String]) throws(DocumentNameError) {
-        guard !project.isEmpty, !project.utf8.contains(Self.slash) else { throw DocumentNameError("invalid project id \"\(project)\"") }
-        guard !database.isEmpty, !database.utf8.contains(Self.slash) else { throw DocumentNameError("invalid database id \"\(database)\"") }
+        guard !project.isEmpty, !project.containsByte(Self.slash) else { throw DocumentNameError("invalid project id \"\(project)\"") }
+        guard !database.isEmpty, !database.containsByte(Self.slash) else { throw DocumentNameError("invalid database id \"\(database)\"") }
         guard !segments.isEmpty, segments.count % 2 == 0 else {
             throw DocumentNameError("a document path needs an even number of segments: \"\(segments.joined(separator: "/"))\"")
         }

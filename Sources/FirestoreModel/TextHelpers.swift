@@ -64,6 +64,17 @@ extension String {
         }
     }
 
+    /// Whether any of the text's UTF-8 bytes is `byte`: a scan of contiguous storage.
+    public func containsByte(_ byte: UInt8) -> Bool {
+        utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? utf8.contains(byte)
+    }
+
+    /// Whether the text is ASCII with no uppercase letter (what `asciiLowercased` leaves as it is).
+    public var isLowercaseASCII: Bool {
+        let isLowercaseASCII = { (byte: UInt8) in byte < 0x80 && !(0x41...0x5A).contains(byte) }
+        return utf8.withContiguousStorageIfAvailable { $0.allSatisfy(isLowercaseASCII) } ?? utf8.allSatisfy(isLowercaseASCII)
+    }
+
     /// The text with ASCII letters lowercased and every other byte kept: for protocol tokens (header
     /// names, media types), which are ASCII and compared case-insensitively.
     public var asciiLowercased: String {

@@ -123,14 +123,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 } else if !wanted.documents.isEmpty {
                     laterStepsAskedForDocuments = true
                 }
-                let lists = wanted.collections
-                let lookups = wanted.lookups
-                async let listed = lists.isEmpty ? [:] : gateway.list(lists)
-                async let looked = lookups.isEmpty ? [:] : gateway.lookUp(lookups)
-                var more = wanted.documents.isEmpty ? DocumentsRead() : try await gateway.read(wanted.documents)
-                more.collections = try await listed
-                more.lookups = try await looked
-                reads.add(more, asked: wanted)
+                reads.add(try await readAll(wanted), asked: wanted)
             }
         }
         guard let plan else {
@@ -169,6 +162,21 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             EffectsReport(
                 function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
                 outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun), writes: planned.count)
+    }
+
+    /// The documents, collections and lookups `wanted` names, read at once (documents alone without a
+    /// child task: a plan's steps mostly ask for documents only).
+    func readAll(_ wanted: NotReadYet) async throws -> DocumentsRead {
+        let documents = wanted.documents
+        let lists = wanted.collections
+        let lookups = wanted.lookups
+        guard !lists.isEmpty || !lookups.isEmpty else { return documents.isEmpty ? DocumentsRead() : try await gateway.read(documents) }
+        async let listed = lists.isEmpty ? [:] : gateway.list(lists)
+        async let looked = lookups.isEmpty ? [:] : gateway.lookUp(lookups)
+        var more = documents.isEmpty ? DocumentsRead() : try await gateway.read(documents)
+        more.collections = try await listed
+        more.lookups = try await looked
+        return more
     }
 
     /// The HTTP answer is a summary; the whole report is for `invoke` and tests.

@@ -98,3 +98,13 @@ import Testing
         }
     }
 }
+
+@Suite struct ByteChecksTests {
+    @Test func byteChecksAgreeWithTheirDefinitions() {
+        for text in ["", "abc", "a/b", "/", "é/", "ÀB", "content-type", "Content-Type", "ce-id", "x\u{0}", "🚀", "%41"] {
+            #expect(text.containsByte(UInt8(ascii: "/")) == text.utf8.contains(UInt8(ascii: "/")), "\(text)")
+            #expect(text.containsByte(UInt8(ascii: "%")) == text.utf8.contains(UInt8(ascii: "%")), "\(text)")
+            #expect(text.isLowercaseASCII == (text.allSatisfy(\.isASCII) && text.asciiLowercased == text), "\(text)")
+        }
+    }
+}
