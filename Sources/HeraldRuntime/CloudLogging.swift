@@ -71,18 +71,55 @@ public struct CloudLogHandler: LogHandler {
     }
 }
 
-/// Where log lines go. Lines from concurrent requests never interleave.
+/// Where log lines go. Lines from concurrent requests never interleave; each is written before
+/// `write` returns.
 public final class LineSink: Sendable {
     private let write: @Sendable (String) -> Void
+    /// Whether lines are written one at a time here (false: the writer keeps them apart itself).
+    private let serialized: Bool
     private let lock = Mutex(())
 
-    public init(_ write: @escaping @Sendable (String) -> Void) { self.write = write }
+    public init(_ write: @escaping @Sendable (String) -> Void) {
+        self.write = write
+        serialized = true
+    }
+
+    private init(keepingLinesApart write: @escaping @Sendable (String) -> Void) {
+        self.write = write
+        serialized = false
+    }
 
     /// stdout, one line per record. A closed stdout loses the line rather than stopping the function.
-    public static let standardOutput = LineSink { line in
+    public static let standardOutput = LineSink(keepingLinesApart: StandardOutput().write)
+
+    public func write(_ line: String) {
+        if serialized { lock.withLock { _ in write(line) } } else { write(line) }
+    }
+}
+
+/// Lines to stdout without one lock around every write: a line of at most `PIPE_BUF` bytes is one
+/// `write(2)`, which the kernel keeps whole (a pipe, as Cloud Run collects stdout, a file, a terminal),
+/// so such lines share the lock; a longer line, written in parts, takes it alone. One lock held through
+/// each system call had the two event loops waiting on each other (a futex) every other event.
+final class StandardOutput: @unchecked Sendable {
+    private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+
+    init() {
+        lock = .allocate(capacity: 1)
+        pthread_rwlock_init(lock, nil)
+    }
+
+    deinit {
+        pthread_rwlock_destroy(lock)
+        lock.deallocate()
+    }
+
+    func write(_ line: String) {
         var text = line
         text.append("\n")
         text.withUTF8 { bytes in
+            if bytes.count <= Int(PIPE_BUF) { pthread_rwlock_rdlock(lock) } else { pthread_rwlock_wrlock(lock) }
+            defer { pthread_rwlock_unlock(lock) }
             var offset = 0
             while offset < bytes.count {
                 let written = Glibc.write(STDOUT_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
@@ -91,8 +128,6 @@ public final class LineSink: Sendable {
             }
         }
     }
-
-    public func write(_ line: String) { lock.withLock { _ in write(line) } }
 }
 
 extension Logger {

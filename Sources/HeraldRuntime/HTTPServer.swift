@@ -82,10 +82,12 @@ public struct HTTPServer: Sendable {
                 connections.add(channel)
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    // Four handlers, no more: each new handler type costs a search of the executable's protocol
+                    // Three handlers, no more: each new handler type costs a search of the executable's protocol
                     // conformances on the first connection, which is the first request's time. The handler
-                    // answers what the error and idle handlers would, and writes only headers it knows are valid.
-                    try sync.configureHTTPServerPipeline(withErrorHandling: false, withOutboundHeaderValidation: false)
+                    // answers what the error and idle handlers would, keeps pipelined requests in order and
+                    // writes only headers it knows are valid.
+                    try sync.configureHTTPServerPipeline(
+                        withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
                     try sync.addHandler(
                         RequestHandler(maximumBodyBytes: limits.body, maximumDiscardedBytes: limits.discarded, idleTimeout: idleTimeout, handler: handler))
                 }
@@ -98,8 +100,8 @@ public struct HTTPServer: Sendable {
     }
 }
 
-/// The connections a server holds, for its graceful stop: each is told to quiesce (NIO's HTTP/1 server
-/// pipeline then closes it at once when idle, after its answer when busy), and the stop waits until all
+/// The connections a server holds, for its graceful stop: each is told to quiesce (its `RequestHandler`
+/// then closes it at once when idle, after its answer when busy), and the stop waits until all
 /// have closed. One accepted while stopping is closed at once.
 final class OpenConnections: Sendable {
     private let state = Mutex((channels: [ObjectIdentifier: any Channel](), stopping: false))
@@ -179,172 +181,5 @@ public final class StopSignal: Sendable {
         } onCancel: {
             state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
-    }
-}
-
-/// Collects one request at a time and answers it through the async handler; the answer is written on
-/// the channel's event loop.
-final class RequestHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundOut = HTTPServerResponsePart
-
-    enum State {
-        case idle
-        case collecting(HTTPRequestHead, ByteBuffer)
-        case discarding(HTTPRequestHead, bytes: Int)
-        case answering
-    }
-
-    let maximumBodyBytes: Int
-    let maximumDiscardedBytes: Int
-    let idleTimeout: TimeAmount
-    let handler: HTTPServer.Handler
-    var state = State.idle
-    var idleTimer: Scheduled<Void>?
-    var lastActivity = NIODeadline.now()
-
-    init(maximumBodyBytes: Int, maximumDiscardedBytes: Int, idleTimeout: TimeAmount, handler: @escaping HTTPServer.Handler) {
-        self.maximumBodyBytes = maximumBodyBytes
-        self.maximumDiscardedBytes = maximumDiscardedBytes
-        self.idleTimeout = idleTimeout
-        self.handler = handler
-    }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        lastActivity = .now()
-        switch unwrapInboundIn(data) {
-        case .head(let head):
-            let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
-            if let declared, declared > maximumBodyBytes {
-                state = .discarding(head, bytes: 0)
-            } else {
-                state = .collecting(head, context.channel.allocator.buffer(capacity: min(declared ?? 0, 1 << 20)))
-                if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
-                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
-                }
-            }
-        case .body(var part):
-            if case .discarding(let head, let bytes) = state {
-                // Read and dropped, so the answer can be sent; a sender that never stops is cut off.
-                guard bytes + part.readableBytes <= maximumDiscardedBytes else { return context.close(promise: nil) }
-                state = .discarding(head, bytes: bytes + part.readableBytes)
-                return
-            }
-            guard case .collecting(let head, var body) = state else { return }
-            if body.readableBytes + part.readableBytes > maximumBodyBytes {
-                state = .discarding(head, bytes: body.readableBytes + part.readableBytes)
-            } else {
-                state = .answering  // not to copy the buffer on write (it is uniquely held while out of `state`)
-                body.writeBuffer(&part)
-                state = .collecting(head, body)
-            }
-        case .end:
-            switch state {
-            case .collecting(let head, let body):
-                answer(context: context, head: head, .complete(Self.request(head, body: Array(buffer: body))))
-            case .discarding(let head, _):
-                answer(context: context, head: head, .tooLarge(Self.request(head, body: [])))
-            case .idle, .answering:
-                return
-            }
-        }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        restartIdleTimer(context: context)
-        context.fireChannelActive()
-    }
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { restartIdleTimer(context: context) }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        idleTimer = nil
-        context.fireChannelInactive()
-    }
-
-    /// A connection that sends nothing for `idleTimeout` while none of its requests is being answered
-    /// is closed; a request being answered may take its time. Reads only note the time: the timer looks
-    /// at it when it fires and waits again for what is left.
-    func restartIdleTimer(context: ChannelHandlerContext) {
-        idleTimer?.cancel()
-        lastActivity = .now()
-        scheduleIdleCheck(context: context, after: idleTimeout)
-    }
-
-    func scheduleIdleCheck(context: ChannelHandlerContext, after delay: TimeAmount) {
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        idleTimer = context.eventLoop.scheduleTask(in: delay) {
-            let (handler, context) = bound.value
-            let idle = NIODeadline.now() - handler.lastActivity
-            if handler.isAnswering || idle < handler.idleTimeout {
-                handler.scheduleIdleCheck(context: context, after: handler.isAnswering ? handler.idleTimeout : handler.idleTimeout - idle)
-            } else {
-                context.close(promise: nil)
-            }
-        }
-    }
-
-    /// A request that cannot be parsed gets 400 (unless an answer is being written) and the connection
-    /// is closed: nothing more can be read from it.
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is HTTPParserError, !isAnswering {
-            state = .answering
-            var headers = HTTPHeaders()
-            headers.add(name: "connection", value: "close")
-            headers.add(name: "content-length", value: "0")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
-            let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
-            return
-        }
-        context.close(promise: nil)
-    }
-
-    var isAnswering: Bool {
-        if case .answering = state { true } else { false }
-    }
-
-    func answer(context: ChannelHandlerContext, head: HTTPRequestHead, _ body: HTTPServer.Body) {
-        state = .answering
-        let handler = handler
-        let keepAlive = head.isKeepAlive
-        let version = head.version
-        let promise = context.eventLoop.makePromise(of: HTTPServer.Response.self)
-        promise.completeWithTask { await handler(body) }
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        promise.futureResult.whenSuccess { response in
-            let (handler, context) = bound.value
-            handler.write(response, version: version, keepAlive: keepAlive, context: context)
-        }
-    }
-
-    func write(_ response: HTTPServer.Response, version: HTTPVersion, keepAlive: Bool, context: ChannelHandlerContext) {
-        state = .idle
-        lastActivity = .now()
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(response.headers.count + 2)
-        for (name, value) in response.headers { headers.add(name: name, value: value) }
-        headers.add(name: "content-length", value: String(response.body.count))
-        if !keepAlive { headers.add(name: "connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))), promise: nil)
-        if !response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
-        }
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
-        if !keepAlive {
-            let channel = context.channel
-            written.whenComplete { _ in channel.close(promise: nil) }
-        }
-    }
-
-    static func request(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPServer.Request {
-        var headers = [String: String](minimumCapacity: head.headers.count)
-        // Backwards, so the first of repeated names is the one kept, with one lookup per header.
-        for (name, value) in head.headers.reversed() { headers[name.asciiLowercased] = value }
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
-        return HTTPServer.Request(method: head.method, path: path, headers: headers, body: body)
     }
 }

@@ -36,6 +36,41 @@ import Glibc
         #expect(output.contains("stopped"))
     }
 
+    /// Both event loops log a line per event to the same stdout (a pipe here, as on Cloud Run), each
+    /// with its own write: no line is cut into or lost.
+    @Test func logLinesStayWholeWhenEventsRunAtOnce() async throws {
+        let server = try await ServingProcess.start("onMessageCreated", arguments: ["--documents", Self.documents])
+        let fixture = try Fixture.request(from: Array(Data(contentsOf: TestPaths.fixture("default/message-created.binary-protobuf.json"))))
+        var head = "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: \(fixture.body.count)\r\nConnection: close\r\n"
+        for (name, value) in fixture.headers { head += "\(name): \(value)\r\n" }
+        let request = Array((head + "\r\n").utf8) + fixture.body
+        let (senders, each) = (8, 50)
+        let answered = try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<senders {
+                group.addTask {
+                    try await offThePool {
+                        var ok = 0
+                        for _ in 0..<each {
+                            let connection = try RawHTTPConnection(port: server.port)
+                            try connection.send(request)
+                            if connection.readAll(timeout: 10).hasPrefix("HTTP/1.1 200") { ok += 1 }
+                        }
+                        return ok
+                    }
+                }
+            }
+            return try await group.reduce(0, +)
+        }
+        #expect(answered == senders * each)
+        server.signal(SIGTERM)
+        let (status, output) = try await server.waitForExit()
+        #expect(status == 0)
+        let lines = output.split(separator: "\n")
+        let broken = lines.filter { (try? JSONValue(parsing: String($0))) == nil }
+        #expect(broken.isEmpty, "\(broken.prefix(3))")
+        #expect(lines.filter { $0.contains("planned 4 writes") }.count == senders * each)
+    }
+
     @Test func serveHonoursPORTAndAnswersHealthz() async throws {
         let wanted = try GoogleFirestoreEmulator.freePort()
         let probe = try await ServingProcess.start(

@@ -150,4 +150,27 @@ import Testing
             #expect((try? RawHTTPConnection(port: port)) == nil, "no new connection is accepted")
         }
     }
+
+    @Test func manyPipelinedRequestsBehindASlowOneAreAllAnsweredInOrder() async throws {
+        try await Self.withServer(delay: .milliseconds(300)) { port, _ in
+            let paths = ["/slow"] + (1...40).map { "/p\($0)" } + ["/slow", "/last"]
+            let requests = paths.map { "GET \($0) HTTP/1.1\r\nHost: x\r\n\r\n" }.joined()
+            let (text, _) = try await Self.exchange(port, requests, timeout: 3)
+            let bodies = text.components(separatedBy: "HTTP/1.1 200 OK").dropFirst().map { $0.components(separatedBy: "\r\n\r\n").last ?? "" }
+            #expect(bodies == paths.map { "GET \($0) 0" }, "\(text.suffix(400))")
+        }
+    }
+
+    @Test func stoppingWhileARequestIsHalfReadAnswersItBeforeClosing() async throws {
+        try await Self.withServer { port, stop in
+            let connection = try RawHTTPConnection(port: port)
+            try connection.send("POST /half HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
+            try await Task.sleep(for: .milliseconds(100))
+            stop.fire()
+            try await Task.sleep(for: .milliseconds(100))
+            try connection.send("cde")
+            let read = try await offThePool { connection.read(timeout: 3) }
+            #expect(read.text.contains("POST /half 5") && read.closedByPeer, "\(read)")
+        }
+    }
 }

@@ -1,0 +1,214 @@
+import FirestoreModel
+import NIOCore
+import NIOHTTP1
+
+/// Collects one request at a time and answers it through the async handler; the answer is written on
+/// the channel's event loop.
+///
+/// Requests a client sends before its previous answer (HTTP/1.1 pipelining) wait their turn here, and
+/// reading stops while any wait. NIO's `HTTPServerPipelineHandler` would do this too, but it stops
+/// reading for every request in flight, which costs two `epoll_ctl` calls per request.
+final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    enum State {
+        case idle
+        case collecting(HTTPRequestHead, ByteBuffer)
+        case discarding(HTTPRequestHead, bytes: Int)
+        case answering
+    }
+
+    let maximumBodyBytes: Int
+    let maximumDiscardedBytes: Int
+    let idleTimeout: TimeAmount
+    let handler: HTTPServer.Handler
+    var state = State.idle
+    /// Parts of requests that came while one was being answered, in order.
+    var waiting = CircularBuffer<HTTPServerRequestPart>()
+    /// A read the channel asked for while requests wait: made once they are all taken.
+    var readDeferred = false
+    /// Stopping: the connection closes after the answer being written (at once when none is).
+    var quiescing = false
+    var idleTimer: Scheduled<Void>?
+    var lastActivity = NIODeadline.now()
+
+    init(maximumBodyBytes: Int, maximumDiscardedBytes: Int, idleTimeout: TimeAmount, handler: @escaping HTTPServer.Handler) {
+        self.maximumBodyBytes = maximumBodyBytes
+        self.maximumDiscardedBytes = maximumDiscardedBytes
+        self.idleTimeout = idleTimeout
+        self.handler = handler
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        lastActivity = .now()
+        let part = unwrapInboundIn(data)
+        if isAnswering || !waiting.isEmpty {
+            waiting.append(part)
+        } else {
+            take(part, context: context)
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if waiting.isEmpty { context.read() } else { readDeferred = true }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+        quiescing = true
+        // A request being read or answered gets its answer first, then the connection closes.
+        if case .idle = state { context.close(promise: nil) }
+    }
+
+    /// Takes the requests that waited, in order, until one is being answered again.
+    func takeWaiting(context: ChannelHandlerContext) {
+        while !isAnswering, let part = waiting.popFirst() { take(part, context: context) }
+        if waiting.isEmpty, readDeferred {
+            readDeferred = false
+            context.read()
+        }
+    }
+
+    func take(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
+        switch part {
+        case .head(let head):
+            let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
+            if let declared, declared > maximumBodyBytes {
+                state = .discarding(head, bytes: 0)
+            } else {
+                state = .collecting(head, context.channel.allocator.buffer(capacity: min(declared ?? 0, 1 << 20)))
+                if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+                }
+            }
+        case .body(var part):
+            if case .discarding(let head, let bytes) = state {
+                // Read and dropped, so the answer can be sent; a sender that never stops is cut off.
+                guard bytes + part.readableBytes <= maximumDiscardedBytes else { return context.close(promise: nil) }
+                state = .discarding(head, bytes: bytes + part.readableBytes)
+                return
+            }
+            guard case .collecting(let head, var body) = state else { return }
+            if body.readableBytes + part.readableBytes > maximumBodyBytes {
+                state = .discarding(head, bytes: body.readableBytes + part.readableBytes)
+            } else {
+                state = .answering  // not to copy the buffer on write (it is uniquely held while out of `state`)
+                body.writeBuffer(&part)
+                state = .collecting(head, body)
+            }
+        case .end:
+            switch state {
+            case .collecting(let head, let body):
+                answer(context: context, head: head, .complete(Self.request(head, body: Array(buffer: body))))
+            case .discarding(let head, _):
+                answer(context: context, head: head, .tooLarge(Self.request(head, body: [])))
+            case .idle, .answering:
+                return
+            }
+        }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        restartIdleTimer(context: context)
+        context.fireChannelActive()
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { restartIdleTimer(context: context) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        idleTimer = nil
+        context.fireChannelInactive()
+    }
+
+    /// A connection that sends nothing for `idleTimeout` while none of its requests is being answered
+    /// is closed; a request being answered may take its time. Reads only note the time: the timer looks
+    /// at it when it fires and waits again for what is left.
+    func restartIdleTimer(context: ChannelHandlerContext) {
+        idleTimer?.cancel()
+        lastActivity = .now()
+        scheduleIdleCheck(context: context, after: idleTimeout)
+    }
+
+    func scheduleIdleCheck(context: ChannelHandlerContext, after delay: TimeAmount) {
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        idleTimer = context.eventLoop.scheduleTask(in: delay) {
+            let (handler, context) = bound.value
+            let idle = NIODeadline.now() - handler.lastActivity
+            if handler.isAnswering || idle < handler.idleTimeout {
+                handler.scheduleIdleCheck(context: context, after: handler.isAnswering ? handler.idleTimeout : handler.idleTimeout - idle)
+            } else {
+                context.close(promise: nil)
+            }
+        }
+    }
+
+    /// A request that cannot be parsed gets 400 (unless an answer is being written) and the connection
+    /// is closed: nothing more can be read from it.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is HTTPParserError, !isAnswering {
+            state = .answering
+            var headers = HTTPHeaders()
+            headers.add(name: "connection", value: "close")
+            headers.add(name: "content-length", value: "0")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
+            let channel = context.channel
+            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            return
+        }
+        context.close(promise: nil)
+    }
+
+    var isAnswering: Bool {
+        if case .answering = state { true } else { false }
+    }
+
+    func answer(context: ChannelHandlerContext, head: HTTPRequestHead, _ body: HTTPServer.Body) {
+        state = .answering
+        let handler = handler
+        let keepAlive = head.isKeepAlive
+        let version = head.version
+        let promise = context.eventLoop.makePromise(of: HTTPServer.Response.self)
+        promise.completeWithTask { await handler(body) }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        promise.futureResult.whenSuccess { response in
+            let (handler, context) = bound.value
+            handler.write(response, version: version, keepAlive: keepAlive, context: context)
+        }
+    }
+
+    func write(_ response: HTTPServer.Response, version: HTTPVersion, keepAlive requested: Bool, context: ChannelHandlerContext) {
+        state = .idle
+        lastActivity = .now()
+        let keepAlive = requested && !quiescing
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(response.headers.count + 2)
+        for (name, value) in response.headers { headers.add(name: name, value: value) }
+        headers.add(name: "content-length", value: String(response.body.count))
+        if !keepAlive { headers.add(name: "connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))), promise: nil)
+        if !response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+        }
+        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        if !keepAlive {
+            waiting.removeAll()
+            let channel = context.channel
+            written.whenComplete { _ in channel.close(promise: nil) }
+        } else if !waiting.isEmpty || readDeferred {
+            takeWaiting(context: context)
+        }
+    }
+
+    static func request(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPServer.Request {
+        var headers = [String: String](minimumCapacity: head.headers.count)
+        // Backwards, so the first of repeated names is the one kept, with one lookup per header.
+        for (name, value) in head.headers.reversed() { headers[name.asciiLowercased] = value }
+        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
+        return HTTPServer.Request(method: head.method, path: path, headers: headers, body: body)
+    }
+}
