@@ -71,6 +71,7 @@ extension JSONValue {
     /// `serialized(pretty:)` as UTF-8 bytes (built as bytes: appending to a String costs far more).
     public func serializedBytes(pretty: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(256)
         write(to: &out, pretty: pretty, indent: 0)
         return out
     }

@@ -54,6 +54,7 @@ extension String {
         var text = self
         return text.withUTF8 { bytes in
             var parts: [String] = []
+            parts.reserveCapacity(bytes.reduce(1) { $1 == byte ? $0 + 1 : $0 })
             var start = 0
             for index in 0..<bytes.count where bytes[index] == byte {
                 parts.append(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self))
