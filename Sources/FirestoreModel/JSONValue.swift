@@ -96,18 +96,37 @@ extension JSONValue {
             if pretty && !values.isEmpty { newline(indent) }
             out.append(UInt8(ascii: "]"))
         case .object(let members):
-            out.append(UInt8(ascii: "{"))
-            for (i, member) in members.sorted(by: { $0.key < $1.key }).enumerated() {
-                if i > 0 { out.append(UInt8(ascii: ",")) }
-                if pretty { newline(indent + 1) }
-                JSONValue.writeString(member.key, to: &out)
-                out.append(UInt8(ascii: ":"))
-                if pretty { out.append(UInt8(ascii: " ")) }
-                member.value.write(to: &out, pretty: pretty, indent: indent + 1)
-            }
-            if pretty && !members.isEmpty { newline(indent) }
-            out.append(UInt8(ascii: "}"))
+            Self.writeObject(members.sorted(by: { $0.key < $1.key }), to: &out, pretty: pretty, indent: indent)
         }
+    }
+
+    /// An object of `members` (distinct keys) as `serialized()` writes one, without making a dictionary
+    /// of them first: keys sorted the same way.
+    public static func serializedObject(_ members: [(key: String, value: JSONValue)]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        writeObject(members.sorted(by: { $0.key < $1.key }), to: &out, pretty: false, indent: 0)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func writeObject(_ sorted: [(key: String, value: JSONValue)], to out: inout [UInt8], pretty: Bool, indent: Int) {
+        out.append(UInt8(ascii: "{"))
+        for (i, member) in sorted.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            if pretty {
+                out.append(UInt8(ascii: "\n"))
+                out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (indent + 1)))
+            }
+            writeString(member.key, to: &out)
+            out.append(UInt8(ascii: ":"))
+            if pretty { out.append(UInt8(ascii: " ")) }
+            member.value.write(to: &out, pretty: pretty, indent: indent + 1)
+        }
+        if pretty && !sorted.isEmpty {
+            out.append(UInt8(ascii: "\n"))
+            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+        }
+        out.append(UInt8(ascii: "}"))
     }
 
     /// A JSON string (see the byte form).

@@ -36,14 +36,16 @@ public struct CloudLogHandler: LogHandler {
         let time = Timestamp.now()
         switch format {
         case .json:
-            var fields: [String: JSONValue] = [
-                "severity": .string(Self.severity(event.level)),
-                "message": .string(event.message.description),
-                "time": .string(time.rfc3339),
-                "logger": .string(label),
+            var fields: [(key: String, value: JSONValue)] = [
+                ("severity", .string(Self.severity(event.level))), ("message", .string(event.message.description)),
+                ("time", .string(time.rfc3339)), ("logger", .string(label)),
             ]
-            for (key, value) in merged { fields[key] = Self.json(value) }
-            sink.write(JSONValue.object(fields).serialized())
+            fields.reserveCapacity(4 + merged.count)
+            for (key, value) in merged {
+                // Metadata named like one of the four replaces it.
+                if let own = fields.prefix(4).firstIndex(where: { $0.key == key }) { fields[own].value = Self.json(value) } else { fields.append((key, Self.json(value))) }
+            }
+            sink.write(JSONValue.serializedObject(fields))
         case .text:
             let meta = merged.isEmpty ? "" : " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             sink.write("\(time.rfc3339) \(Self.severity(event.level)) \(label): \(event.message)\(meta)")

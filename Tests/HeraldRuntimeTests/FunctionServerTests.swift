@@ -5,6 +5,7 @@ import Foundation
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
+import Logging
 import Synchronization
 import Testing
 
@@ -101,6 +102,21 @@ import Testing
             #expect(answered.status == 200)
             #expect(try JSONValue(parsing: answered.body)["outcome"] == "applied")
         }
+    }
+
+    @Test func aLogLineIsOneSortedJSONObjectWhoseMetadataReplacesItsOwnFields() throws {
+        let lines = Mutex<[String]>([])
+        var logger = Logger(label: "fn") { label in
+            CloudLogHandler(label: label, level: .info, format: .json, sink: LineSink { line in lines.withLock { $0.append(line) } })
+        }
+        logger[metadataKey: "eventId"] = "e1"
+        logger[metadataKey: "logger"] = "renamed"
+        logger.info("said \"so\"", metadata: ["zeta": ["a", "b"], "alpha": ["k": "v"]])
+        let line = try #require(lines.withLock { $0.first })
+        let json = try JSONValue(parsing: line)
+        #expect(json["message"] == "said \"so\"" && json["logger"] == "renamed" && json["eventId"] == "e1" && json["severity"] == "INFO")
+        #expect(json["zeta"] == ["a", "b"] && json["alpha"] == ["k": "v"] && json["time"]?.stringValue.flatMap(Timestamp.init(rfc3339:)) != nil)
+        #expect(line == json.serialized(), "keys sorted, compact, as every other JSON Herald writes")
     }
 
     @Test func logLinesAreCloudLoggingJSONWithTheEventIDAndTrace() async throws {
