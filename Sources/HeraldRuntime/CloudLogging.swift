@@ -43,7 +43,11 @@ public struct CloudLogHandler: LogHandler {
             fields.reserveCapacity(4 + merged.count)
             for (key, value) in merged {
                 // Metadata named like one of the four replaces it.
-                if let own = fields.prefix(4).firstIndex(where: { $0.key == key }) { fields[own].value = Self.json(value) } else { fields.append((key, Self.json(value))) }
+                if let own = fields.prefix(4).firstIndex(where: { $0.key == key }) {
+                    fields[own].value = Self.json(value)
+                } else {
+                    fields.append((key, Self.json(value)))
+                }
             }
             sink.write(JSONValue.serializedObject(fields))
         case .text:
