@@ -23,6 +23,7 @@ extension Schema {
     /// The token collections to list for these users, when tokens are kept in a subcollection (else none).
     func tokenCollections(of ids: [String], near conversation: DocumentName) -> [CollectionPath] {
         let store = TokenStore(tokens)
+        guard case .subcollection = store.storage else { return [] }
         return ids.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
     }
 

@@ -137,6 +137,16 @@ public struct FCMMessage: Sendable, Hashable {
         return total
     }
 
+    /// A looser bound than `payloadBytesBound` that reads no text (UTF-8 counts of native strings are
+    /// stored): every byte as if escaped to six.
+    public var cheapPayloadBytesBound: Int {
+        func bound(_ text: String) -> Int { 2 + 6 * text.utf8.count }
+        var total = 64
+        for (key, value) in data { total += bound(key) + bound(value) + 2 }
+        if let notification { total += (notification.title.map(bound) ?? 0) + (notification.body.map(bound) ?? 0) }
+        return total
+    }
+
     /// `notification` and `data`, the members FCM counts.
     var countedMembers: [String: JSONValue] {
         var members: [String: JSONValue] = [:]
@@ -148,7 +158,7 @@ public struct FCMMessage: Sendable, Hashable {
     /// The message with optional data dropped, largest first, until it fits FCM's payload limit: ids a
     /// client chose can be long, and a notification that FCM refuses reaches nobody.
     public func fitted() -> FCMMessage {
-        guard payloadBytesBound > Self.maximumPayloadBytes else { return self }
+        guard cheapPayloadBytesBound > Self.maximumPayloadBytes, payloadBytesBound > Self.maximumPayloadBytes else { return self }
         var message = self
         while message.payloadBytes > Self.maximumPayloadBytes, let largest = message.data.max(by: { $0.value.utf8.count < $1.value.utf8.count }) {
             message.data[largest.key] = nil

@@ -14,6 +14,7 @@ import Testing
             let notification = Bool.random(using: &rng) ? FCMMessage.Notification(title: Bool.random(using: &rng) ? text() : nil, body: text()) : nil
             let message = FCMMessage(token: "t", notification: notification, data: data)
             #expect(message.payloadBytesBound >= message.payloadBytes)
+            #expect(message.cheapPayloadBytesBound >= message.payloadBytesBound)
         }
     }
 
