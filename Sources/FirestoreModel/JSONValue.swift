@@ -76,11 +76,13 @@ extension JSONValue {
         return out
     }
 
+    /// A pretty form's line break, and the indent of `depth` levels.
+    private static func newline(_ depth: Int, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\n"))
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
+    }
+
     private func write(to out: inout [UInt8], pretty: Bool, indent: Int) {
-        func newline(_ depth: Int) {
-            out.append(UInt8(ascii: "\n"))
-            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * depth))
-        }
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
@@ -90,10 +92,10 @@ extension JSONValue {
             out.append(UInt8(ascii: "["))
             for (i, value) in values.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
-                if pretty { newline(indent + 1) }
+                if pretty { Self.newline(indent + 1, to: &out) }
                 value.write(to: &out, pretty: pretty, indent: indent + 1)
             }
-            if pretty && !values.isEmpty { newline(indent) }
+            if pretty && !values.isEmpty { Self.newline(indent, to: &out) }
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             Self.writeObject(members.sorted(by: { $0.key < $1.key }), to: &out, pretty: pretty, indent: indent)
@@ -113,19 +115,13 @@ extension JSONValue {
         out.append(UInt8(ascii: "{"))
         for (i, member) in sorted.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            if pretty {
-                out.append(UInt8(ascii: "\n"))
-                out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * (indent + 1)))
-            }
+            if pretty { newline(indent + 1, to: &out) }
             writeString(member.key, to: &out)
             out.append(UInt8(ascii: ":"))
             if pretty { out.append(UInt8(ascii: " ")) }
             member.value.write(to: &out, pretty: pretty, indent: indent + 1)
         }
-        if pretty && !sorted.isEmpty {
-            out.append(UInt8(ascii: "\n"))
-            out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
-        }
+        if pretty && !sorted.isEmpty { newline(indent, to: &out) }
         out.append(UInt8(ascii: "}"))
     }
 

@@ -91,8 +91,8 @@ extension String {
 
     /// The text without leading and trailing spaces and tabs (HTTP's optional whitespace).
     public var trimmingSpacesAndTabs: String {
-        let isBlank = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
-        guard let first = utf8.firstIndex(where: { !isBlank($0) }), let last = utf8.lastIndex(where: { !isBlank($0) }) else { return "" }
+        let isSpaceOrTab = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = utf8.firstIndex(where: { !isSpaceOrTab($0) }), let last = utf8.lastIndex(where: { !isSpaceOrTab($0) }) else { return "" }
         return String(self[first...last])
     }
 }

@@ -1,5 +1,4 @@
 import Dispatch
-import FirestoreModel
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -43,6 +43,12 @@ import Testing
         #expect(try JSONValue(parsing: value.serialized(pretty: true)) == value)
     }
 
+    @Test func prettyTextIndentsByTwoAndKeepsEmptyContainersOnOneLine() {
+        let value: JSONValue = ["b": [:], "a": [1, [], ["k": "v"]]]
+        let expected = "{\n  \"a\": [\n    1,\n    [],\n    {\n      \"k\": \"v\"\n    }\n  ],\n  \"b\": {}\n}"
+        #expect(value.serialized(pretty: true) == expected)
+    }
+
     /// The writer copies runs of bytes between escapes; the reference escapes scalar by scalar, as JSON's
     /// grammar reads (and as the writer did before it was made faster).
     @Test func stringsAreEscapedExactlyAsScalarByScalar() throws {
