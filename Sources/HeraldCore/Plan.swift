@@ -29,12 +29,25 @@ public struct Plan: Sendable, Hashable {
         self.writes = writes
         self.groups = groups.filter { !$0.isEmpty }
         self.warnings = warnings
+        self.pushes = Self.firstPerToken(pushes)
+    }
+
+    private static func firstPerToken(_ pushes: [PushMessage]) -> [PushMessage] {
+        // An event's few pushes are compared in place (a token is long to hash), an audience's through a set.
+        guard pushes.count > 16 else {
+            var kept: [PushMessage] = []
+            for push in pushes where !kept.contains(where: { $0.token == push.token }) { kept.append(push) }
+            return kept
+        }
         var seen = Set<String>()
-        self.pushes = pushes.filter { seen.insert($0.token).inserted }
+        return pushes.filter { seen.insert($0.token).inserted }
     }
 
     /// Everything the plan writes, as one commit would carry it: the groups merged into `writes`.
-    public var allWrites: [Write] { groups.isEmpty ? writes : Write.merging(writes + groups.flatMap { $0 }) }
+    public var allWrites: [Write] { groups.isEmpty ? writes : Write.merging(writes + groups.joined()) }
+
+    /// How many writes `allWrites` holds, counted without merging them.
+    public var allWritesCount: Int { groups.isEmpty ? writes.count : Write.mergedCount(writes + groups.joined()) }
 
     public static func skip(_ reason: String) -> Plan {
         var plan = Plan(writes: [])

@@ -12,8 +12,9 @@ public struct Reads: Sendable {
 
     /// The document, or nil if it does not exist.
     public func document(_ name: DocumentName) throws(NotReadYet) -> FirestoreDocument? {
-        try need(documents: [name])
-        return read[name]
+        if let document = read[name] { return document }
+        if read.missing.contains(name) { return nil }
+        throw NotReadYet(documents: [name])
     }
 
     /// The documents that exist among `names`, by name.
@@ -53,9 +54,13 @@ public struct Reads: Sendable {
 
     /// Adds what a batch found; names asked for and not found are known missing.
     public mutating func add(_ more: DocumentsRead, asked: NotReadYet) {
-        read.found.merge(more.found) { _, new in new }
-        read.missing.formUnion(asked.documents.filter { more.found[$0] == nil })
-        read.missing.formUnion(more.missing)
+        if read.found.isEmpty {
+            read.found = more.found
+        } else {
+            read.found.merge(more.found) { _, new in new }
+        }
+        for name in asked.documents where more.found[name] == nil { read.missing.insert(name) }
+        if !more.missing.isEmpty { read.missing.formUnion(more.missing) }
         for path in asked.collections { read.collections[path] = more.collections[path] ?? [] }
         for lookup in asked.lookups { read.lookups[lookup] = more.lookups[lookup] ?? [] }
     }

@@ -66,9 +66,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                     function: Function.name, event: event, outcome: .skipped(reason: refusal),
                     documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
         }
-        var failedWrites: [Write]?
+        var failedWrites: [[Write]]?
         for attempt in 1...Self.maximumPlanAttempts {
-            var planned: [Write] = []
+            var planned: [[Write]] = []
             do {
                 return try await readPlanAndExecute(event, logger: logger, planned: &planned)
             } catch DownstreamError.changedDuringPlanning(let reason) where attempt < Self.maximumPlanAttempts {
@@ -90,8 +90,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
     }
 
     /// Reads what the function asks for (in rounds), plans, and has the gateway carry the plan out.
-    /// - planned: the writes of the plan it tried to carry out.
-    func readPlanAndExecute(_ event: DecodedEvent, logger: Logger, planned: inout [Write]) async throws -> EventResponse {
+    /// - planned: the writes of the plan it tried to carry out (its writes, then each group).
+    func readPlanAndExecute(_ event: DecodedEvent, logger: Logger, planned: inout [[Write]]) async throws -> EventResponse {
         var change = event.change
         var read = DocumentsRead()
         if change.isDataMissing {
@@ -145,23 +145,25 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         }
         for warning in plan.warnings { logger.warning("\(warning)") }
         let outcome: EffectsReport.Outcome
+        var writeCount = 0
         switch plan.decision {
         case .skip(let reason):
             logger.debug("skipped: \(reason)")
             outcome = .skipped(reason: reason)
         case .apply:
-            planned = plan.allWrites
+            planned = [plan.writes] + plan.groups
+            writeCount = plan.allWritesCount
             // The ledger is keyed on the event as delivered, not on the document as read now.
             outcome = try await gateway.execute(plan, for: event.change)
             switch outcome {
             case .duplicate: logger.info("duplicate delivery: already applied")
-            default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(planned.count) writes, \(plan.pushes.count) pushes")
+            default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(writeCount) writes, \(plan.pushes.count) pushes")
             }
         }
         return finish(
             EffectsReport(
                 function: Function.name, event: DecodedEvent(change: change, envelope: event.envelope),
-                outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun), writes: planned.count)
+                outcome: outcome, documentsRead: reads.read, plan: plan, dryRun: gateway.isDryRun), writes: writeCount)
     }
 
     /// The documents, collections and lookups `wanted` names, read at once (documents alone without a
@@ -189,7 +191,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             outcome["outcome"] = "skipped"
             outcome["reason"] = .string(reason)
         }
-        outcome["writes"] = .integer(writes ?? report.plan.allWrites.count)
+        outcome["writes"] = .integer(writes ?? report.plan.allWritesCount)
         outcome["pushes"] = .integer(report.plan.pushes.count)
         return EventResponse(status: 200, body: .object(outcome), report: report)
     }

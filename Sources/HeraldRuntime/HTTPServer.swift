@@ -81,12 +81,11 @@ public struct HTTPServer: Sendable {
                 connections.add(channel)
                 return channel.eventLoop.makeCompletedFuture {
                     let sync = channel.pipeline.syncOperations
-                    // Three handlers, no more: each new handler type costs a search of the executable's protocol
+                    // Two handlers, no more: each new handler type costs a search of the executable's protocol
                     // conformances on the first connection, which is the first request's time. The handler
                     // answers what the error and idle handlers would, keeps pipelined requests in order and
-                    // writes only headers it knows are valid.
-                    try sync.configureHTTPServerPipeline(
-                        withPipeliningAssistance: false, withErrorHandling: false, withOutboundHeaderValidation: false)
+                    // writes its answers as bytes itself (no response encoder).
+                    try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
                     try sync.addHandler(
                         RequestHandler(maximumBodyBytes: limits.body, maximumDiscardedBytes: limits.discarded, idleTimeout: idleTimeout, handler: handler))
                 }

@@ -8,10 +8,13 @@ import NIOHTTP1
 /// Requests a client sends before its previous answer (HTTP/1.1 pipelining) wait their turn here, and
 /// reading stops while any wait. NIO's `HTTPServerPipelineHandler` would do this too, but it stops
 /// reading for every request in flight, which costs two `epoll_ctl` calls per request.
+///
+/// Answers are written as bytes, each in one buffer: NIO's `HTTPResponseEncoder` would take a head,
+/// a body and an end through the pipeline for each.
 final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
-    typealias OutboundIn = HTTPServerResponsePart
-    typealias OutboundOut = HTTPServerResponsePart
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
 
     enum State {
         case idle
@@ -80,7 +83,9 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
             } else {
                 state = .collecting(head, context.channel.allocator.buffer(capacity: min(declared ?? 0, 1 << 20)))
                 if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
-                    context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .continue))), promise: nil)
+                    var buffer = context.channel.allocator.buffer(capacity: 32)
+                    buffer.writeResponseHead(version: head.version, status: 100, headers: [])
+                    context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
                 }
             }
         case .body(var part):
@@ -152,12 +157,10 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is HTTPParserError, !isAnswering {
             state = .answering
-            var headers = HTTPHeaders()
-            headers.add(name: "connection", value: "close")
-            headers.add(name: "content-length", value: "0")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .badRequest, headers: headers))), promise: nil)
+            var buffer = context.channel.allocator.buffer(capacity: 96)
+            buffer.writeResponseHead(version: .http1_1, status: 400, headers: [("connection", "close"), ("content-length", "0")])
             let channel = context.channel
-            context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
             return
         }
         context.close(promise: nil)
@@ -185,16 +188,13 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .idle
         lastActivity = .now()
         let keepAlive = requested && !quiescing
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(response.headers.count + 2)
-        for (name, value) in response.headers { headers.add(name: name, value: value) }
-        headers.add(name: "content-length", value: String(response.body.count))
-        if !keepAlive { headers.add(name: "connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))), promise: nil)
-        if !response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
-        }
-        let written = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+        var headers = response.headers
+        headers.append(("content-length", String(response.body.count)))
+        if !keepAlive { headers.append(("connection", "close")) }
+        var buffer = context.channel.allocator.buffer(capacity: 128 + response.body.count)
+        buffer.writeResponseHead(version: version, status: response.status, headers: headers)
+        buffer.writeBytes(response.body)
+        let written = context.writeAndFlush(wrapOutboundOut(buffer))
         if !keepAlive {
             waiting.removeAll()
             let channel = context.channel
@@ -210,5 +210,20 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         for (name, value) in head.headers.reversed() { headers[name.asciiLowercased] = value }
         let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
         return HTTPServer.Request(method: head.method, path: path, headers: headers, body: body)
+    }
+}
+
+extension ByteBuffer {
+    /// An HTTP/1 answer's status line, headers and the blank line after them. The names and values are
+    /// the server's own (no line breaks), so they are written as they are.
+    mutating func writeResponseHead(version: HTTPVersion, status: Int, headers: [(String, String)]) {
+        writeString("HTTP/\(version.major).\(version.minor) \(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n")
+        for (name, value) in headers {
+            writeString(name)
+            writeStaticString(": ")
+            writeString(value)
+            writeStaticString("\r\n")
+        }
+        writeStaticString("\r\n")
     }
 }

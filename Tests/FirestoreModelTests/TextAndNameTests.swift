@@ -62,7 +62,8 @@ import Testing
 }
 
 /// `Write.merging` searches a plan's few writes in place and indexes a sweep's many: both give what
-/// the indexed form gives for any mix of updates, transforms, deletes and preconditions.
+/// the indexed form gives for any mix of updates, transforms, deletes and preconditions, and
+/// `Write.mergedCount` counts as many.
 @Suite struct WriteMergingTests {
     static func indexed(_ writes: [Write]) -> [Write] {
         var result: [Write] = []
@@ -95,6 +96,7 @@ import Testing
                 }
             }
             #expect(Write.merging(writes) == Self.indexed(writes))
+            #expect(Write.mergedCount(writes) == Self.indexed(writes).count)
         }
     }
 }

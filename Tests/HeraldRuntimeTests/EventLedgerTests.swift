@@ -41,6 +41,22 @@ import Testing
         #expect(layout.first.count == 1 + 1 + 3)  // the conversation (last message and counts), the message, three badges
     }
 
+    @Test(arguments: [3, 1000])
+    func aPlansWriteCountIsItsMergedWrites(recipients: Int) throws {
+        let plan = try plan(recipients: recipients)
+        #expect(plan.allWritesCount == plan.allWrites.count)
+        #expect(plan.allWritesCount == 1 + 1 + recipients)
+    }
+
+    /// A device named twice gets the first push only, whether the plan has a few pushes or many.
+    @Test(arguments: [5, 40])
+    func aPlanKeepsTheFirstPushPerToken(count: Int) {
+        let pushes = (0..<count).map { i in PushMessage(userID: "u\(i)", token: "token-\(i % (count / 2))", fcm: FCMMessage(token: "")) }
+        let kept = Plan(writes: [], pushes: pushes).pushes
+        #expect(kept.map(\.token) == (0..<count / 2).map { "token-\($0)" })
+        #expect(kept.map(\.userID) == (0..<count / 2).map { "u\($0)" })
+    }
+
     @Test func aThousandRecipientsSpillIntoPartsWithinFirestoresLimits() throws {
         let plan = try plan(recipients: 1000)
         let layout = try ledger.layout(plan)

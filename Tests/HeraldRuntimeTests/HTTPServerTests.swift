@@ -122,6 +122,23 @@ import Testing
         }
     }
 
+    /// The answer's bytes exactly: the status line in the request's version, the handler's headers,
+    /// the length and, for an HTTP/1.0 client that did not ask to keep the connection, a close.
+    @Test func answersAreWrittenInTheRequestsVersionWithTheirLength() async throws {
+        try await Self.withServer { port, _ in
+            let (old, closed) = try await Self.exchange(port, "GET /old HTTP/1.0\r\n\r\n")
+            #expect(old.hasPrefix("HTTP/1.0 200 OK\r\n"), "\(old)")
+            #expect(old.contains("\r\ncontent-length: 10\r\nconnection: close\r\n\r\nGET /old 0"), "\(old)")
+            #expect(closed)
+            let current = try await offThePool {
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("GET /new HTTP/1.1\r\nHost: x\r\n\r\n")
+                return connection.read(timeout: 1).text
+            }
+            #expect(current.hasPrefix("HTTP/1.1 200 OK\r\n") && current.hasSuffix("\r\ncontent-length: 10\r\n\r\nGET /new 0"), "\(current)")
+        }
+    }
+
     @Test func expectContinueGetsItsInterimAnswer() async throws {
         try await Self.withServer { port, _ in
             let text = try await offThePool {
