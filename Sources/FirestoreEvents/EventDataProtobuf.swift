@@ -99,6 +99,7 @@ public enum EventDataProtobuf {
         func merged(from message: ProtobufReader, into result: inout DocumentParts?) throws(ProtobufError) {
             var parts = self
             var reader = message
+            parts.fields.values.reserveCapacity(parts.fields.values.count + reader.count(of: 2))
             while let (number, wire) = try reader.field() {
                 switch (number, wire) {
                 case (1, .lengthDelimited): parts.name = try reader.string()

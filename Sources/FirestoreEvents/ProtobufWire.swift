@@ -129,6 +129,19 @@ struct ProtobufReader {
         return ProtobufReader(bytes, range: range, depthLeft: depthLeft - 1)
     }
 
+    /// How many length-delimited fields numbered `number` the rest of the message holds, up to `limit`
+    /// (counted up to where it cannot be read: reading it will say why), so a map can be sized once. The
+    /// limit keeps a message of many empty entries from sizing a map for entries that are one key.
+    func count(of number: Int, upTo limit: Int = 256) -> Int {
+        var reader = self
+        var count = 0
+        while count < limit, let (found, wire) = try? reader.field() {
+            if found == number, wire == .lengthDelimited { count += 1 }
+            guard (try? reader.skip(number: found, wire: wire)) != nil else { break }
+        }
+        return count
+    }
+
     /// Passes over a field this reader does not take (its tag already read).
     mutating func skip(number: Int, wire: WireType) throws(ProtobufError) {
         switch wire {

@@ -66,6 +66,7 @@ enum ValueReading {
                 if case .map(let existing) = building { fields = existing }
                 building = .unset  // the entries are moved, not copied
                 var entries = try reader.nested(reader.lengthDelimited())
+                fields.values.reserveCapacity(fields.values.count + entries.count(of: 1))
                 while let (number, wire) = try entries.field() {
                     if number == 1, wire == .lengthDelimited { try entry(&entries, into: &fields) } else { try entries.skip(number: number, wire: wire) }
                 }

@@ -33,10 +33,10 @@ extension Write {
     /// The writes with every write merged into an earlier one to the same document where it can be,
     /// in the order each document was first written.
     public static func merging(_ writes: [Write]) -> [Write] {
-        let (slots, count) = mergeSlots(writes)
+        var walk = MergeWalk()
         var result: [Write] = []
-        result.reserveCapacity(count)
-        for (write, slot) in zip(writes, slots) {
+        for write in writes {
+            let slot = walk.slot(for: write)
             if slot == result.count {
                 result.append(write)
             } else {
@@ -46,39 +46,48 @@ extension Write {
         return result
     }
 
-    /// How many writes `merging(writes)` gives, without building them.
-    public static func mergedCount(_ writes: [Write]) -> Int { mergeSlots(writes).count }
-
-    /// For each write, the index of the merged write it joins, and how many merged writes there are.
-    /// Whether writes merge depends only on their documents, preconditions and kinds of operation.
-    private static func mergeSlots(_ writes: [Write]) -> (slots: [Int], count: Int) {
-        var slots: [Int] = []
-        slots.reserveCapacity(writes.count)
-        var merged: [(document: DocumentName, shape: MergeShape)] = []
-        // A plan's few writes are searched in place, a sweep's many through an index.
-        var position: [DocumentName: Int]? = writes.count > 16 ? [:] : nil
-        for write in writes {
-            let document = write.document
-            let shape = write.shape
-            let index = position == nil ? merged.lastIndex { $0.document == document } : position?[document]
-            if let index, let joined = merged[index].shape.merged(with: shape) {
-                merged[index].shape = joined
-                slots.append(index)
-            } else {
-                position?[document] = merged.count
-                slots.append(merged.count)
-                merged.append((document, shape))
-            }
+    /// How many writes `merging` gives for the lists' writes in order, without building them.
+    public static func mergedCount(_ lists: [[Write]]) -> Int {
+        var walk = MergeWalk()
+        for list in lists {
+            for write in list { _ = walk.slot(for: write) }
         }
-        return (slots, merged.count)
+        return walk.count
     }
 
-    private var shape: MergeShape {
+    fileprivate var shape: MergeShape {
         switch operation {
         case .transform: MergeShape(precondition: precondition, kind: .transform)
         case .update(_, _, .some): MergeShape(precondition: precondition, kind: .maskedUpdate)
         case .update(_, _, .none), .delete: MergeShape(precondition: precondition, kind: .replaceOrDelete)
         }
+    }
+}
+
+/// Which merged write each write joins, in order. Whether writes merge depends only on their
+/// documents, preconditions and kinds of operation.
+private struct MergeWalk {
+    private var merged: [(document: DocumentName, shape: MergeShape)] = []
+    /// A plan's few merged writes are searched in place, a sweep's many through this index.
+    private var position: [DocumentName: Int]?
+
+    var count: Int { merged.count }
+
+    /// The index of the merged write `write` joins (`count` before the call: a new one).
+    mutating func slot(for write: Write) -> Int {
+        let document = write.document
+        let shape = write.shape
+        if position == nil, merged.count > 16 {
+            position = Dictionary(merged.enumerated().map { ($1.document, $0) }, uniquingKeysWith: { _, last in last })
+        }
+        let index = position == nil ? merged.lastIndex { $0.document == document } : position?[document]
+        if let index, let joined = merged[index].shape.merged(with: shape) {
+            merged[index].shape = joined
+            return index
+        }
+        position?[document] = merged.count
+        merged.append((document, shape))
+        return merged.count - 1
     }
 }
 

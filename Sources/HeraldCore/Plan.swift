@@ -47,7 +47,7 @@ public struct Plan: Sendable, Hashable {
     public var allWrites: [Write] { groups.isEmpty ? writes : Write.merging(writes + groups.joined()) }
 
     /// How many writes `allWrites` holds, counted without merging them.
-    public var allWritesCount: Int { groups.isEmpty ? writes.count : Write.mergedCount(writes + groups.joined()) }
+    public var allWritesCount: Int { groups.isEmpty ? writes.count : Write.mergedCount([writes] + groups) }
 
     public static func skip(_ reason: String) -> Plan {
         var plan = Plan(writes: [])

@@ -183,7 +183,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
 
     /// The HTTP answer is a summary; the whole report is for `invoke` and tests.
     func finish(_ report: EffectsReport, writes: Int? = nil) -> EventResponse {
-        var outcome: [String: JSONValue] = ["eventId": .string(report.event.change.eventID)]
+        var outcome = [String: JSONValue](minimumCapacity: 5)
+        outcome["eventId"] = .string(report.event.change.eventID)
         switch report.outcome {
         case .applied: outcome["outcome"] = "applied"
         case .duplicate: outcome["outcome"] = "duplicate"

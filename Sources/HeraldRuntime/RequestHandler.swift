@@ -158,7 +158,7 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if error is HTTPParserError, !isAnswering {
             state = .answering
             var buffer = context.channel.allocator.buffer(capacity: 96)
-            buffer.writeResponseHead(version: .http1_1, status: 400, headers: [("connection", "close"), ("content-length", "0")])
+            buffer.writeResponseHead(version: .http1_1, status: 400, headers: [], contentLength: 0, closing: true)
             let channel = context.channel
             context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in channel.close(promise: nil) }
             return
@@ -188,11 +188,8 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .idle
         lastActivity = .now()
         let keepAlive = requested && !quiescing
-        var headers = response.headers
-        headers.append(("content-length", String(response.body.count)))
-        if !keepAlive { headers.append(("connection", "close")) }
         var buffer = context.channel.allocator.buffer(capacity: 128 + response.body.count)
-        buffer.writeResponseHead(version: version, status: response.status, headers: headers)
+        buffer.writeResponseHead(version: version, status: response.status, headers: response.headers, contentLength: response.body.count, closing: !keepAlive)
         buffer.writeBytes(response.body)
         let written = context.writeAndFlush(wrapOutboundOut(buffer))
         if !keepAlive {
@@ -215,15 +212,46 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
 extension ByteBuffer {
     /// An HTTP/1 answer's status line, headers and the blank line after them. The names and values are
-    /// the server's own (no line breaks), so they are written as they are.
-    mutating func writeResponseHead(version: HTTPVersion, status: Int, headers: [(String, String)]) {
-        writeString("HTTP/\(version.major).\(version.minor) \(status) \(HTTPResponseStatus(statusCode: status).reasonPhrase)\r\n")
+    /// the server's own (no line breaks), so they are written as they are. Assembled as an array and
+    /// written once: each small write to a buffer checks its capacity and uniqueness again.
+    mutating func writeResponseHead(version: HTTPVersion, status: Int, headers: [(String, String)], contentLength: Int? = nil, closing: Bool = false) {
+        var head: [UInt8] = []
+        head.reserveCapacity(128)
+        head.append(contentsOf: "HTTP/".utf8)
+        head.appendDecimal(version.major)
+        head.append(UInt8(ascii: "."))
+        head.appendDecimal(version.minor)
+        head.append(UInt8(ascii: " "))
+        head.appendDecimal(status)
+        head.append(UInt8(ascii: " "))
+        head.append(contentsOf: HTTPResponseStatus(statusCode: status).reasonPhrase.utf8)
+        head.append(contentsOf: "\r\n".utf8)
         for (name, value) in headers {
-            writeString(name)
-            writeStaticString(": ")
-            writeString(value)
-            writeStaticString("\r\n")
+            head.append(contentsOf: name.utf8)
+            head.append(contentsOf: ": ".utf8)
+            head.append(contentsOf: value.utf8)
+            head.append(contentsOf: "\r\n".utf8)
         }
-        writeStaticString("\r\n")
+        if let contentLength {
+            head.append(contentsOf: "content-length: ".utf8)
+            head.appendDecimal(contentLength)
+            head.append(contentsOf: "\r\n".utf8)
+        }
+        if closing { head.append(contentsOf: "connection: close\r\n".utf8) }
+        head.append(contentsOf: "\r\n".utf8)
+        writeBytes(head)
+    }
+}
+
+extension [UInt8] {
+    /// A non-negative number in ASCII digits.
+    mutating func appendDecimal(_ number: Int) {
+        let value = Swift.max(number, 0)
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }
+        repeat {
+            append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
     }
 }

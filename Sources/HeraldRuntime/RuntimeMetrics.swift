@@ -33,8 +33,18 @@ public final class RuntimeMetrics: Sendable {
     /// be decoded), what became of it (`applied`, `duplicate`, `skipped`, `refused` for a 4xx, `failed`
     /// for a 5xx or 429 the trigger retries) and how long it took.
     func event(encoding: String, outcome: String, duration: Duration) {
-        count("herald_events_total", [("encoding", encoding), ("outcome", outcome)])
-        time("herald_event_duration_seconds", [("outcome", outcome)], duration)
+        let found = handles.withLock { $0.events.first { $0.encoding == encoding && $0.outcome == outcome } }
+        let series =
+            found
+            ?? EventSeries(
+                encoding: encoding, outcome: outcome,
+                counter: handle("herald_events_total", [("encoding", encoding), ("outcome", outcome)], \.counters) {
+                    Counter(label: $0, dimensions: $1, factory: factory)
+                },
+                timer: handle("herald_event_duration_seconds", [("outcome", outcome)], \.timers) { Timer(label: $0, dimensions: $1, factory: factory) })
+        if found == nil { handles.withLock { $0.events.append(series) } }
+        series.counter.increment()
+        series.timer.recordNanoseconds(Self.nanoseconds(duration))
     }
 
     /// Events being handled now.
@@ -83,8 +93,11 @@ public final class RuntimeMetrics: Sendable {
     }
 
     func time(_ label: String, _ dimensions: [(String, String)], _ duration: Duration) {
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        handle(label, dimensions, \.timers) { Timer(label: $0, dimensions: $1, factory: factory) }.recordNanoseconds(nanoseconds)
+        handle(label, dimensions, \.timers) { Timer(label: $0, dimensions: $1, factory: factory) }.recordNanoseconds(Self.nanoseconds(duration))
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
     }
 
     /// Each series' handle, made once: making one validates and looks up its name and labels in the
@@ -103,6 +116,16 @@ public final class RuntimeMetrics: Sendable {
     struct Handles: Sendable {
         var counters: [SeriesKey: CoreMetrics.Counter] = [:]
         var timers: [SeriesKey: CoreMetrics.Timer] = [:]
+        /// The per-event series, a few encodings by a few outcomes: found by comparing short strings,
+        /// which costs less than hashing a key.
+        var events: [EventSeries] = []
+    }
+
+    struct EventSeries: Sendable {
+        let encoding: String
+        let outcome: String
+        let counter: CoreMetrics.Counter
+        let timer: CoreMetrics.Timer
     }
 
     static func key(_ label: String, _ dimensions: [(String, String)]) -> SeriesKey {

@@ -79,7 +79,7 @@ import Testing
         return result
     }
 
-    @Test(arguments: [3, 16, 17, 60])
+    @Test(arguments: [3, 16, 17, 60, 200])
     func mergingMatchesTheIndexedForm(count: Int) throws {
         var rng = SeededRandom(seed: UInt64(count))
         let names = try (0..<4).map { try DocumentName(project: "p", path: "conversations/c\($0)") }
@@ -96,7 +96,8 @@ import Testing
                 }
             }
             #expect(Write.merging(writes) == Self.indexed(writes))
-            #expect(Write.mergedCount(writes) == Self.indexed(writes).count)
+            #expect(Write.mergedCount([writes]) == Self.indexed(writes).count)
+            #expect(Write.mergedCount([Array(writes.prefix(count / 2)), [], Array(writes.dropFirst(count / 2))]) == Self.indexed(writes).count)
         }
     }
 }
