@@ -33,8 +33,7 @@ extension Schema {
     public func members(of conversation: FirestoreDocument) -> [String] {
         for field in memberFields {
             if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {
-                var seen = Set<String>()
-                return ids.filter { !$0.isEmpty && !$0.utf8.contains(UInt8(ascii: "/")) && seen.insert($0).inserted }
+                return ids.filter { !$0.isEmpty && !$0.containsByte(UInt8(ascii: "/")) }.firstOccurrences { $0 }
             }
         }
         return []

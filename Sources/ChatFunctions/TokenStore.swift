@@ -36,8 +36,7 @@ struct TokenStore {
         case .subcollection:
             raw = collection(of: user.name).flatMap { documents.collections[$0] }?.map { $0["token"]?.stringValue ?? $0.name.documentID } ?? []
         }
-        var seen = Set<String>()
-        return raw.filter { !$0.isBlank && seen.insert($0).inserted }
+        return raw.filter { !$0.isBlank }.firstOccurrences { $0 }
     }
 
     /// One push to each of the user's devices, all with the same message: `message` is built once

@@ -83,8 +83,10 @@ public enum EventDataProtobuf {
             }
         }
 
-        func checked(path: String) throws(FirestoreJSONError) -> Timestamp {
-            guard let timestamp = Timestamp(validSeconds: seconds, nanos: nanos) else { throw FirestoreJSONError(path: path, reason: "timestamp out of range") }
+        func checked(path: @autoclosure () -> String) throws(FirestoreJSONError) -> Timestamp {
+            guard let timestamp = Timestamp(validSeconds: seconds, nanos: nanos) else {
+                throw FirestoreJSONError(path: path(), reason: "timestamp out of range")
+            }
             return timestamp
         }
     }

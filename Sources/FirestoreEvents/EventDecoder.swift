@@ -59,7 +59,7 @@ public enum EventDecoder {
 
     static func decodeBinary(_ request: EventRequest) throws(EventDecodingError) -> DecodedEvent {
         let attributes = Attributes { name in
-            guard let raw = request.headers["ce-" + name] else { return nil }
+            guard let raw = request.headers[header(of: name)] else { return nil }
             // The CloudEvents HTTP binding percent-encodes non-ASCII and some punctuation in header values.
             return raw.containsByte(UInt8(ascii: "%")) ? (PercentEncoding.decode(raw) ?? raw) : raw
         }
@@ -77,6 +77,28 @@ public enum EventDecoder {
             throw EventDecodingError("unsupported data content-type \"\(other.prefix(100))\"", eventID: id)
         }
         return try assemble(attributes, data: data, encoding: dataType?.hasSuffix("json") == true ? .binaryJSON : .binaryProtobuf)
+    }
+
+    /// The `ce-` header that carries an attribute (spelled out for those Herald reads: joining two
+    /// strings costs more than finding one of these).
+    static func header(of attribute: String) -> String {
+        switch attribute {
+        case "id": "ce-id"
+        case "specversion": "ce-specversion"
+        case "type": "ce-type"
+        case "source": "ce-source"
+        case "time": "ce-time"
+        case "subject": "ce-subject"
+        case "project": "ce-project"
+        case "database": "ce-database"
+        case "document": "ce-document"
+        case "location": "ce-location"
+        case "namespace": "ce-namespace"
+        case "authtype": "ce-authtype"
+        case "authid": "ce-authid"
+        case "datacontenttype": "ce-datacontenttype"
+        default: "ce-" + attribute
+        }
     }
 
     static func decodeStructured(_ json: JSONValue) throws(EventDecodingError) -> DecodedEvent {

@@ -145,3 +145,22 @@ public enum PercentEncoding {
         }
     }
 }
+
+extension Array {
+    /// The elements whose key no earlier element had, in order. A few keys are compared in place (a
+    /// token or an id is long to hash), many through a set.
+    @inlinable
+    public func firstOccurrences<Key: Hashable>(by key: (Element) -> Key) -> [Element] {
+        guard count > 16 else {
+            var kept: [Element] = []
+            kept.reserveCapacity(count)
+            for element in self {
+                let candidate = key(element)
+                if !kept.contains(where: { key($0) == candidate }) { kept.append(element) }
+            }
+            return kept
+        }
+        var seen = Set<Key>()
+        return filter { seen.insert(key($0)).inserted }
+    }
+}

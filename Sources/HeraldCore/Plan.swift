@@ -29,18 +29,7 @@ public struct Plan: Sendable, Hashable {
         self.writes = writes
         self.groups = groups.filter { !$0.isEmpty }
         self.warnings = warnings
-        self.pushes = Self.firstPerToken(pushes)
-    }
-
-    private static func firstPerToken(_ pushes: [PushMessage]) -> [PushMessage] {
-        // An event's few pushes are compared in place (a token is long to hash), an audience's through a set.
-        guard pushes.count > 16 else {
-            var kept: [PushMessage] = []
-            for push in pushes where !kept.contains(where: { $0.token == push.token }) { kept.append(push) }
-            return kept
-        }
-        var seen = Set<String>()
-        return pushes.filter { seen.insert($0.token).inserted }
+        self.pushes = pushes.firstOccurrences { $0.token }
     }
 
     /// Everything the plan writes, as one commit would carry it: the groups merged into `writes`.

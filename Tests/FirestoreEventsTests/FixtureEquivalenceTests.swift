@@ -47,6 +47,26 @@ func request(fromFixture url: URL) throws -> EventRequest {
         #expect(change.newDocument?["text"] == .string("Dinner at 6pm"))
     }
 
+    /// Each attribute Herald reads comes from its own `ce-` header in binary mode.
+    @Test func everyAttributeIsReadFromItsHeader() throws {
+        var request = try request(fromFixture: TestPaths.fixture("default/message-created.binary-protobuf.json"))
+        request.headers["ce-type"] = "google.cloud.firestore.document.v1.created.withAuthContext"
+        request.headers["ce-namespace"] = "tenant-1"
+        request.headers["ce-authtype"] = "service_account"
+        request.headers["ce-authid"] = "sa@herald-demo.iam.gserviceaccount.com"
+        let event = try EventDecoder.decode(request)
+        #expect(event.envelope.namespace == "tenant-1")
+        #expect(event.envelope.authType == "service_account" && event.envelope.authID == "sa@herald-demo.iam.gserviceaccount.com")
+        #expect(event.envelope.location == "europe-west1" && event.envelope.type.hasSuffix(".withAuthContext"))
+        #expect(event.change.eventID == "default-evt-1")
+        // The document named apart from the data must be the data's.
+        request.headers["ce-document"] = "conversations/c-family/messages/m-2"
+        #expect(throws: EventDecodingError.self) { try EventDecoder.decode(request) }
+        request.headers["ce-document"] = nil
+        request.headers["ce-specversion"] = "0.3"
+        #expect(throws: EventDecodingError.self) { try EventDecoder.decode(request) }
+    }
+
     @Test func updatesCarryBothDocumentsAndTheMask() throws {
         let change = try EventDecoder.decode(request(fromFixture: TestPaths.fixture("prd004/message-read.legacy.json"))).change
         #expect(change.kind == .updated)

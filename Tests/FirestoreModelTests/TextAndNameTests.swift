@@ -102,6 +102,18 @@ import Testing
     }
 }
 
+@Suite struct FirstOccurrencesTests {
+    /// In place below 17 elements, through a set above: both keep the first of each key, in order.
+    @Test(arguments: [0, 5, 16, 17, 80])
+    func firstOccurrencesKeepTheFirstOfEachKeyInOrder(count: Int) {
+        var rng = SeededRandom(seed: UInt64(count + 1))
+        let elements = (0..<count).map { i in (id: i, key: Int.random(in: 0..<max(count / 3, 1), using: &rng)) }
+        var seen = Set<Int>()
+        let expected = elements.filter { seen.insert($0.key).inserted }.map(\.id)
+        #expect(elements.firstOccurrences { $0.key }.map(\.id) == expected)
+    }
+}
+
 @Suite struct ByteChecksTests {
     @Test func byteChecksAgreeWithTheirDefinitions() {
         for text in ["", "abc", "a/b", "/", "é/", "ÀB", "content-type", "Content-Type", "ce-id", "x\u{0}", "🚀", "%41"] {
