@@ -190,7 +190,7 @@ extension Schema {
     ) throws(NotReadYet) -> [String: User] {
         let names = ids.compactMap { id in userName(id, near: conversation).map { (id, $0) } }
         try reading.need(documents: names.map(\.1), collections: tokenCollections(of: notified, near: conversation))
-        var users: [String: User] = [:]
+        var users = [String: User](minimumCapacity: names.count)
         for (id, name) in names {
             if let document = try reading.document(name) { users[id] = User(id: id, document: document, schema: self) }
         }
