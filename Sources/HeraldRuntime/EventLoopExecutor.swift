@@ -21,7 +21,8 @@ enum EventLoopExecutor {
             // the generic executor, as it was enqueued: NIO's own `enqueue` runs it on the loop's serial
             // executor, and every nonisolated async call it makes then hops back through this hook
             // (about 30 times an event).
-            let job = unsafeBitCast(job, to: UnsafeMutableRawPointer.self)
+            // A job is run once, by one thread: handing it to another is what enqueueing it means.
+            nonisolated(unsafe) let job = unsafeBitCast(job, to: UnsafeMutableRawPointer.self)
             MultiThreadedEventLoopGroup.singleton.any().execute { herald_run_job_on_generic_executor(job) }
         }
         slot.pointee = unsafeBitCast(hook, to: UnsafeMutableRawPointer.self)

@@ -33,8 +33,10 @@ public enum FunctionCommand<Function: ConfigurableFunction> {
 
     /// The executable's entry point (the first line of its `main.swift`). Swift's tasks then run on the
     /// NIO event loops that serve the requests, not on a pool of their own: a request's work starts on
-    /// the thread that read it, without handing over between threads twice per request.
-    public static func main() async -> Never {
+    /// the thread that read it, without handing over between threads twice per request. On the main
+    /// actor, where `main.swift` starts, so that it installs them before any task needs a thread (the
+    /// default executor would start one of its own for this call).
+    @MainActor public static func main() async -> Never {
         EventLoopExecutor.install()
         await run()
     }

@@ -72,7 +72,7 @@ public struct HTTPServer: Sendable {
         let limits = (body: maximumBodyBytes, discarded: maximumDiscardedBytes)
         let idleTimeout = idleTimeout
         let handler = handler
-        let channel = try await ServerBootstrap(group: group)
+        let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
@@ -90,7 +90,10 @@ public struct HTTPServer: Sendable {
                         RequestHandler(maximumBodyBytes: limits.body, maximumDiscardedBytes: limits.discarded, idleTimeout: idleTimeout, handler: handler))
                 }
             }
-            .bind(host: host, port: port).get()
+        // A numeric address is bound as it is: resolving it (getaddrinfo) asks the kernel for the
+        // machine's addresses first, which is time before the port opens.
+        let address = try? SocketAddress(ipAddress: host, port: port)
+        let channel = try await (address.map { bootstrap.bind(to: $0) } ?? bootstrap.bind(host: host, port: port)).get()
         await onRunning(channel.localAddress?.port ?? port)
         await stop.wait()
         try? await channel.close()

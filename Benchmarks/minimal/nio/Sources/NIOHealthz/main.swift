@@ -31,5 +31,5 @@ let channel = try ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             try channel.pipeline.syncOperations.addHandler(Healthz())
         }
     }
-    .bind(host: "127.0.0.1", port: port).wait()
+    .bind(to: SocketAddress(ipAddress: "127.0.0.1", port: port)).wait()  // a numeric address: no getaddrinfo
 try channel.closeFuture.wait()
