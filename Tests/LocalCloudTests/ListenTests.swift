@@ -151,6 +151,7 @@ import Testing
                 result == [
                     "garbage": "INVALID_ARGUMENT", "unknownMethod": "UNIMPLEMENTED", "otherService": "UNIMPLEMENTED", "emptyCommit": "OK",
                     "badDatabase": "FAILED_PRECONDITION", "runQueryWithoutQuery": "INVALID_ARGUMENT", "write": "OK",
+                    "compressed": "UNIMPLEMENTED", "oversized": "RESOURCE_EXHAUSTED",
                 ], "\(result)")
             #expect(ContinuousClock.now - started < .seconds(20))
         }

@@ -14,14 +14,14 @@ metadata = [("authorization", "Bearer owner")]
 database = f"projects/{project}/databases/(default)"
 
 
-def call(method, payload, stream=False):
+def call(method, payload, stream=False, compression=None):
     path = f"/google.firestore.v1.Firestore/{method}"
     try:
         if stream:
-            responses = channel.unary_stream(path)(payload, metadata=metadata, timeout=10)
+            responses = channel.unary_stream(path)(payload, metadata=metadata, timeout=10, compression=compression)
             list(responses)
         else:
-            channel.unary_unary(path)(payload, metadata=metadata, timeout=10)
+            channel.unary_unary(path)(payload, metadata=metadata, timeout=10, compression=compression)
         return "OK"
     except grpc.RpcError as error:
         return error.code().name
@@ -40,6 +40,9 @@ results = {
     "badDatabase": call("Commit", field(1, b"projects/other-project/databases/(default)")),
     "runQueryWithoutQuery": call("RunQuery", field(1, f"{database}/documents".encode()), stream=True),
     "write": call("Write", field(1, database.encode()), stream=True),
+    # Refused as the message's prefix is read, with the reason: not the call's own end, cancelled.
+    "compressed": call("Commit", field(1, database.encode()) * 64, compression=grpc.Compression.Gzip),
+    "oversized": call("Commit", b"\x0a\x81\x80\x80\x08" + bytes(16 * 2**20 + 1)),
 }
 try:
     channel.unary_unary("/google.longrunning.Operations/ListOperations")(b"", metadata=metadata, timeout=10)

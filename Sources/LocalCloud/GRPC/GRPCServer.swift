@@ -61,12 +61,27 @@ public final class GRPCResponseWriter: Sendable {
 
     /// Ends the call with `status` (trailers only when nothing was sent).
     func finish(_ status: GRPCStatus) async {
-        let headersSent = state.withLockedValue { state -> Bool? in
+        guard let headersSent = claimEnd() else { return }
+        await writeTrailers(status, headersSent: headersSent)
+    }
+
+    /// Ends the call with `status` whatever its task does after: the end is claimed before this
+    /// returns, so the task's own (a cancellation, a request missing) comes second and is not sent.
+    func finishFirst(_ status: GRPCStatus) {
+        guard let headersSent = claimEnd() else { return }
+        Task { await writeTrailers(status, headersSent: headersSent) }
+    }
+
+    /// Whether the response headers went out, or nil when the call has already ended.
+    private func claimEnd() -> Bool? {
+        state.withLockedValue { state -> Bool? in
             guard !state.finished else { return nil }
             state.finished = true
             return state.headersSent
         }
-        guard let headersSent else { return }
+    }
+
+    private func writeTrailers(_ status: GRPCStatus, headersSent: Bool) async {
         var trailers = headersSent ? HPACKHeaders() : Self.responseHeaders
         trailers.add(name: "grpc-status", value: String(status.code))
         if !status.message.isEmpty { trailers.add(name: "grpc-message", value: Self.percentEncoded(status.message)) }
@@ -108,6 +123,7 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
     let logger: Logger
     var buffer = ByteBuffer()
     var requests: GRPCRequests.Continuation?
+    var writer: GRPCResponseWriter?
     var call: Task<Void, Never>?
     var refused = false
 
@@ -139,6 +155,7 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
         let (stream, continuation) = GRPCRequests.makeStream()
         requests = continuation
         let writer = GRPCResponseWriter(channel: context.channel)
+        self.writer = writer
         guard metadata["content-type"]?.hasPrefix("application/grpc") == true else {
             refuse(context: context, .internalError("content-type must be application/grpc, not \(metadata["content-type"] ?? "none")"), writer: writer)
             return
@@ -179,10 +196,9 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Ends the call at once with `status`, the client's messages unread.
     func refuse(context: ChannelHandlerContext, _ status: GRPCStatus, writer: GRPCResponseWriter? = nil) {
         refused = true
+        (writer ?? self.writer ?? GRPCResponseWriter(channel: context.channel)).finishFirst(status)
         requests?.finish()
         call?.cancel()
-        let writer = writer ?? GRPCResponseWriter(channel: context.channel)
-        Task { await writer.finish(status) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
