@@ -99,6 +99,7 @@ final class DevSupervisor: Service, Sendable {
         } catch {
             failure.withLock { $0 = error }
         }
+        for process in processes { process.markStopping() }
         for process in processes { await process.stop() }
         if let directory = settings.exportOnExit { await export(to: directory) }
         await printDeadLetters()

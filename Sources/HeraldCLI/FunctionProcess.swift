@@ -72,12 +72,19 @@ final class FunctionProcess: Sendable {
         let delay: Duration? = state.withLock { state in
             guard !state.stopping, state.current === child else { return nil }
             state.quickDeaths = ContinuousClock.now - state.startedAt < .seconds(1) ? state.quickDeaths + 1 : 0
-            state.restarts += 1
             return .milliseconds(100) * (1 << min(state.quickDeaths, 7))
         }
         guard let delay else { return }
-        printLine("\(name.padding(toLength: 17, withPad: " ", startingAt: 0)) \(termination); starting it again, as Cloud Run starts a new instance")
         try? await Task.sleep(for: delay)
+        // Ctrl-C at a terminal reaches the whole process group: a function it stopped is not started
+        // again once herald dev, which hears the same signal, is stopping too.
+        let restarting = state.withLock { state in
+            guard !state.stopping else { return false }
+            state.restarts += 1
+            return true
+        }
+        guard restarting else { return }
+        printLine("\(name.padding(toLength: 17, withPad: " ", startingAt: 0)) \(termination); starting it again, as Cloud Run starts a new instance")
         do { try await launch() } catch { printLine("\(name): cannot start again: \(error)") }
     }
 
@@ -103,6 +110,9 @@ final class FunctionProcess: Sendable {
         }
         return false
     }
+
+    /// No restart from now on: herald dev is stopping (its functions are then stopped one by one).
+    func markStopping() { state.withLock { $0.stopping = true } }
 
     /// SIGTERM, as Cloud Run stops a container; SIGKILL after 10 s. No restart after this.
     func stop() async {

@@ -268,4 +268,30 @@ import Testing
             #expect(log.contains("\(name) stopped"), "\(name) was not stopped: \(log.suffix(1500))")
         }
     }
+
+    /// Ctrl-C at a terminal reaches the whole process group: herald dev and every function at once.
+    /// The functions stop, and none is started again as if it had crashed.
+    @Test func ctrlCToTheWholeProcessGroupRestartsNothing() async throws {
+        let dev = try await RunningDev.start(["--seed", "demo"])
+        defer { dev.kill() }
+        let functions = Self.children(of: dev.process.pid)
+        #expect(functions.count == 4, "herald dev's function processes: \(functions)")
+        for pid in functions + [dev.process.pid] { kill(pid, SIGINT) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while dev.process.termination == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(dev.process.termination?.code == 0, "\(dev.output.suffix(1500))")
+        #expect(!dev.output.contains("starting it again"), "\(dev.output.suffix(1500))")
+    }
+
+    /// The processes whose parent is `parent` (from /proc).
+    static func children(of parent: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let afterName = stat.range(of: ") ", options: .backwards)
+            else { return nil }
+            let fields = stat[afterName.upperBound...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == parent ? pid : nil
+        }
+    }
 }
