@@ -30,10 +30,17 @@ struct FirestoreListen {
         // One feed event at a time: the next is taken from the subscription (whose queue is bounded, and
         // says when it overflowed) only once this one is handled, so a slow client holds no backlog here.
         let (handled, handledSink) = AsyncStream.makeStream(of: Void.self)
+        // And one request at a time, for the same reason: the stream stops reading a client that sends
+        // faster than its requests are handled.
+        let (requestHandled, requestHandledSink) = AsyncStream.makeStream(of: Void.self)
         var listener = Listener(handler: handler, responses: responses)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await message in requests { sink.yield(.request(message)) }
+                var turns = requestHandled.makeAsyncIterator()
+                for await message in requests {
+                    sink.yield(.request(message))
+                    guard await turns.next() != nil else { return }
+                }
                 sink.yield(.requestsEnded)
             }
             group.addTask {
@@ -53,7 +60,9 @@ struct FirestoreListen {
             do {
                 for await event in events {
                     switch event {
-                    case .request(let bytes): try await listener.handle(request: bytes)
+                    case .request(let bytes):
+                        try await listener.handle(request: bytes)
+                        requestHandledSink.yield()
                     case .requestsEnded: return
                     case .feed(.commit(let commit)):
                         try await listener.apply(commit)

@@ -35,8 +35,33 @@ public struct GRPCStatus: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String { "gRPC status \(code): \(message)" }
 }
 
-/// One call's request messages, in order; ends when the client half-closes.
-public typealias GRPCRequests = AsyncStream<[UInt8]>
+/// One call's request messages, in order; ends when the client half-closes. Each message taken tells
+/// the stream's reader, which stops reading while too many bytes wait to be taken (HTTP/2's flow
+/// control then holds the client back): a client cannot make the call buffer what it sends faster
+/// than the call takes it.
+public struct GRPCRequests: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+    let messages: AsyncStream<[UInt8]>
+    let taken: @Sendable (Int) -> Void
+
+    static func make(taken: @escaping @Sendable (Int) -> Void) -> (GRPCRequests, AsyncStream<[UInt8]>.Continuation) {
+        let (messages, continuation) = AsyncStream.makeStream(of: [UInt8].self)
+        return (GRPCRequests(messages: messages, taken: taken), continuation)
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var messages: AsyncStream<[UInt8]>.AsyncIterator
+        let taken: @Sendable (Int) -> Void
+
+        public mutating func next() async -> [UInt8]? {
+            let message = await messages.next()
+            if let message { taken(message.count) }
+            return message
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(messages: messages.makeAsyncIterator(), taken: taken) }
+}
 
 /// Writes one call's answers: each message as it is ready, then the status in the trailers.
 public final class GRPCResponseWriter: Sendable {
@@ -113,16 +138,23 @@ public protocol GRPCService: Sendable {
 /// One HTTP/2 stream as one gRPC call: its headers pick the method, its DATA frames carry
 /// length-prefixed messages (uncompressed; at most `maximumMessageBytes` each), and the call runs as
 /// a task that ends the stream with the status in the trailers. A stream the client resets cancels it.
-final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class GRPCStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
+    typealias OutboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
     static let maximumMessageBytes = 16 << 20
+    /// Request bytes delivered and not yet taken by the call above which the stream is not read.
+    static let readPauseBytes = 4 << 20
 
     let service: any GRPCService
     let logger: Logger
     var buffer = ByteBuffer()
-    var requests: GRPCRequests.Continuation?
+    var requests: AsyncStream<[UInt8]>.Continuation?
+    /// Request bytes delivered to the call and not yet taken (the call's task takes them).
+    let untaken = NIOLockedValueBox(0)
+    /// A read the channel asked for while too many bytes were untaken: made once the call takes them.
+    var readPaused = false
     var writer: GRPCResponseWriter?
     var call: Task<Void, Never>?
     var refused = false
@@ -152,7 +184,19 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
         var metadata: [String: String] = [:]
         for (name, value, _) in headers where metadata[name] == nil { metadata[name] = value }
         let method = metadata[":path"] ?? ""
-        let (stream, continuation) = GRPCRequests.makeStream()
+        let resume = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let (stream, continuation) = GRPCRequests.make { [untaken] count in
+            let before = untaken.withLockedValue { value in
+                defer { value -= count }
+                return value
+            }
+            if before > Self.readPauseBytes, before - count <= Self.readPauseBytes {
+                resume.eventLoop.execute {
+                    let (handler, context) = resume.value
+                    handler.resumeReading(context: context)
+                }
+            }
+        }
         requests = continuation
         let writer = GRPCResponseWriter(channel: context.channel)
         self.writer = writer
@@ -188,9 +232,25 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             guard buffer.readableBytes >= 5 + length else { return }
             buffer.moveReaderIndex(forwardBy: 5)
+            untaken.withLockedValue { $0 += length }
             requests?.yield(buffer.readBytes(length: length)!)
         }
         buffer.discardReadBytes()
+    }
+
+    func read(context: ChannelHandlerContext) {
+        // A refused call's remaining messages are read and dropped.
+        if !refused, untaken.withLockedValue({ $0 }) > Self.readPauseBytes {
+            readPaused = true
+        } else {
+            context.read()
+        }
+    }
+
+    func resumeReading(context: ChannelHandlerContext) {
+        guard readPaused else { return }
+        readPaused = false
+        context.read()
     }
 
     /// Ends the call at once with `status`, the client's messages unread.
@@ -199,6 +259,7 @@ final class GRPCStreamHandler: ChannelInboundHandler, RemovableChannelHandler {
         (writer ?? self.writer ?? GRPCResponseWriter(channel: context.channel)).finishFirst(status)
         requests?.finish()
         call?.cancel()
+        resumeReading(context: context)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
