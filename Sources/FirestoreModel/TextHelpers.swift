@@ -164,3 +164,25 @@ extension Array {
         return filter { seen.insert(key($0)).inserted }
     }
 }
+
+extension [UInt8] {
+    /// `value` in ASCII decimal, zero-padded to at least `width` digits; a negative value (a year
+    /// before 1 BC) as its sign and digits.
+    public mutating func appendDecimal(_ value: Int64, width: Int = 1) {
+        guard value >= 0 else {
+            append(contentsOf: String(value).utf8)
+            return
+        }
+        var divisor: Int64 = 1
+        var count = 1
+        while divisor <= value / 10 {
+            divisor *= 10
+            count += 1
+        }
+        if count < width { append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
+        while divisor > 0 {
+            append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        }
+    }
+}

@@ -71,25 +71,25 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let (year, month, day) = CivilCalendar.civil(days: days)
         var text: [UInt8] = []
         text.reserveCapacity(32)
-        appendDigits(year, 4, to: &text)
+        text.appendDecimal(year, width: 4)
         text.append(UInt8(ascii: "-"))
-        appendDigits(month, 2, to: &text)
+        text.appendDecimal(month, width: 2)
         text.append(UInt8(ascii: "-"))
-        appendDigits(day, 2, to: &text)
+        text.appendDecimal(day, width: 2)
         text.append(UInt8(ascii: "T"))
-        appendDigits(secondOfDay / 3600, 2, to: &text)
+        text.appendDecimal(secondOfDay / 3600, width: 2)
         text.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay / 60 % 60, 2, to: &text)
+        text.appendDecimal(secondOfDay / 60 % 60, width: 2)
         text.append(UInt8(ascii: ":"))
-        appendDigits(secondOfDay % 60, 2, to: &text)
+        text.appendDecimal(secondOfDay % 60, width: 2)
         if nanos != 0 {
             text.append(UInt8(ascii: "."))
             if nanos % 1_000_000 == 0 {
-                appendDigits(Int64(nanos / 1_000_000), 3, to: &text)
+                text.appendDecimal(Int64(nanos / 1_000_000), width: 3)
             } else if nanos % 1000 == 0 {
-                appendDigits(Int64(nanos / 1000), 6, to: &text)
+                text.appendDecimal(Int64(nanos / 1000), width: 6)
             } else {
-                appendDigits(Int64(nanos), 9, to: &text)
+                text.appendDecimal(Int64(nanos), width: 9)
             }
         }
         text.append(UInt8(ascii: "Z"))
@@ -146,25 +146,5 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         let days = CivilCalendar.days(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset
         self.init(validSeconds: seconds, nanos: Int32(nanos))
-    }
-}
-
-/// `value` in decimal, zero-padded to at least `width` digits; a negative value (a year before 1 BC)
-/// as its sign and digits.
-private func appendDigits(_ value: Int64, _ width: Int, to text: inout [UInt8]) {
-    guard value >= 0 else {
-        text.append(contentsOf: String(value).utf8)
-        return
-    }
-    var divisor: Int64 = 1
-    var count = 1
-    while divisor <= value / 10 {
-        divisor *= 10
-        count += 1
-    }
-    if count < width { text.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
-    while divisor > 0 {
-        text.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-        divisor /= 10
     }
 }

@@ -218,11 +218,11 @@ extension ByteBuffer {
         var head: [UInt8] = []
         head.reserveCapacity(128)
         head.append(contentsOf: "HTTP/".utf8)
-        head.appendDecimal(version.major)
+        head.appendDecimal(Int64(version.major))
         head.append(UInt8(ascii: "."))
-        head.appendDecimal(version.minor)
+        head.appendDecimal(Int64(version.minor))
         head.append(UInt8(ascii: " "))
-        head.appendDecimal(status)
+        head.appendDecimal(Int64(status))
         head.append(UInt8(ascii: " "))
         head.append(contentsOf: HTTPResponseStatus(statusCode: status).reasonPhrase.utf8)
         head.append(contentsOf: "\r\n".utf8)
@@ -234,24 +234,11 @@ extension ByteBuffer {
         }
         if let contentLength {
             head.append(contentsOf: "content-length: ".utf8)
-            head.appendDecimal(contentLength)
+            head.appendDecimal(Int64(contentLength))
             head.append(contentsOf: "\r\n".utf8)
         }
         if closing { head.append(contentsOf: "connection: close\r\n".utf8) }
         head.append(contentsOf: "\r\n".utf8)
         writeBytes(head)
-    }
-}
-
-extension [UInt8] {
-    /// A non-negative number in ASCII digits.
-    mutating func appendDecimal(_ number: Int) {
-        let value = Swift.max(number, 0)
-        var divisor = 1
-        while divisor <= value / 10 { divisor *= 10 }
-        repeat {
-            append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
-            divisor /= 10
-        } while divisor > 0
     }
 }

@@ -300,8 +300,8 @@ public struct ChaosRun: Sendable {
 }
 
 /// A process's children, read from /proc.
-enum ChildProcesses {
-    static func of(_ parent: Int32) -> [(pid: Int32, commandLine: String)] {
+public enum ChildProcesses {
+    public static func of(_ parent: Int32) -> [(pid: Int32, commandLine: String)] {
         guard let entries = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return [] }
         return entries.compactMap { entry in
             guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),

@@ -201,7 +201,7 @@ final class GRPCStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let writer = GRPCResponseWriter(channel: context.channel)
         self.writer = writer
         guard metadata["content-type"]?.hasPrefix("application/grpc") == true else {
-            refuse(context: context, .internalError("content-type must be application/grpc, not \(metadata["content-type"] ?? "none")"), writer: writer)
+            refuse(context: context, .internalError("content-type must be application/grpc, not \(metadata["content-type"] ?? "none")"))
             return
         }
         let service = service
@@ -254,9 +254,9 @@ final class GRPCStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// Ends the call at once with `status`, the client's messages unread.
-    func refuse(context: ChannelHandlerContext, _ status: GRPCStatus, writer: GRPCResponseWriter? = nil) {
+    func refuse(context: ChannelHandlerContext, _ status: GRPCStatus) {
         refused = true
-        (writer ?? self.writer ?? GRPCResponseWriter(channel: context.channel)).finishFirst(status)
+        (writer ?? GRPCResponseWriter(channel: context.channel)).finishFirst(status)
         requests?.finish()
         call?.cancel()
         resumeReading(context: context)
