@@ -3,6 +3,10 @@ import Foundation
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+// Compiled optimized in debug builds too: `swift test` runs `herald dev` and the functions as its
+// tests' servers, and their codecs, store and signatures unoptimized made a 1,000-member message take
+// seconds of CPU for what is milliseconds of work.
+let optimizedInTests: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 // One executable per folder of Functions/ (`swift run herald infra` writes them from FunctionCatalog.all).
 let functionNames = ((try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/Functions")) ?? [])
@@ -41,9 +45,9 @@ let package = Package(
     ],
     targets: [
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
-        .target(name: "FirestoreModel", swiftSettings: strict),
+        .target(name: "FirestoreModel", swiftSettings: optimizedInTests),
         // Firestore change notifications (Eventarc CloudEvents, 1st-gen events) decoded to one type.
-        .target(name: "FirestoreEvents", dependencies: ["FirestoreModel"], swiftSettings: strict),
+        .target(name: "FirestoreEvents", dependencies: ["FirestoreModel"], swiftSettings: optimizedInTests),
         // The same events through SwiftProtobuf's generated types: the reference FirestoreEvents' own protobuf
         // reader is checked against (tests, fuzzing); no function links it.
         .target(
@@ -67,12 +71,12 @@ let package = Package(
                 "HeraldCrypto", "SystemAccess",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: strict
+            swiftSettings: optimizedInTests
         ),
         // Files and the environment on the C library alone (the functions link no Foundation).
         .target(name: "SystemAccess", swiftSettings: strict),
         // SHA-256 and RS256 signatures in Swift: the functions link no BoringSSL besides the one TLS needs.
-        .target(name: "HeraldCrypto", swiftSettings: strict),
+        .target(name: "HeraldCrypto", swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
         .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto"], swiftSettings: strict),
         // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
@@ -119,7 +123,7 @@ let package = Package(
                 .embedInCode("Console/Files/index.html"), .embedInCode("Console/Files/console.css"), .embedInCode("Console/Files/console.js"),
                 .embedInCode("Console/Files/views.js"), .embedInCode("Console/Files/firestore.js"),
             ],
-            swiftSettings: strict
+            swiftSettings: optimizedInTests
         ),
         // Child processes for the dev tool and the tests (`herald dev`'s functions, servers under test), through swift-subprocess.
         .target(

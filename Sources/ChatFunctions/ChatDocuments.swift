@@ -69,8 +69,10 @@ struct Conversation {
 
     var name: DocumentName { document.name }
     var id: String { document.name.documentID }
-    /// Member ids from the first member field that lists any: each once, none empty or with a slash.
+    /// Member ids from the first member field that lists any: each once, only ids that can be user ids.
     var members: [String] { schema.members(of: document) }
+    /// Why listed members were left out (ids no user can have), for the plan's warnings.
+    var memberWarnings: [String] { schema.memberList(of: document).warnings }
     var isGroup: Bool { schema.isGroup(document) }
     /// The group's name as a notification shows it, or nil for a 1:1 chat.
     var groupName: String? { isGroup ? ChatText.name(document[schema.groupNameField]?.stringValue ?? "Group") : nil }
@@ -149,6 +151,9 @@ struct User {
     /// The app badge as stored, clamped to what a badge can be (a warning if it was not).
     func badge(_ stored: inout StoredValues) -> Int { stored.count(schema.badgeField, of: document) }
 
+    /// Where the badge is stored: a push carries the value the commit leaves there.
+    var badgeSource: CountSource { CountSource(document: name, field: FieldPath(schema.badgeField)) }
+
     /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
     func isViewing(_ conversationID: String, at now: Timestamp, freshness: Int64) -> Bool {
         guard let field = schema.viewingField, document[field]?.stringValue == conversationID,
@@ -157,8 +162,16 @@ struct User {
         return now.seconds - at.seconds <= freshness
     }
 
+    /// The badge up by one, from zero if a client left it negative (or not a number): the push carries
+    /// the committed value, so a poisoned total would otherwise show 0 with a message waiting.
     func incrementBadge() -> Write {
-        Write(.transform(name), transforms: [FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1)))], precondition: .exists(true))
+        Write(
+            .transform(name),
+            transforms: [
+                FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
+                FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1))),
+            ],
+            precondition: .exists(true))
     }
 
     /// The badge down by one, never below zero.

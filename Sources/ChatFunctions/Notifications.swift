@@ -12,15 +12,10 @@ enum Notifications {
     /// `threadId`, which conversation's notifications the app can clear.
     static func silentBadge(token: String, badge: Int, conversationID: String, reason: String, extra: [String: String] = [:]) -> FCMMessage {
         var data = extra
-        data["type"] = "badge"
-        data["badge"] = String(badge)
         data["conversationId"] = conversationID
         data["threadId"] = shortID(conversationID)
         data["reason"] = reason
-        return FCMMessage(
-            token: token, data: data, android: .init(priority: .normal),
-            apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true)
-        ).fitted()
+        return FCMMessage.badgeOnly(token: token, badge: badge, data: data)
     }
 
     /// A message's title: the sender in a 1:1 chat, "{sender} in {group}" or "{sender} mentioned you in {group}"

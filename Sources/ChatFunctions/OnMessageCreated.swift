@@ -37,7 +37,9 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let message = schema.message(current)
         let conversation = schema.conversation(found)
         guard let senderID = message.senderID else { return .skip("the message has no \(schema.senderIDField)") }
-        guard senderID.utf8.count <= DocumentName.maximumIDBytes else { return .skip("suspicious: the sender id is \(senderID.utf8.count) bytes long") }
+        guard FirestoreNames.isUsableAsIDAndFieldName(senderID) else {
+            return .skip("suspicious: the sender id is no user's: \(FirestoreNames.idProblem(senderID) ?? FirestoreNames.fieldNameProblem(senderID) ?? "")")
+        }
         let members = conversation.members
         guard members.contains(senderID) else { return .skip("suspicious: sender \(senderID) is not a member of \(conversationName.path)") }
         let recipients = members.filter { $0 != senderID }
@@ -47,7 +49,7 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let sentAt = message.sentAt ?? change.time
         let senderName = ChatText.name(message.senderName ?? users[senderID]?.displayName ?? "Someone")
         let preview = Preview.of(text: message.text, type: message.storedType)
-        var stored = StoredValues()
+        var stored = StoredValues(warnings: conversation.memberWarnings)
 
         // The conversation shows it as its last message, and it is `sent` if its client left it sending.
         var writes: [Write] = []
@@ -83,7 +85,7 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
                 for: recipient, user: user.document, conversation: conversation.document,
                 isGroup: conversation.isGroup, mentioned: mentioned.contains(recipient), at: change.time,
                 warnings: &stored.warnings)
-            pushes += tokenStore.pushes(to: user.document, userID: recipient) { token in
+            pushes += tokenStore.pushes(to: user.document, userID: recipient, count: user.badgeSource) { token in
                 switch decision {
                 case .alert(let mentioned):
                     announcement.alert(token: token, mentioned: mentioned, badge: badge)

@@ -87,7 +87,7 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
             guard let user = users[id] else { continue }
             writes.append(user.decrementBadge())
             let badge = max(0, user.badge(&stored) - 1)
-            pushes += tokenStore.pushes(to: user.document, userID: id) { token in
+            pushes += tokenStore.pushes(to: user.document, userID: id, count: user.badgeSource) { token in
                 Notifications.silentBadge(token: token, badge: badge, conversationID: conversation.id, reason: reason, extra: ["messageId": messageID])
             }
         }

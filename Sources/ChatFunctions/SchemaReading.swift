@@ -30,13 +30,26 @@ extension Schema {
     /// The push tokens a user document holds (none for tokens kept in a subcollection).
     public func tokens(of user: FirestoreDocument) -> [String] { TokenStore(tokens).tokens(of: user) }
 
-    public func members(of conversation: FirestoreDocument) -> [String] {
+    /// The member ids from the first member field that lists any: each once, and only ids that can be a
+    /// user's document id and a map key (`unreadCount.{id}`); any client can write the array.
+    public func members(of conversation: FirestoreDocument) -> [String] { memberList(of: conversation).ids }
+
+    /// The members, and a warning for each listed string that cannot be a user id (left out).
+    func memberList(of conversation: FirestoreDocument) -> (ids: [String], warnings: [String]) {
         for field in memberFields {
             if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {
-                return ids.filter { !$0.isEmpty && !$0.containsByte(UInt8(ascii: "/")) }.firstOccurrences { $0 }
+                // The usual case, checked cheaply: short plain ids.
+                if ids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 128 && !$0.containsByte(UInt8(ascii: "/")) && !$0.hasPrefix("__") && $0 != "." && $0 != ".." }) {
+                    return (ids.firstOccurrences { $0 }, [])
+                }
+                let usable = ids.filter(FirestoreNames.isUsableAsIDAndFieldName)
+                let warnings = ids.filter { !FirestoreNames.isUsableAsIDAndFieldName($0) }.prefix(5).map { id in
+                    "\(conversation.name.path) \(field) lists \(FirestoreNames.idProblem(id) ?? FirestoreNames.fieldNameProblem(id) ?? "an unusable id"): not a user id, left out"
+                }
+                return (usable.firstOccurrences { $0 }, warnings)
             }
         }
-        return []
+        return ([], [])
     }
 
     public func isGroup(_ conversation: FirestoreDocument) -> Bool {

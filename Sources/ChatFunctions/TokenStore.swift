@@ -41,11 +41,12 @@ struct TokenStore {
 
     /// One push to each of the user's devices, all with the same message: `message` is built once
     /// (with the first token) because only the token differs.
-    func pushes(to user: FirestoreDocument, userID: String, message: (_ token: String) -> FCMMessage) -> [PushMessage] {
+    /// - count: where the badge the message carries is stored, so the executor sends the committed value.
+    func pushes(to user: FirestoreDocument, userID: String, count: CountSource?, message: (_ token: String) -> FCMMessage) -> [PushMessage] {
         let tokens = tokens(of: user)
         guard let first = tokens.first else { return [] }
         let fcm = message(first)
-        return tokens.map { PushMessage(userID: userID, token: $0, fcm: fcm, removal: removal(of: $0, from: user)) }
+        return tokens.map { PushMessage(userID: userID, token: $0, fcm: fcm, removal: removal(of: $0, from: user), count: count) }
     }
 
     /// The users (documents of `userCollection`) who hold `token`; nil for a subcollection, whose token

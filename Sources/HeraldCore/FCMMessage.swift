@@ -115,6 +115,30 @@ public struct FCMMessage: Sendable, Hashable {
         self.analyticsLabel = analyticsLabel
     }
 
+    /// A push that only sets the app's badge: nothing shown, no sound, delivered in the background.
+    /// `data` carries `type: badge` and `badge`, beside what the caller adds (why, which conversation).
+    public static func badgeOnly(token: String, badge: Int, data: [String: String] = [:]) -> FCMMessage {
+        var data = data
+        data["type"] = "badge"
+        data["badge"] = String(badge)
+        return FCMMessage(
+            token: token, data: data, android: .init(priority: .normal),
+            apns: .init(priority: 5, pushType: .background, badge: badge, contentAvailable: true)
+        ).fitted()
+    }
+
+    /// The badge this message carries (APNs `badge`, Android `notification_count`), if any.
+    public var badge: Int? { apns?.badge ?? android?.notificationCount }
+
+    /// The same message carrying `badge` wherever it carries one (APNs, Android, a `badge` data value).
+    public func withBadge(_ badge: Int) -> FCMMessage {
+        var message = self
+        if message.apns?.badge != nil { message.apns?.badge = badge }
+        if message.android?.notificationCount != nil { message.android?.notificationCount = badge }
+        if message.data["badge"] != nil { message.data["badge"] = String(badge) }
+        return message.fitted()
+    }
+
     /// FCM refuses a message whose `data` and `notification` together exceed this (as JSON).
     public static let maximumPayloadBytes = 4096
 

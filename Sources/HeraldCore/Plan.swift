@@ -54,12 +54,17 @@ public struct PushMessage: Sendable, Hashable {
     public var fcm: FCMMessage
     /// How to remove this token from the user's storage if FCM reports it dead.
     public var removal: Write?
+    /// Where the count this push carries (its badge) is stored. The plan's badge is what it read; the
+    /// executor sends the value its commit produced there instead, and corrects the device when a later
+    /// commit changed it before the push went out.
+    public var count: CountSource?
 
-    public init(userID: String, token: String, fcm: FCMMessage, removal: Write? = nil) {
+    public init(userID: String, token: String, fcm: FCMMessage, removal: Write? = nil, count: CountSource? = nil) {
         self.userID = userID
         self.token = token
         self.fcm = fcm
         self.removal = removal
+        self.count = count
     }
 
     /// The FCM v1 `message` object without `token` (notification, data, android, apns, fcm_options), as values.
@@ -77,4 +82,22 @@ public struct PushMessage: Sendable, Hashable {
 
     /// The request body for `projects.messages.send`.
     public var requestBody: JSONValue { ["message": message] }
+}
+
+/// A stored count a push shows: a field of a document (a user's unread total).
+public struct CountSource: Sendable, Hashable {
+    public var document: DocumentName
+    public var field: FieldPath
+
+    public init(document: DocumentName, field: FieldPath) {
+        self.document = document
+        self.field = field
+    }
+
+    /// The count as a badge shows it: an integer clamped to what FCM and APNs take (a client may have
+    /// stored anything); absent or not an integer, 0.
+    public static func badge(_ value: FirestoreValue?) -> Int {
+        guard let stored = value?.integerValue else { return 0 }
+        return Int(min(max(stored, 0), Int64(Int32.max)))
+    }
 }

@@ -28,9 +28,10 @@ struct EventLedger: Sendable {
         try! DocumentName(project: main.project, database: main.database, segments: main.segments.dropLast() + ["\(main.documentID)-\(index)"])
     }
 
-    /// How a push is named in the ledger's `pushes` maps.
+    /// How a push is named in the ledger's `pushes` maps: its token, or the token's digest when the token
+    /// is long or cannot be a field name (empty, reserved `__…__`: any client can store such a token).
     static func key(_ token: String) -> String {
-        token.utf8.count <= maximumRawKeyBytes ? token : "#" + Digest.hex(token)
+        token.utf8.count <= maximumRawKeyBytes && FirestoreNames.fieldNameProblem(token) == nil ? token : "#" + Digest.hex(token)
     }
 
     /// A plan's writes as commits: the first carries `writes` and as many groups as fit beside the ledger
@@ -130,6 +131,13 @@ struct LedgerState: Sendable {
     func isPending(_ token: String) -> Bool {
         let key = EventLedger.key(token)
         return documents.contains { $0["pushes"]?.mapValue?[key] == .string("pending") }
+    }
+
+    /// The count (badge) recorded as sent to this token; nil when it was not sent or carried none.
+    func sentCount(of token: String) -> Int? {
+        let key = EventLedger.key(token)
+        guard let document = documents.first(where: { ["sent", "unanswered"].contains($0["pushes"]?.mapValue?[key]?.stringValue) }) else { return nil }
+        return document["counts"]?.mapValue?[key]?.integerValue.map { Int(clamping: $0) }
     }
 
     /// Parts whose writes are not applied yet.

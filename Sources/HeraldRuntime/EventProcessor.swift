@@ -153,8 +153,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         case .apply:
             planned = [plan.writes] + plan.groups
             writeCount = plan.allWritesCount
-            // The ledger is keyed on the event as delivered, not on the document as read now.
-            outcome = try await gateway.execute(plan, for: event.change)
+            // The ledger is keyed on the event as delivered, not on the document as read now; a creation
+            // delivered without data by the create time read (`FirestoreGateway.ledgerName`).
+            outcome = try await gateway.execute(plan, for: change.dataWasOmitted && change.kind == .created ? change : event.change)
             switch outcome {
             case .duplicate: logger.info("duplicate delivery: already applied")
             default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(writeCount) writes, \(plan.pushes.count) pushes")

@@ -87,13 +87,19 @@ public struct FirestoreGateway: DocumentGateway {
         } catch { throw Self.classify(error) }
     }
 
-    /// The ledger entry for this function and this event as it was delivered. A write is known by its
-    /// document, kind and the document's update time, so one write delivered under two event ids is still
-    /// caught; an event delivered without document data falls back on its id (never on the document as
-    /// read now, which this function's own commit changes). Hashed, so any of these makes a valid id.
+    /// The ledger entry for this function and this event (docs/functions.md, "Exactly once"). A change is
+    /// known by what it did, not by its event id, so one change delivered under two ids is still caught:
+    /// a creation by the document and its create time (one creation has one, and later updates keep it,
+    /// so it holds also when the event came without data and the document was read afterwards); an
+    /// update or a deletion delivered with its data by the document's update time. An update or deletion
+    /// delivered without data falls back on the event's id: the document as read now does not say which
+    /// change it was (this function's own commit changes it). Hashed, so any of these makes a valid id.
     public func ledgerName(for event: DocumentChange) throws -> DocumentName {
         let identity: String
-        if let time = event.newDocument?.updateTime ?? event.oldDocument?.updateTime {
+        let isCreation = event.dataWasOmitted ? event.kind == .created : event.effectiveKind == .created
+        if isCreation, let created = event.newDocument?.createTime {
+            identity = "\(functionName)\n\(event.document.resourceName)\ncreated\n\(created.rfc3339)"
+        } else if !event.dataWasOmitted, let time = event.newDocument?.updateTime ?? event.oldDocument?.updateTime {
             identity = "\(functionName)\n\(event.document.resourceName)\n\(event.effectiveKind.rawValue)\n\(time.rfc3339)"
         } else {
             identity = "\(functionName)\n\(event.eventID)"
@@ -110,20 +116,27 @@ public struct FirestoreGateway: DocumentGateway {
         let first = try await commitFirst(layout, ledger: ledger, event: event, holder: holder)
         var state = first.state
         var didWork = first.committed
+        var counts = first.counts
         do {
-            didWork = try await applyPendingParts(&state) || didWork
+            didWork = try await applyPendingParts(&state, counts: &counts) || didWork
         } catch {
             if first.holdsClaim { await release(holder, ledger: ledger) }
             throw Self.classify(error)
         }
         let pending = plan.pushes.filter { state.isPending($0.token) }
-        guard !pending.isEmpty else { return didWork ? .applied : .duplicate }
+        guard !pending.isEmpty else {
+            if !didWork { try await correctCountsAfterEarlierDelivery(plan.pushes, state: state) }
+            return didWork ? .applied : .duplicate
+        }
         var claimed = started
         if !first.holdsClaim {
             claimed = .now
             try await claim(state, holder: holder)
         }
-        try await send(pending, state: state, holder: holder, claimedAt: claimed)
+        let counted = await withCommittedCounts(pending, committed: counts)
+        let (sent, retry) = try await send(counted, state: state, holder: holder, claimedAt: claimed)
+        do { try await correctCounts(sent, state: state) } catch { throw retry ?? Self.classify(error) }
+        if let retry { throw retry }
         return .applied
     }
 
@@ -132,6 +145,8 @@ public struct FirestoreGateway: DocumentGateway {
         /// This delivery applied the plan's writes (else an earlier one did).
         var committed: Bool
         var holdsClaim: Bool
+        /// What this delivery's commit produced for the counts its pushes carry.
+        var counts = CommittedCounts()
     }
 
     /// Commits the plan's first writes with the ledger entries, or finds them committed before.
@@ -141,6 +156,8 @@ public struct FirestoreGateway: DocumentGateway {
         let hasPushes = !layout.pushShards.joined().isEmpty
         do {
             let result = try await firestore.commit(writes, transaction: nil)
+            var counts = CommittedCounts()
+            counts.record(writes, result)
             // The entries as written, with their versions (the parts' are the preconditions of their own commits).
             let entries = writes.suffix(1 + layout.partCount)
             let times = result.updateTimes.suffix(1 + layout.partCount)
@@ -148,7 +165,8 @@ public struct FirestoreGateway: DocumentGateway {
                 guard case .update(let name, let fields, _) = write.operation else { preconditionFailure("ledger entries are updates") }
                 return FirestoreDocument(name: name, fields: fields, updateTime: time)
             }
-            return FirstCommit(state: LedgerState(main: documents[0], parts: Array(documents.dropFirst())), committed: true, holdsClaim: hasPushes)
+            return FirstCommit(
+                state: LedgerState(main: documents[0], parts: Array(documents.dropFirst())), committed: true, holdsClaim: hasPushes, counts: counts)
         } catch let error as GoogleAPIError where error.status == .alreadyExists {
             // Applied before. Carry on from what the ledger says.
             guard let state = try await readState(ledger) else { throw Self.classify(error) }
@@ -179,10 +197,10 @@ public struct FirestoreGateway: DocumentGateway {
     }
 
     /// Applies the parts whose writes are still pending; true if this delivery applied any.
-    func applyPendingParts(_ state: inout LedgerState) async throws -> Bool {
+    func applyPendingParts(_ state: inout LedgerState, counts: inout CommittedCounts) async throws -> Bool {
         var applied = false
         for (index, part) in state.parts.enumerated() where part["state"] == .string("pending") {
-            state.parts[index] = try await applyPart(part)
+            state.parts[index] = try await applyPart(part, counts: &counts)
             applied = true
         }
         return applied
@@ -190,7 +208,7 @@ public struct FirestoreGateway: DocumentGateway {
 
     /// One part's writes and its mark as applied, in one commit conditional on the part as read; a write
     /// to a document deleted since is left out (a group may only require that its documents exist).
-    func applyPart(_ part: FirestoreDocument) async throws -> FirestoreDocument {
+    func applyPart(_ part: FirestoreDocument, counts: inout CommittedCounts) async throws -> FirestoreDocument {
         var writes = try LedgerState.writes(of: part)
         var current = part
         for attempt in 1...3 {
@@ -199,7 +217,8 @@ public struct FirestoreGateway: DocumentGateway {
                 .update(part.name, fields: ["state": .string("applied")], mask: [FieldPath("state"), FieldPath("writes")]),
                 precondition: .updateTime(version))
             do {
-                _ = try await firestore.commit(writes + [done], transaction: nil)
+                let result = try await firestore.commit(writes + [done], transaction: nil)
+                counts.record(writes, result)
                 return FirestoreDocument(name: part.name, fields: ["state": .string("applied"), "pushes": part["pushes"] ?? .map([:])])
             } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition || error.status == .alreadyExists {
                 guard attempt < 3 else { throw DownstreamError.unavailable("ledger part \(part.name.path) could not be applied: \(error.message)") }

@@ -52,7 +52,11 @@ extension FirestoreGateway {
     /// by 60% is recorded unanswered, not sent again (a late answer may still be a delivery); and the
     /// record is retried until 95%, so that losing it, which would send the pushes again, takes Firestore
     /// failing for a third of the lease.
-    func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant) async throws {
+    /// Returns the pushes sent, each with the badge it carried, and the failure to hand back to the
+    /// trigger when some failed transiently (they stay pending for a redelivery).
+    func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant) async throws -> (
+        sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?
+    ) {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
         let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
         let results = await fcm.sendAll(texts: pushes.map(\.messageText), validateOnly: false, deadlines: deadlines)
@@ -67,15 +71,31 @@ extension FirestoreGateway {
         // redelivery for the transient failures may send them at once. The pushes are out: losing this
         // record would send them again, so it is retried until shortly before the lease ends, even when a
         // failure leaves unknown whether it was applied (writing it twice is harmless).
+        // With each push sent (or perhaps sent: FCM did not answer in time), the count it carried: a
+        // later delivery corrects the device if the count changed.
+        let sent = pushes.compactMap { push -> (push: PushMessage, badge: Int)? in
+            ["sent", "unanswered"].contains(outcome.marks[push.token]) ? (push, push.fcm.badge ?? 0) : nil
+        }
         var marksByDocument: [DocumentName: [String: FirestoreValue]] = [:]
+        var countsByDocument: [DocumentName: [String: FirestoreValue]] = [:]
         for (token, mark) in outcome.marks {
             let key = EventLedger.key(token)
             marksByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = .string(mark)
         }
+        for (push, badge) in sent where push.count != nil {
+            let key = EventLedger.key(push.token)
+            countsByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = .integer(Int64(badge))
+        }
         if marksByDocument[state.main.name] == nil { marksByDocument[state.main.name] = [:] }
         let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
-            let mask = marks.keys.sorted().map { FieldPath("pushes", $0) } + (name == state.main.name ? [FieldPath("claims", holder)] : [])
-            return Write(.update(name, fields: marks.isEmpty ? [:] : ["pushes": .map(marks)], mask: mask), precondition: .exists(true))
+            let counts = countsByDocument[name] ?? [:]
+            let mask =
+                marks.keys.sorted().map { FieldPath("pushes", $0) } + counts.keys.sorted().map { FieldPath("counts", $0) }
+                + (name == state.main.name ? [FieldPath("claims", holder)] : [])
+            var fields: [String: FirestoreValue] = [:]
+            if !marks.isEmpty { fields["pushes"] = .map(marks) }
+            if !counts.isEmpty { fields["counts"] = .map(counts) }
+            return Write(.update(name, fields: fields, mask: mask), precondition: .exists(true))
         }
         let recordBy = claimedAt + pushLease * 0.95
         do {
@@ -97,11 +117,10 @@ extension FirestoreGateway {
                 logger.info("kept a dead token that changed since it was read: \(error)")
             }
         }
-        if let (reason, _) = outcome.retryable.first {
-            let after = outcome.retryable.compactMap(\.1).max()
-            let message = "\(outcome.retryable.count) of \(pushes.count) pushes failed transiently (\(reason))"
-            throw after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message, retryAfterSeconds: 1)
-        }
+        guard let (reason, _) = outcome.retryable.first else { return (sent, nil) }
+        let after = outcome.retryable.compactMap(\.1).max()
+        let message = "\(outcome.retryable.count) of \(pushes.count) pushes failed transiently (\(reason))"
+        return (sent, after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message, retryAfterSeconds: 1))
     }
 }
 

@@ -20,8 +20,16 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case idle
         case collecting(HTTPRequestHead, ByteBuffer)
         case discarding(HTTPRequestHead, bytes: Int)
+        /// Headers over the limits: the body is read and dropped, then 431 answered and the connection closed.
+        case refusingHeaders(HTTPRequestHead, bytes: Int)
         case answering
     }
+
+    /// More headers than this, or more bytes of them in all, is refused (431) before any handler sees
+    /// the request. An event carries about 20 headers and a few KiB (its identity token the largest);
+    /// NIO's parser bounds one header line, not their number.
+    static let maximumHeaderCount = 100
+    static let maximumHeaderBytes = 32 * 1024
 
     let maximumBodyBytes: Int
     let maximumDiscardedBytes: Int
@@ -78,7 +86,9 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch part {
         case .head(let head):
             let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
-            if let declared, declared > maximumBodyBytes {
+            if !Self.headersFit(head.headers) {
+                state = .refusingHeaders(head, bytes: 0)
+            } else if let declared, declared > maximumBodyBytes {
                 state = .discarding(head, bytes: 0)
             } else {
                 state = .collecting(head, context.channel.allocator.buffer(capacity: min(declared ?? 0, 1 << 20)))
@@ -89,6 +99,11 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
             }
         case .body(var part):
+            if case .refusingHeaders(let head, let bytes) = state {
+                guard bytes + part.readableBytes <= maximumDiscardedBytes else { return context.close(promise: nil) }
+                state = .refusingHeaders(head, bytes: bytes + part.readableBytes)
+                return
+            }
             if case .discarding(let head, let bytes) = state {
                 // Read and dropped, so the answer can be sent; a sender that never stops is cut off.
                 guard bytes + part.readableBytes <= maximumDiscardedBytes else { return context.close(promise: nil) }
@@ -109,6 +124,14 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 answer(context: context, head: head, .complete(Self.request(head, body: Array(buffer: body))))
             case .discarding(let head, _):
                 answer(context: context, head: head, .tooLarge(Self.request(head, body: [])))
+            case .refusingHeaders(let head, _):
+                state = .answering
+                let message =
+                    "the request has \(head.headers.count) headers or more than \(Self.maximumHeaderBytes) bytes of them; the limits are \(Self.maximumHeaderCount) headers and \(Self.maximumHeaderBytes) bytes"
+                let body: JSONValue = ["error": ["code": 431, "status": "INVALID_ARGUMENT", "message": .string(message)]]
+                write(
+                    HTTPServer.Response(status: 431, headers: [("content-type", "application/json")], body: body.serializedBytes()), version: head.version,
+                    keepAlive: false, context: context)
             case .idle, .answering:
                 return
             }
@@ -199,6 +222,14 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } else if !waiting.isEmpty || readDeferred {
             takeWaiting(context: context)
         }
+    }
+
+    /// Whether the headers are within `maximumHeaderCount` and `maximumHeaderBytes` (names and values).
+    static func headersFit(_ headers: HTTPHeaders) -> Bool {
+        guard headers.count <= maximumHeaderCount else { return false }
+        var bytes = 0
+        for (name, value) in headers { bytes += name.utf8.count + value.utf8.count + 4 }
+        return bytes <= maximumHeaderBytes
     }
 
     static func request(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPServer.Request {

@@ -138,7 +138,7 @@ public final class Scheduler: Service, Sendable {
         do {
             var request = HTTPClientRequest(url: job.url)
             request.method = .POST
-            request.headers.add(name: "authorization", value: "Bearer \(try await identity.identityToken(audience: job.audience ?? job.url))")
+            request.headers.add(name: "authorization", value: "Bearer \(try await identity.pushToken(audience: job.audience ?? job.url))")
             request.headers.add(name: "user-agent", value: "Google-Cloud-Scheduler")
             request.headers.add(name: "x-cloudscheduler", value: "true")
             request.headers.add(name: "x-cloudscheduler-jobname", value: job.name)

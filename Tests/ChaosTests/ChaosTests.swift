@@ -19,6 +19,7 @@ import Testing
         print(report)
         if !report.passed { ChaosRun.printEvidence(of: report, dev: dev) }
         #expect(report.mismatches.isEmpty, "\(report.mismatches.prefix(20))")
+        #expect(report.badgesChecked > settings.users / 2, "the last badge of most devices was checked against the store")
         #expect(report.duplicatesEmitted == 0)
         #expect(report.deadLetters.isEmpty, "\(report.deadLetters.prefix(20))")
         #expect(report.crashes == 0)

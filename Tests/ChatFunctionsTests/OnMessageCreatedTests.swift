@@ -51,7 +51,7 @@ extension Plan {
                 ["fieldPath": "unreadCount.carol", "increment": ["integerValue": "1"]],
             ])
         #expect(plan.write(to: "users/alice") == nil)  // never the sender's badge
-        #expect(plan.write(to: "users/bob")?.transforms.first?.operation == .increment(.integer(1)))
+        #expect(plan.write(to: "users/bob")?.transforms.map(\.operation) == [.maximum(.integer(0)), .increment(.integer(1))])
         let message = plan.write(to: "conversations/c-family/messages/m-1001")?.json["update"]?["fields"]
         #expect(message?["status"] == ["stringValue": "sent"])
         // Each recipient counted is marked on the message, for onReadReceipt to count the read exactly once.

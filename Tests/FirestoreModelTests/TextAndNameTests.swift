@@ -123,3 +123,20 @@ import Testing
         }
     }
 }
+
+@Suite struct FirestoreNamesTests {
+    /// The names Google's emulator refuses (`__x__`, an empty name; `____` it takes) and production's
+    /// 1,500-byte limit, which the emulator does not enforce.
+    @Test func fieldNamesAndIdsAreRefusedAsFirestoreRefusesThem() {
+        for refused in ["", "__x__", "__reserved__", String(repeating: "a", count: 1501)] {
+            #expect(FirestoreNames.fieldNameProblem(refused) != nil, "\(refused.prefix(20))")
+            #expect(!FirestoreNames.isUsableAsIDAndFieldName(refused))
+        }
+        for taken in ["a", "____", "__x", "x__", "_x_", "é", String(repeating: "a", count: 1500), "tok-1"] {
+            #expect(FirestoreNames.fieldNameProblem(taken) == nil, "\(taken.prefix(20))")
+            #expect(FirestoreNames.idProblem(taken) == nil, "\(taken.prefix(20))")
+        }
+        for refusedID in [".", "..", "a/b", "__id__", ""] { #expect(FirestoreNames.idProblem(refusedID) != nil, "\(refusedID)") }
+        #expect(FirestoreNames.fieldNameProblem(String(repeating: "é", count: 751))?.contains("1502 bytes") == true)
+    }
+}

@@ -82,5 +82,7 @@ import Testing
         #expect(EventLedger.key("short") == "short")
         let long = String(repeating: "t", count: 4000)
         #expect(EventLedger.key(long).hasPrefix("#") && EventLedger.key(long).utf8.count == 65)
+        // A token no field name can be (a client stored it): `pushes.__x__` would make the ledger's commit fail.
+        for hostile in ["__x__", ""] { #expect(EventLedger.key(hostile).hasPrefix("#"), "\(hostile)") }
     }
 }

@@ -62,8 +62,8 @@ struct Operation: Sendable {
         switch kind {
         case .commit(let specs):
             let writes = try specs.map { try $0.write(client, versions) }
-            _ = try await client.commit(writes)
-            return "ok " + (try await describe(specs.map(\.path), client, &versions))
+            let result = try await client.commit(writes)
+            return "ok " + Self.describe(result) + (try await describe(specs.map(\.path), client, &versions))
         case .get(let paths):
             return try await describe(paths, client, &versions)
         case .query(let parent, let query):
@@ -75,8 +75,8 @@ struct Operation: Sendable {
             let id = try await client.beginTransaction()
             let found = try await client.batchGet(try reads.map { try client.name($0) }, transaction: id)
             let writes = try specs.map { try $0.write(client, versions) }
-            _ = try await client.commit(writes, transaction: id)
-            return "tx read \(found.values.compactMap { $0 }.count) " + (try await describe(specs.map(\.path), client, &versions))
+            let result = try await client.commit(writes, transaction: id)
+            return Self.describe(result) + "tx read \(found.values.compactMap { $0 }.count) " + (try await describe(specs.map(\.path), client, &versions))
         case .rolledBack(let reads):
             let id = try await client.beginTransaction()
             _ = try await client.batchGet(try reads.map { try client.name($0) }, transaction: id)
@@ -98,18 +98,24 @@ struct Operation: Sendable {
         }.joined(separator: " | ")
     }
 
-    /// Fields as canonical JSON, with server-set times (anything after 2020) shown as SERVER_TIME.
-    static func describe(_ fields: [String: FirestoreValue]) -> String {
-        func normalize(_ value: FirestoreValue) -> FirestoreValue {
-            switch value {
-            case .timestamp(let t) where t.seconds > 1_600_000_000: return .string("SERVER_TIME")
-            case .array(let items): return .array(items.map(normalize))
-            case .map(let inner): return .map(inner.mapValues(normalize))
-            default: return value
-            }
-        }
-        return FirestoreJSON.json(fields.mapValues(normalize)).serialized()
+    /// Each write's transform results (the values Firestore returns for its increments, maxima and
+    /// server times), server times shown as SERVER_TIME.
+    static func describe(_ result: FirestoreClient.CommitResult) -> String {
+        let transforms = result.transformResults.map { values in FirestoreJSON.json(.array(values.map(normalized))).serialized() }
+        return "transforms \(transforms.joined(separator: ",")) | "
     }
+
+    static func normalized(_ value: FirestoreValue) -> FirestoreValue {
+        switch value {
+        case .timestamp(let t) where t.seconds > 1_600_000_000: .string("SERVER_TIME")
+        case .array(let items): .array(items.map(normalized))
+        case .map(let inner): .map(inner.mapValues(normalized))
+        default: value
+        }
+    }
+
+    /// Fields as canonical JSON, with server-set times (anything after 2020) shown as SERVER_TIME.
+    static func describe(_ fields: [String: FirestoreValue]) -> String { FirestoreJSON.json(fields.mapValues(normalized)).serialized() }
 }
 
 /// Random operations over a small space of documents and values, so that they collide often.
@@ -134,7 +140,10 @@ enum OperationGenerator {
         switch field {
         case "tags":
             return .array((0..<Int.random(in: 0...3, using: &rng)).map { _ in pick([.string("a"), .string("b"), .integer(1), .double(1.0), .null], &rng) })
-        case "m": return .map(["x": scalar(&rng), "y": pick([.integer(1), .string("y")], &rng)])
+        case "m":
+            // Now and then a key Firestore refuses (reserved, empty): both must refuse the write.
+            if chance(0.04, &rng) { return .map([pick(["__r__", ""], &rng): .integer(1)]) }
+            return .map(["x": scalar(&rng), "y": pick([.integer(1), .string("y")], &rng)])
         default: return chance(0.1, &rng) ? .array([scalar(&rng)]) : scalar(&rng)
         }
     }

@@ -53,6 +53,11 @@ public actor IdentityTokenVerifier {
     var fetchedAt = Timestamp.distantPast
     var lastAttempt = Timestamp.distantPast
     var refresh: Task<KeySet, any Error>?
+    /// Tokens whose signature verified, with their claims: a trigger sends the same token with every
+    /// event for up to an hour, and an RSA verification is most of the CPU a small event costs. Only the
+    /// signature is remembered; every other check runs on each request.
+    var verifiedSignatures: [String: JSONValue] = [:]
+    static let maximumVerifiedSignatures = 64
     /// How many times the keys were fetched (for tests).
     public private(set) var fetches = 0
 
@@ -75,13 +80,18 @@ public actor IdentityTokenVerifier {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw .refused("the Authorization header is not a Bearer token") }
         let token = parts[1].trimmingWhitespace
-        var verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await currentKeys(now: now))
+        var verified = verifiedSignatures[token]
+        if verified == nil { verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await currentKeys(now: now)) }
         if verified == nil {
             // An unknown key may be a rotated one: fetch the keys again (rate-limited) and try once more.
             guard now.duration(since: lastAttempt) > refetchInterval else { throw .refused("the identity token's signature does not verify") }
             verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await refreshedKeys(now: now))
         }
         guard let verified else { throw .refused("the identity token's signature does not verify") }
+        if verifiedSignatures[token] == nil {
+            if verifiedSignatures.count >= Self.maximumVerifiedSignatures { verifiedSignatures.removeAll(keepingCapacity: true) }
+            verifiedSignatures[token] = verified
+        }
         guard let claims = Claims(verified) else { throw .refused("the identity token lacks iss, aud or exp") }
         guard issuers.contains(claims.iss) else { throw .refused("the identity token's issuer \(claims.iss) is not accepted") }
         // `https://service.run.app` and `https://service.run.app/` name the same service.

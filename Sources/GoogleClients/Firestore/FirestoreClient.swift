@@ -115,6 +115,15 @@ public struct FirestoreClient: Sendable {
         public var commitTime: Timestamp
         /// Each write's resulting update time (nil for a delete of a missing document), in order.
         public var updateTimes: [Timestamp?]
+        /// Each write's `transformResults`: the value each of its field transforms produced, in the
+        /// transforms' order (an increment's new total, a server time), as Firestore committed them.
+        public var transformResults: [[FirestoreValue]]
+
+        public init(commitTime: Timestamp, updateTimes: [Timestamp?], transformResults: [[FirestoreValue]] = []) {
+            self.commitTime = commitTime
+            self.updateTimes = updateTimes
+            self.transformResults = transformResults
+        }
     }
 
     /// Applies the writes atomically. More than 500 writes, or a document over 1 MiB, is refused before
@@ -140,6 +149,9 @@ public struct FirestoreClient: Sendable {
             commitTime: commitTime,
             updateTimes: try results.map { result in
                 try result["updateTime"].map { try FirestoreJSON.timestamp($0, path: "updateTime") }
+            },
+            transformResults: try results.enumerated().map { index, result in
+                try (result["transformResults"]?.arrayValue ?? []).map { try FirestoreJSON.value(from: $0, path: "writeResults[\(index)].transformResults") }
             })
     }
 

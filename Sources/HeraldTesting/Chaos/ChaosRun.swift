@@ -23,6 +23,8 @@ public struct ChaosSettings: Sendable {
     /// After each message, the chance that some member opens a conversation (reads it), and that some user heartbeats.
     public var readProbability = 0.35
     public var heartbeatProbability = 0.5
+    /// Of those reads, the share made by two of the reader's devices at once.
+    public var twoDevicesReadProbability = 0.3
     public var roamingDevices = 10
     public var tokenMoves = 60
     /// Share of Herald's requests to Firestore, FCM and the token endpoint that fail.
@@ -168,7 +170,7 @@ public struct ChaosRun: Sendable {
             kills: kills.value, restarts: lines(containing: "starting it again"),
             duplicatesSeen: lines(containing: "duplicate delivery: already applied"),
             pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,
-            interruptedDeliveries: interrupted.count, checks: truth.checks,
+            interruptedDeliveries: interrupted.count, checks: truth.checks, badgesChecked: truth.badgesChecked,
             mismatches: truth.mismatches,
             deadLetters: try await dev.deadLetters().map { "\($0["document"]?.stringValue ?? "?"): \($0["lastError"]?.stringValue ?? "no reason")" },
             writerErrors: writerErrors.value, pushesGivenUp: lines(containing: "failed for good:"), driven: driven, settled: settled)
@@ -224,13 +226,21 @@ public struct ChaosRun: Sendable {
             _ = try await app.commit([Write(.delete(message.document))])
         }
         if Double.random(in: 0..<1) < settings.readProbability {
-            let opened = world.conversations.randomElement()!
-            let reader = opened.members.randomElement()!
+            // Often the conversation just written to, racing the new message's own event.
+            let opened = Bool.random() ? conversation : world.conversations.randomElement()!
+            let reader = opened.members.filter { $0 != sender || opened.members.count == 1 }.randomElement()!
             let (parent, query) = try demo.messagesQuery(in: opened.id)
             let unread = try await app.runQuery(query, parent: parent).filter {
                 !($0[demo.schema.readByField]?.arrayValue?.contains(.string(reader)) ?? false)
             }
-            _ = try await app.commitInBatches(demo.reads(by: reader, of: unread))
+            if Double.random(in: 0..<1) < settings.twoDevicesReadProbability {
+                // A phone and a tablet opening the chat at once: two receipts for the same messages.
+                async let phone = app.commitInBatches(demo.reads(by: reader, of: unread))
+                async let tablet = app.commitInBatches(demo.reads(by: reader, of: unread))
+                _ = try await (phone, tablet)
+            } else {
+                _ = try await app.commitInBatches(demo.reads(by: reader, of: unread))
+            }
         }
         if Double.random(in: 0..<1) < settings.heartbeatProbability {
             _ = try await app.commit([try demo.heartbeat(of: world.people.randomElement()!.id, at: .now())])

@@ -24,6 +24,8 @@ struct ChaosTruth {
         var mismatches: [String] = []
         var duplicatesEmitted = 0
         var repeatsAfterKill = 0
+        /// Devices whose last push was checked against their user's stored total.
+        var badgesChecked = 0
 
         mutating func expect(_ condition: Bool, _ what: @autoclosure () -> String) {
             checks += 1
@@ -78,7 +80,26 @@ struct ChaosTruth {
             outcome.expect(roaming == truth, "\(person.id) holds roaming devices \(roaming.sorted()), truth \(truth.sorted())")
         }
         checkPushes(pushes, alerts: alerts, &outcome)
+        checkLastBadges(pushes, users: users, &outcome)
         return outcome
+    }
+
+    /// What each phone shows in the end: the last push each device got (in the order FCM took them)
+    /// carries its user's unread total as stored, 0 for a user who read everything. Roaming devices
+    /// change hands, so only the devices that never do are checked.
+    func checkLastBadges(_ pushes: [JSONValue], users: [String: FirestoreDocument], _ outcome: inout Outcome) {
+        var last: [String: Int64] = [:]
+        for push in pushes {
+            guard let token = push["message"]?["token"]?.stringValue, let badge = push["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value
+            else { continue }
+            last[token] = badge
+        }
+        for (token, user) in world.stableDevices.sorted(by: { $0.key < $1.key }) {
+            guard let shown = last[token] else { continue }
+            let stored = users[user]?[schema.badgeField]?.integerValue
+            outcome.expect(shown == stored, "the last push to \(token) shows badge \(shown), \(user)'s stored total is \(stored.map(String.init) ?? "missing")")
+            outcome.badgesChecked += 1
+        }
     }
 
     /// Each (message, device) pair: exactly one alert for a recipient's own devices, at most one for a
@@ -182,6 +203,8 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
     /// onMessageCreated deliveries cut off by a kill.
     public var interruptedDeliveries: Int
     public var checks: Int
+    /// Devices whose last push was checked against their user's stored total.
+    public var badgesChecked: Int
     public var mismatches: [String]
     public var deadLetters: [String]
     public var writerErrors: Int
@@ -208,7 +231,7 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
               messages unsent \(unsent); pushes FCM answered too late, recorded unanswered \(unanswered)
               duplicates seen \(duplicatesSeen), duplicates emitted \(duplicatesEmitted); message deliveries cut off by a kill \(interruptedDeliveries), pushes repeated after one \(repeatsAfterKill)
               dead letters \(deadLetters.count), pushes given up \(pushesGivenUp), app write errors \(writerErrors)
-              checks \(checks), mismatches \(mismatches.count)
+              checks \(checks) (the last badge of \(badgesChecked) devices among them), mismatches \(mismatches.count)
             """ + mismatches.prefix(20).map { "\n    ✗ \($0)" }.joined() + deadLetters.prefix(10).map { "\n    dead: \($0)" }.joined()
     }
 }

@@ -94,6 +94,8 @@ extension LocalFirestore {
         for document in documents where DocumentSize.of(document) > Self.maximumDocumentBytes {
             throw DocumentArchive.ArchiveError("\(document.name.path) is over Firestore's 1,048,576 bytes")
         }
+        // Imported documents keep their times: a version decoded before may name other fields now.
+        defer { decoded.removeAll() }
         return try await database.write { db in
             var written = 0
             var newest: Int64 = 0

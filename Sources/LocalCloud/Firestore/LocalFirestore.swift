@@ -37,6 +37,7 @@ public final class LocalFirestore: Sendable {
     /// Every commit's changes, in commit order, for real-time listeners.
     public let changes = ChangeFeed()
     let transactions = Mutex<[String: Transaction]>([:])
+    let decoded = DecodedDocuments()
     public static let maximumWrites = 500
     public static let maximumDocumentBytes = 1_048_576
 
@@ -49,7 +50,8 @@ public final class LocalFirestore: Sendable {
 
     public func get(_ names: [DocumentName], transaction: String? = nil) async throws(LocalAPIError) -> [DocumentName: FirestoreDocument] {
         try checkTransaction(transaction, writing: false)
-        let found = try await database.read { db in try Self.load(names, db) }
+        let decoded = self.decoded
+        let found = try await database.read { db in try Self.load(names, db, decoded: decoded) }
         record(names, found: found, in: transaction)
         return found
     }
@@ -57,9 +59,11 @@ public final class LocalFirestore: Sendable {
     /// Documents in one collection (`parent` + `collectionID`), in name order.
     public func list(parent: String, database databaseName: String, collectionID: String) async throws(LocalAPIError) -> [FirestoreDocument] {
         let collection = parent.isEmpty ? collectionID : "\(parent)/\(collectionID)"
+        let decoded = self.decoded
         return try await database.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE database = ? AND collection = ?", arguments: [databaseName, collection])
-                .map { try Self.document($0) }
+            try Row.fetchAll(
+                db, sql: "SELECT \(DecodedDocuments.columns) FROM documents WHERE database = ? AND collection = ?", arguments: [databaseName, collection]
+            ).map { try decoded.document($0, db) }
         }.sorted { ValueOrder.referencePaths($0.name.path, $1.name.path) < 0 }
     }
 
@@ -84,18 +88,24 @@ public final class LocalFirestore: Sendable {
         -> [FirestoreDocument]
     {
         try checkTransaction(transaction, writing: false)
+        let decoded = self.decoded
+        // Documents that cannot match are left out by their stored text where the filter says what it must hold.
+        let (textFilter, needles) = Self.storedTextFilter(query.filter)
         let candidates: [FirestoreDocument] = try await database.read { db in
             let rows: [Row]
             if query.allDescendants {
                 let prefix = parent.isEmpty ? "" : parent + "/"
                 rows = try Row.fetchAll(
-                    db, sql: "SELECT * FROM documents WHERE database = ? AND collection_id = ? AND path LIKE ? ESCAPE '\\'",
-                    arguments: [databaseName, query.collectionID, Self.likePrefix(prefix) + "%"])
+                    db,
+                    sql: "SELECT \(DecodedDocuments.columns) FROM documents WHERE database = ? AND collection_id = ? AND path LIKE ? ESCAPE '\\'\(textFilter)",
+                    arguments: [databaseName, query.collectionID, Self.likePrefix(prefix) + "%"] + StatementArguments(needles))
             } else {
                 let collection = parent.isEmpty ? query.collectionID : "\(parent)/\(query.collectionID)"
-                rows = try Row.fetchAll(db, sql: "SELECT * FROM documents WHERE database = ? AND collection = ?", arguments: [databaseName, collection])
+                rows = try Row.fetchAll(
+                    db, sql: "SELECT \(DecodedDocuments.columns) FROM documents WHERE database = ? AND collection = ?\(textFilter)",
+                    arguments: [databaseName, collection] + StatementArguments(needles))
             }
-            return try rows.map { try Self.document($0) }
+            return try rows.map { try decoded.document($0, db) }
         }
         let result = try QueryEvaluation.run(query, over: candidates)
         if let transaction {
@@ -214,6 +224,7 @@ public final class LocalFirestore: Sendable {
         var results: CommitResult = .init(commitTime: commitTime, writeResults: [])
         var written: Set<DocumentName> = []
         for write in writes {
+            try WriteApplication.checkNames(write)
             let outcome = try WriteApplication.apply(
                 write, to: current[write.document], isFirst: written.insert(write.document).inserted, commitTime: commitTime)
             if let document = outcome.document {
@@ -255,10 +266,18 @@ public final class LocalFirestore: Sendable {
 
     // MARK: Rows
 
-    static func load(_ names: [DocumentName], _ db: Database) throws -> [DocumentName: FirestoreDocument] {
+    /// - decoded: documents decoded before, for a reader's snapshot (the writer's own, uncommitted
+    ///   versions are never remembered).
+    static func load(_ names: [DocumentName], _ db: Database, decoded: DecodedDocuments? = nil) throws -> [DocumentName: FirestoreDocument] {
         var found: [DocumentName: FirestoreDocument] = [:]
         for name in Set(names) {
-            if let row = try Row.fetchOne(db, sql: "SELECT * FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path]) {
+            if let decoded {
+                if let row = try Row.fetchOne(
+                    db, sql: "SELECT \(DecodedDocuments.columns) FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
+                {
+                    found[name] = try decoded.document(row, db)
+                }
+            } else if let row = try Row.fetchOne(db, sql: "SELECT * FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path]) {
                 found[name] = try document(row)
             }
         }
@@ -287,6 +306,24 @@ public final class LocalFirestore: Sendable {
         return FirestoreDocument(
             name: name, fields: try FirestoreJSON.fields(try JSONValue(parsing: text)),
             createTime: Timestamp(nanosSinceEpoch: row["create_time"]), updateTime: Timestamp(nanosSinceEpoch: row["update_time"]))
+    }
+
+    /// SQL that keeps only documents whose stored JSON holds what the filter requires (`AND instr(fields, ?) > 0`
+    /// for each text), with those texts: a string an equality or array-contains conjunct compares with, a map
+    /// key an is-not-null conjunct names. A necessary condition only: the query itself still decides.
+    static func storedTextFilter(_ filter: StructuredQuery.Filter?) -> (sql: String, texts: [String]) {
+        func texts(_ filter: StructuredQuery.Filter?) -> [String] {
+            switch filter {
+            case .field(_, .equal, .string(let text)), .field(_, .arrayContains, .string(let text)):
+                return ["\"stringValue\":" + JSONValue.string(text).serialized()]
+            case .unary(let path, .isNotNull) where !path.segments.isEmpty:
+                return [JSONValue.string(path.segments[path.segments.count - 1]).serialized() + ":"]
+            case .and(let filters): return filters.flatMap(texts)
+            default: return []
+            }
+        }
+        let found = Array(texts(filter).prefix(4))
+        return (String(repeating: " AND instr(fields, ?) > 0", count: found.count), found)
     }
 
     static func likePrefix(_ text: String) -> String {

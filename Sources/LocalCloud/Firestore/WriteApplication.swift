@@ -49,6 +49,41 @@ enum WriteApplication {
         }
     }
 
+    /// The names a write gives that Firestore refuses, as Google's emulator refuses them: a reserved or
+    /// invalid id in the document's path, and a field name (in the fields, a mask or a transform) that
+    /// is empty, reserved or over 1,500 bytes, which production Firestore refuses though the emulator
+    /// lets a long one through (and a document holding one could not be read back).
+    static func checkNames(_ write: Write) throws(LocalAPIError) {
+        for segment in write.document.segments {
+            if let problem = FirestoreNames.idProblem(segment) {
+                throw .invalidArgument("Resource id \(FirestoreNames.quoted(segment)) is invalid: \(problem).")
+            }
+        }
+        func check(_ path: FieldPath) throws(LocalAPIError) {
+            for segment in path.segments {
+                if let problem = FirestoreNames.fieldNameProblem(segment) { throw .invalidArgument("Invalid field path \(path): \(problem).") }
+            }
+        }
+        func check(_ fields: [String: FirestoreValue]) throws(LocalAPIError) {
+            for (key, value) in fields {
+                if let problem = FirestoreNames.fieldNameProblem(key) { throw .invalidArgument("Invalid field name: \(problem).") }
+                try check(value)
+            }
+        }
+        func check(_ value: FirestoreValue) throws(LocalAPIError) {
+            switch value {
+            case .map(let fields): try check(fields)
+            case .array(let values): for value in values { try check(value) }
+            default: return
+            }
+        }
+        if case .update(_, let fields, let mask) = write.operation {
+            try check(fields)
+            for path in mask ?? [] { try check(path) }
+        }
+        for transform in write.transforms { try check(transform.field) }
+    }
+
     static func isVersioned(_ precondition: Precondition?) -> Bool {
         if case .updateTime? = precondition { return true }
         return false

@@ -16,6 +16,8 @@ public final class LocalIdentity: Sendable {
     let keys: JWTKeyCollection
     let publicKey: JWTKit.Insecure.RSA.PublicKey
     let issued = Mutex<[String: (expires: Date, email: String, scope: String)]>([:])
+    /// The identity token each audience's pushes carry, and when it expires.
+    let pushTokens = Mutex<[String: (token: String, expires: Date)]>([:])
     let accessTokenLifetime: TimeInterval
     public static let issuer = "https://accounts.google.com"
     static let jwtBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -127,6 +129,17 @@ public final class LocalIdentity: Sendable {
             iss: Self.issuer, aud: audience, sub: "100000000000000000001", email: email ?? clientEmail,
             email_verified: true, iat: now, exp: now + Int(lifetime))
         return try await keys.sign(claims, kid: JWKIdentifier(string: keyID))
+    }
+
+    /// The identity token a push to `audience` carries (a trigger's delivery, a scheduled job): minted once
+    /// and reused until ten minutes before it expires, as Pub/Sub and Cloud Scheduler do, so a function
+    /// verifies one signature per hour, not one per event.
+    public func pushToken(audience: String) async throws -> String {
+        if let held = pushTokens.withLock({ $0[audience] }), held.expires.timeIntervalSinceNow > 600 { return held.token }
+        let lifetime: TimeInterval = 3600
+        let token = try await identityToken(audience: audience, lifetime: lifetime)
+        pushTokens.withLock { $0[audience] = (token, Date().addingTimeInterval(lifetime)) }
+        return token
     }
 
     /// The JWKS document that verifies this cloud's identity tokens.

@@ -280,4 +280,10 @@ struct StatementArguments: ExpressibleByArrayLiteral, Sendable {
     init(_ elements: some Sequence<some DatabaseValueConvertible>) { values = elements.map(\.databaseValue) }
 
     static func += (arguments: inout StatementArguments, more: StatementArguments) { arguments.values += more.values }
+
+    static func + (arguments: StatementArguments, more: StatementArguments) -> StatementArguments {
+        var all = arguments
+        all += more
+        return all
+    }
 }

@@ -262,7 +262,7 @@ public final class EventDelivery: Service, Sendable {
         request.method = .POST
         for (name, value) in delivery.headers { request.headers.add(name: name, value: value) }
         // Eventarc calls Cloud Run with an OIDC token whose audience is the destination service's URL.
-        if let token = try? await identity.identityToken(audience: TriggerRegistration.audience(of: url)) {
+        if let token = try? await identity.pushToken(audience: TriggerRegistration.audience(of: url)) {
             request.headers.add(name: "authorization", value: "Bearer \(token)")
         }
         if let traceID = delivery.traceID { request.headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID)) }

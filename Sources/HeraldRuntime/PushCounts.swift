@@ -1,0 +1,108 @@
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+
+/// The counts pushes carry (a user's badge), as Firestore committed them.
+///
+/// A plan computes a badge from what it read; when two events for one user run side by side, each read
+/// before the other's commit and both would send a stale count. So a push carries the value its own
+/// commit produced (`transformResults`), or, when another delivery made that commit, the value stored
+/// now. And since pushes of different events can still leave in another order than their commits, the
+/// executor reads the counts again once its pushes are out and sends a badge-only correction to every
+/// device whose count changed meanwhile: whichever push a device gets last was checked against the
+/// store after it left.
+struct CommittedCounts: Sendable {
+    private(set) var values: [CountSource: FirestoreValue] = [:]
+
+    /// Records what each write's transforms produced (the last transform on a field is its final value).
+    mutating func record(_ writes: [Write], _ result: FirestoreClient.CommitResult) {
+        for (write, results) in zip(writes, result.transformResults) {
+            for (transform, value) in zip(write.transforms, results) {
+                values[CountSource(document: write.document, field: transform.field)] = value
+            }
+        }
+    }
+
+    mutating func merge(_ other: CommittedCounts) { values.merge(other.values) { _, new in new } }
+}
+
+extension FirestoreGateway {
+    /// The pushes with the counts they carry as committed: from this delivery's commits, else as stored
+    /// now (another delivery committed them, or its answer was lost). A read that fails leaves the
+    /// plan's count; the correction after sending catches it.
+    func withCommittedCounts(_ pushes: [PushMessage], committed: CommittedCounts) async -> [PushMessage] {
+        let unknown = Set(pushes.compactMap(\.count).filter { committed.values[$0] == nil }.map(\.document))
+        let stored = unknown.isEmpty ? DocumentsRead() : ((try? await read(Array(unknown))) ?? DocumentsRead())
+        return pushes.map { push in
+            guard let source = push.count else { return push }
+            let value = committed.values[source] ?? stored[source.document]?.value(at: source.field)
+            guard committed.values[source] != nil || stored[source.document] != nil else { return push }
+            var counted = push
+            counted.fcm = push.fcm.withBadge(CountSource.badge(value))
+            return counted
+        }
+    }
+
+    /// After pushes went out: each device whose stored count is no longer the one it was sent gets a
+    /// badge-only push with the count as stored, checked again after each round (a few rounds: a count
+    /// that keeps changing is left to the events changing it, which send their own).
+    /// Each correction's count is recorded in the ledger before it is sent, so a delivery that takes over
+    /// after this one died compares the store with what the device may have got.
+    /// - sent: the pushes as sent, with the badge each carried.
+    func correctCounts(_ sent: [(push: PushMessage, badge: Int)], state: LedgerState) async throws {
+        guard let fcm else { return }
+        var shown: [String: (push: PushMessage, badge: Int)] = [:]
+        for item in sent where item.push.count != nil { shown[item.push.token] = item }
+        for _ in 0..<3 where !shown.isEmpty {
+            let stored = try await read(Array(Set(shown.values.compactMap { $0.push.count?.document })))
+            let corrections = shown.values.compactMap { item -> (push: PushMessage, badge: Int)? in
+                guard let source = item.push.count, let document = stored[source.document] else { return nil }
+                let badge = CountSource.badge(document.value(at: source.field))
+                return badge == item.badge ? nil : (item.push, badge)
+            }.sorted { $0.push.token < $1.push.token }
+            guard !corrections.isEmpty else { return }
+            try await record(corrections, in: state)
+            let now = ContinuousClock.now
+            let deadlines = FCMClient.Deadlines(lastStart: now + pushLease * 0.4, finish: now + pushLease * 0.6)
+            let texts = corrections.map { FCMMessage.badgeOnly(token: $0.push.token, badge: $0.badge, data: ["reason": "recount"]).messageText(token: $0.push.token) }
+            let results = await fcm.sendAll(texts: texts, validateOnly: false, deadlines: deadlines)
+            var transient: String?
+            for (correction, result) in zip(corrections, results) {
+                switch result {
+                case .sent: shown[correction.push.token] = correction
+                case .failed(let reason, true, _): transient = reason
+                default: shown[correction.push.token] = nil
+                }
+            }
+            metrics?.push(result: "corrected", count: results.filter { if case .sent = $0 { true } else { false } }.count)
+            if let transient {
+                // The trigger delivers the event again; the ledger's record of the counts sent tells it what to correct.
+                throw DownstreamError.unavailable("a push correcting a badge failed transiently (\(transient))", retryAfterSeconds: 1)
+            }
+        }
+    }
+
+    /// A delivery of an event whose pushes went out before: the devices whose recorded count is no longer
+    /// the stored one are corrected (the delivery that sent them may have died before it checked).
+    func correctCountsAfterEarlierDelivery(_ pushes: [PushMessage], state: LedgerState) async throws {
+        let sent = pushes.compactMap { push -> (push: PushMessage, badge: Int)? in
+            guard push.count != nil, let badge = state.sentCount(of: push.token) else { return nil }
+            return (push, badge)
+        }
+        guard !sent.isEmpty else { return }
+        do { try await correctCounts(sent, state: state) } catch { throw Self.classify(error) }
+    }
+
+    /// The counts about to be sent, as the ledger's record of what each device was last sent.
+    func record(_ counts: [(push: PushMessage, badge: Int)], in state: LedgerState) async throws {
+        var byDocument: [DocumentName: [String: FirestoreValue]] = [:]
+        for (push, badge) in counts {
+            let key = EventLedger.key(push.token)
+            byDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = .integer(Int64(badge))
+        }
+        let writes = byDocument.sorted { $0.key < $1.key }.map { name, counts in
+            Write(.update(name, fields: ["counts": .map(counts)], mask: counts.keys.sorted().map { FieldPath("counts", $0) }), precondition: .exists(true))
+        }
+        _ = try await firestore.commitIdempotent(writes, retry: nil, deadline: ContinuousClock.now + pushLease * 0.5, essential: false)
+    }
+}

@@ -1,0 +1,149 @@
+import FirestoreEvents
+import FirestoreModel
+import GoogleClients
+import HeraldCore
+import HeraldRuntime
+import HeraldTesting
+import Logging
+import Synchronization
+import Testing
+
+/// Like `RelayFunction`, but each push carries a count: the room's `count` as it will be after this
+/// message (read + 1), stored where the executor can find the committed value.
+struct CountingRelay: EventFunction {
+    static let name = "counting-relay"
+    static let summary = "test function"
+    var trigger: Trigger { Trigger(pattern: "rooms/{roomId}/messages/{messageId}", kinds: [.created]) }
+
+    func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
+        guard let roomName = change.document.parent, let room = try reading.document(roomName) else { return .skip("room missing") }
+        let badge = Int(room["count"]?.integerValue ?? 0) + 1
+        let tokens = room["tokens"]?.arrayValue?.compactMap(\.stringValue) ?? []
+        return Plan(
+            writes: [Write(.transform(roomName), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))],
+            pushes: tokens.map {
+                PushMessage(
+                    userID: "u", token: $0, fcm: FCMMessage(token: $0, notification: .init(title: "Room", body: "hi"), apns: .init(badge: badge)),
+                    count: CountSource(document: roomName, field: FieldPath("count")))
+            })
+    }
+}
+
+/// Another event's commit landing between this event's read and its commit (an increment: no
+/// precondition notices it), once.
+final class InterferingFirestore: FirestoreAPI {
+    let inner: FirestoreClient
+    let interfered = Mutex(false)
+    init(inner: FirestoreClient) { self.inner = inner }
+    var project: String { inner.project }
+    var database: String { inner.database }
+
+    func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
+        try await inner.batchGet(names, transaction: transaction)
+    }
+    func runQuery(_ query: StructuredQuery, parent: DocumentName?, transaction: String?) async throws -> [FirestoreDocument] {
+        try await inner.runQuery(query, parent: parent, transaction: transaction)
+    }
+    func forEachPage(of query: StructuredQuery, parent: DocumentName?, pageSize: Int, _ body: ([FirestoreDocument]) async throws -> Void) async throws {
+        try await inner.forEachPage(of: query, parent: parent, pageSize: pageSize, body)
+    }
+    func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
+        let first = interfered.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        if first, writes.contains(where: { $0.document == Rooms.room }) { _ = try await inner.commit([CountedRooms.increment]) }
+        return try await inner.commit(writes, transaction: transaction)
+    }
+    func commitIdempotent(_ writes: [Write], retry: RetryPolicy?, deadline: ContinuousClock.Instant?, essential: Bool) async throws
+        -> FirestoreClient.CommitResult
+    {
+        try await inner.commitIdempotent(writes, retry: retry, deadline: deadline, essential: essential)
+    }
+    func batchWrite(_ writes: [Write]) async throws -> [FirestoreClient.WriteOutcome] { try await inner.batchWrite(writes) }
+}
+
+enum CountedRooms {
+    static let increment = Write(.transform(Rooms.room), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))])
+
+    /// The badge each token was last sent (APNs `badge`), in the order FCM received them.
+    static func lastBadges(_ fake: FakeFCM) -> [String: Int64] {
+        var last: [String: Int64] = [:]
+        for body in fake.bodies.withLock({ $0 }) {
+            guard let token = body["message"]?["token"]?.stringValue, let badge = body["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value
+            else { continue }
+            last[token] = badge
+        }
+        return last
+    }
+}
+
+/// A push carries the count Firestore committed, and the device's last push the count stored.
+@Suite(.serialized) struct CommittedCountTests {
+    let log = RecordedLog()
+
+    func withRoom(
+        _ fake: FakeFCM, firestore wrap: @escaping @Sendable (FirestoreClient) -> any FirestoreAPI = { $0 },
+        _ body: @Sendable (FirestoreClient, EventProcessor<CountingRelay>) async throws -> Void
+    ) async throws {
+        guard GoogleFirestoreEmulator.isInstalled else {
+            try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
+        }
+        let logger = log.logger("counting-relay")
+        try await GoogleFirestoreEmulator.run { host in
+            try await withTestHTTPServer(fake.router) { fcmPort in
+                let firestore = FirestoreClient(project: "herald-test", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
+                let fcm = FCMClient(
+                    project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared, retry: .none)
+                _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
+                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: "counting-relay", dryRun: false, logger: logger)
+                try await body(firestore, EventProcessor(function: CountingRelay(), gateway: gateway))
+            }
+        }
+    }
+
+    func deliver(_ change: DocumentChange, to processor: EventProcessor<CountingRelay>) async throws -> EventResponse {
+        let http = try Rooms.httpRequest(change)
+        return await processor.process(EventRequest(headers: http.headers, body: http.body), logger: log.logger("counting-relay"))
+    }
+
+    /// The plan read 4 and planned a badge of 5; another event's increment landed before this event's
+    /// commit, which made it 6. The push carries 6 (it carried the planned 5).
+    @Test func aPushCarriesTheCountItsCommitProducedNotTheOneItsPlanRead() async throws {
+        let fake = FakeFCM()
+        try await withRoom(fake, firestore: { InterferingFirestore(inner: $0) }) { firestore, processor in
+            let response = try await deliver(Rooms.created(id: "evt-raced"), to: processor)
+            #expect(response.status == 200, "\(response.body)")
+            #expect(response.report?.plan.pushes.first?.fcm.badge == 5, "the plan's own figure, from what it read")
+            #expect(try await firestore.get(Rooms.room)?["count"] == .integer(6))
+        }
+        let badges = fake.bodies.withLock { $0 }.map { $0["message"]?["apns"]?["payload"]?["aps"]?["badge"] }
+        #expect(badges == [.integer(6), .integer(6)], "\(badges)")
+    }
+
+    /// A later event's commit lands while this event's push is on its way, and that event sends no push
+    /// of its own to the device: the device would keep the older count. After sending, the executor
+    /// reads the count again and corrects the device; a redelivery after yet another change corrects it
+    /// again from what the ledger recorded as sent.
+    @Test func aCountChangedWhileItsPushWasInFlightIsCorrectedAfterwards() async throws {
+        let fake = FakeFCM(delay: .milliseconds(600))
+        try await withRoom(fake) { firestore, processor in
+            async let delivered = deliver(Rooms.created(id: "evt-overtaken"), to: processor)
+            for _ in 0..<200 where fake.inFlight.withLock({ $0.now }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            _ = try await firestore.commit([CountedRooms.increment])
+            let response = try await delivered
+            #expect(response.status == 200, "\(response.body)")
+            #expect(CountedRooms.lastBadges(fake) == ["tok-a": 6, "tok-b": 6], "\(fake.bodies.withLock { $0 })")
+            #expect(fake.bodies.withLock { $0 }.last?["message"]?["data"]?["type"] == "badge", "the correction is a badge-only push")
+
+            // The count changes again, and the event is delivered again (a lost answer): a duplicate, which
+            // corrects the devices from the counts the ledger recorded as sent.
+            _ = try await firestore.commit([CountedRooms.increment])
+            let again = try await deliver(Rooms.created(id: "evt-overtaken"), to: processor)
+            #expect(again.report?.outcome == .duplicate)
+            #expect(CountedRooms.lastBadges(fake) == ["tok-a": 7, "tok-b": 7], "\(fake.bodies.withLock { $0 })")
+        }
+        let alerts = fake.bodies.withLock { $0 }.filter { $0["message"]?["notification"] != nil }
+        #expect(alerts.count == 2, "one alert per device, whatever the corrections")
+    }
+}
