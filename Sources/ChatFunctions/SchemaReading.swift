@@ -39,7 +39,9 @@ extension Schema {
         for field in memberFields {
             if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty {
                 // The usual case, checked cheaply: short plain ids.
-                if ids.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 128 && !$0.containsByte(UInt8(ascii: "/")) && !$0.hasPrefix("__") && $0 != "." && $0 != ".." }) {
+                if ids.allSatisfy({
+                    !$0.isEmpty && $0.utf8.count <= 128 && !$0.containsByte(UInt8(ascii: "/")) && !$0.hasPrefix("__") && $0 != "." && $0 != ".."
+                }) {
                     return (ids.firstOccurrences { $0 }, [])
                 }
                 let usable = ids.filter(FirestoreNames.isUsableAsIDAndFieldName)

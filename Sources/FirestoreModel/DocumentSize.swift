@@ -21,3 +21,28 @@ public enum DocumentSize {
         }
     }
 }
+
+extension DocumentSize {
+    /// Firestore's limit on a document's size, in bytes as `DocumentSize` counts them.
+    public static let maximumBytes = 1_048_576
+
+    /// At most how many bytes `write` can add to a document: what it sets, what its transforms may set.
+    public static func growthBound(of write: Write) -> Int {
+        var bound = 0
+        if case .update(_, let fields, let mask) = write.operation {
+            if let mask {
+                for path in mask {
+                    bound += path.segments.reduce(0) { $0 + $1.utf8.count + 1 }
+                    bound += FieldPath.value(in: fields, at: path.segments[...]).map(value) ?? 0
+                }
+            } else {
+                bound += fields.reduce(0) { $0 + $1.key.utf8.count + 1 + value($1.value) }
+            }
+        }
+        for transform in write.transforms {
+            bound += transform.field.segments.reduce(0) { $0 + $1.utf8.count + 1 } + 8
+            if case .appendMissingElements(let elements) = transform.operation { bound += elements.reduce(0) { $0 + value($1) } }
+        }
+        return bound
+    }
+}

@@ -103,14 +103,14 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             change.dataWasOmitted = true
         }
         var reads = Reads(read)
-        var plan: Plan?
+        var madePlan: Plan?
         // The first step's documents without the event's own (new every time, a message): the key of
         // what the next steps asked for, next time's prediction.
         var firstStep: (asked: [DocumentName], key: [DocumentName], learn: Bool)?
         var laterStepsAskedForDocuments = false
         for step in 0...Self.maximumReadRounds {
             do {
-                plan = try function.plan(for: change, reading: reads)
+                madePlan = try function.plan(for: change, reading: reads)
                 break
             } catch {
                 guard step < Self.maximumReadRounds else { break }
@@ -126,9 +126,12 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 reads.add(try await readAll(wanted), asked: wanted)
             }
         }
-        guard let plan else {
+        guard let madePlan else {
             throw PlanningError("\(Function.name) kept asking for more documents after \(Self.maximumReadRounds) reads")
         }
+        // A write that would take a document past Firestore's size limit is left out here, with a
+        // WARNING, rather than having Firestore refuse the whole commit on every retry.
+        let plan = madePlan.fittingDocumentLimits(reads.read)
         // Learnt when there was no prediction, when it fell short (a later step still asked for documents)
         // or is due to be checked: a plan run costs as much as the rest of a warm event.
         if let firstStep, firstStep.learn || laterStepsAskedForDocuments {

@@ -125,7 +125,7 @@ public struct FirestoreGateway: DocumentGateway {
         }
         let pending = plan.pushes.filter { state.isPending($0.token) }
         guard !pending.isEmpty else {
-            if !didWork { try await correctCountsAfterEarlierDelivery(plan.pushes, state: state) }
+            if !didWork, state.main["countsChecked"] != .boolean(true) { try await correctCountsAfterEarlierDelivery(plan.pushes, state: state) }
             return didWork ? .applied : .duplicate
         }
         var claimed = started
@@ -137,6 +137,7 @@ public struct FirestoreGateway: DocumentGateway {
         let (sent, retry) = try await send(counted, state: state, holder: holder, claimedAt: claimed)
         do { try await correctCounts(sent, state: state) } catch { throw retry ?? Self.classify(error) }
         if let retry { throw retry }
+        await markCountsChecked(sent, state: state)
         return .applied
     }
 

@@ -64,7 +64,9 @@ extension FirestoreGateway {
             try await record(corrections, in: state)
             let now = ContinuousClock.now
             let deadlines = FCMClient.Deadlines(lastStart: now + pushLease * 0.4, finish: now + pushLease * 0.6)
-            let texts = corrections.map { FCMMessage.badgeOnly(token: $0.push.token, badge: $0.badge, data: ["reason": "recount"]).messageText(token: $0.push.token) }
+            let texts = corrections.map {
+                FCMMessage.badgeOnly(token: $0.push.token, badge: $0.badge, data: ["reason": "recount"]).messageText(token: $0.push.token)
+            }
             let results = await fcm.sendAll(texts: texts, validateOnly: false, deadlines: deadlines)
             var transient: String?
             for (correction, result) in zip(corrections, results) {
@@ -82,8 +84,20 @@ extension FirestoreGateway {
         }
     }
 
-    /// A delivery of an event whose pushes went out before: the devices whose recorded count is no longer
-    /// the stored one are corrected (the delivery that sent them may have died before it checked).
+    /// Records that the devices' counts were checked after this event's pushes (and corrected where they
+    /// had changed), so a later delivery of the event does not correct them again: the events that
+    /// changed the counts since sent their own. Best effort: without it, a redelivery sends the stored
+    /// counts once more.
+    func markCountsChecked(_ sent: [(push: PushMessage, badge: Int)], state: LedgerState) async {
+        guard sent.contains(where: { $0.push.count != nil }) else { return }
+        let write = Write(
+            .update(state.main.name, fields: ["countsChecked": .boolean(true)], mask: [FieldPath("countsChecked")]), precondition: .exists(true))
+        _ = try? await firestore.commitIdempotent([write], retry: nil, deadline: ContinuousClock.now + pushLease * 0.2, essential: false)
+    }
+
+    /// A delivery of an event whose pushes went out before, and whose counts were not checked after: the
+    /// devices whose recorded count is no longer the stored one are corrected (the delivery that sent
+    /// them died before it checked).
     func correctCountsAfterEarlierDelivery(_ pushes: [PushMessage], state: LedgerState) async throws {
         let sent = pushes.compactMap { push -> (push: PushMessage, badge: Int)? in
             guard push.count != nil, let badge = state.sentCount(of: push.token) else { return nil }
@@ -91,6 +105,7 @@ extension FirestoreGateway {
         }
         guard !sent.isEmpty else { return }
         do { try await correctCounts(sent, state: state) } catch { throw Self.classify(error) }
+        await markCountsChecked(sent, state: state)
     }
 
     /// The counts about to be sent, as the ledger's record of what each device was last sent.

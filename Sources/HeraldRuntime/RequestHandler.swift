@@ -29,7 +29,7 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// the request. An event carries about 20 headers and a few KiB (its identity token the largest);
     /// NIO's parser bounds one header line, not their number.
     static let maximumHeaderCount = 100
-    static let maximumHeaderBytes = 32 * 1024
+    static let maximumHeaderBytes = 64 * 1024
 
     let maximumBodyBytes: Int
     let maximumDiscardedBytes: Int
@@ -86,7 +86,7 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch part {
         case .head(let head):
             let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
-            if !Self.headersFit(head.headers) {
+            if Self.headersProblem(head.headers) != nil {
                 state = .refusingHeaders(head, bytes: 0)
             } else if let declared, declared > maximumBodyBytes {
                 state = .discarding(head, bytes: 0)
@@ -126,8 +126,7 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 answer(context: context, head: head, .tooLarge(Self.request(head, body: [])))
             case .refusingHeaders(let head, _):
                 state = .answering
-                let message =
-                    "the request has \(head.headers.count) headers or more than \(Self.maximumHeaderBytes) bytes of them; the limits are \(Self.maximumHeaderCount) headers and \(Self.maximumHeaderBytes) bytes"
+                let message = Self.headersProblem(head.headers) ?? "the request's headers are over the limits"
                 let body: JSONValue = ["error": ["code": 431, "status": "INVALID_ARGUMENT", "message": .string(message)]]
                 write(
                     HTTPServer.Response(status: 431, headers: [("content-type", "application/json")], body: body.serializedBytes()), version: head.version,
@@ -224,12 +223,18 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Whether the headers are within `maximumHeaderCount` and `maximumHeaderBytes` (names and values).
-    static func headersFit(_ headers: HTTPHeaders) -> Bool {
-        guard headers.count <= maximumHeaderCount else { return false }
+    /// Why the headers are refused (over `maximumHeaderCount` or `maximumHeaderBytes`, names and values
+    /// counted), or nil.
+    static func headersProblem(_ headers: HTTPHeaders) -> String? {
+        guard headers.count <= maximumHeaderCount else {
+            return "the request has \(headers.count) headers; the limit is \(maximumHeaderCount) (and \(maximumHeaderBytes) bytes of them)"
+        }
         var bytes = 0
         for (name, value) in headers { bytes += name.utf8.count + value.utf8.count + 4 }
-        return bytes <= maximumHeaderBytes
+        guard bytes <= maximumHeaderBytes else {
+            return "the request's headers are \(bytes) bytes; the limit is \(maximumHeaderBytes) (and \(maximumHeaderCount) headers)"
+        }
+        return nil
     }
 
     static func request(_ head: HTTPRequestHead, body: [UInt8]) -> HTTPServer.Request {

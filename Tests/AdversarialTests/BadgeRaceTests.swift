@@ -48,7 +48,9 @@ import Testing
                 let stored = try await dev.app.get(try DocumentName(project: "e2e", path: "\(schema.userCollection)/\(person.id)"))?[schema.badgeField]
                 let tokens = preset == "prd004" ? [person.tokens[0]] : person.tokens
                 for token in tokens {
-                    #expect(last[token].map { FirestoreValue.integer($0) } == stored, "round \(round), \(preset): \(token) shows \(last[token] ?? -1), stored \(String(describing: stored))")
+                    #expect(
+                        last[token].map { FirestoreValue.integer($0) } == stored,
+                        "round \(round), \(preset): \(token) shows \(last[token] ?? -1), stored \(String(describing: stored))")
                 }
             }
         }

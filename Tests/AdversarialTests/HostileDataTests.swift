@@ -146,6 +146,33 @@ import Testing
         #expect(dev.output.contains("an id of 1600 bytes") && dev.output.contains("not a user id, left out"), "a WARNING names the id left out")
     }
 
+    /// Any client can fill a conversation to just under Firestore's 1 MiB (a long description): the
+    /// commit that set its last message was refused (400) on every attempt, so the event was
+    /// dead-lettered and nobody was notified or counted. That write is now left out with a WARNING, and
+    /// everything else is applied.
+    @Test func aConversationAtFirestoresSizeLimitStillNotifiesAndCounts() async throws {
+        let dev = try await RunningDev.start(["--seed", "demo"])
+        defer { dev.kill() }
+        let world = DevWorld(dev: dev)
+        try await dev.waitUntilIdle()
+        let family = try #require(try await world.document("conversations/family"))
+        // Within 100 bytes of the limit: a last message (about 150 bytes) does not fit.
+        let padding = DocumentSize.maximumBytes - 100 - DocumentSize.of(family) - "description".utf8.count - 2
+        try await world.set("conversations/family", ["description": .string(String(repeating: "d", count: padding))])
+        let filled = try #require(try await world.document("conversations/family"))
+        #expect(DocumentSize.of(filled) > DocumentSize.maximumBytes - 150 && DocumentSize.of(filled) <= DocumentSize.maximumBytes)
+        try await dev.waitUntilIdle()
+        _ = try await world.message("m-at-the-limit")
+        try await dev.waitUntilIdle(timeout: .seconds(60))
+        #expect(try await dev.deadLetters().isEmpty, "\(dev.output.suffix(3000))")
+        let pushed = try await dev.pushes().filter { $0["message"]?["data"]?["messageId"] == "m-at-the-limit" }
+        #expect(Set(pushed.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
+        let unread = try await world.document("conversations/family")?["unreadCount"]?.mapValue ?? [:]
+        #expect(unread["bob"] == .integer(1) && unread["carol"] == .integer(1), "\(unread)")
+        for user in ["bob", "carol"] { #expect(try await world.document("users/\(user)")?["unreadTotal"] == .integer(1), "\(user)") }
+        #expect(dev.output.contains("over Firestore's limit of 1048576: that write is left out"), "a WARNING names the write left out")
+    }
+
     /// Decoding built a field path for every value, quadratic in nesting and key length: a 4 MiB event
     /// with a 2 MiB key and a 100,000-element array took seconds. Each is answered within a second now:
     /// timed from the body's last byte, and by the CPU time the function spent (what stays true on a

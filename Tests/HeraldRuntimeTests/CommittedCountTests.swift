@@ -123,8 +123,9 @@ enum CountedRooms {
 
     /// A later event's commit lands while this event's push is on its way, and that event sends no push
     /// of its own to the device: the device would keep the older count. After sending, the executor
-    /// reads the count again and corrects the device; a redelivery after yet another change corrects it
-    /// again from what the ledger recorded as sent.
+    /// reads the count again and corrects the device, and records that it checked. A redelivery then
+    /// corrects nothing (later changes come with their own pushes); one after a delivery that died
+    /// before it checked corrects from the counts the ledger recorded as sent.
     @Test func aCountChangedWhileItsPushWasInFlightIsCorrectedAfterwards() async throws {
         let fake = FakeFCM(delay: .milliseconds(600))
         try await withRoom(fake) { firestore, processor in
@@ -135,13 +136,22 @@ enum CountedRooms {
             #expect(response.status == 200, "\(response.body)")
             #expect(CountedRooms.lastBadges(fake) == ["tok-a": 6, "tok-b": 6], "\(fake.bodies.withLock { $0 })")
             #expect(fake.bodies.withLock { $0 }.last?["message"]?["data"]?["type"] == "badge", "the correction is a badge-only push")
+            let sends = fake.bodies.withLock { $0.count }
 
-            // The count changes again, and the event is delivered again (a lost answer): a duplicate, which
-            // corrects the devices from the counts the ledger recorded as sent.
+            // The count changes again, and the event is delivered again (a lost answer): a duplicate, whose
+            // counts were checked, so nothing is sent.
             _ = try await firestore.commit([CountedRooms.increment])
             let again = try await deliver(Rooms.created(id: "evt-overtaken"), to: processor)
             #expect(again.report?.outcome == .duplicate)
+            #expect(fake.bodies.withLock { $0.count } == sends, "\(fake.bodies.withLock { $0 })")
+
+            // As if the first delivery had died before its check: the next delivery corrects the devices.
+            let ledger = try #require(processor.gateway as? FirestoreGateway).ledgerName(for: try #require(again.report?.event.change))
+            _ = try await firestore.commit([Write(.update(ledger, fields: [:], mask: [FieldPath("countsChecked")]), precondition: .exists(true))])
+            let third = try await deliver(Rooms.created(id: "evt-overtaken"), to: processor)
+            #expect(third.report?.outcome == .duplicate)
             #expect(CountedRooms.lastBadges(fake) == ["tok-a": 7, "tok-b": 7], "\(fake.bodies.withLock { $0 })")
+            #expect(try await firestore.get(ledger)?["countsChecked"] == .boolean(true), "checked once more, and recorded")
         }
         let alerts = fake.bodies.withLock { $0 }.filter { $0["message"]?["notification"] != nil }
         #expect(alerts.count == 2, "one alert per device, whatever the corrections")

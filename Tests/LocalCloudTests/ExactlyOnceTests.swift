@@ -46,11 +46,19 @@ import Testing
             for person in ["alice", "bob", "carol"] {
                 #expect(try await db.get(try db.name("users/\(person)"))?["unreadTotal"] == unread[person])
             }
-            // Every (message, device) pair got exactly one push: raw sink records, not collapsed ones.
+            // Every (message, device) pair got exactly one alert: raw sink records, not collapsed ones. Badge-only
+            // pushes correct a count that changed while an alert was on its way: each device's last push
+            // shows its user's total as stored.
             var pushes: [String: Int] = [:]
+            var lastBadge: [String: FirestoreValue] = [:]
             for record in try await local.cloud.fcm.messages() {
+                lastBadge[record.token ?? "?"] = record.message["apns"]?["payload"]?["aps"]?["badge"].map { FirestoreValue.integer($0.int64Value ?? -1) }
+                if record.message["data"]?["type"] == "badge" { continue }
                 let key = "\(record.message["apns"]?["headers"]?["apns-collapse-id"]?.stringValue ?? "?") → \(record.token ?? "?")"
                 pushes[key, default: 0] += 1
+            }
+            for person in DemoWorld.members(of: "family") {
+                for token in person.tokens { #expect(lastBadge[token] == unread[person.id], "\(token)") }
             }
             var expected: [String: Int] = [:]
             for (i, sender) in senders.enumerated() {

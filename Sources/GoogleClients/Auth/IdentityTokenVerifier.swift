@@ -53,9 +53,9 @@ public actor IdentityTokenVerifier {
     var fetchedAt = Timestamp.distantPast
     var lastAttempt = Timestamp.distantPast
     var refresh: Task<KeySet, any Error>?
-    /// Tokens whose signature verified, with their claims: a trigger sends the same token with every
-    /// event for up to an hour, and an RSA verification is most of the CPU a small event costs. Only the
-    /// signature is remembered; every other check runs on each request.
+    /// Tokens whose signature verified under the keys held, with their claims: a trigger sends the same
+    /// token with every event for up to an hour, and an RSA verification is most of the CPU a small event
+    /// costs. Only the signature is remembered; every other check runs on each request.
     var verifiedSignatures: [String: JSONValue] = [:]
     static let maximumVerifiedSignatures = 64
     /// How many times the keys were fetched (for tests).
@@ -80,8 +80,11 @@ public actor IdentityTokenVerifier {
         let parts = header.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { throw .refused("the Authorization header is not a Bearer token") }
         let token = parts[1].trimmingWhitespace
+        // The keys first, whatever the cache holds: a token is accepted only while the keys that verified
+        // it are current (a refresh empties the cache).
+        let keys = try await currentKeys(now: now)
         var verified = verifiedSignatures[token]
-        if verified == nil { verified = JSONWebToken.verifiedClaims(Substring(token), keys: try await currentKeys(now: now)) }
+        if verified == nil { verified = JSONWebToken.verifiedClaims(Substring(token), keys: keys) }
         if verified == nil {
             // An unknown key may be a rotated one: fetch the keys again (rate-limited) and try once more.
             guard now.duration(since: lastAttempt) > refetchInterval else { throw .refused("the identity token's signature does not verify") }
@@ -137,6 +140,7 @@ public actor IdentityTokenVerifier {
                 refresh = nil
                 keys = fresh
                 fetchedAt = now
+                verifiedSignatures.removeAll()
             }
             return fresh
         } catch {

@@ -5,7 +5,7 @@ import NIOHTTP1
 public struct FirestoreClient: Sendable {
     public static let productionEndpoint = "https://firestore.googleapis.com"
     public static let maximumWritesPerCommit = 500
-    public static let maximumDocumentBytes = 1_048_576
+    public static let maximumDocumentBytes = DocumentSize.maximumBytes
 
     public let project: String
     public let database: String

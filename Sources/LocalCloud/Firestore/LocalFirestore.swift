@@ -39,7 +39,7 @@ public final class LocalFirestore: Sendable {
     let transactions = Mutex<[String: Transaction]>([:])
     let decoded = DecodedDocuments()
     public static let maximumWrites = 500
-    public static let maximumDocumentBytes = 1_048_576
+    public static let maximumDocumentBytes = DocumentSize.maximumBytes
 
     init(database: LocalCloudDatabase, outbox: EventOutbox) {
         self.database = database
@@ -162,6 +162,8 @@ public final class LocalFirestore: Sendable {
             throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
         }
         try WriteApplication.checkCombination(writes)
+        // Names first, as Firestore checks a request before any document.
+        for write in writes { try WriteApplication.checkNames(write) }
         var transactionReads: [DocumentName: Int64?] = [:]
         if let transaction {
             try checkTransaction(transaction, writing: !writes.isEmpty)
@@ -224,7 +226,6 @@ public final class LocalFirestore: Sendable {
         var results: CommitResult = .init(commitTime: commitTime, writeResults: [])
         var written: Set<DocumentName> = []
         for write in writes {
-            try WriteApplication.checkNames(write)
             let outcome = try WriteApplication.apply(
                 write, to: current[write.document], isFirst: written.insert(write.document).inserted, commitTime: commitTime)
             if let document = outcome.document {
@@ -277,7 +278,8 @@ public final class LocalFirestore: Sendable {
                 {
                     found[name] = try decoded.document(row, db)
                 }
-            } else if let row = try Row.fetchOne(db, sql: "SELECT * FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path]) {
+            } else if let row = try Row.fetchOne(db, sql: "SELECT * FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
+            {
                 found[name] = try document(row)
             }
         }

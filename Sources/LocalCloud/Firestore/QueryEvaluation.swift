@@ -200,7 +200,7 @@ enum QueryEvaluation {
         case .unary: filter
         case .field(let path, let op, let operand):
             switch operand {
-            case .array, .map: .field(path, op, WriteApplication.storable(operand))
+            case .array, .map: .field(path, op, FirestoreValue.storable(operand))
             default: filter
             }
         }
