@@ -56,18 +56,29 @@ let package = Package(
             exclude: ["Generated/README.md"],
             swiftSettings: strict
         ),
-        // One small client per Google API: auth (service account, metadata server, emulator), Firestore REST, FCM v1.
+        // An HTTP client on SwiftNIO: pooled connections per origin, HTTP/2 over TLS, HTTP/1.1, one deadline per request.
         .target(
-            name: "GoogleClients",
+            name: "HeraldHTTPClient",
             dependencies: [
-                "FirestoreModel",
-                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
+            swiftSettings: optimizedInTests
+        ),
+        // One small client per Google API: auth (service account, metadata server, emulator), Firestore REST, FCM v1.
+        .target(
+            name: "GoogleClients",
+            dependencies: [
+                "FirestoreModel", "HeraldHTTPClient",
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "HeraldCrypto", "SystemAccess",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -78,14 +89,14 @@ let package = Package(
         // SHA-256 and RS256 signatures in Swift: the functions link no BoringSSL besides the one TLS needs.
         .target(name: "HeraldCrypto", swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
-        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto"], swiftSettings: strict),
+        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto"], swiftSettings: optimizedInTests),
         // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
         .target(name: "ConcurrencyHook"),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
         .target(
             name: "HeraldRuntime",
             dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "ConcurrencyHook", "SystemAccess",
+                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "ConcurrencyHook", "SystemAccess",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -94,7 +105,7 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: strict
+            swiftSettings: optimizedInTests
         ),
         // Firestore's v1 API as protobuf messages (generated: Scripts/generate-protos.py firestore), for the local cloud's gRPC.
         .target(
@@ -103,11 +114,12 @@ let package = Package(
         .target(
             name: "LocalCloud",
             dependencies: [
-                "FirestoreModel", "FirestoreEvents", "FirestoreProtos",
+                "FirestoreModel", "FirestoreEvents", "FirestoreProtos", "HeraldHTTPClient",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -134,7 +146,7 @@ let package = Package(
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(
             name: "ChatFunctions",
-            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
+            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: optimizedInTests),
         // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
         .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel"], swiftSettings: strict),
         .executableTarget(
@@ -154,7 +166,7 @@ let package = Package(
         .target(
             name: "HeraldTesting",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "ChatFunctions", "ChatDemo", "TestRunSettings", "Supervision",
+                "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "HeraldHTTPClient", "ChatFunctions", "ChatDemo", "TestRunSettings", "Supervision",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -170,7 +182,7 @@ let package = Package(
         .executableTarget(
             name: "HeraldBench",
             dependencies: [
-                "GoogleClients", "HeraldTesting", "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents",
+                "GoogleClients", "HeraldHTTPClient", "HeraldTesting", "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
@@ -180,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "GoogleClientsTests",
             dependencies: [
-                "GoogleClients", "FirestoreModel", "HeraldCore", "HeraldTesting",
+                "GoogleClients", "HeraldHTTPClient", "FirestoreModel", "HeraldCore", "HeraldTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -195,6 +207,18 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "HeraldHTTPClientTests",
+            dependencies: [
+                "HeraldHTTPClient", "HeraldTesting",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "ChatFunctionsTests",
             dependencies: [
                 "ChatFunctions", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
@@ -205,7 +229,8 @@ let package = Package(
         .testTarget(
             name: "LocalCloudTests",
             dependencies: [
-                "LocalCloud", "HeraldTesting", "GoogleClients", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime", "ChatFunctions", "ChatDemo",
+                "LocalCloud", "HeraldTesting", "GoogleClients", "HeraldHTTPClient", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime",
+                "ChatFunctions", "ChatDemo",
                 "HeraldCLI", "onMessageCreated", "onReadReceipt", "Supervision",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "JWTKit", package: "jwt-kit"),

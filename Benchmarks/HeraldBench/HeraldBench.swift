@@ -4,6 +4,7 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldTesting
 
 /// Figures, not tests: `swift run -c release herald-bench fcm`.

@@ -1,4 +1,5 @@
 import GoogleClients
+import HeraldHTTPClient
 import Logging
 import SystemAccess
 

@@ -1,6 +1,7 @@
 import FirestoreModel
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import Logging
 
 /// One function assembled with everything it runs on: its settings, its documents (Firestore or a

@@ -1,5 +1,6 @@
 import FirestoreModel
 import GoogleClients
+import HeraldHTTPClient
 import Logging
 import NIOCore
 import Synchronization

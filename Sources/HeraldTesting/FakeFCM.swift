@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import HeraldHTTPClient
 import Hummingbird
 import Synchronization
 

@@ -1,7 +1,7 @@
-import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import HTTPTypes
+import HeraldHTTPClient
 import Hummingbird
 import Logging
 import NIOCore
@@ -52,7 +52,7 @@ public final class LocalCloud: Sendable {
     let stateDirectory: String
 
     public init(
-        options: LocalCloudOptions, logger: Logger, httpClient: HTTPClient = .shared,
+        options: LocalCloudOptions, logger: Logger, httpClient: HTTPTransport = .shared,
         onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
         onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in },
         onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in }

@@ -1,6 +1,7 @@
-import AsyncHTTPClient
 import Foundation
+import HeraldHTTPClient
 import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 
@@ -87,10 +88,10 @@ public final class Scheduler: Service, Sendable {
     let jobs = Mutex<[String: (job: ScheduledJob, next: Date)]>([:])
     let lastRuns = Mutex<[String: JobRunReport]>([:])
     let identity: LocalIdentity
-    let httpClient: HTTPClient
+    let httpClient: HTTPTransport
     let onRun: @Sendable (JobRunReport) -> Void
 
-    init(identity: LocalIdentity, httpClient: HTTPClient, jobs: [ScheduledJob], onRun: @escaping @Sendable (JobRunReport) -> Void) {
+    init(identity: LocalIdentity, httpClient: HTTPTransport, jobs: [ScheduledJob], onRun: @escaping @Sendable (JobRunReport) -> Void) {
         self.identity = identity
         self.httpClient = httpClient
         self.onRun = onRun
@@ -136,19 +137,15 @@ public final class Scheduler: Service, Sendable {
 
     func call(_ job: ScheduledJob, traceID: String) async -> JobRunReport {
         do {
-            var request = HTTPClientRequest(url: job.url)
-            request.method = .POST
-            request.headers.add(name: "authorization", value: "Bearer \(try await identity.pushToken(audience: job.audience ?? job.url))")
-            request.headers.add(name: "user-agent", value: "Google-Cloud-Scheduler")
-            request.headers.add(name: "x-cloudscheduler", value: "true")
-            request.headers.add(name: "x-cloudscheduler-jobname", value: job.name)
-            request.headers.add(name: "content-type", value: "application/json")
-            request.headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID))
-            request.body = .bytes(ByteBuffer(string: "{}"))
-            let response = try await httpClient.execute(request, timeout: .seconds(180))
-            let body = try await response.body.collect(upTo: 64 * 1024)
+            let headers: HTTPHeaders = [
+                "authorization": "Bearer \(try await identity.pushToken(audience: job.audience ?? job.url))",
+                "user-agent": "Google-Cloud-Scheduler", "x-cloudscheduler": "true", "x-cloudscheduler-jobname": job.name,
+                "content-type": "application/json", "traceparent": TraceParent.header(traceID: traceID),
+            ]
+            let request = HeraldHTTPClient.HTTPRequest(method: .POST, url: job.url, headers: headers, body: ByteBuffer(string: "{}"))
+            let response = try await httpClient.execute(request, timeout: .seconds(180), maximumBodySize: 1 << 20)
             let code = Int(response.status.code)
-            return JobRunReport(job: job.name, status: code, error: (200..<300).contains(code) ? nil : String(buffer: body))
+            return JobRunReport(job: job.name, status: code, error: (200..<300).contains(code) ? nil : String(buffer: response.body))
         } catch {
             return JobRunReport(job: job.name, status: nil, error: "\(error)")
         }

@@ -126,7 +126,7 @@ import Testing
     @Test func theDomainReachesNoIOModule() async throws {
         let targets = try await Self.describe()
         let forbidden: Set<String> = [
-            "GoogleClients", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
+            "GoogleClients", "HeraldHTTPClient", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
             "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "SQLiteNIO", "VaporCSQLite", "Logging", "Supervision", "Subprocess", "Foundation",
             "FoundationInternationalization",
         ]

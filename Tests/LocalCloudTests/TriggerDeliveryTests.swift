@@ -3,6 +3,7 @@ import FirestoreEvents
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Hummingbird
 import LocalCloud

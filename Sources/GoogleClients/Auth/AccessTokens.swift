@@ -1,5 +1,6 @@
 import FirestoreModel
 import HeraldCrypto
+import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
 

@@ -1,3 +1,5 @@
+import HeraldHTTPClient
+
 /// Google's Application Default Credentials order, as Herald follows it:
 /// 1. `FIRESTORE_EMULATOR_HOST` set: Firestore goes to the emulator as `Bearer owner`;
 /// 2. `GOOGLE_APPLICATION_CREDENTIALS`: a service-account key file, exchanged for tokens;

@@ -1,5 +1,6 @@
 import FirestoreModel
 import HeraldCrypto
+import HeraldHTTPClient
 import NIOCore
 
 /// Checks the OIDC identity token a caller sends (`Authorization: Bearer …`), as Cloud Run does for

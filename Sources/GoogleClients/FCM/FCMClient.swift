@@ -1,4 +1,5 @@
 import FirestoreModel
+import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
 

@@ -1,4 +1,5 @@
 import FirestoreModel
+import HeraldHTTPClient
 import NIOHTTP1
 
 /// The Firestore v1 REST API for one database.

@@ -1,8 +1,9 @@
-import AsyncHTTPClient
 import FirestoreModel
 import Foundation
+import HeraldHTTPClient
 import Logging
 import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 
@@ -64,7 +65,7 @@ public struct DeliveryReport: Sendable {
 public final class EventDelivery: Service, Sendable {
     let database: LocalCloudDatabase
     let registry: TriggerRegistry
-    let httpClient: HTTPClient
+    let httpClient: HTTPTransport
     let options: Mutex<DeliveryOptions>
     let logger: Logger
     let onReport: @Sendable (DeliveryReport) -> Void
@@ -75,7 +76,7 @@ public final class EventDelivery: Service, Sendable {
     let identity: LocalIdentity
 
     init(
-        database: LocalCloudDatabase, registry: TriggerRegistry, httpClient: HTTPClient, options: DeliveryOptions,
+        database: LocalCloudDatabase, registry: TriggerRegistry, httpClient: HTTPTransport, options: DeliveryOptions,
         identity: LocalIdentity, logger: Logger, onReport: @escaping @Sendable (DeliveryReport) -> Void
     ) {
         self.identity = identity
@@ -258,20 +259,18 @@ public final class EventDelivery: Service, Sendable {
     }
 
     func post(_ delivery: Claimed, to url: String, timeout: Duration) async -> PostResult {
-        var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        for (name, value) in delivery.headers { request.headers.add(name: name, value: value) }
+        var headers = HTTPHeaders(delivery.headers.map { ($0.key, $0.value) })
         // Eventarc calls Cloud Run with an OIDC token whose audience is the destination service's URL.
         if let token = try? await identity.pushToken(audience: TriggerRegistration.audience(of: url)) {
-            request.headers.add(name: "authorization", value: "Bearer \(token)")
+            headers.add(name: "authorization", value: "Bearer \(token)")
         }
-        if let traceID = delivery.traceID { request.headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID)) }
-        request.body = .bytes(ByteBuffer(bytes: delivery.body))
+        if let traceID = delivery.traceID { headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID)) }
+        let request = HeraldHTTPClient.HTTPRequest(method: .POST, url: url, headers: headers, body: ByteBuffer(bytes: delivery.body))
         do {
-            let response = try await httpClient.execute(request, timeout: .init(timeout))
-            let body = try await response.body.collect(upTo: 64 * 1024)
+            let response = try await httpClient.execute(request, timeout: timeout, maximumBodySize: 1 << 20)
             let code = Int(response.status.code)
-            return (200..<300).contains(code) ? .success(code, String(buffer: body)) : .rejected(code, String(buffer: body))
+            let answer = String(buffer: response.body)
+            return (200..<300).contains(code) ? .success(code, answer) : .rejected(code, answer)
         } catch {
             return .failure("\(error)")
         }

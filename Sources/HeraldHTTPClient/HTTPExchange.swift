@@ -55,7 +55,7 @@ public struct HTTPURL: Hashable, Sendable {
         }
     }
     /// A URL as messages show it: without its query (URLs carry no secrets today, but a query might).
-    static func redacted(_ url: String) -> String { String(url.split(separator: "?", maxSplits: 1).first ?? "") }
+    public static func redacted(_ url: String) -> String { String(url.split(separator: "?", maxSplits: 1).first ?? "") }
 
     public var origin: Origin
     public var pathAndQuery: String

@@ -8,7 +8,7 @@ import NIOSSL
 import Synchronization
 import Testing
 
-@testable import GoogleClients
+@testable import HeraldHTTPClient
 
 /// The functions' own HTTP client, against servers that misbehave on purpose: HTTP/1.1 in the clear,
 /// HTTP/2 and HTTP/1.1 over TLS (a certificate made for the test by `openssl`).
