@@ -4,6 +4,7 @@ import NIOHTTP2
 import NIOPosix
 import NIOSSL
 import NIOTLS
+import Synchronization
 
 /// One connection to an origin: HTTP/2 where TLS negotiates it (Google's APIs), HTTP/1.1 otherwise
 /// (cleartext: emulators, the metadata server, `herald dev`).
@@ -26,6 +27,7 @@ enum HTTPConnection: Sendable {
         // TCP_NODELAY is ClientBootstrap's default. (Set as a socket-level option it would be SO_DEBUG,
         // which a container without CAP_NET_ADMIN refuses: every connection failed in the image.)
         let bootstrap = ClientBootstrap(group: group).connectTimeout(.nanoseconds(Int64(connectTimeout / .nanoseconds(1))))
+        var recorder: TLSFailureRecorder?
         do {
             guard let tls else {
                 return try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
@@ -36,12 +38,15 @@ enum HTTPConnection: Sendable {
                 }
             }
             let handshakeLimit = TimeAmount.nanoseconds(Int64(connectTimeout / .nanoseconds(1)))
+            let tlsFailure = TLSFailureRecorder()
+            recorder = tlsFailure
             let negotiated = try await bootstrap.connect(host: origin.host, port: origin.port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     // No server name for an address (SNI is for names); the certificate is still checked against it.
                     let isAddress = (try? SocketAddress(ipAddress: origin.host, port: 0)) != nil
                     try channel.pipeline.syncOperations.addHandler(
                         NIOSSLClientHandler(context: tls, serverHostname: isAddress ? nil : origin.host))
+                    try channel.pipeline.syncOperations.addHandler(tlsFailure)
                 }.flatMap {
                     channel.configureHTTP2AsyncSecureUpgrade(
                         http1ConnectionInitializer: { channel in
@@ -73,6 +78,11 @@ enum HTTPConnection: Sendable {
             case .http2(let connection): return .http2(connection.channel, connection.multiplexer)
             }
         } catch {
+            // A failed handshake closes the channel, and the negotiation only sees it closed: the TLS
+            // error itself says why (a certificate not trusted, a protocol too old).
+            if let failure = recorder?.failure {
+                throw HTTPTransportError(.connect, "cannot connect to \(origin.authority): TLS failed: \(TLSFailureRecorder.reason(failure))")
+            }
             throw HTTPTransportError(.connect, "cannot connect to \(origin.authority): \(error)")
         }
     }
@@ -116,5 +126,34 @@ extension ChannelPipeline.SynchronousOperations {
     fileprivate func addHTTP1Exchanges() throws {
         try addHTTPClientHandlers()
         try addHandler(HTTPExchangeHandler())
+    }
+}
+
+/// Keeps the first error the TLS handler reports on a connection being opened.
+final class TLSFailureRecorder: ChannelInboundHandler, Sendable {
+    typealias InboundIn = NIOAny
+    private let recorded = Mutex<(any Error)?>(nil)
+
+    var failure: (any Error)? { recorded.withLock { $0 } }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if error is NIOSSLError || error is BoringSSLError { recorded.withLock { if $0 == nil { $0 = error } } }
+        context.fireErrorCaught(error)
+    }
+
+    /// The handshake's error as a person can act on it: BoringSSL's reason (`CERTIFICATE_VERIFY_FAILED`,
+    /// `UNSUPPORTED_PROTOCOL`, `TLSV1_ALERT_PROTOCOL_VERSION`…) and what it means.
+    static func reason(_ error: any Error) -> String {
+        let text = "\(error)"
+        let meanings: [(String, String)] = [
+            ("CERTIFICATE_VERIFY_FAILED", "the server's certificate is not trusted (an unknown issuer, expired, or for another name)"),
+            ("UNSUPPORTED_PROTOCOL", "the server offers only TLS versions older than 1.2"),
+            ("PROTOCOL_VERSION", "the server offers only TLS versions older than 1.2"),
+            ("WRONG_VERSION_NUMBER", "the server does not speak TLS on this port (plain http?)"),
+            ("NO_SHARED_CIPHER", "the server and the client share no cipher"),
+        ]
+        for (code, meaning) in meanings where text.contains(code) { return "\(meaning) [\(code)]" }
+        if case NIOSSLError.unableToValidateCertificate = error { return "the server's certificate is not trusted [\(text)]" }
+        return text
     }
 }

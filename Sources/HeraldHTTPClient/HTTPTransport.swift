@@ -25,6 +25,8 @@ public final class HTTPTransport: Sendable {
     ) {
         var tls = tls
         tls.applicationProtocols = ["h2", "http/1.1"]
+        // Google's APIs take TLS 1.2 and 1.3; a server offering only 1.0 or 1.1 is not one of them.
+        if [.tlsv1, .tlsv11].contains(tls.minimumTLSVersion) { tls.minimumTLSVersion = .tlsv12 }
         self.tlsConfiguration = tls
         self.group = group
         self.streamsPerConnection = max(1, streamsPerConnection)

@@ -77,21 +77,15 @@ public struct RuntimeConfiguration: Sendable {
                 problems.append("FIRESTORE_EMULATOR_HOST must be HOST:PORT, not \"\(host)\"")
             }
         }
+        // Plain http carries tokens in clear: only to this machine, the metadata server or the emulator.
+        let cleartext = CleartextPolicy(environment: environment)
         if let endpoint = value("FIRESTORE_ENDPOINT") {
-            if (try? HTTPURL(endpoint)) != nil {
-                firestoreEndpoint = endpoint
-            } else {
-                problems.append("FIRESTORE_ENDPOINT must be an http(s) URL, not \"\(endpoint)\"")
-            }
+            if let problem = cleartext.problem(endpoint, setting: "FIRESTORE_ENDPOINT") { problems.append(problem) } else { firestoreEndpoint = endpoint }
         }
         database = value("FIRESTORE_DATABASE") ?? "(default)"
         if database.contains("/") { problems.append("FIRESTORE_DATABASE \"\(database)\" is not a database id") }
         if let endpoint = value("FCM_ENDPOINT") {
-            if (try? HTTPURL(endpoint)) != nil {
-                fcmEndpoint = endpoint
-            } else {
-                problems.append("FCM_ENDPOINT must be an http(s) URL, not \"\(endpoint)\"")
-            }
+            if let problem = cleartext.problem(endpoint, setting: "FCM_ENDPOINT") { problems.append(problem) } else { fcmEndpoint = endpoint }
         }
         schema = value("HERALD_SCHEMA") ?? "default"
         ledgerCollection = value("HERALD_LEDGER_COLLECTION") ?? "_herald/events/ledger"
@@ -101,18 +95,7 @@ public struct RuntimeConfiguration: Sendable {
         }
         requiredAudience = value("HERALD_REQUIRE_OIDC_AUDIENCE")
         oidcJWKSURL = value("HERALD_OIDC_JWKS_URL")
-        if let url = oidcJWKSURL {
-            let parsed = try? HTTPURL(url)
-            if parsed == nil {
-                problems.append("HERALD_OIDC_JWKS_URL must be an http(s) URL, not \"\(url)\"")
-            } else if parsed?.origin.secure == false, let host = parsed?.origin.host, !Self.isLoopback(host),
-                value("GCE_METADATA_HOST").map({ $0.split(separator: ":").first.map(String.init)?.lowercased() != host.lowercased() }) ?? true
-            {
-                // Plain http only for a local cloud: on this machine, or the one that is also the metadata server (a compose network).
-                problems.append(
-                    "HERALD_OIDC_JWKS_URL must be https (plain http only for herald dev: on a loopback address or the GCE_METADATA_HOST), not \"\(url)\"")
-            }
-        }
+        if let url = oidcJWKSURL, let problem = cleartext.problem(url, setting: "HERALD_OIDC_JWKS_URL") { problems.append(problem) }
         if let list = value("HERALD_ALLOWED_CALLERS") {
             let emails = list.split(separator: ",").map { $0.trimmingWhitespace.lowercased() }.filter { !$0.isEmpty }
             if emails.isEmpty || emails.contains(where: { !$0.contains("@") }) {
@@ -185,10 +168,7 @@ public struct RuntimeConfiguration: Sendable {
     }
 
     /// Whether `host` names this machine only.
-    public static func isLoopback(_ host: String) -> Bool {
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
-    }
+    public static func isLoopback(_ host: String) -> Bool { CleartextPolicy.isLoopback(host) }
 
     /// swift-log's level names, and Cloud Logging's severities (`WARNING`, `DEBUG`, …) too.
     static func parseLevel(_ text: String) -> Logger.Level? {

@@ -1,4 +1,5 @@
 import CryptoExtras
+import FirestoreModel
 
 /// RSA keys for tests, each made once per run and off the cooperative pool: a 2048-bit key takes
 /// seconds in a debug build, and dozens of tests making their own at once starved every other test.
@@ -12,5 +13,15 @@ public enum TestKeys {
 
     public static func rsa(_ index: Int = 0) async throws -> _RSA.Signing.PrivateKey {
         try _RSA.Signing.PrivateKey(pemRepresentation: try await rsaPEM(index))
+    }
+
+    /// A service-account key file's JSON around key 0, its token endpoint at `tokenURI`.
+    public static func serviceAccountKeyJSON(tokenURI: String, clientEmail: String = "herald@p.iam.gserviceaccount.com") async throws -> String {
+        let pem = try await rsaPEM()
+        let key: JSONValue = [
+            "type": "service_account", "project_id": "p", "private_key_id": "k1", "private_key": .string(pem),
+            "client_email": .string(clientEmail), "token_uri": .string(tokenURI),
+        ]
+        return key.serialized()
     }
 }

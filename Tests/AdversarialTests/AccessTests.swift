@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldRuntime
 import HeraldTesting
 import Testing
@@ -68,6 +69,37 @@ import Glibc
                     "HERALD_REQUIRE_OIDC_AUDIENCE": "https://x.run.app", "HERALD_OIDC_JWKS_URL": "http://keys.example/jwks",
                 ]) { _, new in new })
         #expect(plain.status != 0 && plain.stderr.contains("HERALD_OIDC_JWKS_URL must be https"), "\(plain.stderr)")
+    }
+
+    /// Plain http to any host carried access tokens and signed assertions in clear: FIRESTORE_ENDPOINT,
+    /// FCM_ENDPOINT and a key file's token_uri were taken as given. Now each is refused at start with one
+    /// line naming it, unless it is this machine, the metadata server or the emulator.
+    @Test func plainHTTPToAnotherHostIsRefusedAtStart() async throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-key-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let key = try await TestKeys.serviceAccountKeyJSON(tokenURI: "http://oauth2.example.com/token")
+        try Data(key.utf8).write(to: scratch)
+        for (setting, environment) in [
+            ("FIRESTORE_ENDPOINT", ["FIRESTORE_ENDPOINT": "http://firestore.example.com", "GCE_METADATA_HOST": "127.0.0.1:1"]),
+            ("FCM_ENDPOINT", ["FCM_ENDPOINT": "http://fcm.example.com", "GCE_METADATA_HOST": "127.0.0.1:1"]),
+            ("token_uri", ["GOOGLE_APPLICATION_CREDENTIALS": scratch.path]),
+        ] {
+            let refused = try await ProcessRunner.run(
+                TestPaths.executable("onMessageCreated"), ["serve", "--host", "127.0.0.1", "--port", "0"],
+                environment: FunctionUnderTest.cleanEnvironment().merging(["GOOGLE_CLOUD_PROJECT": "p"].merging(environment) { _, new in new }) { _, new in new
+                })
+            #expect(refused.status != 0, "\(setting): \(refused.stderr)")
+            let line = refused.stderr.split(separator: "\n").first { $0.contains(setting) }
+            #expect(line?.contains("must be https") == true && line?.contains("example.com") == true, "\(setting): \(refused.stderr)")
+        }
+        // The metadata server's host and loopback may be plain http (herald dev, a compose network).
+        let policy = CleartextPolicy(environment: ["GCE_METADATA_HOST": "herald-dev:8787", "FIRESTORE_EMULATOR_HOST": "[::1]:8080"])
+        for allowed in ["http://127.0.0.1:9/x", "http://localhost/x", "http://herald-dev:8787/v1", "https://fcm.googleapis.com", "http://169.254.169.254/"] {
+            #expect(policy.problem(allowed, setting: "X") == nil, "\(allowed)")
+        }
+        for refused in ["http://10.0.0.2/", "http://firestore.googleapis.com/", "ftp://x/", "http://herald-dev.evil/"] {
+            #expect(policy.problem(refused, setting: "X") != nil, "\(refused)")
+        }
     }
 
     /// Any web page the developer opens could POST to `herald dev` (text/plain needs no preflight) and,

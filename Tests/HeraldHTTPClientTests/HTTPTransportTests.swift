@@ -157,15 +157,37 @@ import Testing
         try await silent.close()
     }
 
-    @Test func aCertificateNobodyTrustsIsRefused() async throws {
+    /// Refused, and saying why: every TLS failure was "cannot connect …: Output closed", so a
+    /// certificate error looked like a network error.
+    @Test func aCertificateNobodyTrustsIsRefusedAndSaysSo() async throws {
         let certificate = try await TestCertificate.make()
         let server = try await ScriptedServer.start(tls: certificate, protocols: ["h2"])
         let transport = HTTPTransport()  // the system's roots: the test's certificate is not among them
         await #expect {
             _ = try await transport.execute(HTTPRequest(url: "\(server.url)/"), timeout: .seconds(10))
-        } throws: { ($0 as? HTTPTransportError)?.kind == .connect }
+        } throws: {
+            let error = $0 as? HTTPTransportError
+            return error?.kind == .connect && "\($0)".contains("TLS failed: the server's certificate is not trusted")
+        }
         await transport.shutdown()
         await server.stop()
+    }
+
+    /// A server that offers only TLS 1.0 and 1.1 is not one of Google's: refused, naming the versions.
+    @Test func aServerOfferingOnlyTLS11IsRefused() async throws {
+        let certificate = try await TestCertificate.make()
+        let server = try await ScriptedServer.start(tls: certificate, protocols: ["http/1.1"], maximumTLSVersion: .tlsv11)
+        let transport = HTTPTransport(tls: certificate.trustingClient)
+        await #expect {
+            _ = try await transport.execute(HTTPRequest(url: "\(server.url)/"), timeout: .seconds(10))
+        } throws: { "\($0)".contains("TLS failed: the server offers only TLS versions older than 1.2") }
+        await server.stop()
+        // The same server with TLS 1.2 allowed is taken.
+        let modern = try await ScriptedServer.start(tls: certificate, protocols: ["http/1.1"], maximumTLSVersion: .tlsv12)
+        let answer = try await transport.execute(HTTPRequest(url: "\(modern.url)/ok"), timeout: .seconds(10))
+        #expect(String(buffer: answer.body).hasPrefix("GET /ok"))
+        await transport.shutdown()
+        await modern.stop()
     }
 }
 
@@ -193,13 +215,17 @@ struct ScriptedServer {
         func ended() { state.withLock { $0.inFlight -= 1 } }
     }
 
-    static func start(tls certificate: TestCertificate? = nil, protocols: [String] = []) async throws -> ScriptedServer {
+    static func start(tls certificate: TestCertificate? = nil, protocols: [String] = [], maximumTLSVersion: TLSVersion? = nil) async throws -> ScriptedServer {
         let counters = Counters()
         var context: NIOSSLContext?
         if let certificate {
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: [.certificate(certificate.certificate)], privateKey: .privateKey(certificate.key))
             configuration.applicationProtocols = protocols
+            if let maximumTLSVersion {
+                configuration.maximumTLSVersion = maximumTLSVersion
+                configuration.minimumTLSVersion = .tlsv1
+            }
             context = try NIOSSLContext(configuration: configuration)
         }
         let http2 = protocols.contains("h2")

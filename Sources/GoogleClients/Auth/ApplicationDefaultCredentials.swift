@@ -33,7 +33,12 @@ public struct ApplicationDefaultCredentials: Sendable {
         }
         var key: ServiceAccountKey?
         if let path = value("GOOGLE_APPLICATION_CREDENTIALS") {
-            key = try ServiceAccountKey(contentsOf: path)
+            let read = try ServiceAccountKey(contentsOf: path)
+            // The signed assertion goes to token_uri: in clear only to a local token endpoint.
+            if let problem = CleartextPolicy(environment: environment).problem(read.tokenURI, setting: "the key file's token_uri") {
+                throw AuthError.badKeyFile(problem)
+            }
+            key = read
         }
         var metadata: MetadataServerCredentials?
         if key == nil {
