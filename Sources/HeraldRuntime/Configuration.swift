@@ -27,6 +27,8 @@ public struct RuntimeConfiguration: Sendable {
     /// The callers allowed, by service-account email (`HERALD_ALLOWED_CALLERS`, comma-separated): the
     /// Eventarc trigger's and Cloud Scheduler's accounts. Needs `HERALD_REQUIRE_OIDC_AUDIENCE`.
     public var allowedCallers: Set<String>?
+    /// `HERALD_ALLOWED_CALLERS=*`: every caller whose token is for the audience, meant so.
+    public var anyCallerOfAudience = false
     /// `serve` on a non-loopback address without identity checks, said explicitly
     /// (`HERALD_ALLOW_UNAUTHENTICATED=1`): for a platform that checks callers itself (Cloud Run IAM).
     public var allowUnauthenticated: Bool
@@ -96,7 +98,11 @@ public struct RuntimeConfiguration: Sendable {
         requiredAudience = value("HERALD_REQUIRE_OIDC_AUDIENCE")
         oidcJWKSURL = value("HERALD_OIDC_JWKS_URL")
         if let url = oidcJWKSURL, let problem = cleartext.problem(url, setting: "HERALD_OIDC_JWKS_URL") { problems.append(problem) }
-        if let list = value("HERALD_ALLOWED_CALLERS") {
+        if value("HERALD_ALLOWED_CALLERS") == "*" {
+            // Said explicitly: any caller with a valid token for the audience (another check guards who can get one).
+            anyCallerOfAudience = true
+            if requiredAudience == nil { problems.append("HERALD_ALLOWED_CALLERS=* needs HERALD_REQUIRE_OIDC_AUDIENCE") }
+        } else if let list = value("HERALD_ALLOWED_CALLERS") {
             let emails = list.split(separator: ",").map { $0.trimmingWhitespace.lowercased() }.filter { !$0.isEmpty }
             if emails.isEmpty || emails.contains(where: { !$0.contains("@") }) {
                 problems.append("HERALD_ALLOWED_CALLERS must list service-account emails separated by commas, not \"\(list)\"")

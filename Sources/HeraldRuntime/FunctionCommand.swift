@@ -188,6 +188,16 @@ struct ServeCommand<Function: ConfigurableFunction> {
                 the platform checks callers itself (Cloud Run IAM), or --host 127.0.0.1
                 """)
         }
+        if configuration.requiredAudience != nil, configuration.allowedCallers == nil, !configuration.anyCallerOfAudience,
+            !RuntimeConfiguration.isLoopback(host)
+        {
+            // Any Google-signed token for the audience would do, from any project: anyone can mint one.
+            throw CommandLineArguments.UsageError(
+                """
+                refusing to serve \(Function.name) on \(host) to any holder of a token for its audience: set HERALD_ALLOWED_CALLERS \
+                (the trigger's and scheduler's service accounts), or HERALD_ALLOWED_CALLERS=* if any caller with such a token is meant
+                """)
+        }
         let logger = Logger.herald(Function.name, configuration: configuration)
         let metrics = configuration.metricsEnabled ? RuntimeMetrics(function: Function.name) : nil
         let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger, metrics: metrics)

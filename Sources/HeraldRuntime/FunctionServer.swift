@@ -55,7 +55,15 @@ public struct FunctionServer: Sendable {
     /// Serves on `host:port` until `stop` fires, then finishes the requests in flight and returns.
     public func run(host: String = "0.0.0.0", port: Int, stop: StopSignal, onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         let server = self
-        try await HTTPServer(host: host, port: port, maximumBodyBytes: Self.maximumBodyBytes) { body in
+        // The caller's identity is checked on the request's head, before its body (up to 10 MiB) is read.
+        var headCheck: HTTPServer.HeadCheck?
+        if identity != nil {
+            headCheck = { @Sendable request in
+                guard let refusal = await server.refusal(of: request) else { return nil }
+                return FunctionServer.response(refusal)
+            }
+        }
+        try await HTTPServer(host: host, port: port, maximumBodyBytes: Self.maximumBodyBytes, headCheck: headCheck) { body in
             await server.respond(to: body)
         }.run(stop: stop, onRunning: onRunning)
     }
@@ -71,17 +79,14 @@ public struct FunctionServer: Sendable {
         }.run(stop: stop)
     }
 
-    /// `GET /healthz`, `GET /metrics`, `POST /` (an event, or a scheduled run) and `POST /sweep`.
+    /// `GET /healthz`, `GET /metrics`, `POST /` (an event, or a scheduled run) and `POST /sweep`, their
+    /// callers' identity checked before (`refusal(of:)`, on the request's head).
     func respond(to body: HTTPServer.Body) async -> HTTPServer.Response {
         switch body {
         case .complete(let request):
-            if request.method == .GET, request.path == "/metrics", let metrics {
-                if let refusal = await refusal(of: request) { return Self.response(refusal) }
-                return Self.exposition(metrics)
-            }
+            if request.method == .GET, request.path == "/metrics", let metrics { return Self.exposition(metrics) }
             return Self.response(await respond(to: request))
-        case .tooLarge(let request):
-            if let refusal = await refusal(of: request) { return Self.response(refusal) }
+        case .tooLarge:
             let reason = "body exceeds the \(Self.maximumBodyBytes / 1024 / 1024) MiB limit"
             logger.error("refused event: \(reason)")
             return Self.response(failure(400, "INVALID_ARGUMENT", reason))
@@ -93,14 +98,11 @@ public struct FunctionServer: Sendable {
         case (.GET, "/healthz"):
             return EventResponse(status: 200, body: ["status": "ok"])
         case (.GET, "/metrics"):
-            if let refusal = await refusal(of: request) { return refusal }
             return failure(404, "NOT_FOUND", "\(name) keeps no metrics here")
         case (.POST, "/"):
-            if let refusal = await refusal(of: request) { return refusal }
             if events != nil { return await handleEvent(request) }
             return await tracedSweep(request)
         case (.POST, "/sweep"):
-            if let refusal = await refusal(of: request) { return refusal }
             guard sweeper != nil else { return failure(404, "NOT_FOUND", "\(name) does not run on a schedule") }
             return await tracedSweep(request)
         case (_, "/healthz"), (_, "/metrics"), (_, "/"), (_, "/sweep"):
@@ -114,9 +116,10 @@ public struct FunctionServer: Sendable {
         HTTPServer.Response(status: 200, headers: [("content-type", "text/plain; version=0.0.4; charset=utf-8")], body: metrics.exposition())
     }
 
-    /// 401 when an identity token is required and this one does not verify; 503 when its keys cannot be fetched.
+    /// 401 when an identity token is required and this one does not verify; 503 when its keys cannot be
+    /// fetched. `GET /healthz` needs none (Cloud Run's probes carry no token).
     func refusal(of request: HTTPServer.Request) async -> EventResponse? {
-        guard let identity else { return nil }
+        guard let identity, !(request.method == .GET && request.path == "/healthz") else { return nil }
         do {
             let claims = try await identity.verify(authorization: request.headers["authorization"])
             logger.debug("caller \(claims.email ?? "(no email)") verified")

@@ -41,6 +41,9 @@ public struct HTTPServer: Sendable {
     }
 
     public typealias Handler = @Sendable (Body) async -> Response
+    /// Looks at a request's head (its body empty) before any of its body is read: a refusal to send
+    /// instead (the connection is then closed), or nil to read the body and handle the request.
+    public typealias HeadCheck = @Sendable (Request) async -> Response?
 
     public let host: String
     public let port: Int
@@ -51,16 +54,18 @@ public struct HTTPServer: Sendable {
     /// How long a connection may send nothing while no request of it is being answered.
     public let idleTimeout: TimeAmount
     let handler: Handler
+    let headCheck: HeadCheck?
 
     public init(
         host: String, port: Int, maximumBodyBytes: Int, maximumDiscardedBytes: Int = 64 << 20, idleTimeout: TimeAmount = .seconds(75),
-        handler: @escaping Handler
+        headCheck: HeadCheck? = nil, handler: @escaping Handler
     ) {
         self.host = host
         self.port = port
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumDiscardedBytes = maximumDiscardedBytes
         self.idleTimeout = idleTimeout
+        self.headCheck = headCheck
         self.handler = handler
     }
 
@@ -72,6 +77,7 @@ public struct HTTPServer: Sendable {
         let limits = (body: maximumBodyBytes, discarded: maximumDiscardedBytes)
         let idleTimeout = idleTimeout
         let handler = handler
+        let headCheck = headCheck
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -87,7 +93,9 @@ public struct HTTPServer: Sendable {
                     // writes its answers as bytes itself (no response encoder).
                     try sync.addHandler(ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
                     try sync.addHandler(
-                        RequestHandler(maximumBodyBytes: limits.body, maximumDiscardedBytes: limits.discarded, idleTimeout: idleTimeout, handler: handler))
+                        RequestHandler(
+                            maximumBodyBytes: limits.body, maximumDiscardedBytes: limits.discarded, idleTimeout: idleTimeout, headCheck: headCheck,
+                            handler: handler))
                 }
             }
         // A numeric address is bound as it is: resolving it (getaddrinfo) asks the kernel for the

@@ -22,6 +22,8 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case discarding(HTTPRequestHead, bytes: Int)
         /// Headers over the limits: the body is read and dropped, then 431 answered and the connection closed.
         case refusingHeaders(HTTPRequestHead, bytes: Int)
+        /// The head is being checked (`HTTPServer.HeadCheck`): the body waits, unread, for the verdict.
+        case checking
         case answering
     }
 
@@ -34,6 +36,7 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     let maximumBodyBytes: Int
     let maximumDiscardedBytes: Int
     let idleTimeout: TimeAmount
+    let headCheck: HTTPServer.HeadCheck?
     let handler: HTTPServer.Handler
     var state = State.idle
     /// Parts of requests that came while one was being answered, in order.
@@ -45,17 +48,21 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     var idleTimer: Scheduled<Void>?
     var lastActivity = NIODeadline.now()
 
-    init(maximumBodyBytes: Int, maximumDiscardedBytes: Int, idleTimeout: TimeAmount, handler: @escaping HTTPServer.Handler) {
+    init(
+        maximumBodyBytes: Int, maximumDiscardedBytes: Int, idleTimeout: TimeAmount, headCheck: HTTPServer.HeadCheck? = nil,
+        handler: @escaping HTTPServer.Handler
+    ) {
         self.maximumBodyBytes = maximumBodyBytes
         self.maximumDiscardedBytes = maximumDiscardedBytes
         self.idleTimeout = idleTimeout
+        self.headCheck = headCheck
         self.handler = handler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         lastActivity = .now()
         let part = unwrapInboundIn(data)
-        if isAnswering || !waiting.isEmpty {
+        if isHolding || !waiting.isEmpty {
             waiting.append(part)
         } else {
             take(part, context: context)
@@ -75,7 +82,7 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Takes the requests that waited, in order, until one is being answered again.
     func takeWaiting(context: ChannelHandlerContext) {
-        while !isAnswering, let part = waiting.popFirst() { take(part, context: context) }
+        while !isHolding, let part = waiting.popFirst() { take(part, context: context) }
         if waiting.isEmpty, readDeferred {
             readDeferred = false
             context.read()
@@ -85,18 +92,12 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func take(_ part: HTTPServerRequestPart, context: ChannelHandlerContext) {
         switch part {
         case .head(let head):
-            let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
             if Self.headersProblem(head.headers) != nil {
                 state = .refusingHeaders(head, bytes: 0)
-            } else if let declared, declared > maximumBodyBytes {
-                state = .discarding(head, bytes: 0)
+            } else if let headCheck {
+                check(head, with: headCheck, context: context)
             } else {
-                state = .collecting(head, context.channel.allocator.buffer(capacity: min(declared ?? 0, 1 << 20)))
-                if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
-                    var buffer = context.channel.allocator.buffer(capacity: 32)
-                    buffer.writeResponseHead(version: head.version, status: 100, headers: [])
-                    context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-                }
+                start(head, context: context)
             }
         case .body(var part):
             if case .refusingHeaders(let head, let bytes) = state {
@@ -131,8 +132,43 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 write(
                     HTTPServer.Response(status: 431, headers: [("content-type", "application/json")], body: body.serializedBytes()), version: head.version,
                     keepAlive: false, context: context)
-            case .idle, .answering:
+            case .idle, .checking, .answering:
                 return
+            }
+        }
+    }
+
+    /// Reads the body of a request whose head is accepted: kept up to the limit, or read and dropped.
+    func start(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let declared = head.headers.first(name: "content-length").flatMap { Int($0) }
+        if let declared, declared > maximumBodyBytes {
+            state = .discarding(head, bytes: 0)
+        } else {
+            state = .collecting(head, context.channel.allocator.buffer(capacity: min(declared ?? 0, 1 << 20)))
+            if head.headers.first(name: "expect")?.lowercased() == "100-continue" {
+                var buffer = context.channel.allocator.buffer(capacity: 32)
+                buffer.writeResponseHead(version: head.version, status: 100, headers: [])
+                context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+            }
+        }
+    }
+
+    /// Checks the head before the body is read (an identity token, say): meanwhile what arrives waits
+    /// and reading stops, so a caller that is refused never has its body buffered. Refused: the answer
+    /// goes out and the connection closes; accepted: the body is read as usual.
+    func check(_ head: HTTPRequestHead, with headCheck: @escaping HTTPServer.HeadCheck, context: ChannelHandlerContext) {
+        state = .checking
+        let promise = context.eventLoop.makePromise(of: HTTPServer.Response?.self)
+        let request = Self.request(head, body: [])
+        promise.completeWithTask { await headCheck(request) }
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        promise.futureResult.whenSuccess { refusal in
+            let (handler, context) = bound.value
+            if let refusal {
+                handler.write(refusal, version: head.version, keepAlive: false, context: context)
+            } else {
+                handler.start(head, context: context)
+                handler.takeWaiting(context: context)
             }
         }
     }
@@ -166,8 +202,8 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         idleTimer = context.eventLoop.scheduleTask(in: delay) {
             let (handler, context) = bound.value
             let idle = NIODeadline.now() - handler.lastActivity
-            if handler.isAnswering || idle < handler.idleTimeout {
-                handler.scheduleIdleCheck(context: context, after: handler.isAnswering ? handler.idleTimeout : handler.idleTimeout - idle)
+            if handler.isHolding || idle < handler.idleTimeout {
+                handler.scheduleIdleCheck(context: context, after: handler.isHolding ? handler.idleTimeout : handler.idleTimeout - idle)
             } else {
                 context.close(promise: nil)
             }
@@ -177,7 +213,7 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// A request that cannot be parsed gets 400 (unless an answer is being written) and the connection
     /// is closed: nothing more can be read from it.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        if error is HTTPParserError, !isAnswering {
+        if error is HTTPParserError, !isHolding {
             state = .answering
             var buffer = context.channel.allocator.buffer(capacity: 96)
             buffer.writeResponseHead(version: .http1_1, status: 400, headers: [], contentLength: 0, closing: true)
@@ -188,8 +224,12 @@ final class RequestHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
-    var isAnswering: Bool {
-        if case .answering = state { true } else { false }
+    /// A request is being checked or answered: what arrives meanwhile waits its turn.
+    var isHolding: Bool {
+        switch state {
+        case .answering, .checking: true
+        default: false
+        }
     }
 
     func answer(context: ChannelHandlerContext, head: HTTPRequestHead, _ body: HTTPServer.Body) {

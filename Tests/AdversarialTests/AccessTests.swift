@@ -69,6 +69,18 @@ import Glibc
                     "HERALD_REQUIRE_OIDC_AUDIENCE": "https://x.run.app", "HERALD_OIDC_JWKS_URL": "http://keys.example/jwks",
                 ]) { _, new in new })
         #expect(plain.status != 0 && plain.stderr.contains("HERALD_OIDC_JWKS_URL must be https"), "\(plain.stderr)")
+        // An audience alone let in any Google-signed token for it, from any project: refused beyond loopback
+        // unless any caller is meant (HERALD_ALLOWED_CALLERS=*).
+        let audienceOnly = ["HERALD_REQUIRE_OIDC_AUDIENCE": "https://x.run.app"]
+        let anyCaller = try await ProcessRunner.run(
+            TestPaths.executable("onMessageCreated"), ["serve", "--host", "0.0.0.0", "--port", "0", "--documents", documents],
+            environment: FunctionUnderTest.cleanEnvironment().merging(audienceOnly) { _, new in new })
+        #expect(anyCaller.status != 0 && anyCaller.stderr.contains("set HERALD_ALLOWED_CALLERS"), "\(anyCaller.stderr)")
+        let meant = try await FunctionUnderTest.start(
+            "onMessageCreated", environment: audienceOnly.merging(["HERALD_ALLOWED_CALLERS": "*"]) { _, new in new },
+            arguments: ["--host", "0.0.0.0", "--documents", documents])
+        #expect(meant.isRunning)
+        meant.stop()
     }
 
     /// Plain http to any host carried access tokens and signed assertions in clear: FIRESTORE_ENDPOINT,

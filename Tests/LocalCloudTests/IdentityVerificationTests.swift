@@ -43,6 +43,10 @@ import Testing
             #expect(sweeper.runs.value == 1)
 
             let expired = try await cloud.cloud.identity.identityToken(audience: Self.audience, lifetime: -3600)
+            // Times a token's maker chose: issued or valid only in an hour, or valid for ten years (each was accepted).
+            let issuedLater = try await cloud.cloud.identity.identityToken(audience: Self.audience, issuedIn: 3600)
+            let notYetValid = try await cloud.cloud.identity.identityToken(audience: Self.audience, notBefore: 3600)
+            let forever = try await cloud.cloud.identity.identityToken(audience: Self.audience, lifetime: 10 * 365 * 86_400)
             let wrongAudience = try await cloud.cloud.identity.identityToken(audience: "https://another-service.a.run.app/")
             var parts = good.split(separator: ".").map(String.init)
             // Claim another audience without re-signing: the signature no longer matches.
@@ -60,6 +64,7 @@ import Testing
             let hmac = reheaded(#"{"alg":"HS256","typ":"JWT"}"#, signature: good.split(separator: ".").map(String.init)[2])
             for (token, reason) in [
                 (nil, "no Authorization header"), (expired, "expired"), (wrongAudience, "not \(Self.audience)"),
+                (issuedLater, "issued in the future"), (notYetValid, "not valid before"), (forever, "at most 24 are accepted"),
                 (tampered, "signature"), ("not-a-jwt", "signature"), (unsigned, "signature"), (hmac, "signature"),
                 ("a.b.c.d", "signature"), (String(repeating: "A", count: 40_000), "signature"),
             ] as [(String?, String)] {
@@ -69,6 +74,23 @@ import Testing
                 if let token { #expect(!response.body.contains(token), "the token never comes back") }
             }
             #expect(sweeper.runs.value == 1, "no refused call ran the function")
+        }
+    }
+
+    /// A caller without a valid token is refused on the request's head: its body (up to 10 MiB) was read
+    /// and buffered first. Here the body never comes in full, and the 401 comes anyway, at once.
+    @Test func aCallerIsRefusedBeforeItsBodyIsRead() async throws {
+        try await withGuardedServer { _, server, sweeper in
+            let port = server.port
+            let (text, closed) = try await offThePool {
+                let connection = try RawHTTPConnection(port: port)
+                try connection.send("POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-token\r\nContent-Length: 8000000\r\n\r\n")
+                try connection.send(String(repeating: "b", count: 4096))
+                return connection.read(timeout: 5)
+            }
+            #expect(text.hasPrefix("HTTP/1.1 401"), "\(text.prefix(300))")
+            #expect(closed, "the connection is closed: the rest of the body is never read")
+            #expect(sweeper.runs.value == 0)
         }
     }
 
@@ -88,7 +110,7 @@ import Testing
             }
             try await withTestHTTPServer(router) { port in
                 let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "http://127.0.0.1:\(port)/jwks", httpClient: .shared)
-                let token = try await cloud.cloud.identity.identityToken(audience: Self.audience, lifetime: 3 * 86_400)
+                let token = try await cloud.cloud.identity.identityToken(audience: Self.audience, lifetime: 86_400)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for _ in 0..<20 { group.addTask { _ = try await verifier.verify(authorization: "Bearer \(token)") } }
                     try await group.waitForAll()

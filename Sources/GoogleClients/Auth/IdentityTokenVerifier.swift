@@ -21,17 +21,26 @@ public actor IdentityTokenVerifier {
         /// One audience or several (a JWT's `aud` is either).
         public var aud: [String]
         public var exp: Timestamp
+        /// When it was issued and from when it is valid, if it says (Google's say when issued).
+        public var iat: Timestamp?
+        public var nbf: Timestamp?
         public var email: String?
         public var emailVerified: Bool?
 
         init?(_ json: JSONValue) {
-            guard let iss = json["iss"]?.stringValue, case .number(let expiry)? = json["exp"], let exp = Double(expiry), exp.isFinite else { return nil }
+            // Clamped to what a timestamp holds: a hostile time is a time, however far.
+            func time(_ name: String) -> Timestamp? {
+                guard case .number(let text)? = json[name], let seconds = Double(text), seconds.isFinite else { return nil }
+                return Timestamp(microsecondsSince1970: Int64(min(max(seconds, -6e10), 2.5e11) * 1e6))
+            }
+            guard let iss = json["iss"]?.stringValue, let exp = time("exp") else { return nil }
             let audience = json["aud"]?.stringValue.map { [$0] } ?? json["aud"]?.arrayValue?.compactMap(\.stringValue)
             guard let audience, !audience.isEmpty else { return nil }
             self.iss = iss
             self.aud = audience
-            // Clamped to what a timestamp holds: a hostile `exp` is a time, however far.
-            self.exp = Timestamp(microsecondsSince1970: Int64(min(max(exp, -6e10), 2.5e11) * 1e6))
+            self.exp = exp
+            iat = time("iat")
+            nbf = time("nbf")
             email = json["email"]?.stringValue
             // Google writes a boolean; some issuers a string.
             emailVerified = json["email_verified"]?.boolValue ?? json["email_verified"]?.stringValue.map { $0 == "true" }
@@ -59,6 +68,8 @@ public actor IdentityTokenVerifier {
     /// costs. Only the signature is remembered; every other check runs on each request.
     var verifiedSignatures: [String: JSONValue] = [:]
     static let maximumVerifiedSignatures = 64
+    static let clockSkewSeconds: Int64 = 300
+    static let maximumLifetimeSeconds: Int64 = 86_400
     /// How many times the keys were fetched (for tests).
     public private(set) var fetches = 0
 
@@ -103,8 +114,18 @@ public actor IdentityTokenVerifier {
         guard claims.aud.contains(where: { trimmed($0) == trimmed(audience) }) else {
             throw .refused("the identity token is for audience \(claims.aud.joined(separator: ", ")), not \(audience)")
         }
-        // Google allows a few minutes of clock skew; five is what its own libraries accept.
-        guard claims.exp.adding(.seconds(300)) > now else { throw .refused("the identity token expired at \(claims.exp)") }
+        // Google allows a few minutes of clock skew; five is what its own libraries accept, both ways.
+        guard claims.exp.adding(.seconds(Self.clockSkewSeconds)) > now else { throw .refused("the identity token expired at \(claims.exp)") }
+        if let iat = claims.iat, iat > now.adding(.seconds(Self.clockSkewSeconds)) {
+            throw .refused("the identity token was issued in the future (iat \(iat))")
+        }
+        if let nbf = claims.nbf, nbf > now.adding(.seconds(Self.clockSkewSeconds)) { throw .refused("the identity token is not valid before \(nbf)") }
+        // Google's identity tokens last an hour: one valid for longer than a day was not made by Google's token services.
+        let lifetime = claims.exp.duration(since: claims.iat ?? now)
+        guard lifetime <= .seconds(Self.maximumLifetimeSeconds) else {
+            throw .refused(
+                "the identity token is valid for \(lifetime.components.seconds / 3600) hours; at most \(Self.maximumLifetimeSeconds / 3600) are accepted")
+        }
         if let allowedCallers {
             guard let email = claims.email, allowedCallers.contains(email.lowercased()) else {
                 throw .refused("the caller \(claims.email ?? "(no email)") is not one of HERALD_ALLOWED_CALLERS")

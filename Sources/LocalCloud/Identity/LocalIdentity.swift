@@ -123,11 +123,15 @@ public final class LocalIdentity: Sendable {
     // MARK: OIDC
 
     /// A Google-style identity token for `audience`, as the metadata server and Cloud Scheduler mint them.
-    public func identityToken(audience: String, email: String? = nil, lifetime: TimeInterval = 3600) async throws -> String {
-        let now = Int(Date().timeIntervalSince1970)
+    /// - issuedIn, notBefore: seconds from now to the token's `iat` (0 unless a test says otherwise) and
+    ///   `nbf` (none unless given); it expires `lifetime` seconds after it was issued.
+    public func identityToken(
+        audience: String, email: String? = nil, lifetime: TimeInterval = 3600, issuedIn: TimeInterval = 0, notBefore: TimeInterval? = nil
+    ) async throws -> String {
+        let issued = Int(Date().timeIntervalSince1970 + issuedIn)
         let claims = IdentityClaims(
             iss: Self.issuer, aud: audience, sub: "100000000000000000001", email: email ?? clientEmail,
-            email_verified: true, iat: now, exp: now + Int(lifetime))
+            email_verified: true, iat: issued, exp: issued + Int(lifetime), nbf: notBefore.map { Int(Date().timeIntervalSince1970 + $0) })
         return try await keys.sign(claims, kid: JWKIdentifier(string: keyID))
     }
 
@@ -194,6 +198,7 @@ struct IdentityClaims: JWTPayload {
     var email_verified: Bool  // the claim's name, as Google spells it
     var iat: Int
     var exp: Int
+    var nbf: Int?
 
     func verify(using algorithm: some JWTAlgorithm) throws {}
 }
