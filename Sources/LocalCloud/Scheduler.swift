@@ -5,57 +5,6 @@ import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
 
-/// A unix-cron schedule (`minute hour day-of-month month day-of-week`), as Cloud Scheduler takes
-/// it: `*`, numbers, `a-b` ranges, `*/n` and `a-b/n` steps, and comma lists. Times are UTC.
-public struct CronSchedule: Sendable, Hashable, CustomStringConvertible {
-    public let description: String
-    let fields: [Set<Int>]
-    static let ranges = [0...59, 0...23, 1...31, 1...12, 0...6]
-
-    public init(_ text: String) throws(LocalAPIError) {
-        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
-        guard parts.count == 5 else { throw .invalidArgument("a schedule has five fields (minute hour day month weekday), not \"\(text)\"") }
-        var fields: [Set<Int>] = []
-        for (part, range) in zip(parts, Self.ranges) {
-            var values = Set<Int>()
-            for item in part.split(separator: ",") {
-                let pieces = item.split(separator: "/", maxSplits: 1)
-                let step = pieces.count == 2 ? Int(pieces[1]) : 1
-                var span = range
-                if pieces[0] != "*" {
-                    let bounds = pieces[0].split(separator: "-").map { Int($0) }
-                    guard let low = bounds.first ?? nil, let high = bounds.count == 2 ? bounds[1] : (pieces.count == 2 ? range.upperBound : low),
-                        range.contains(low), range.contains(high), low <= high
-                    else { throw .invalidArgument("bad schedule field \"\(part)\" in \"\(text)\"") }
-                    span = low...high
-                }
-                guard let step, step > 0 else { throw .invalidArgument("bad step in \"\(part)\"") }
-                values.formUnion(stride(from: span.lowerBound, through: span.upperBound, by: step))
-            }
-            fields.append(values)
-        }
-        self.fields = fields
-        self.description = text
-    }
-
-    /// The first whole minute strictly after `date` that the schedule names.
-    public func next(after date: Date) -> Date {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        var candidate = Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 60).rounded(.down) * 60 + 60)
-        for _ in 0..<(366 * 24 * 60) {
-            let c = calendar.dateComponents([.minute, .hour, .day, .month, .weekday], from: candidate)
-            if fields[0].contains(c.minute!), fields[1].contains(c.hour!), fields[2].contains(c.day!), fields[3].contains(c.month!),
-                fields[4].contains(c.weekday! - 1)
-            {
-                return candidate
-            }
-            candidate.addTimeInterval(60)
-        }
-        return .distantFuture
-    }
-}
-
 /// A Cloud Scheduler HTTP job: POST to `url` on a schedule, with a Google-signed OIDC identity token.
 public struct ScheduledJob: Sendable, Hashable {
     public var name: String
