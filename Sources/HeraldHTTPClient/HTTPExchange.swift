@@ -131,12 +131,19 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var head: HTTPResponseHead?
     private var body: ByteBuffer?
     private var reusable = true
+    private var closed = false
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let exchange = unwrapOutboundIn(data)
         guard pending == nil else {
             exchange.answer.fail(HTTPTransportError(.protocolViolation, "a request was written while another was in flight"))
             promise?.succeed(())
+            return
+        }
+        // This handler is the pipeline's last, so a write reaches it even after the channel closed: then
+        // nothing is sent and nothing would ever answer. Refused here, the request may go elsewhere.
+        guard !closed, context.channel.isActive else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
             return
         }
         pending = exchange
@@ -146,7 +153,15 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         promise?.succeed(())
         context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
         if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        sent.futureResult.whenFailure { error in
+            // Only this exchange's answer: a later one on the same handler is not failed for it.
+            guard handler.value.pending?.answer.futureResult === exchange.answer.futureResult else { return }
+            handler.value.reusable = false
+            handler.value.finish(.failure(HTTPTransportError(.closed, "the request could not be sent: \(error)")))
+        }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: sent)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -180,6 +195,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        closed = true
         reusable = false
         finish(.failure(HTTPTransportError(.closed, "the connection closed before the answer was complete")))
         context.fireChannelInactive()

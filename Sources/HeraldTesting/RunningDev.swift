@@ -100,6 +100,11 @@ public final class RunningDev: Sendable {
         try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
     }
 
+    /// The deliveries in `state` (`pending`, `in_flight`, `dead`, `delivered`).
+    public func deliveries(state: String) async throws -> [JSONValue] {
+        try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=\(state)").body.utf8))["deliveries"]?.arrayValue ?? []
+    }
+
     public func deadLetters() async throws -> [JSONValue] {
         try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/deliveries?state=dead").body.utf8))["deliveries"]?.arrayValue ?? []
     }

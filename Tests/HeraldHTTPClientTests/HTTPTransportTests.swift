@@ -206,6 +206,7 @@ struct ScriptedServer {
 
     final class Counters: Sendable {
         let state = Mutex((connections: 0, inFlight: 0, mostAtOnce: 0))
+        let children = Mutex<[any Channel]>([])
         func started() {
             state.withLock {
                 $0.inFlight += 1
@@ -215,7 +216,9 @@ struct ScriptedServer {
         func ended() { state.withLock { $0.inFlight -= 1 } }
     }
 
-    static func start(tls certificate: TestCertificate? = nil, protocols: [String] = [], maximumTLSVersion: TLSVersion? = nil) async throws -> ScriptedServer {
+    static func start(
+        tls certificate: TestCertificate? = nil, protocols: [String] = [], maximumTLSVersion: TLSVersion? = nil, port: Int = 0
+    ) async throws -> ScriptedServer {
         let counters = Counters()
         var context: NIOSSLContext?
         if let certificate {
@@ -233,6 +236,7 @@ struct ScriptedServer {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { [context] channel in
                 counters.state.withLock { $0.connections += 1 }
+                counters.children.withLock { $0.append(channel) }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let context { try pipeline.addHandler(NIOSSLServerHandler(context: context)) }
@@ -251,11 +255,15 @@ struct ScriptedServer {
                     }
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: "127.0.0.1", port: port).get()
         return ScriptedServer(channel: channel, port: channel.localAddress!.port!, secure: certificate != nil, counters: counters)
     }
 
-    func stop() async { try? await channel.close() }
+    /// Stops as a killed process does: the listening socket and every connection closed at once.
+    func stop() async {
+        try? await channel.close()
+        for child in counters.children.withLock({ $0 }) { try? await child.close() }
+    }
 }
 
 final class ScriptedHandler: ChannelInboundHandler {
@@ -351,4 +359,51 @@ struct TestCertificate {
     }
 
     struct CertificateError: Error {}
+}
+
+/// A server that is killed and started again on the same port while requests are in flight, as
+/// `herald dev` restarts a function: every request ends by its deadline, whatever state its connection
+/// was in (herald dev's deliveries once waited for ever on one).
+@Suite struct HTTPTransportRestartTests {
+    final class Current<Value: Sendable>: Sendable {
+        private let value: Mutex<Value>
+        init(_ value: Value) { self.value = Mutex(value) }
+        func withLock<T>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
+    }
+
+    @Test func everyRequestEndsByItsDeadlineWhileTheServerIsKilledAndRestarted() async throws {
+        let first = try await ScriptedServer.start()
+        let port = first.port
+        let server = Current(first)
+        let transport = HTTPTransport(http1ConnectionsPerOrigin: 8)
+        let clock = ContinuousClock()
+        let slowest = Current(Duration.zero)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<16 {
+                group.addTask {
+                    for n in 0..<60 {
+                        let path = [(n + worker) % 7 == 0 ? "/never" : "/slow", "/cut", "/then-close", "/x"][(n * 3 + worker) % 4]
+                        let started = clock.now
+                        _ = try? await transport.execute(
+                            HTTPRequest(method: .POST, url: "http://127.0.0.1:\(port)\(path)", body: ByteBuffer(string: "b")), timeout: .milliseconds(500))
+                        let took = clock.now - started
+                        slowest.withLock { $0 = max($0, took) }
+                    }
+                }
+            }
+            group.addTask {
+                for _ in 0..<12 {
+                    try await Task.sleep(for: .milliseconds(150))
+                    await server.withLock { $0 }.stop()
+                    try await Task.sleep(for: .milliseconds(30))
+                    let restarted = try await ScriptedServer.start(port: port)
+                    server.withLock { $0 = restarted }
+                }
+            }
+            try await group.waitForAll()
+        }
+        await transport.shutdown()
+        await server.withLock { $0 }.stop()
+        #expect(slowest.withLock { $0 } < .seconds(5), "a request took \(slowest.withLock { $0 }) with a deadline of 0.5 s")
+    }
 }

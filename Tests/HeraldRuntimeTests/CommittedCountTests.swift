@@ -111,7 +111,8 @@ enum CountedRooms {
     /// commit, which made it 6. The push carries 6 (it carried the planned 5).
     @Test func aPushCarriesTheCountItsCommitProducedNotTheOneItsPlanRead() async throws {
         let fake = FakeFCM()
-        try await withRoom(fake, firestore: { InterferingFirestore(inner: $0) }) { firestore, processor in
+        let interfering: @Sendable (FirestoreClient) -> any FirestoreAPI = { InterferingFirestore(inner: $0) }
+        try await withRoom(fake, firestore: interfering) { firestore, processor in
             let response = try await deliver(Rooms.created(id: "evt-raced"), to: processor)
             #expect(response.status == 200, "\(response.body)")
             #expect(response.report?.plan.pushes.first?.fcm.badge == 5, "the plan's own figure, from what it read")

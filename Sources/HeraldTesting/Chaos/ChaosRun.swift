@@ -132,7 +132,16 @@ public struct ChaosRun: Sendable {
                     // The faults go on until every event so far is handled.
                     group.addTask {
                         let start = clock.now
-                        try await dev.waitUntilIdle(timeout: settings.settleTimeout)
+                        do {
+                            try await dev.waitUntilIdle(timeout: settings.settleTimeout)
+                        } catch let error as StillBusy {
+                            // What would not settle, to see why.
+                            let stuck = (try? await dev.deliveries(state: "pending")) ?? []
+                            let inFlight = (try? await dev.deliveries(state: "in_flight")) ?? []
+                            throw StillBusy(
+                                description: "\(error.description): \(stuck.count) pending, \(inFlight.count) in flight: "
+                                    + (stuck + inFlight).prefix(10).map { "\($0)" }.joined(separator: "\n") + "\n" + dev.output.suffix(6000))
+                        }
                         calm.set()
                         return .drained(after: clock.now - start)
                     }
@@ -205,7 +214,8 @@ public struct ChaosRun: Sendable {
         Set(
             output.split(separator: "\n").compactMap { line -> String? in
                 // The delivery itself, or its injected copy, cut off by a kill.
-                guard line.contains("→ onMessageCreated: "), line.contains("no answer"), line.contains("remoteConnectionClosed"),
+                guard line.contains("→ onMessageCreated: "), line.contains("no answer"),
+                    line.contains("the connection closed before the answer was complete") || line.contains("remoteConnectionClosed"),
                     let range = line.range(of: #"/messages/m[0-9]+ "#, options: .regularExpression)
                 else { return nil }
                 return String(line[range].dropFirst("/messages/".count).dropLast())
