@@ -375,7 +375,17 @@ def image_size(name):
         return None
 
 
-FUNCTIONS = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
+def catalog_functions():
+    """The functions as `herald infra` wrote them from FunctionCatalog.all (Infra/functions.sh's FUNCTIONS=(...))."""
+    path = os.path.join(ROOT, "Infra", "functions.sh")
+    with open(path) as file:
+        match = re.search(r"^FUNCTIONS=\(([^)]*)\)$", file.read(), re.MULTILINE)
+    if not match:
+        raise SystemExit(f"{path} has no FUNCTIONS=(...) line: run `swift run herald infra`")
+    return match.group(1).split()
+
+
+FUNCTIONS = catalog_functions()
 
 
 def main():

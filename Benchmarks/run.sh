@@ -3,9 +3,17 @@
 # Benchmarks/peer/.venv), builds Herald's release binaries as the images ship them (static Swift
 # runtime) and, with buildah, the images; builds a minimal C server as the floor for start-up; then
 # prints one table (Benchmarks/compare.py).
-#   Benchmarks/run.sh [--quick]
+#   Benchmarks/run.sh [--quick] [--dry-run]
+# --dry-run prints the builds and the comparison it would run (`+ command`), installs and runs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = --dry-run ] || [ "${2:-}" = --dry-run ]; then
+  source Infra/functions.sh
+  for product in herald "${FUNCTIONS[@]}" herald-bench; do echo "+ Infra/link/swift-build-release $product"; done
+  echo "+ Infra/build-images.sh --from-host"
+  echo "+ Benchmarks/compare.py (functions: $(python3 -c 'import sys; sys.path.insert(0, "Benchmarks"); import compare; print(" ".join(compare.FUNCTIONS))'))"
+  exit 0
+fi
 for tool in wrk buildah; do
   if ! command -v "$tool" >/dev/null 2>&1; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$tool" >/dev/null || echo "could not install $tool" >&2
@@ -16,7 +24,9 @@ if [ ! -x Benchmarks/peer/.venv/bin/functions-framework ]; then
   Benchmarks/peer/.venv/bin/pip install -q --disable-pip-version-check -r Benchmarks/peer/requirements.txt
 fi
 SCRATCH=${HERALD_RELEASE_BUILD:-.build-release}
-for product in herald onMessageCreated onReadReceipt presenceSweeper tokenCleanup herald-bench; do
+# The functions as FunctionCatalog.all declares them (written by `swift run herald infra`).
+source Infra/functions.sh
+for product in herald "${FUNCTIONS[@]}" herald-bench; do
   Infra/link/swift-build-release "$product" --scratch-path "$SCRATCH" >&2
 done
 # The images' sizes are measured when buildah can build them here (Infra/build-images.sh reuses the build above).

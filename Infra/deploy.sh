@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Deploys Herald's four functions to Google Cloud, in order, idempotently (run it again after a change):
+# Deploys Herald's functions (Infra/functions.sh, from FunctionCatalog.all) to Google Cloud, in order, idempotently (run it again after a change):
 #   1. APIs            2. service accounts (one per function, one for Eventarc, one for Cloud Scheduler)
 #   3. IAM roles (Firestore limited to the database by an IAM condition; Pub/Sub's token creation to
 #      the trigger's account)    4. Firestore indexes, field overrides and the ledger's TTL policy

@@ -1,5 +1,6 @@
 # Herald's functions as FunctionCatalog.all (Sources/ChatFunctions/FunctionCatalog.swift) declares them, for
-# deploy.sh. Written by `swift run herald infra`; InfraTests fails when this file and the catalog differ.
+# deploy.sh, build-images.sh and the benchmarks. Written by `swift run herald infra`; InfraTests fails when
+# this file and the catalog differ.
 # shellcheck shell=bash disable=SC2034
 FUNCTIONS=(onMessageCreated onReadReceipt presenceSweeper tokenCleanup)
 PUSHING=(onMessageCreated onReadReceipt tokenCleanup)

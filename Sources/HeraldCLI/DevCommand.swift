@@ -12,7 +12,7 @@ import ServiceLifecycle
 
 struct Dev: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the whole backend on this machine: the local cloud and the four functions, wired by triggers.",
+        abstract: "Run the whole backend on this machine: the local cloud and every function, wired by triggers.",
         discussion: """
             The local cloud serves Firestore's REST API (over SQLite), delivers Firestore events to the functions \
             as Eventarc does (retries, dead letters), records FCM pushes, and issues the functions' credentials. \

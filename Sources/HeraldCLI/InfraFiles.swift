@@ -6,22 +6,22 @@ import HeraldCore
 import HeraldRuntime
 
 /// The files `FunctionCatalog.all` decides, written from it: each function's executable
-/// (`Functions/NAME/main.swift`), its Cloud Run manifest (`Infra/cloudrun/NAME.yaml`) and the lists
-/// deploy.sh works through (`Infra/functions.sh`: which functions, which push, who calls each, the
-/// triggers per schema preset, the scheduler's jobs). Adding a function is its type, one line in the
-/// catalog, and `swift run herald infra`.
+/// (`Functions/NAME/main.swift`), its Cloud Run manifest (`Infra/cloudrun/NAME.yaml`), the lists
+/// deploy.sh, build-images.sh and the benchmarks work through (`Infra/functions.sh`: which functions,
+/// which push, who calls each, the triggers per schema preset, the scheduler's jobs) and the containers
+/// (`Infra/compose.yaml`). Adding a function is its type, one line in the catalog, and `swift run herald infra`.
 enum InfraFiles {
     static let presets = ["default", "prd000", "prd001", "prd004"]
 
     /// Every file, by its path under the package's root.
-    static func all(root: URL) throws -> [(path: String, text: String)] {
+    static func all(root: URL, functions: [FunctionDeclaration] = FunctionCatalog.all) throws -> [(path: String, text: String)] {
         let containers = try String(contentsOf: root.appendingPathComponent("Infra/cloudrun/containers.yaml.part"), encoding: .utf8)
-        return try FunctionCatalog.all.flatMap { function in
+        return try functions.flatMap { function in
             [
                 ("Functions/\(function.name)/main.swift", executable(function)),
                 ("Infra/cloudrun/\(function.name).yaml", try manifest(function, containers: containers)),
             ]
-        } + [("Infra/functions.sh", try deployLists())]
+        } + [("Infra/functions.sh", try deployLists(functions)), ("Infra/compose.yaml", compose(functions))]
     }
 
     static func executable(_ function: FunctionDeclaration) -> String {
@@ -90,11 +90,65 @@ enum InfraFiles {
             """
     }
 
-    static func deployLists() throws -> String {
-        let functions = FunctionCatalog.all
+    /// The local cloud and every function as containers (podman-compose), each function on its own image.
+    static func compose(_ functions: [FunctionDeclaration]) -> String {
+        let host = { (function: FunctionDeclaration) in function.name.lowercased() }
+        var lines = [
+            "# The local cloud and the functions as containers, wired as `herald dev` wires its processes: the cloud",
+            "# delivers Firestore events and scheduler calls (with identity tokens) to the function containers, which",
+            "# reach Firestore, FCM and their tokens through the cloud's metadata server. Each function runs its own",
+            "# image (its executable alone); the cloud runs the herald image. Written by `swift run herald infra`.",
+            "#   Infra/build-images.sh --from-host        # localhost/herald-onmessagecreated:latest, …, localhost/herald:latest",
+            "#   podman-compose -f Infra/compose.yaml up",
+            "#   curl -X POST localhost:8787/herald/scheduler/jobs/presence-sweep:run",
+            "x-function: &function",
+            "  depends_on: [cloud]",
+            "  restart: on-failure",
+            "",
+            "x-environment: &environment",
+            "  GOOGLE_CLOUD_PROJECT: herald-local",
+            "  GCE_METADATA_HOST: cloud:8787",
+            "  FIRESTORE_ENDPOINT: http://cloud:8787",
+            "  FCM_ENDPOINT: http://cloud:8787",
+            "  HERALD_SCHEMA: default",
+            "  HERALD_OIDC_JWKS_URL: http://cloud:8787/herald/oidc/jwks",
+            "  # The local cloud's account is the only caller (its delivery and scheduler), as Eventarc's and Cloud Scheduler's are in Google Cloud.",
+            "  HERALD_ALLOWED_CALLERS: herald-functions@herald-local.iam.gserviceaccount.com",
+            "  LOG_FORMAT: json",
+            "  # Spans to the local cloud, which shows them under each event in its console (as Cloud Trace would).",
+            "  OTEL_EXPORTER_OTLP_ENDPOINT: http://cloud:8787/herald/otlp",
+            "",
+            "services:",
+            "  cloud:",
+            "    image: localhost/herald:latest",
+            "    command:",
+            "      - dev",
+            "      - --host=0.0.0.0",
+            "      - --allow-host=cloud",
+            "      - --port=8787",
+            "      - --ephemeral",
+            "      - --project=herald-local",
+            "      - --seed=demo",
+        ]
+        lines += functions.map { "      - --function=\($0.name)=http://\(host($0)):8080/" }
+        lines += [
+            "    # Published on this machine only: any device on the network could otherwise write documents and register triggers.",
+            "    ports: [\"127.0.0.1:8787:8787\"]",
+        ]
+        for function in functions {
+            lines += [
+                "", "  \(host(function)):", "    <<: *function", "    image: localhost/herald-\(host(function)):latest", "    environment:",
+                "      <<: *environment", "      HERALD_REQUIRE_OIDC_AUDIENCE: http://\(host(function)):8080/",
+            ]
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func deployLists(_ functions: [FunctionDeclaration]) throws -> String {
         var lines = [
             "# Herald's functions as FunctionCatalog.all (Sources/ChatFunctions/FunctionCatalog.swift) declares them, for",
-            "# deploy.sh. Written by `swift run herald infra`; InfraTests fails when this file and the catalog differ.",
+            "# deploy.sh, build-images.sh and the benchmarks. Written by `swift run herald infra`; InfraTests fails when",
+            "# this file and the catalog differ.",
             "# shellcheck shell=bash disable=SC2034",
             "FUNCTIONS=(\(functions.map(\.name).joined(separator: " ")))",
             "PUSHING=(\(functions.filter(\.sendsPushes).map(\.name).joined(separator: " ")))",
@@ -128,7 +182,7 @@ enum InfraFiles {
 
 struct Infra: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write each function's executable, Cloud Run manifest and deploy.sh's lists from FunctionCatalog.all.",
+        abstract: "Write each function's executable, Cloud Run manifest, deploy.sh's lists and compose.yaml from FunctionCatalog.all.",
         discussion: "Run it in the package after adding a function to the catalog. --check writes nothing and fails when a file differs.")
 
     @Flag(name: .long, help: "Write nothing; list the files that differ from what the catalog says, and fail if any does.")

@@ -28,4 +28,11 @@ enum EventLoopExecutor {
         slot.pointee = unsafeBitCast(hook, to: UnsafeMutableRawPointer.self)
         return true
     }
+
+    /// Whether a new task runs on one of NIO's loops: true once the hook took. The hook is the runtime's
+    /// private interface (NIO's `dlsym` uses the same one); a toolchain that stopped reading it would
+    /// leave every task on the default pool without a word, so start-up asks.
+    static func tasksRunOnEventLoops() async -> Bool {
+        await Task.detached { MultiThreadedEventLoopGroup.currentEventLoop != nil }.value
+    }
 }

@@ -38,6 +38,12 @@ public enum FunctionCommand<Function: ConfigurableFunction> {
     /// default executor would start one of its own for this call).
     @MainActor public static func main() async -> Never {
         EventLoopExecutor.install()
+        guard await EventLoopExecutor.tasksRunOnEventLoops() else {
+            writeToStandardError(
+                "Error: Swift's tasks do not run on the event loops: the runtime did not take the executor hook "
+                    + "(swift_task_enqueueGlobal_hook). This toolchain's concurrency runtime differs from the one Herald was written for.")
+            Glibc.exit(70)
+        }
         await run()
     }
 

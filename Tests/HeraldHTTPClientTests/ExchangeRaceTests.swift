@@ -39,25 +39,32 @@ import Testing
     }
 
     @Test func theDeadlineAnswersEvenWhenTheOperationIgnoresItsCancellation() async throws {
-        let release = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        let release = Gate()
         let clock = ContinuousClock()
         let start = clock.now
         let releaser = Task {
             try await Task.sleep(for: .seconds(30))
-            release.withLock { $0.take() }?.resume()
+            release.open()
         }
         await #expect(throws: HTTPTransportError.self) {
             try await HTTPTransport.withDeadline(.milliseconds(100), url: "http://127.0.0.1/") {
                 // Deaf to cancellation until the test lets it go.
-                await withCheckedContinuation { continuation in release.withLock { $0 = continuation } }
+                await withCheckedContinuation { release.hold($0) }
                 return 1
             }
         }
         // Without the fix the call returns only when the operation is let go, 30 s later.
         #expect(clock.now - start < .seconds(15))
-        release.withLock { $0.take() }?.resume()
+        release.open()
         releaser.cancel()
     }
+}
+
+/// Holds a continuation until opened.
+private final class Gate: Sendable {
+    private let waiting = Mutex<CheckedContinuation<Void, Never>?>(nil)
+    func hold(_ continuation: CheckedContinuation<Void, Never>) { waiting.withLock { $0 = continuation } }
+    func open() { waiting.withLock { $0.take() }?.resume() }
 }
 
 /// Fails every write that reaches it, as the head of a closed channel does.

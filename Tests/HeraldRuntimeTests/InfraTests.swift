@@ -20,11 +20,11 @@ import Testing
         func all(_ fragment: String) -> [String] { commands.filter { $0.contains(fragment) } }
     }
 
-    func dryRun(_ arguments: [String]) async throws -> (status: Int32, run: DryRun, stderr: String) {
+    func dryRun(_ arguments: [String], script: URL = Self.script) async throws -> (status: Int32, run: DryRun, stderr: String) {
         let rendered = FileManager.default.temporaryDirectory.appendingPathComponent("herald-render-\(UUID().uuidString)")
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_RENDER_DIR"] = rendered.path
-        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), [Self.script.path] + arguments, environment: environment)
+        let result = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), [script.path] + arguments, environment: environment)
         let commands = result.stdoutText.split(separator: "\n").filter { $0.hasPrefix("+ ") }.map { String($0.dropFirst(2)) }
         return (result.status, DryRun(commands: commands, rendered: rendered), result.stderr)
     }

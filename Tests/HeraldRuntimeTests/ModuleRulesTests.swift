@@ -1,3 +1,4 @@
+import ChatFunctions
 import FirestoreModel
 import Foundation
 import HeraldTesting
@@ -15,21 +16,25 @@ import Testing
         var products: [String]
     }
 
-    static let functions = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
+    /// The function executables: every target in Functions/ (`herald infra` writes one per catalog entry).
+    static func functions(in targets: [String: Target]) -> [String] {
+        targets.values.filter { $0.path.hasPrefix("Functions/") }.map(\.name).sorted()
+    }
+
     static let forbiddenForFunctions: Set<String> = [
         "Foundation", "FoundationInternationalization", "LocalCloud", "SQLiteNIO", "VaporCSQLite", "HeraldCLI", "HeraldTesting",
         "JWTKit", "X509", "Supervision", "Subprocess", "Hummingbird", "HummingbirdCore", "ServiceLifecycle", "AsyncAlgorithms", "ArgumentParser",
         "SwiftProtobuf", "FirestoreEventsProtobuf", "FoundationEssentials", "AsyncHTTPClient", "Crypto", "CryptoExtras", "_CryptoExtras",
     ]
 
-    static func describe() async throws -> [String: Target] {
+    static func describe(root: URL = TestPaths.packageRoot) async throws -> [String: Target] {
         // Another scratch path than the build's: `swift test` holds .build's lock while the tests run.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-describe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: scratch) }
         let result = try await ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/env"),
             [
-                "swift", "package", "--package-path", TestPaths.packageRoot.path, "--scratch-path", scratch.path, "describe", "--type", "json",
+                "swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "describe", "--type", "json",
             ])
         guard result.status == 0, let json = try? JSONValue(parsing: Array(result.stdout)) else {
             throw StillBusy(description: "swift package describe failed: \(result.stderr.suffix(1000))")
@@ -86,7 +91,9 @@ import Testing
     /// Every module `name` reaches (package targets, their products, their sources' imports) that is in `forbidden`.
     /// `direct`: only the target itself and what it names, not what those reach (a test may use
     /// HeraldTesting, which is built on the local cloud).
-    static func violations(of name: String, forbidden: Set<String>, in targets: [String: Target], direct: Bool = false) throws -> [String] {
+    static func violations(
+        of name: String, forbidden: Set<String>, in targets: [String: Target], direct: Bool = false, root: URL = TestPaths.packageRoot
+    ) throws -> [String] {
         let graph =
             direct ? [targets[name]!] + targets[name]!.targets.compactMap { forbidden.contains($0) ? targets[$0] : nil } : closure(of: name, in: targets)
         #expect(direct || graph.count > 1, "\(name): \(graph.map(\.name))")
@@ -94,7 +101,7 @@ import Testing
         for target in graph {
             if forbidden.contains(target.name) { found.append("\(name) depends on \(target.name)") }
             for product in target.products where forbidden.contains(product) { found.append("\(name) → \(target.name) links \(product)") }
-            let folder = TestPaths.packageRoot.appendingPathComponent(target.path)
+            let folder = root.appendingPathComponent(target.path)
             let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
             let cSources = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".c") } ?? []
             #expect(!files.isEmpty || !cSources.isEmpty, "\(target.name) has no sources at \(target.path)")
@@ -108,7 +115,8 @@ import Testing
 
     @Test func functionExecutablesReachNoFoundationHTTPClientCryptoLocalCloudOrSQLite() async throws {
         let targets = try await Self.describe()
-        for function in Self.functions {
+        #expect(Self.functions(in: targets) == FunctionCatalog.names.sorted())
+        for function in Self.functions(in: targets) {
             let found = try Self.violations(of: function, forbidden: Self.forbiddenForFunctions, in: targets)
             #expect(found.isEmpty, "\(found)")
         }
@@ -151,7 +159,7 @@ import Testing
     /// What the built executables load: FoundationEssentials at most, never full Foundation, its
     /// internationalization or ICU (whose data alone is 39 MB).
     @Test func functionExecutablesLoadNoFullFoundation() async throws {
-        for function in Self.functions {
+        for function in FunctionCatalog.names {
             let ldd = try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/ldd"), [TestPaths.executable(function).path])
             #expect(ldd.status == 0, "\(ldd.stderr)")
             let libraries = ldd.stdoutText.split(separator: "\n").compactMap { $0.trimmingWhitespace.split(separator: " ").first.map(String.init) }

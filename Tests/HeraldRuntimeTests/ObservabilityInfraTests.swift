@@ -1,3 +1,4 @@
+import ChatFunctions
 import Foundation
 import HeraldTesting
 import Testing
@@ -7,7 +8,7 @@ import Testing
 /// for figures the functions really export.
 struct ObservabilityInfraTests {
     static let root = TestPaths.packageRoot
-    static let functions = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
+    static let functions = FunctionCatalog.names
 
     @Test func theDryRunWiresTheCollectorItsSecretAndTheMonitoring() async throws {
         let channel = "projects/herald-demo/notificationChannels/42"
