@@ -87,7 +87,9 @@ let package = Package(
         // Files and the environment on the C library alone (the functions link no Foundation).
         .target(name: "SystemAccess", swiftSettings: strict),
         // SHA-256 and RS256 signatures in Swift: the functions link no BoringSSL besides the one TLS needs.
-        .target(name: "HeraldCrypto", swiftSettings: optimizedInTests),
+        // OpenSSL's libcrypto, typed from its headers (libssl-dev) and opened at first use (libssl3).
+        .target(name: "COpenSSL"),
+        .target(name: "HeraldCrypto", dependencies: ["COpenSSL"], swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
         .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto"], swiftSettings: optimizedInTests),
         // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
@@ -96,7 +98,7 @@ let package = Package(
         .target(
             name: "HeraldRuntime",
             dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "ConcurrencyHook", "SystemAccess",
+                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "HeraldCrypto", "ConcurrencyHook", "SystemAccess",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -255,7 +257,8 @@ let package = Package(
         .testTarget(
             name: "HeraldCryptoTests",
             dependencies: [
-                "HeraldCrypto", "HeraldTesting", .product(name: "Crypto", package: "swift-crypto"), .product(name: "CryptoExtras", package: "swift-crypto"),
+                "HeraldCrypto", "HeraldTesting", "FirestoreModel", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
             ],
             swiftSettings: strict),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Assembles a minimal root filesystem for one executable: the binary (stripped) at
 # /usr/local/bin/NAME, exactly the shared libraries it loads (found with ldd; the Swift runtime is
-# linked in statically), CA certificates, the IANA time zone database (users' quiet hours; 0.6 MB
+# linked in statically) and OpenSSL's libcrypto (which it opens itself), CA certificates, the IANA time zone database (users' quiet hours; 0.6 MB
 # without its posix/ and right/ copies), a non-root user and /tmp. The image is this folder on
 # `FROM scratch`: nothing else is in it, not even a shell.
 # Usage: rootfs.sh BINARY OUT_DIR [NAME]   (NAME defaults to the binary's own name)
@@ -20,6 +20,11 @@ ldd "$binary" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u | w
   mkdir -p "$out$(dirname "$library")"
   cp "$real" "$out$library"
 done
+# OpenSSL's libcrypto signs and hashes (HeraldCrypto): opened with dlopen at start, so ldd does not list it.
+libcrypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64|AArch64/ { print $NF; exit }')
+[ -n "$libcrypto" ] || { echo "error: no libcrypto.so.3 here (apt-get install libssl3)" >&2; exit 1; }
+mkdir -p "$out$(dirname "$libcrypto")"
+cp "$(readlink -f "$libcrypto")" "$out$libcrypto"
 cp /etc/ssl/certs/ca-certificates.crt "$out/etc/ssl/certs/ca-certificates.crt"
 [ -e /usr/share/zoneinfo/Europe/Berlin ] || { echo "error: no time zone database (apt-get install tzdata)" >&2; exit 1; }
 mkdir -p "$out/usr/share/zoneinfo"

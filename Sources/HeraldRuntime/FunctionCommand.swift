@@ -2,6 +2,7 @@ import FirestoreEvents
 import FirestoreModel
 import GoogleClients
 import HeraldCore
+import HeraldCrypto
 import Logging
 
 #if canImport(Glibc)
@@ -42,6 +43,10 @@ public enum FunctionCommand<Function: ConfigurableFunction> {
             writeToStandardError(
                 "Error: Swift's tasks do not run on the event loops: the runtime did not take the executor hook "
                     + "(swift_task_enqueueGlobal_hook). This toolchain's concurrency runtime differs from the one Herald was written for.")
+            Glibc.exit(70)
+        }
+        OpenSSL.loadInBackground { problem in
+            writeToStandardError("Error: \(String(cString: problem)). Herald signs and hashes with OpenSSL's libcrypto.")
             Glibc.exit(70)
         }
         await run()

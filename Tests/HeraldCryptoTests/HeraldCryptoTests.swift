@@ -1,5 +1,7 @@
 import Crypto
 import CryptoExtras
+import FirestoreModel
+import Foundation
 import HeraldCrypto
 import HeraldTesting
 import Testing
@@ -107,5 +109,56 @@ import Testing
         }
         let algorithm = element(0x30, element(0x06, [0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01]) + [0x05, 0x00])
         return element(0x30, element(0x02, [0]) + algorithm + element(0x04, pkcs1))
+    }
+}
+
+/// HeraldCrypto (OpenSSL's libcrypto) against Python's `cryptography` as the oracle: keys of 2048,
+/// 2049, 3072 and 4096 bits with exponents 3 and 65537, read from PKCS#8 and PKCS#1; signatures equal
+/// byte for byte; the same verdict on hostile signatures (changed, cut, padded, the modulus, zero) and
+/// on damaged keys.
+@Suite struct CryptographyReferenceTests {
+    @Test func signaturesAndVerdictsAreThoseOfPythonsCryptography() async throws {
+        let python = try await PythonReference.forTest(importing: "cryptography")
+        let script = TestPaths.packageRoot.appendingPathComponent("Tests/Python/rsa_reference.py")
+        let seed = UInt32.random(in: 0...UInt32.max)
+        let result = try await ProcessRunner.run(python, [script.path, String(seed), "2"])
+        try #require(result.status == 0, "\(result.stderr)")
+        let reference = try JSONValue(parsing: Array(result.stdout))
+        let problems = try await offThePool { Self.mismatches(reference["keys"]?.arrayValue ?? []) }
+        let keys = reference["keys"]?.arrayValue?.count ?? 0
+        print("RS256 against Python's cryptography (seed \(seed)): \(keys) keys, \(problems.count) mismatches")
+        #expect(keys == 8)
+        #expect(problems.isEmpty, "seed \(seed): \(problems.prefix(10).joined(separator: "\n"))")
+    }
+
+    static func bytes(_ value: JSONValue?) -> [UInt8] { value?.stringValue.flatMap { Base64.decode($0) } ?? [] }
+
+    static func mismatches(_ keys: [JSONValue]) -> [String] {
+        var wrong: [String] = []
+        for (index, key) in keys.enumerated() {
+            let name = "key \(index) (\(key["bits"]?.int64Value ?? 0) bits)"
+            guard let fromPKCS8 = try? RSA.PrivateKey(pkcs8: bytes(key["pkcs8"])), let fromPKCS1 = try? RSA.PrivateKey(pkcs1: bytes(key["pkcs1"])),
+                let publicKey = try? RSA.PublicKey(modulus: bytes(key["n"]), exponent: bytes(key["e"]))
+            else {
+                wrong.append("\(name): refused")
+                continue
+            }
+            for (number, entry) in (key["messages"]?.arrayValue ?? []).enumerated() {
+                let message = bytes(entry["message"])
+                let expected = bytes(entry["signature"])
+                if (try? fromPKCS8.signature(for: message)) != expected { wrong.append("\(name) message \(number): PKCS#8 key signs otherwise") }
+                if (try? fromPKCS1.signature(for: message)) != expected { wrong.append("\(name) message \(number): PKCS#1 key signs otherwise") }
+                if !publicKey.isValidSignature(expected, for: message) { wrong.append("\(name) message \(number): its signature refused") }
+                for (kind, hostile) in (entry["hostile"]?.arrayValue ?? []).enumerated() {
+                    let verdict = publicKey.isValidSignature(bytes(hostile["signature"]), for: message)
+                    if verdict != (hostile["accepted"]?.boolValue ?? true) { wrong.append("\(name) message \(number): hostile signature \(kind) \(verdict)") }
+                }
+            }
+            for (number, damaged) in (key["damaged"]?.arrayValue ?? []).enumerated() {
+                let loads = (try? RSA.PrivateKey(pkcs8: bytes(damaged["der"]))) != nil
+                if loads != (damaged["loads"]?.boolValue ?? false) { wrong.append("\(name) damaged key \(number): loads \(loads)") }
+            }
+        }
+        return wrong
     }
 }

@@ -226,6 +226,9 @@ import Testing
         ] {
             #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent(path).path), "\(path)")
         }
+        // OpenSSL's libcrypto, which the functions open themselves (ldd does not list it).
+        let libraries = FileManager.default.enumerator(atPath: out.path)?.compactMap { $0 as? String } ?? []
+        #expect(libraries.contains { $0.hasSuffix("/libcrypto.so.3") }, "no libcrypto.so.3 in the image")
         for path in ["usr/share/zoneinfo/posix", "usr/share/zoneinfo/right"] {
             #expect(!FileManager.default.fileExists(atPath: out.appendingPathComponent(path).path), "\(path)")
         }
