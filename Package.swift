@@ -44,8 +44,13 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
     ],
     targets: [
+        // Wire formats any server speaks: JSON (a value, a parser, writers), Base64, percent-encoding,
+        // byte search and decimal writing, civil dates (docs/architecture.md says why each is hand-written).
+        .target(name: "WireFormats", swiftSettings: optimizedInTests),
+        // Time zones: the IANA database's TZif files and POSIX TZ rules.
+        .target(name: "ZoneInfo", dependencies: ["WireFormats"], swiftSettings: optimizedInTests),
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
-        .target(name: "FirestoreModel", swiftSettings: optimizedInTests),
+        .target(name: "FirestoreModel", dependencies: ["WireFormats"], swiftSettings: optimizedInTests),
         // Firestore change notifications (Eventarc CloudEvents, 1st-gen events) decoded to one type.
         .target(name: "FirestoreEvents", dependencies: ["FirestoreModel"], swiftSettings: optimizedInTests),
         // The same events through SwiftProtobuf's generated types: the reference FirestoreEvents' own protobuf
@@ -70,10 +75,16 @@ let package = Package(
             swiftSettings: optimizedInTests
         ),
         // One small client per Google API: auth (service account, metadata server, emulator), Firestore REST, FCM v1.
+        // Telemetry: W3C trace context, sampling, a span recorder, OTLP/JSON encoders for traces and
+        // metrics, Prometheus's text format.
+        .target(
+            name: "Telemetry",
+            dependencies: ["WireFormats", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            swiftSettings: strict),
         .target(
             name: "GoogleClients",
             dependencies: [
-                "FirestoreModel", "HeraldHTTPClient",
+                "FirestoreModel", "HeraldHTTPClient", "Telemetry",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -91,14 +102,24 @@ let package = Package(
         .target(name: "COpenSSL"),
         .target(name: "HeraldCrypto", dependencies: ["COpenSSL"], swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
-        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto"], swiftSettings: optimizedInTests),
+        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto", "ZoneInfo"], swiftSettings: optimizedInTests),
         // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
         .target(name: "ConcurrencyHook"),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
+        // An HTTP/1.1 server on SwiftNIO: bounded heads and bodies, pipelining in order, a check of the
+        // head before the body is read, graceful stop.
+        .target(
+            name: "HeraldHTTPServer",
+            dependencies: [
+                "WireFormats", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict),
         .target(
             name: "HeraldRuntime",
             dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "HeraldCrypto", "ConcurrencyHook", "SystemAccess",
+                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "HeraldHTTPServer", "HeraldCrypto",
+                "ConcurrencyHook", "SystemAccess",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -212,6 +233,8 @@ let package = Package(
             name: "HeraldHTTPClientTests",
             dependencies: [
                 "HeraldHTTPClient", "HeraldTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -263,6 +286,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
+        .testTarget(name: "WireFormatsTests", dependencies: ["WireFormats"], swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",
             dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel", "HeraldTesting"],

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 @testable import HeraldRuntime
+@testable import Telemetry
 
 /// `/metrics` text read back and turned into OTLP: the parts a collector relies on, checked without a
 /// process (MetricsTests checks a running function's exports with OpenTelemetry's own definitions).

@@ -1,6 +1,6 @@
-import FirestoreModel
 import NIOCore
 import NIOHTTP1
+import WireFormats
 
 /// Collects one request at a time and answers it through the async handler; the answer is written on
 /// the channel's event loop.

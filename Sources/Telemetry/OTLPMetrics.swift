@@ -1,12 +1,12 @@
-import FirestoreModel
+import WireFormats
 
 /// OTLP's JSON encoding of an `ExportMetricsServiceRequest` (opentelemetry-proto
 /// `collector/metrics/v1`), made from what a function serves at `/metrics`: counters become
 /// cumulative monotonic sums (named without Prometheus's `_total`, which a collector adds back),
 /// gauges gauges, histograms explicit-bucket histograms (Prometheus's cumulative buckets turned into
 /// per-bucket counts). Every series keeps its labels as attributes.
-enum OTLPMetrics {
-    static func body(_ text: String, service: String, version: String, start: UInt64, now: UInt64) -> String {
+public enum OTLPMetrics {
+    public static func body(_ text: String, service: String, version: String, start: UInt64, now: UInt64) -> String {
         let (samples, kinds) = PrometheusText.parse(text)
         var out = #"{"resourceMetrics":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"#
         JSONValue.writeString(service, to: &out)

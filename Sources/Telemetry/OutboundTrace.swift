@@ -37,7 +37,7 @@ public enum OutboundTrace {
     }
 
     /// One outbound call: its span (when recording) and the `traceparent` it sends (nil outside a handled request).
-    static func call(_ name: String) -> (span: RecordedSpan?, traceparent: String?) {
+    public static func call(_ name: String) -> (span: RecordedSpan?, traceparent: String?) {
         if let recorder {
             let span = recorder.startSpan(name, ofKind: .client)
             return (span, span.traceContext.traceparent)

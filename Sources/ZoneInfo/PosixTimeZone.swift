@@ -1,4 +1,4 @@
-import FirestoreModel
+import WireFormats
 
 /// A POSIX TZ rule such as `CET-1CEST,M3.5.0,M10.5.0/3` (with RFC 8536's extensions: `<+03>` names,
 /// hours from -167 to 167): a standard offset, and optionally daylight time between two dates a year.

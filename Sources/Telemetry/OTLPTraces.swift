@@ -1,5 +1,5 @@
-import FirestoreModel
 import Tracing
+import WireFormats
 
 /// OTLP's JSON encoding of an `ExportTraceServiceRequest` (opentelemetry-proto
 /// `collector/trace/v1`), as OTLP/HTTP sends it to `/v1/traces` with `content-type:

@@ -1,4 +1,4 @@
-import FirestoreModel
+import WireFormats
 
 /// A time zone's offsets from UTC over time, read from a TZif file (RFC 8536) as the IANA time zone
 /// database ships it: the recorded transitions, then the POSIX TZ rule of its footer for the years

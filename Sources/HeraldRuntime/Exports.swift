@@ -1,0 +1,2 @@
+// Functions serve over the HTTP server: its types (StopSignal, HTTPServer) come with the runtime.
+@_exported import HeraldHTTPServer
