@@ -10,12 +10,20 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Herald's developer command line.",
         discussion: "`herald function NAME [serve|invoke] …` runs one function, as its own executable would.",
-        subcommands: [Dev.self, Send.self, Export.self, Indexes.self, Infra.self, Version.self]
+        subcommands: [Dev.self, Send.self, Export.self, Indexes.self, Infra.self, Function.self, Version.self]
     )
 
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == "function" { await runFunction(Array(arguments.dropFirst())) }
+        if arguments.first == "function" {
+            // The function's own command line takes over after its name; without one, this command's help.
+            let rest = Array(arguments.dropFirst())
+            if rest.isEmpty || ["-h", "--help", "help"].contains(rest[0]) {
+                print(helpMessage(for: Function.self))
+                Foundation.exit(rest.isEmpty ? 64 : 0)
+            }
+            await runFunction(rest)
+        }
         do {
             var command = try parseAsRoot(arguments)
             if var asyncCommand = command as? any AsyncParsableCommand { try await asyncCommand.run() } else { try command.run() }
@@ -39,6 +47,19 @@ struct Herald: AsyncParsableCommand {
         }
         await declaration.run(arguments: rest)
     }
+}
+
+/// `herald function NAME …`, as `herald --help` lists it: `Herald.main` hands the arguments after the
+/// name to the function's own command line, so this type only describes it.
+struct Function: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run one function as its own executable would: herald function NAME [serve|invoke|sweep] [options].",
+        discussion:
+            "NAME is one of \(FunctionCatalog.names.joined(separator: ", ")). `herald function NAME --help` lists its subcommands and the settings it reads."
+    )
+
+    @Argument(help: "The function's name, then its subcommand and options.")
+    var arguments: [String] = []
 }
 
 struct Version: ParsableCommand {

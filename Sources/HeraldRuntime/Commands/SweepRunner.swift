@@ -107,8 +107,9 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
             } catch {
                 throw FirestoreGateway.classify(error)
             }
+            // A dry run writes nothing: it says what it would have written.
             logger.info(
-                "\(sweep.label): checked \(counts.checked), wrote \(counts.written), raced \(counts.raced), failed \(counts.failed)\(counts.validated > 0 ? ", validated \(counts.validated), dead \(counts.dead)" : "")"
+                "\(sweep.label): checked \(counts.checked), \(dryRun ? "would write" : "wrote") \(counts.written), raced \(counts.raced), failed \(counts.failed)\(counts.validated > 0 ? ", validated \(counts.validated), dead \(counts.dead)" : "")"
             )
             report.sweeps.append((sweep.label, counts))
         }
