@@ -29,7 +29,9 @@ public struct ApplicationDefaultCredentials: Sendable {
         func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
         let explicitProject = value("GOOGLE_CLOUD_PROJECT") ?? value("GCLOUD_PROJECT")
         if value("FIRESTORE_EMULATOR_HOST") != nil, explicitProject == nil, value("GOOGLE_APPLICATION_CREDENTIALS") == nil {
-            throw AuthError.badKeyFile("FIRESTORE_EMULATOR_HOST is set: set GOOGLE_CLOUD_PROJECT too, to say which project's data to use")
+            throw AuthError.missingSetting(
+                "FIRESTORE_EMULATOR_HOST is set but GOOGLE_CLOUD_PROJECT is not: set it to say which project's data to use (or pass --documents FILE to run offline)"
+            )
         }
         var key: ServiceAccountKey?
         if let path = value("GOOGLE_APPLICATION_CREDENTIALS") {

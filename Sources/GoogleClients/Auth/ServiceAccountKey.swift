@@ -80,6 +80,8 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     case unavailable(String)
     /// No credentials are configured and this is not Google Cloud (no metadata server).
     case notOnGoogleCloud(String)
+    /// A setting the others need is not set: the message names it.
+    case missingSetting(String)
 
     /// Whether `error` is a token that could not be had for now. No request was sent without one, so
     /// any call, even a write that is not idempotent, may be retried.
@@ -94,7 +96,7 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badPrivateKey(let m): "bad private key: \(m)"
         case .refused(let m): "credentials refused: \(m)"
         case .unavailable(let m): "token service unavailable: \(m)"
-        case .notOnGoogleCloud(let m): m
+        case .notOnGoogleCloud(let m), .missingSetting(let m): m
         }
     }
 }

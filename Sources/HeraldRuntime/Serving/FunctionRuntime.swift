@@ -58,7 +58,10 @@ public struct FunctionRuntime: Sendable {
             do {
                 credentials = try await ApplicationDefaultCredentials.resolve(environment: configuration.environment, httpClient: transport)
             } catch let error as AuthError {
-                if case .notOnGoogleCloud = error { throw StartupError(error.description) }
+                switch error {
+                case .notOnGoogleCloud, .missingSetting: throw StartupError(error.description)
+                default: break
+                }
                 throw StartupError("cannot use the Google credentials configured: \(error) (or pass --documents FILE to run offline)")
             }
             let firestore = FirestoreClient(
