@@ -23,6 +23,8 @@ struct Dev: AsyncParsableCommand {
     @Option(help: "Port of the local cloud.") var port = 8787
     @Option(help: ArgumentHelp("Where the state lives (SQLite database, local key).", valueName: "dir")) var data = ".herald"
     @Flag(help: "Use a temporary database, removed at exit.") var ephemeral = false
+    @Flag(help: "Start with an empty database: remove the one an earlier run left in the data directory (its local key stays).")
+    var fresh = false
     @Option(
         help: ArgumentHelp(
             "Load a world first, leaving documents that exist alone: demo (Alice, Bob, Carol, Dave, Erin; a 1:1 chat, the group \"family\" and the group \"book-club\", muted by Dave, with Erin in quiet hours), or a file of your own (.jsonl, one document per line, or .json, {\"documents\": [...]}).",
@@ -122,6 +124,23 @@ struct Dev: AsyncParsableCommand {
     var chosenProject: Chosen { Self.choose(project, flag: "--project", variables: ["GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"], default: "herald-local") }
     var chosenSchema: Chosen { Self.choose(schema, flag: "--schema", variables: ["HERALD_SCHEMA"], default: "default") }
 
+    /// Says where the state lives, and whether it is an earlier run's (a second `herald dev --seed demo`
+    /// is not a new demo): `--fresh` removes that database first.
+    static func announce(dataDirectory: String, fresh: Bool, console: Console) {
+        let database = (dataDirectory as NSString).appendingPathComponent("herald.sqlite")
+        let exists = FileManager.default.fileExists(atPath: database)
+        if fresh, exists {
+            for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: database + suffix) }
+            console.print("data    \(dataDirectory)/: the earlier run's database removed (--fresh); starting empty")
+        } else if exists {
+            console.print(
+                "data    \(dataDirectory)/: kept from an earlier run (documents, deliveries, pushes); start empty with --fresh, or use --ephemeral to keep nothing"
+            )
+        } else {
+            console.print("data    \(dataDirectory)/: a new database (--ephemeral keeps nothing)")
+        }
+    }
+
     /// `onMessageCreated=http://host:8080/` → the function's name and its service URL (ending in `/`).
     static func parseRemote(_ text: String) -> (name: String, url: String)? {
         let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
@@ -139,6 +158,7 @@ struct Dev: AsyncParsableCommand {
         options.host = host
         options.allowedHosts = allowedHosts
         options.dataDirectory = ephemeral ? nil : data
+        if !ephemeral { Self.announce(dataDirectory: data, fresh: fresh, console: console) }
         options.project = chosenProject.value
         options.singleProject = true
         options.delivery.maximumAttempts = maxAttempts
@@ -192,7 +212,7 @@ enum LiveLog {
         let kind = report.eventType.split(separator: ".").last.map(String.init) ?? report.eventType
         let outcome: String
         if let status = report.status, report.error == nil {
-            outcome = "\(status)"
+            outcome = "\(status)" + (report.answer.flatMap(Self.summary).map { " \($0)" } ?? "")
         } else if report.deadLettered {
             outcome = "failed for good after \(report.attempt) attempts → dead letters: \(report.error ?? "")"
         } else {
@@ -201,6 +221,19 @@ enum LiveLog {
         let injected = report.injected.map { " [injected: \($0)]" } ?? ""
         let event = report.eventID.map { "  (event \($0.prefix(8)))" } ?? ""
         return "event   \(kind) \(report.document) → \(report.trigger): \(outcome)\(injected)\(event)"
+    }
+
+    /// What the function says it did (its answer's `outcome`): "applied (2 writes, 3 pushes)",
+    /// "skipped: the sender is not a member", "duplicate".
+    static func summary(_ answer: String) -> String? {
+        guard let json = try? JSONValue(parsing: Array(answer.utf8)), let outcome = json["outcome"]?.stringValue else { return nil }
+        switch outcome {
+        case "skipped": return "skipped" + (json["reason"]?.stringValue.map { ": \($0)" } ?? "")
+        case "applied":
+            guard let writes = json["writes"]?.int64Value, let pushes = json["pushes"]?.int64Value else { return outcome }
+            return "applied (\(writes) write\(writes == 1 ? "" : "s"), \(pushes) push\(pushes == 1 ? "" : "es"))"
+        default: return outcome
+        }
     }
 
     static func push(_ record: FCMSink.Recorded) -> String {

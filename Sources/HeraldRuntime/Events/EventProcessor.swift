@@ -79,7 +79,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 }
                 failedWrites = planned
                 // Another event changed what this one read (two messages in one conversation): read and plan again.
-                logger.info("\(reason); planning again (attempt \(attempt + 1))")
+                // Routine when events for one conversation arrive together: not news at the default level.
+                logger.debug("\(reason); planning again (attempt \(attempt + 1))")
                 metrics?.replan()
                 try? await Task.sleep(for: .milliseconds(Int.random(in: 1...20) * attempt))
             } catch {

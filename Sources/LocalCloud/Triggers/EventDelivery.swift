@@ -58,6 +58,8 @@ public struct DeliveryReport: Sendable {
     public var injected: String?
     /// The CloudEvent id (`ce-id`), which the functions' log lines carry too.
     public var eventID: String?
+    /// The function's 2xx answer (its first 2,000 characters): what it did, or why it did nothing.
+    public var answer: String?
 }
 
 /// Delivers pending events (Eventarc's part): POSTs each to its trigger's URL, retries non-2xx and
@@ -214,6 +216,7 @@ public final class EventDelivery: Service, Sendable {
         switch status {
         case .success(let code, let answer):
             report.status = code
+            report.answer = String(answer.prefix(2000))
             try? await database.write { db in
                 try db.execute(
                     sql: """

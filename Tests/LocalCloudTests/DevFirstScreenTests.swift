@@ -1,0 +1,48 @@
+import Foundation
+import HeraldTesting
+import Testing
+
+/// What `herald dev` tells a newcomer at a glance: where its state is and whether it is an earlier
+/// run's (a second `--seed demo` is not a new demo), how to start fresh, and why an event did nothing.
+@Suite struct DevFirstScreenTests {
+    static func waitFor(_ text: String, in dev: RunningDev) async throws {
+        for _ in 0..<600 where !dev.output.contains(text) { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(dev.output.contains(text), "\(dev.output.suffix(2000))")
+    }
+
+    @Test func aSecondRunSaysItKeptTheFirstsDataAndFreshStartsEmpty() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("herald-data-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let key = directory.appendingPathComponent("local-key.pem")
+        #expect(FileManager.default.createFile(atPath: key.path, contents: Data(try await TestKeys.rsaPEM().utf8), attributes: [.posixPermissions: 0o600]))
+        let arguments = ["--data", directory.path, "--seed", "demo"]
+
+        let first = try await RunningDev.start(arguments, ephemeral: false)
+        try await Self.waitFor("seed    demo world:", in: first)
+        #expect(first.output.contains("data    \(directory.path)/: a new database"))
+        _ = try await first.stop()
+
+        let second = try await RunningDev.start(arguments, ephemeral: false)
+        try await Self.waitFor("seed    demo world:", in: second)
+        #expect(second.output.contains("kept from an earlier run"), "\(second.output.prefix(1500))")
+        #expect(second.output.contains("--fresh"))
+        #expect(second.output.contains("seed    demo world: 0 documents written"))
+        _ = try await second.stop()
+
+        let fresh = try await RunningDev.start(arguments + ["--fresh"], ephemeral: false)
+        try await Self.waitFor("seed    demo world:", in: fresh)
+        #expect(fresh.output.contains("the earlier run's database removed (--fresh)"), "\(fresh.output.prefix(1500))")
+        #expect(!fresh.output.contains("seed    demo world: 0 documents written"), "a fresh start seeds the demo anew")
+        _ = try await fresh.stop()
+    }
+
+    /// `herald send 'dave→family: …'` (Dave is not in Family): the event line says skipped, and why.
+    @Test func aSkippedEventShowsItsReason() async throws {
+        let dev = try await RunningDev.start(["--seed", "demo", "--send", "dave→family: Hello?"])
+        defer { dev.kill() }
+        try await Self.waitFor("→ onMessageCreated: 200 skipped: ", in: dev)
+        let line = dev.output.split(separator: "\n").first { $0.contains("→ onMessageCreated: 200 skipped: ") } ?? ""
+        #expect(line.contains("dave"), "\(line)")
+    }
+}
