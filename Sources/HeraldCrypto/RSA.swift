@@ -58,10 +58,44 @@ public enum RSA {
         public let publicKey: PublicKey
 
         /// PKCS#8 PrivateKeyInfo holding an rsaEncryption key.
-        public init(pkcs8 der: [UInt8]) throws(KeyError) { try self.init(der: der, pkcs8: true) }
+        public init(pkcs8 der: [UInt8]) throws(KeyError) {
+            // Versions as Python's cryptography takes them: OpenSSL reads any number there.
+            guard let info = Self.versionAndRest(der), info.version == 0 || info.version == 1,
+                let algorithm = Self.element(der, at: info.rest), let key = Self.element(der, at: algorithm.end), der[algorithm.end] == 0x04,
+                Self.versionAndRest(Array(der[key.content..<key.end]))?.version == 0
+            else { throw KeyError("a malformed PKCS#8 RSA key") }
+            try self.init(der: der, pkcs8: true)
+        }
 
-        /// PKCS#1 RSAPrivateKey.
-        public init(pkcs1 der: [UInt8]) throws(KeyError) { try self.init(der: der, pkcs8: false) }
+        /// PKCS#1 RSAPrivateKey (two primes: version 0).
+        public init(pkcs1 der: [UInt8]) throws(KeyError) {
+            guard Self.versionAndRest(der)?.version == 0 else { throw KeyError("a malformed RSA key") }
+            try self.init(der: der, pkcs8: false)
+        }
+
+        /// A DER element at `index`: where its content starts and where it ends.
+        static func element(_ der: [UInt8], at index: Int) -> (content: Int, end: Int)? {
+            guard index + 1 < der.count else { return nil }
+            let first = der[index + 1]
+            var length = Int(first)
+            var content = index + 2
+            if first >= 0x80 {
+                let count = Int(first & 0x7F)
+                guard (1...3).contains(count), content + count <= der.count else { return nil }
+                length = der[content..<content + count].reduce(0) { $0 << 8 | Int($1) }
+                content += count
+            }
+            guard content + length <= der.count else { return nil }
+            return (content, content + length)
+        }
+
+        /// The one-byte INTEGER version that opens a SEQUENCE, and where the next element starts.
+        static func versionAndRest(_ der: [UInt8]) -> (version: UInt8, rest: Int)? {
+            guard der.first == 0x30, let outer = element(der, at: 0), outer.content + 3 <= der.count, der[outer.content] == 0x02,
+                der[outer.content + 1] == 0x01
+            else { return nil }
+            return (der[outer.content + 2], outer.content + 3)
+        }
 
         private init(der: [UInt8], pkcs8: Bool) throws(KeyError) {
             guard !der.isEmpty, let pointer = herald_rsa_private_key(der, der.count, pkcs8 ? 1 : 0) else {

@@ -1,27 +1,111 @@
 import COpenSSL
 
-/// SHA-256 (FIPS 180-4), computed by OpenSSL's libcrypto.
+/// SHA-256 (FIPS 180-4) of public data: ledger keys, names of tokens and ids too long for a header.
+/// Nothing secret is hashed here (a signature's digest is OpenSSL's, inside RS256), so nothing depends
+/// on its timing; it is Herald's own so that every event does not open libcrypto (2 ms and 1.4 MB
+/// resident, docs/architecture.md). `HeraldCryptoTests` checks it against BoringSSL and OpenSSL.
 public struct SHA256: Sendable {
-    private var bytes: [UInt8] = []
+    private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
+        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
+    )
+    private var block: [UInt8] = []
+    private var length: UInt64 = 0
 
-    public init() {}
+    public init() { block.reserveCapacity(64) }
 
     /// The digest of `bytes`: 32 bytes.
     public static func hash(_ bytes: some Sequence<UInt8>) -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: 32)
-        let done = digest.withUnsafeMutableBufferPointer { out in
-            let direct = bytes.withContiguousStorageIfAvailable { herald_sha256($0.baseAddress, $0.count, out.baseAddress!) }
-            return direct ?? Array(bytes).withUnsafeBufferPointer { herald_sha256($0.baseAddress, $0.count, out.baseAddress!) }
-        }
-        // Only a process without libcrypto gets here, and function executables refuse to start without it.
-        guard done == 1 else { fatalError(OpenSSL.problem ?? "OpenSSL's SHA-256 failed") }
-        return digest
+        var hasher = SHA256()
+        hasher.update(bytes)
+        return hasher.finalize()
     }
 
-    /// Adds bytes to hash; the digest covers everything added, in order.
-    public mutating func update(_ more: some Sequence<UInt8>) { bytes.append(contentsOf: more) }
+    public mutating func update(_ bytes: some Sequence<UInt8>) {
+        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(bytes).withUnsafeBytes { update($0) }
+        }
+    }
 
-    public consuming func finalize() -> [UInt8] { Self.hash(bytes) }
+    private mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        length &+= UInt64(bytes.count) &* 8
+        var rest = bytes[...]
+        if !block.isEmpty {
+            let taken = rest.prefix(64 - block.count)
+            block.append(contentsOf: taken)
+            rest = rest.dropFirst(taken.count)
+            guard block.count == 64 else { return }
+            block.withUnsafeBytes { compress($0) }
+            block.removeAll(keepingCapacity: true)
+        }
+        while rest.count >= 64 {
+            compress(UnsafeRawBufferPointer(rebasing: rest.prefix(64)))
+            rest = rest.dropFirst(64)
+        }
+        block.append(contentsOf: rest)
+    }
+
+    public consuming func finalize() -> [UInt8] {
+        let bits = length
+        block.append(0x80)
+        if block.count > 56 {
+            while block.count < 64 { block.append(0) }
+            block.withUnsafeBytes { compress($0) }
+            block.removeAll(keepingCapacity: true)
+        }
+        while block.count < 56 { block.append(0) }
+        for shift in stride(from: 56, through: 0, by: -8) { block.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        block.withUnsafeBytes { compress($0) }
+        var out: [UInt8] = []
+        out.reserveCapacity(32)
+        for word in [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7] {
+            out.append(contentsOf: [
+                UInt8(word >> 24), UInt8(truncatingIfNeeded: word >> 16), UInt8(truncatingIfNeeded: word >> 8), UInt8(truncatingIfNeeded: word),
+            ])
+        }
+        return out
+    }
+
+    private static let k: [UInt32] = [
+        0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4, 0xab1c_5ed5,
+        0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe, 0x9bdc_06a7, 0xc19b_f174,
+        0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f, 0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da,
+        0x983e_5152, 0xa831_c66d, 0xb003_27c8, 0xbf59_7fc7, 0xc6e0_0bf3, 0xd5a7_9147, 0x06ca_6351, 0x1429_2967,
+        0x27b7_0a85, 0x2e1b_2138, 0x4d2c_6dfc, 0x5338_0d13, 0x650a_7354, 0x766a_0abb, 0x81c2_c92e, 0x9272_2c85,
+        0xa2bf_e8a1, 0xa81a_664b, 0xc24b_8b70, 0xc76c_51a3, 0xd192_e819, 0xd699_0624, 0xf40e_3585, 0x106a_a070,
+        0x19a4_c116, 0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
+        0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7, 0xc671_78f2,
+    ]
+
+    /// One 64-byte block into the state.
+    private mutating func compress(_ block: UnsafeRawBufferPointer) {
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { compress(block, schedule: $0) }
+    }
+
+    private mutating func compress(_ block: UnsafeRawBufferPointer, schedule w: UnsafeMutableBufferPointer<UInt32>) {
+        for i in 0..<16 {
+            w[i] = UInt32(block[4 * i]) << 24 | UInt32(block[4 * i + 1]) << 16 | UInt32(block[4 * i + 2]) << 8 | UInt32(block[4 * i + 3])
+        }
+        for i in 16..<64 {
+            let s0 = w[i - 15].rotatedRight(7) ^ w[i - 15].rotatedRight(18) ^ (w[i - 15] >> 3)
+            let s1 = w[i - 2].rotatedRight(17) ^ w[i - 2].rotatedRight(19) ^ (w[i - 2] >> 10)
+            w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
+        }
+        var (a, b, c, d, e, f, g, h) = state
+        for i in 0..<64 {
+            let s1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
+            let choice = (e & f) ^ (~e & g)
+            let t1 = h &+ s1 &+ choice &+ Self.k[i] &+ w[i]
+            let s0 = a.rotatedRight(2) ^ a.rotatedRight(13) ^ a.rotatedRight(22)
+            let majority = (a & b) ^ (a & c) ^ (b & c)
+            let t2 = s0 &+ majority
+            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ t1, c, b, a, t1 &+ t2)
+        }
+        state = (state.0 &+ a, state.1 &+ b, state.2 &+ c, state.3 &+ d, state.4 &+ e, state.5 &+ f, state.6 &+ g, state.7 &+ h)
+    }
+}
+
+extension UInt32 {
+    fileprivate func rotatedRight(_ count: UInt32) -> UInt32 { (self >> count) | (self << (32 - count)) }
 }
 
 /// OpenSSL's libcrypto, opened at its first use.
@@ -29,7 +113,14 @@ public enum OpenSSL {
     /// Why libcrypto cannot be used here, or nil when it can (opens it if nothing has yet).
     public static var problem: String? { herald_openssl_problem().map { String(cString: $0) } }
 
-    /// Opens libcrypto on a thread of its own (about 2 ms), so that start-up does not wait for it;
+    /// OpenSSL's SHA-256 of `bytes` (nil without libcrypto): the twin `SHA256` is tested against.
+    public static func sha256(_ bytes: [UInt8]) -> [UInt8]? {
+        var digest = [UInt8](repeating: 0, count: 32)
+        let done = digest.withUnsafeMutableBufferPointer { out in bytes.withUnsafeBufferPointer { herald_sha256($0.baseAddress, $0.count, out.baseAddress!) } }
+        return done == 1 ? digest : nil
+    }
+
+    /// Opens libcrypto on a thread of its own (about 2 ms), so that a first signature need not wait for it;
     /// `failed` runs on that thread with the reason if it cannot be used.
     public static func loadInBackground(failed: @escaping @convention(c) (UnsafePointer<CChar>) -> Void) {
         herald_openssl_load_in_background(failed)

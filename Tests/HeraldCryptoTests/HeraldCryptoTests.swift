@@ -36,6 +36,7 @@ import Testing
         for length in Array(0...200) + [1000, 4095, 4096, 65_537] {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             if HeraldCrypto.SHA256.hash(bytes) != Array(Crypto.SHA256.hash(data: bytes)) { wrong.append("length \(length)") }
+            if HeraldCrypto.SHA256.hash(bytes) != OpenSSL.sha256(bytes) { wrong.append("length \(length): OpenSSL's differs") }
         }
         let bytes = (0..<1000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         var hasher = HeraldCrypto.SHA256()
