@@ -12,7 +12,8 @@ public struct FunctionRuntime: Sendable {
     /// Where the documents come from.
     public enum Source: Sendable {
         /// A JSON snapshot file: fully offline, nothing written. `eventDocument`: the event's own document
-        /// as the event carries it, for a snapshot without it (functions read the changed document).
+        /// as the event carries it, for a snapshot without it or with an older version of it (functions
+        /// read the changed document).
         case snapshot(path: String, eventDocument: FirestoreDocument?)
         /// Firestore and FCM through Application Default Credentials (or an emulator); `dryRun`: plan only.
         case google(dryRun: Bool)
@@ -26,6 +27,13 @@ public struct FunctionRuntime: Sendable {
     public let events: (any EventHandling)?
     public let sweeper: (any SweepRunning)?
     let transport: HTTPTransport?
+
+    /// Whether `document` is a later version than `stored` (or there is none): by update time, where both have one.
+    static func isNewer(_ document: FirestoreDocument, than stored: FirestoreDocument?) -> Bool {
+        guard let stored else { return true }
+        guard let theirs = stored.updateTime, let ours = document.updateTime else { return false }
+        return ours > theirs
+    }
 
     /// - schema: overrides the configuration's (`--schema`).
     /// - metrics: what `serve` counts and serves at `/metrics` (none for one-off commands).
@@ -45,8 +53,12 @@ public struct FunctionRuntime: Sendable {
         switch source {
         case .snapshot(let path, let eventDocument):
             var gateway = try SnapshotGateway(contentsOf: path)
-            if let eventDocument, gateway.documents[eventDocument.name] == nil {
-                gateway = SnapshotGateway(documents: Array(gateway.documents.values) + [eventDocument])
+            // The function runs after the write its event reports: a snapshot without that document, or
+            // with an older version of it, is read with the event's version.
+            if let eventDocument, Self.isNewer(eventDocument, than: gateway.documents[eventDocument.name]) {
+                var documents = gateway.documents
+                documents[eventDocument.name] = eventDocument
+                gateway = SnapshotGateway(documents: Array(documents.values))
             }
             return FunctionRuntime(
                 events: function.processor(gateway: gateway, project: configuration.project, metrics: metrics),
