@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
@@ -18,7 +19,8 @@
     X(EVP_PKEY_get_size) X(d2i_PrivateKey) X(d2i_PKCS8_PRIV_KEY_INFO) X(PKCS8_PRIV_KEY_INFO_free) X(EVP_PKCS82PKEY) \
     X(EVP_PKEY_CTX_new_from_name) X(EVP_PKEY_CTX_free) X(EVP_PKEY_fromdata_init) X(EVP_PKEY_fromdata) \
     X(OSSL_PARAM_BLD_new) X(OSSL_PARAM_BLD_free) X(OSSL_PARAM_BLD_push_BN) X(OSSL_PARAM_BLD_to_param) X(OSSL_PARAM_free) \
-    X(BN_bin2bn) X(BN_free) X(ERR_clear_error) X(EVP_PKEY_CTX_new_from_pkey) X(EVP_PKEY_pairwise_check)
+    X(BN_bin2bn) X(BN_free) X(ERR_clear_error) X(EVP_PKEY_CTX_new_from_pkey) X(EVP_PKEY_pairwise_check) \
+    X(EVP_PKEY2PKCS8) X(i2d_PKCS8_PRIV_KEY_INFO) X(i2d_PrivateKey) X(CRYPTO_free)
 
 #define HERALD_DECLARE(name) static __typeof__(name) *f_##name;
 HERALD_FUNCTIONS(HERALD_DECLARE)
@@ -100,6 +102,25 @@ void *herald_rsa_private_key(const unsigned char *der, size_t count, int pkcs8) 
     if (key != NULL && f_EVP_PKEY_get_base_id(key) != EVP_PKEY_RSA) {
         f_EVP_PKEY_free(key);
         key = NULL;
+    }
+    // Only the one DER encoding of the key is taken: OpenSSL reads some damaged structures (a PKCS#8
+    // version of 0x86, other parameters than NULL) that Python's cryptography refuses.
+    if (key != NULL) {
+        unsigned char *encoded = NULL;
+        int length = -1;
+        if (pkcs8) {
+            PKCS8_PRIV_KEY_INFO *again = f_EVP_PKEY2PKCS8(key);
+            if (again != NULL) length = f_i2d_PKCS8_PRIV_KEY_INFO(again, &encoded);
+            f_PKCS8_PRIV_KEY_INFO_free(again);
+        } else {
+            length = f_i2d_PrivateKey(key, &encoded);
+        }
+        int canonical = length == (int)count && encoded != NULL && memcmp(encoded, der, count) == 0;
+        f_CRYPTO_free(encoded, __FILE__, __LINE__);
+        if (!canonical) {
+            f_EVP_PKEY_free(key);
+            key = NULL;
+        }
     }
     // The key's numbers must agree (n = p·q, e·d, the CRT values), as Python's cryptography checks:
     // a damaged key is refused here rather than found out by a signature that does not verify.

@@ -155,6 +155,13 @@ import Testing
                     if verdict != (hostile["accepted"]?.boolValue ?? true) { wrong.append("\(name) message \(number): hostile signature \(kind) \(verdict)") }
                 }
             }
+            // Two structures OpenSSL reads and cryptography refuses, found by this test: a PKCS#8 version
+            // of 0x86 and parameters other than NULL.
+            for (position, value) in [(6, UInt8(0x86)), (20, UInt8(0x51))] {
+                var changed = bytes(key["pkcs8"])
+                changed[position] = value
+                if (try? RSA.PrivateKey(pkcs8: changed)) != nil { wrong.append("\(name): byte \(position) as \(value) loads") }
+            }
             for (number, damaged) in (key["damaged"]?.arrayValue ?? []).enumerated() {
                 let loads = (try? RSA.PrivateKey(pkcs8: bytes(damaged["der"]))) != nil
                 if loads != (damaged["loads"]?.boolValue ?? false) { wrong.append("\(name) damaged key \(number): loads \(loads)") }
