@@ -17,14 +17,6 @@ enum Notifications {
         data["reason"] = reason
         return FCMMessage.badgeOnly(token: token, badge: badge, data: data)
     }
-
-    /// A message's title: the sender in a 1:1 chat, "{sender} in {group}" or "{sender} mentioned you in {group}"
-    /// in a group, with the key of that framing in the app's languages (the names are its arguments).
-    static func title(sender: String, group: String?, mentioned: Bool) -> (text: String, key: String?, arguments: [String]) {
-        guard let group else { return (sender, nil, []) }
-        if mentioned { return ("\(sender) mentioned you in \(group)", "herald_mention_title", [sender, group]) }
-        return ("\(sender) in \(group)", "herald_group_message_title", [sender, group])
-    }
 }
 
 /// What every recipient's alert for one message shares; only the badge and the mention differ.
@@ -33,6 +25,7 @@ struct Announcement {
     var senderName: String
     /// The group's name, or nil for a 1:1 chat.
     var group: String?
+    var text: NotificationText
     var conversationID: String
     var messageID: String
     var type: String
@@ -43,23 +36,21 @@ struct Announcement {
     /// The notification a recipient sees: plain text, with the keys of its framing and of a media label
     /// so each device can show them in its own language; grouped per conversation.
     func alert(token: String, mentioned: Bool, badge: Int) -> FCMMessage {
-        let title = Notifications.title(sender: senderName, group: group, mentioned: mentioned)
-        let localization =
-            title.key == nil && previewKey == nil
-            ? nil : FCMMessage.Localization(titleKey: title.key, titleArguments: title.arguments, bodyKey: previewKey)
+        let shown = FilledNotification(
+            text.template(isGroup: group != nil, mentioned: mentioned), sender: senderName, group: group, preview: preview, previewKey: previewKey)
         let collapseID = Notifications.shortID(messageID)
         let threadID = Notifications.shortID(conversationID)
         var data = [
             "conversationId": conversationID, "messageId": messageID, "senderId": senderID, "type": type,
-            "summary": "\(title.text): \(preview)", "threadId": threadID,
+            "summary": shown.summary, "threadId": threadID,
         ]
         if mentioned { data["mentioned"] = "true" }
         return FCMMessage(
-            token: token, notification: .init(title: title.text, body: preview), data: data,
-            android: .init(priority: .high, collapseKey: collapseID, tag: threadID, notificationCount: badge, localization: localization),
+            token: token, notification: .init(title: shown.title, body: shown.body), data: data,
+            android: .init(priority: .high, collapseKey: collapseID, tag: threadID, notificationCount: badge, localization: shown.localization),
             apns: .init(
-                priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: title.text, body: preview),
-                badge: badge, sound: "default", threadID: threadID, category: Notifications.messageCategory, localization: localization)
+                priority: 10, pushType: .alert, collapseID: collapseID, alert: .init(title: shown.title, body: shown.body),
+                badge: badge, sound: "default", threadID: threadID, category: Notifications.messageCategory, localization: shown.localization)
         ).fitted()
     }
 }

@@ -73,7 +73,8 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let preferences = NotificationPreferences(schema: schema, timeZones: timeZones)
         let mentioned = preferences.mentioned(by: message.document, text: message.text, recipients: recipients, users: users)
         let announcement = Announcement(
-            senderID: senderID, senderName: senderName, group: conversation.groupName, conversationID: conversation.id, messageID: message.id,
+            senderID: senderID, senderName: senderName, group: conversation.groupName, text: schema.notificationText, conversationID: conversation.id,
+            messageID: message.id,
             type: message.type, preview: preview, previewKey: Preview.localizationKey(text: message.text, type: message.storedType))
         let tokenStore = TokenStore(schema.tokens, documents: reading.read)
         var pushes: [PushMessage] = []

@@ -92,6 +92,8 @@ public struct Schema: Sendable, Hashable {
     /// When the user's tokens last changed: on the user document, or on each token document for
     /// subcollection storage. tokenCleanup keeps it for the other storages; nil: tokens never expire.
     public var tokensUpdatedAtField: String?
+    /// What an alert says, per kind of chat (docs/notifications.md).
+    public var notificationText: NotificationText = .oneLine
 
     public var userPattern: String { "\(userCollection)/{userId}" }
 
@@ -119,6 +121,7 @@ public struct Schema: Sendable, Hashable {
         prd000.onlineStatusValue = "online"
         prd000.offlineStatusValue = "offline"
         prd000.heartbeatField = "heartbeat"
+        prd000.notificationText = .senderTitle
         var prd001 = base
         prd001.name = "prd001"
         prd001.messagePattern = "messages/{messageId}"
@@ -130,6 +133,7 @@ public struct Schema: Sendable, Hashable {
         // PRD 001 keeps `online` and `lastSeen`: the client's heartbeat is its lastSeen.
         prd001.heartbeatField = "lastSeen"
         prd001.lastSeenField = nil
+        prd001.notificationText = .senderTitle
         var prd004 = base
         prd004.name = "prd004"
         prd004.messagePattern = "chats/{chatID}/messages/{messageID}"
@@ -148,6 +152,7 @@ public struct Schema: Sendable, Hashable {
         prd004.lastSeenField = nil
         prd004.tokensUpdatedAtField = "fcmTokenUpdatedAt"
         prd004.mentionsField = "mentionIDs"
+        prd004.notificationText = .senderTitle
         return ["default": base, "prd000": prd000, "prd001": prd001, "prd004": prd004]
     }()
 

@@ -50,6 +50,8 @@ enum SchemaFile {
                 schema.lastMessage = try lastMessage(value)
             } else if key == "tokens" {
                 schema.tokens = try tokens(value)
+            } else if key == "notificationText" {
+                schema.notificationText = try notificationText(value, over: schema.notificationText)
             } else {
                 throw SchemaError("unknown key \"\(key)\"")
             }
@@ -86,5 +88,56 @@ enum SchemaFile {
         if let field = value["mapKeys"]?.stringValue { return .mapKeys(field: field) }
         if let collection = value["subcollection"]?.stringValue { return .subcollection(collection: collection) }
         throw SchemaError("key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\": NAME}")
+    }
+
+    /// `{"direct"|"group"|"mention": {"title": TEXT|null, "body": TEXT, "titleKey": KEY, "bodyKey": KEY}}`, each
+    /// member over the preset's; a text given without its key is shown as it is (no localization key).
+    static func notificationText(_ value: JSONValue, over preset: NotificationText) throws(SchemaError) -> NotificationText {
+        let usage = "key \"notificationText\" must be {\"direct\"|\"group\"|\"mention\": {\"title\": TEXT or null, \"body\": TEXT, \"titleKey\", \"bodyKey\"}}"
+        guard case .object(let kinds) = value else { throw SchemaError(usage) }
+        var text = preset
+        for (kind, members) in kinds.sorted(by: { $0.key < $1.key }) {
+            let path: WritableKeyPath<NotificationText, NotificationText.Template>
+            switch kind {
+            case "direct": path = \.direct
+            case "group": path = \.group
+            case "mention": path = \.mention
+            default: throw SchemaError("\(usage); not \"\(kind)\"")
+            }
+            guard case .object(let members) = members else { throw SchemaError(usage) }
+            var template = text[keyPath: path]
+            for name in members.keys where !["title", "body", "titleKey", "bodyKey"].contains(name) {
+                throw SchemaError("key \"notificationText.\(kind)\" has an unknown member \"\(name)\"")
+            }
+            func pattern(_ name: String, key: String) throws(SchemaError) -> NotificationText.Pattern? {
+                guard let value = members[name] else { return nil }
+                guard let template = value.stringValue, (1...500).contains(template.utf8.count) else {
+                    throw SchemaError("key \"notificationText.\(kind).\(name)\" must be a string of 1 to 500 bytes")
+                }
+                let key = members[key]?.stringValue
+                let pattern: NotificationText.Pattern
+                do { pattern = try NotificationText.Pattern(template, key: key) } catch {
+                    throw SchemaError("key \"notificationText.\(kind).\(name)\": \(error)")
+                }
+                if kind == "direct" && pattern.parts.contains(.group) {
+                    throw SchemaError("key \"notificationText.direct.\(name)\": a 1:1 chat has no {group}")
+                }
+                return pattern
+            }
+            if members["title"] == .null {
+                template.title = nil
+            } else if let title = try pattern("title", key: "titleKey") {
+                template.title = title
+            } else if let key = members["titleKey"] {
+                template.title?.key = key.stringValue
+            }
+            if let body = try pattern("body", key: "bodyKey") {
+                template.body = body
+            } else if let key = members["bodyKey"] {
+                template.body.key = key.stringValue
+            }
+            text[keyPath: path] = template
+        }
+        return text
     }
 }

@@ -241,7 +241,9 @@ enum LiveLog {
         let title = notification?["title"]?.stringValue
         let body = notification?["body"]?.stringValue
         let badge = record.message["apns"]?["payload"]?["aps"]?["badge"].map { " badge \($0.serialized())" } ?? ""
-        let content = title.map { "\"\($0)\": \"\(body ?? "")\"" } ?? "silent \(record.message["data"]?.serialized() ?? "")"
+        let content =
+            notification == nil
+            ? "silent \(record.message["data"]?.serialized() ?? "")" : ([title, body].compactMap { $0.map { "\"\($0)\"" } }.joined(separator: ": "))
         return "push    → \(record.token ?? record.message["topic"]?.stringValue ?? "?"): \(content)\(badge)"
     }
 }

@@ -22,6 +22,7 @@ func planFromFixtures(_ preset: String, scenario: String = "message-created") as
 extension PushMessage {
     var title: String? { content["notification"]?["title"]?.stringValue }
     var body: String? { content["notification"]?["body"]?.stringValue }
+    var summary: String? { content["data"]?["summary"]?.stringValue }
     var badge: JSONValue? { content["apns"]?["payload"]?["aps"]?["badge"] }
 }
 
@@ -35,9 +36,9 @@ extension Plan {
         #expect(read.found.count == 5)  // the conversation, the message as it is now, and three members
         #expect(plan.pushes.map(\.token) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
         for push in plan.pushes {
-            #expect(push.title == "Alice in Family")
-            #expect(push.body == "Dinner at 6pm")
-            #expect(push.content["data"]?["summary"] == "Alice in Family: Dinner at 6pm")
+            #expect(push.title == nil)
+            #expect(push.body == "Family • Alice: Dinner at 6pm")
+            #expect(push.summary == "Family • Alice: Dinner at 6pm")
             #expect(push.content["data"]?["conversationId"] == "c-family")
             #expect(push.content["apns"]?["payload"]?["aps"]?["thread-id"] == "c-family")
             #expect(push.content["apns"]?["headers"]?["apns-collapse-id"] == "m-1001")
@@ -126,9 +127,9 @@ struct World {
 }
 
 @Suite struct OnMessageCreatedEdgeCaseTests {
-    @Test func oneToOneTitleIsTheSendersName() throws {
+    @Test func oneToOneLineNamesTheSender() throws {
         let plan = try World().plan()
-        #expect(plan.pushes.map(\.title) == ["Alice"])
+        #expect(plan.pushes.map(\.body) == ["Alice: Hey"])
         #expect(plan.pushes.first?.content["data"]?["summary"] == "Alice: Hey")
         #expect(plan.pushes.first?.badge == 5)  // bob had 4 unread
         #expect(plan.pushes.first?.content["android"]?["notification"]?["notification_count"] == 5)
@@ -231,7 +232,7 @@ struct World {
         #expect(plan.allWrites.count == 1 + 255 + 1)
         #expect(plan.allWrites.count + 1 <= 500)  // with the ledger: one commit
         #expect(plan.pushes.count == 255)
-        #expect(plan.pushes.first?.title == "Someone in Big")
+        #expect(plan.pushes.first?.summary?.hasPrefix("Big • Someone: ") == true)
     }
 
     @Test func previewsCutAtEightyUserPerceivedCharacters() throws {

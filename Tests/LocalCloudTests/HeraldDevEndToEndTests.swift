@@ -33,7 +33,7 @@ import Testing
             ] + (external.map { ["--firestore", $0] } ?? []))
         #expect(run.status == 0, "herald dev failed: \(run.stderr.suffix(2000))")
         let log = run.stdoutText
-        #expect(log.contains("push    → tok-carol-phone: \"Alice in Family\": \"Dinner at 6pm\""), "live log:\n\(log)")
+        #expect(log.contains("push    → tok-carol-phone: \"Family • Alice: Dinner at 6pm\""), "live log:\n\(log)")
         #expect(log.contains("onMessageCreated  applied"))
         #expect(!log.contains("could not be delivered"))
 
@@ -62,11 +62,10 @@ import Testing
             let pushes = try await local.cloud.fcm.messages()
             #expect(pushes.map { $0.token ?? "" }.sorted() == ["tok-alice-phone", "tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
             let toCarol = try #require(pushes.first { $0.token == "tok-carol-phone" })
-            #expect(toCarol.message["notification"]?["title"] == "Alice in Family")
+            #expect(toCarol.message["notification"]?["body"] == "Family • Alice: Dinner at 6pm")
             #expect(toCarol.message["apns"]?["payload"]?["aps"]?["badge"] == 1)
             let toAlice = try #require(pushes.first { $0.token == "tok-alice-phone" })
-            #expect(toAlice.message["notification"]?["title"] == "Bob")
-            #expect(toAlice.message["notification"]?["body"] == "Running late 🏃")
+            #expect(toAlice.message["notification"]?["body"] == "Bob: Running late 🏃")
             #expect(try await local.cloud.deliveries(state: "dead").isEmpty)
 
             // The functions exported their spans to the local cloud: the message's event, with its calls under it.
@@ -133,8 +132,8 @@ import Testing
             let silent = records.filter { $0.message["notification"] == nil }
             #expect(silent.map { $0.token ?? "" }.sorted() == (tokens("bob") + tokens("alice")).sorted(), "\(preset)")
             #expect(silent.allSatisfy { $0.message["apns"]?["payload"]?["aps"]?["badge"] == 0 })
-            let title = records.first { $0.token == tokens("carol")[0] }?.message["notification"]?["title"]
-            #expect(title == "Alice in Family", "\(preset)")
+            let summary = records.first { $0.token == tokens("carol")[0] }?.message["data"]?["summary"]?.stringValue
+            #expect(summary == PresetText(preset).line("Alice", "Family", "Dinner at 6pm"), "\(preset)")
         }
     }
 
@@ -167,14 +166,17 @@ import Testing
             let records = try await local.cloud.fcm.messages()
             func seen(_ token: String) -> [String] {
                 records.filter { $0.token == token }.map { record in
-                    record.message["notification"]?["title"]?.stringValue.map { "alert: \($0)" }
+                    record.message["data"]?["summary"]?.stringValue.map { "alert: \($0)" }
                         ?? "silent: \(record.message["data"]?["reason"]?.stringValue ?? "?")"
                 }
             }
-            #expect(seen("tok-bob-phone") == ["alert: Alice in Book club"], "\(preset)")
-            #expect(seen("tok-dave-phone") == ["silent: muted", "alert: Bob mentioned you in Book club"], "\(preset)")
-            #expect(seen("tok-erin-phone") == ["silent: quiet-hours", "alert: Bob mentioned you in Book club"], "\(preset)")
-            #expect(seen("tok-alice-phone") == ["alert: Bob in Book club"], "\(preset)")
+            let text = PresetText(preset)
+            let question = "alert: " + text.line("Alice", "Book club", "Who has read chapter 3?")
+            let turn = "@Dave and @erin, your turn to host"
+            #expect(seen("tok-bob-phone") == [question], "\(preset)")
+            #expect(seen("tok-dave-phone") == ["silent: muted", "alert: " + text.line("Bob", "Book club", mention: true, turn)], "\(preset)")
+            #expect(seen("tok-erin-phone") == ["silent: quiet-hours", "alert: " + text.line("Bob", "Book club", mention: true, turn)], "\(preset)")
+            #expect(seen("tok-alice-phone") == ["alert: " + text.line("Bob", "Book club", turn)], "\(preset)")
             #expect(seen("tok-carol-phone").isEmpty)
             // Silenced or not, every recipient's badge counts the message.
             let dave = records.filter { $0.token == "tok-dave-phone" }.map { $0.message["apns"]?["payload"]?["aps"]?["badge"] }
@@ -280,5 +282,16 @@ import Testing
         let output = { dev.output.suffix(1500) }
         #expect(try await dev.stop() == 0, "\(output())")  // herald dev's own SIGINT, at once
         #expect(!dev.output.contains("starting it again"), "\(output())")
+    }
+}
+
+/// A group alert's one line (`data.summary`) as each preset writes it (docs/notifications.md).
+struct PresetText {
+    let preset: String
+    init(_ preset: String) { self.preset = preset }
+
+    func line(_ sender: String, _ group: String, mention: Bool = false, _ text: String) -> String {
+        if preset == "default" { return "\(group) • \(sender)\(mention ? " mentioned you" : ""): \(text)" }
+        return "\(sender) \(mention ? "mentioned you in" : "in") \(group): \(text)"
     }
 }

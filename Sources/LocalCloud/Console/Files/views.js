@@ -53,7 +53,7 @@ function eventPath(event) {
         ? el("ul", {}, event.pushes.map((push) => {
           const summary = pushSummary(push.message);
           return el("li", {}, el("a", { href: "#devices", onclick: (e) => { e.preventDefault(); state.highlight = push.token; show("devices"); } }, deviceLabel(push.token || push.message.topic || "?")),
-            summary.silent ? ` silent, badge ${summary.badge ?? "–"}` : `: ${summary.title || ""} — ${summary.body || ""}`);
+            summary.silent ? ` silent, badge ${summary.badge ?? "–"}` : `: ${[summary.title, summary.body].filter(Boolean).join(" — ")}`);
         }))
         : el("span", { class: "muted" }, "none")));
 }
@@ -123,7 +123,7 @@ async function renderDevices() {
       }
       return el("div", { class: "note" },
         el("div", { class: "meta" }, el("span", {}, time(push.receivedAt)), summary.badge !== undefined ? el("span", { class: "badge-count" }, summary.badge) : null),
-        el("strong", {}, summary.title || ""), el("div", {}, summary.body || ""));
+        summary.title ? el("strong", {}, summary.title) : null, el("div", {}, summary.body || ""));
     }) : el("p", { class: "muted" }, "Nothing yet."))));
   if (!devices.length) grid.append(el("p", { class: "muted" }, "No pushes yet."));
   if (state.highlight) $(`.phone.highlight`)?.scrollIntoView({ block: "nearest" });
