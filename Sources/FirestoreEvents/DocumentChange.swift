@@ -37,6 +37,22 @@ public struct DocumentChange: Sendable, Hashable {
     /// too large for the event, and the function must read the document itself.
     public var isDataMissing: Bool { oldDocument == nil && newDocument == nil }
 
+    /// The field paths an update changed, as an event's `updateMask` lists them: leaves inside maps
+    /// that both versions hold, whole fields otherwise.
+    public static func updateMask(_ old: [String: FirestoreValue], _ new: [String: FirestoreValue], prefix: [String] = []) -> [String] {
+        var result: [String] = []
+        for key in Set(old.keys).union(new.keys).sorted(by: ValueOrder.utf8Less) {
+            let (a, b) = (old[key], new[key])
+            if a == b { continue }
+            if case .map(let x)? = a, case .map(let y)? = b {
+                result += updateMask(x, y, prefix: prefix + [key])
+            } else {
+                result.append(FieldPath(prefix + [key]).description)
+            }
+        }
+        return result
+    }
+
     /// What actually happened to the document, also for `written` triggers.
     public var effectiveKind: Kind {
         switch (oldDocument, newDocument) {

@@ -26,6 +26,9 @@ public struct FunctionRuntime: Sendable {
 
     public let events: (any EventHandling)?
     public let sweeper: (any SweepRunning)?
+    /// Where the function reads (and, unless a dry run, writes), and the project it is in (a snapshot's: nil).
+    let documents: any DocumentGateway
+    let project: String?
     let transport: HTTPTransport?
 
     /// Whether `document` is a later version than `stored` (or there is none): by update time, where both have one.
@@ -62,7 +65,8 @@ public struct FunctionRuntime: Sendable {
             }
             return FunctionRuntime(
                 events: function.processor(gateway: gateway, project: configuration.project, metrics: metrics),
-                sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), transport: nil)
+                sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), documents: gateway,
+                project: configuration.project, transport: nil)
         case .google(let dryRun):
             // One transport for every Google API the function calls (its connections are per host).
             let transport = HTTPTransport()
@@ -89,7 +93,8 @@ public struct FunctionRuntime: Sendable {
                 ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
             return FunctionRuntime(
                 events: function.processor(gateway: gateway, project: credentials.project, metrics: metrics),
-                sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), transport: transport)
+                sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), documents: gateway,
+                project: credentials.project, transport: transport)
         }
     }
 

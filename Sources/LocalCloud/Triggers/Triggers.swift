@@ -102,7 +102,7 @@ final class EventOutbox: Sendable {
                 let event = DocumentChange(
                     eventID: UUID().uuidString.lowercased(), kind: trigger.kind, time: commitTime, document: change.name,
                     oldDocument: change.before, newDocument: change.after,
-                    updateMask: change.before != nil && change.after != nil ? ChangeMask.paths(change.before!.fields, change.after!.fields) : nil
+                    updateMask: change.before != nil && change.after != nil ? DocumentChange.updateMask(change.before!.fields, change.after!.fields) : nil
                 )
                 let (headers, body) = Self.cloudEvent(event, type: trigger.eventType, contentType: trigger.contentType, location: location)
                 try db.execute(
@@ -131,23 +131,5 @@ final class EventOutbox: Sendable {
         ]
         let body = contentType == .protobuf ? Data(event.protobufData()) : Data(event.jsonData().serialized().utf8)
         return (headers, body)
-    }
-}
-
-/// The field paths an update changed, as an event's `updateMask` lists them: leaves inside maps
-/// that both versions hold, whole fields otherwise.
-enum ChangeMask {
-    static func paths(_ old: [String: FirestoreValue], _ new: [String: FirestoreValue], prefix: [String] = []) -> [String] {
-        var result: [String] = []
-        for key in Set(old.keys).union(new.keys).sorted(by: ValueOrder.utf8Less) {
-            let (a, b) = (old[key], new[key])
-            if a == b { continue }
-            if case .map(let x)? = a, case .map(let y)? = b {
-                result += paths(x, y, prefix: prefix + [key])
-            } else {
-                result.append(FieldPath(prefix + [key]).description)
-            }
-        }
-        return result
     }
 }
