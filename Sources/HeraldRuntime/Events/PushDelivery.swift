@@ -54,13 +54,15 @@ extension FirestoreGateway {
     /// failing for a third of the lease.
     /// Returns the pushes sent, each with the badge it carried, and the failure to hand back to the
     /// trigger when some failed transiently (they stay pending for a redelivery).
-    func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant) async throws -> (
+    func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant, eventID: String) async throws -> (
         sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?
     ) {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
         let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
         let results = await fcm.sendAll(texts: pushes.map(\.messageText), validateOnly: false, deadlines: deadlines)
-        let outcome = deadTokens.judge(Array(zip(pushes, results)))
+        var eventLogger = logger
+        eventLogger[metadataKey: "eventId"] = "\(eventID)"
+        let outcome = deadTokens.judge(Array(zip(pushes, results)), logger: eventLogger)
         if let metrics {
             for (result, count) in Dictionary(outcome.marks.values.map { ($0, 1) }, uniquingKeysWith: +) { metrics.push(result: result, count: count) }
             metrics.push(result: "retried", count: outcome.retryable.count)
@@ -154,7 +156,9 @@ final class DeadTokenGuard: Sendable {
         var refusedRemovals = 0
     }
 
-    func judge(_ results: [(PushMessage, SendResult)]) -> Outcome {
+    /// `logger`: the event's, for the lines about its pushes (the guard's own by default).
+    func judge(_ results: [(PushMessage, SendResult)], logger: Logger? = nil) -> Outcome {
+        let logger = logger ?? self.logger
         var outcome = Outcome()
         var dead: [PushMessage] = []
         for (push, result) in results {

@@ -163,7 +163,7 @@ public struct ChaosRun: Sendable {
         let interrupted = Self.interruptedMessages(in: output)
         let truth = try await ChaosTruth(
             world: world, schema: schema, demo: demo, app: app, owners: owners, interrupted: interrupted,
-            unsent: unsent.all
+            unanswered: Self.unansweredPushes(in: output), unsent: unsent.all
         ).check(pushes: pushes)
         let deliveries =
             try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/deliveries").body.utf8))["deliveries"]?.arrayValue ?? []
@@ -175,7 +175,7 @@ public struct ChaosRun: Sendable {
             faults: faults.mapValues { Int($0.serialized()) ?? 0 },
             injectedDuplicates: lines(containing: "[injected: duplicate"), droppedAnswers: lines(containing: "[injected: response dropped]"),
             dataOmitted: lines(containing: "[injected: data omitted"), unsent: unsent.all.count,
-            unanswered: lines(containing: "it may have been delivered and is not sent again"),
+            unanswered: lines(containing: "it may have been delivered and is not sent again"), unansweredUndelivered: truth.unansweredUndelivered,
             kills: kills.value, restarts: lines(containing: "starting it again"),
             duplicatesSeen: lines(containing: "duplicate delivery: already applied"),
             pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,
@@ -220,6 +220,27 @@ public struct ChaosRun: Sendable {
                 else { return nil }
                 return String(line[range].dropFirst("/messages/".count).dropLast())
             })
+    }
+
+    /// (message, user) pairs whose push FCM had not answered by the send's deadline: the function records
+    /// it unanswered and never sends it again (docs/failure-behaviour.md), so the device may have no
+    /// alert for that message when FCM never took it (a `timeout` fault past the deadline, which a
+    /// loaded machine's late sends meet).
+    static func unansweredPushes(in output: String) -> Set<String> {
+        var messageOfEvent: [String: String] = [:]
+        var unanswered: [(user: String, event: String)] = []
+        for line in output.split(separator: "\n") {
+            guard let event = line.range(of: #"\(event [0-9a-f]+\)$"#, options: .regularExpression).map({ String(line[$0].dropFirst(7).dropLast()) })
+            else { continue }
+            if line.contains("→ onMessageCreated: "), let range = line.range(of: #"/messages/m[0-9]+ "#, options: .regularExpression) {
+                messageOfEvent[event] = String(line[range].dropFirst("/messages/".count).dropLast())
+            } else if line.contains("FCM had not answered a push to a device of "),
+                let range = line.range(of: #"a device of [^ ]+ "#, options: .regularExpression)
+            {
+                unanswered.append((String(line[range].dropFirst("a device of ".count).dropLast()), event))
+            }
+        }
+        return Set(unanswered.compactMap { pair in messageOfEvent[pair.event].map { "\($0)/\(pair.user)" } })
     }
 
     /// One app turn: message `n` in a random conversation; maybe someone opens a conversation, maybe someone heartbeats.
