@@ -171,7 +171,7 @@ struct Dev: AsyncParsableCommand {
         }
         let cloud = try await LocalCloud(
             options: options, logger: logger,
-            onDelivery: { console.print(LiveLog.delivery($0)) },
+            onDelivery: { if !console.seeding.absorbs($0) { console.print(LiveLog.delivery($0)) } },
             onPush: { console.print(LiveLog.push($0)) },
             onJob: { console.print("cron    \($0.job): \($0.status.map(String.init) ?? "no answer") \($0.error?.prefix(160) ?? "")") })
         defer { cloud.close() }
@@ -198,6 +198,7 @@ struct Dev: AsyncParsableCommand {
 /// Prints whole lines from many tasks without interleaving them.
 final class Console: Sendable {
     let lock = NSLock()
+    let seeding = SeedingSummary()
     func print(_ line: String) {
         lock.lock()
         defer { lock.unlock() }

@@ -126,7 +126,7 @@ final class DevSupervisor: Service, Sendable {
             let process = try await FunctionProcess.start(
                 name: function.name, port: port, executable: executable.path,
                 environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
-                printLine: console.print)
+                printLine: console.print, isQuiet: { [console] in console.seeding.absorbs(functionLine: $0) })
             try register(name: function.name, trigger: function.trigger, job: function.job, service: service)
             return process
         }
@@ -186,9 +186,15 @@ final class DevSupervisor: Service, Sendable {
     func seedDemo() async throws {
         let world = DemoWorld(schema: try Schema.named(settings.schema), project: settings.project)
         var created = 0
+        let writes = try world.seed()
+        console.seeding.begin(documents: writes.map(\.document.path))
         // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.
-        for write in try world.seed() where try await commit(write) { created += 1 }
+        for write in writes where try await commit(write) { created += 1 }
         console.print("seed    demo world: \(created) documents written (Alice, Bob, Carol, Dave, Erin; chats \"family\", \"alice-bob\" and \"book-club\")")
+        // Their events (tokenCleanup for each user) as one line; a bounded wait, so that functions that
+        // cannot answer never hold the banner.
+        _ = try? await cloud.waitUntilIdle(timeout: .seconds(20), quiet: 5, interval: .milliseconds(100))
+        if let summary = console.seeding.end() { console.print(summary) }
     }
 
     func sendMessages() async throws {

@@ -24,7 +24,14 @@ final class FunctionProcess: Sendable {
         var startedAt = ContinuousClock.now
     }
 
-    private init(name: String, port: Int, executable: String, environment: [String: String], printLine: @escaping @Sendable (String) -> Void) {
+    /// A line of the function's own log to leave out (seeding's events, summed up elsewhere).
+    let isQuiet: @Sendable (String) -> Bool
+
+    private init(
+        name: String, port: Int, executable: String, environment: [String: String], printLine: @escaping @Sendable (String) -> Void,
+        isQuiet: @escaping @Sendable (String) -> Bool
+    ) {
+        self.isQuiet = isQuiet
         self.name = name
         self.port = port
         self.executable = executable
@@ -34,9 +41,10 @@ final class FunctionProcess: Sendable {
 
     static func start(
         name: String, port: Int, executable: String, environment: [String: String],
-        printLine: @escaping @Sendable (String) -> Void
+        printLine: @escaping @Sendable (String) -> Void, isQuiet: @escaping @Sendable (String) -> Bool = { _ in false }
     ) async throws -> FunctionProcess {
-        let function = FunctionProcess(name: name, port: port, executable: executable, environment: environment, printLine: printLine)
+        let function = FunctionProcess(
+            name: name, port: port, executable: executable, environment: environment, printLine: printLine, isQuiet: isQuiet)
         try await function.launch()
         return function
     }
@@ -49,8 +57,8 @@ final class FunctionProcess: Sendable {
         let child = try await ChildProcess.start(
             executable, arguments: ["function", name, "serve", "--host", "127.0.0.1", "--port", String(port)],
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
-            output: .lines { [name, printLine] line in
-                if !line.isEmpty { printLine(Self.describe(line, function: name)) }
+            output: .lines { [name, printLine, isQuiet] line in
+                if !line.isEmpty, !isQuiet(line) { printLine(Self.describe(line, function: name)) }
             })
         let kept = state.withLock { state in
             guard !state.stopping else { return false }

@@ -45,4 +45,23 @@ import Testing
         let line = dev.output.split(separator: "\n").first { $0.contains("→ onMessageCreated: 200 skipped: ") } ?? ""
         #expect(line.contains("dave"), "\(line)")
     }
+
+    /// Seeding's events (tokenCleanup for each seeded user) are one line, not two lines each; what a
+    /// message does afterwards is shown in full; stopping says nothing alarming.
+    @Test func seedingsEventsAreOneLineAndStoppingIsQuiet() async throws {
+        let dev = try await RunningDev.start(["--seed", "demo", "--send", "alice→family: Dinner at 6pm"])
+        defer { dev.kill() }
+        try await Self.waitFor("→ onMessageCreated: 200 applied", in: dev)
+        let lines = dev.output.split(separator: "\n").map(String.init)
+        let banner = try #require(lines.firstIndex { $0.hasPrefix("Herald local cloud on ") }, "\(dev.output.prefix(2000))")
+        let summary = lines.filter { $0.hasPrefix("seed    ") && $0.contains("events from seeding handled: tokenCleanup ") }
+        #expect(summary.count == 1, "\(dev.output.prefix(2000))")
+        #expect(summary.first?.contains("5 applied") == true, "one per seeded user: \(summary)")
+        let seedingLines = lines[..<banner].filter { $0.hasPrefix("event   ") || $0.hasPrefix("tokenCleanup      applied") }
+        #expect(seedingLines.isEmpty, "\(seedingLines)")
+        #expect(lines[banner...].contains { $0.hasPrefix("event   written users/bob → tokenCleanup") }, "later events keep their lines")
+        let status = try await dev.stop()
+        #expect(status == 0)
+        #expect(!dev.output.contains("WARNING"), "\(dev.output.suffix(1500))")
+    }
 }

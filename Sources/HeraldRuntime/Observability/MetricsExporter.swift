@@ -60,8 +60,8 @@ public final class MetricsExporter: Sendable {
 
     /// Exports every interval until cancelled.
     public func run() async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: settings.interval)
+        // Stopping cancels the sleep: the last export is the caller's, outside the cancelled task.
+        while (try? await Task.sleep(for: settings.interval)) != nil {
             await export()
         }
     }

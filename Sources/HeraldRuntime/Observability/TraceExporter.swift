@@ -133,6 +133,8 @@ final class OTLPSender: Sendable {
                 retryable = response.status.code == 429 || response.status.code >= 500
             }
         } catch {
+            // Stopping mid-export: kept for the last export, which runs outside the cancelled task.
+            if Task.isCancelled { return false }
             problem = "\(error)"
         }
         let wasFailing = failing.withLock { failing in
@@ -169,8 +171,8 @@ public final class TraceExporter: Sendable {
 
     /// Exports every second until cancelled.
     public func run(every interval: Duration = .seconds(1)) async {
-        while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
+        // Stopping cancels the sleep: the last export is the caller's, outside the cancelled task.
+        while (try? await Task.sleep(for: interval)) != nil {
             await export()
         }
     }
