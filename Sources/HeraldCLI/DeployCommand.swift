@@ -1,0 +1,145 @@
+import ArgumentParser
+import Foundation
+
+/// `herald deploy PROJECT REGION`: Firebase's one deploy command. It runs what docs/deploying.md
+/// describes, in order, with progress: the Artifact Registry repository, the registry login, the
+/// images (Infra/build-images.sh --push) and the deployment (Infra/deploy.sh). `--dry-run` prints
+/// every step's commands and runs none.
+struct Deploy: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Build the images, push them to Artifact Registry and deploy every function to Cloud Run (Infra/deploy.sh).",
+        discussion: """
+            Needs gcloud (signed in, with rights on PROJECT) and buildah. Run it from Herald's checkout. \
+            Every step is idempotent: run it again after a change. --dry-run prints every command and runs none.
+            """)
+
+    @Argument(help: "The Google Cloud project id.")
+    var project: String
+
+    @Argument(help: "The region, e.g. europe-west1.")
+    var region: String
+
+    @Option(name: .long, help: "Schema preset: default, prd000, prd001 or prd004.")
+    var schema = "default"
+
+    @Option(name: .long, help: ArgumentHelp("Image repository (default: REGION-docker.pkg.dev/PROJECT/herald).", valueName: "repository"))
+    var repository: String?
+
+    @Option(name: .long, help: ArgumentHelp("A Cloud Monitoring channel for the alerts (projects/P/notificationChannels/ID).", valueName: "channel"))
+    var notificationChannel: String?
+
+    @Flag(name: .long, help: "Build the executables on this machine (for machines that cannot pull a Swift base image).")
+    var fromHost = false
+
+    @Flag(name: .long, help: "Print every step's commands and run none.")
+    var dryRun = false
+
+    @Option(name: .long, help: ArgumentHelp("The package's folder (default: the current one).", valueName: "folder"))
+    var packagePath = "."
+
+    func validate() throws {
+        for (name, value) in [("PROJECT", project), ("REGION", region)]
+        where value.isEmpty || value.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") }) {
+            throw ValidationError("\(name) must be lower-case letters, digits and dashes, not \"\(value)\"")
+        }
+        guard ["default", "prd000", "prd001", "prd004"].contains(schema) else {
+            throw ValidationError("--schema must be default, prd000, prd001 or prd004 (Infra/firestore/ has their indexes), not \"\(schema)\"")
+        }
+    }
+
+    /// One step: what it does, and the command that does it (run through bash so a script's own
+    /// `--dry-run` can print its commands).
+    struct Step {
+        var title: String
+        var command: [String]
+        /// The step runs its own dry run (a script given `--dry-run`); otherwise a dry run only prints it.
+        var printsItself = false
+    }
+
+    var repositoryPath: String { repository ?? "\(region)-docker.pkg.dev/\(project)/herald" }
+
+    func steps() -> [Step] {
+        let registryHost = String(repositoryPath.prefix { $0 != "/" })
+        let repositoryName = repositoryPath.split(separator: "/").last.map(String.init) ?? "herald"
+        let dry = dryRun ? ["--dry-run"] : []
+        var deploy = ["bash", "Infra/deploy.sh", project, region, "--schema", schema, "--repository", repositoryPath]
+        if let notificationChannel { deploy += ["--notification-channel", notificationChannel] }
+        var steps = [
+            Step(
+                title: "Artifact Registry: the repository \(repositoryPath)",
+                command: [
+                    "bash", "-c",
+                    "gcloud services enable artifactregistry.googleapis.com --project \"$0\" && "
+                        + "{ gcloud artifacts repositories describe \"$1\" --location \"$2\" --project \"$0\" >/dev/null 2>&1 || "
+                        + "gcloud artifacts repositories create \"$1\" --repository-format docker --location \"$2\" --project \"$0\"; }",
+                    project, repositoryName, region,
+                ])
+        ]
+        if repository != nil { steps.removeAll() }
+        steps += [
+            Step(
+                title: "sign buildah in to \(registryHost) with gcloud's token",
+                command: [
+                    "bash", "-c",
+                    "gcloud auth print-access-token | buildah --storage-driver vfs login --username oauth2accesstoken --password-stdin \"$0\"",
+                    registryHost,
+                ]),
+            Step(
+                title: "build the images and push them",
+                command: ["bash", "Infra/build-images.sh"] + (fromHost ? ["--from-host"] : []) + ["--push", repositoryPath] + dry,
+                printsItself: true),
+            Step(title: "deploy to Cloud Run, Eventarc, Cloud Scheduler and Cloud Monitoring", command: deploy + dry, printsItself: true),
+        ]
+        return steps
+    }
+
+    func run() async throws {
+        let root = URL(fileURLWithPath: packagePath)
+        guard FileManager.default.fileExists(atPath: root.appendingPathComponent("Infra/deploy.sh").path) else {
+            throw ValidationError("no Infra/deploy.sh in \(root.standardizedFileURL.path): run herald deploy from Herald's checkout (or give --package-path)")
+        }
+        if !dryRun {
+            for tool in ["gcloud", "buildah"] where !Self.isInstalled(tool) {
+                throw ValidationError("\(tool) is not installed: herald deploy needs gcloud (signed in) and buildah; --dry-run shows what they would run")
+            }
+        }
+        let steps = steps()
+        print("herald deploy → project \(project), region \(region), schema \(schema), images \(repositoryPath)\(dryRun ? " (dry run: nothing runs)" : "")")
+        for (index, step) in steps.enumerated() {
+            print("[\(index + 1)/\(steps.count)] \(step.title)")
+            if dryRun && !step.printsItself {
+                print("+ " + step.command.map(Self.quoted).joined(separator: " "))
+                continue
+            }
+            let status = try Self.run(step.command, in: root)
+            guard status == 0 else {
+                throw ValidationError(
+                    "step \(index + 1) (\(step.title)) failed with exit status \(status); fix it and run herald deploy again (every step is idempotent)")
+            }
+        }
+        fflush(nil)
+        print(dryRun ? "dry run done: \(steps.count) steps printed" : "deployed: \(steps.count) steps done")
+    }
+
+    static func isInstalled(_ tool: String) -> Bool {
+        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
+            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
+        }
+    }
+
+    static func quoted(_ word: String) -> String {
+        word.allSatisfy { $0.isLetter || $0.isNumber || "-_./:=@".contains($0) } ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    /// Runs a step with this process's standard output and error, and returns its exit status.
+    static func run(_ command: [String], in directory: URL) throws -> Int32 {
+        fflush(nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = command
+        process.currentDirectoryURL = directory
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}

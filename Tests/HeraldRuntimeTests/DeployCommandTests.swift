@@ -1,0 +1,58 @@
+import ChatFunctions
+import Foundation
+import HeraldTesting
+import Testing
+
+/// `herald deploy PROJECT REGION`: one command that builds, pushes and deploys, tested in dry run.
+@Suite struct DeployCommandTests {
+    static func deploy(_ arguments: [String], path: String? = nil) async throws -> ProcessResult {
+        try await ProcessRunner.run(
+            TestPaths.executable("herald"), ["deploy"] + arguments + ["--package-path", TestPaths.packageRoot.path],
+            environment: path.map { ["PATH": $0] })
+    }
+
+    @Test func aDryRunPrintsEveryStepInOrder() async throws {
+        let run = try await Self.deploy(["my-project", "europe-west1", "--dry-run"])
+        #expect(run.status == 0, "\(run.stderr)")
+        let lines = run.stdoutText.split(separator: "\n").map(String.init)
+        let steps = lines.filter { $0.hasPrefix("[") }
+        #expect(steps.map { String($0.prefix(5)) } == ["[1/4]", "[2/4]", "[3/4]", "[4/4]"], "\(steps)")
+        func first(_ fragment: String) -> Int? { lines.firstIndex { $0.hasPrefix("+ ") && $0.contains(fragment) } }
+        let repository = try #require(first("gcloud artifacts repositories create"), "\(run.stdoutText.prefix(2000))")
+        let login = try #require(first("login --username oauth2accesstoken"))
+        let repo = "europe-west1-docker.pkg.dev/my-project/herald"
+        var pushes: [Int] = []
+        for function in FunctionCatalog.names {
+            let image = "herald-\(function.lowercased())"
+            let built = try #require(first("-t localhost/\(image):latest"), "\(function) is built")
+            let pushed = try #require(first("push localhost/\(image):latest docker://\(repo)/\(image):latest"), "\(function) is pushed")
+            let deployed = try #require(first("gcloud run services replace"), "the services are deployed")
+            #expect(repository < login && login < built && built < pushed && pushed < deployed)
+            pushes.append(pushed)
+        }
+        let lastDeploy = try #require(lines.lastIndex { $0.contains("gcloud run services replace") })
+        #expect(pushes.allSatisfy { $0 < lastDeploy })
+        #expect(run.stdoutText.contains("dry run done: 4 steps printed"))
+    }
+
+    @Test func anOwnRepositoryIsUsedAsItIs() async throws {
+        let run = try await Self.deploy(["my-project", "us-central1", "--repository", "us-docker.pkg.dev/other/images", "--dry-run"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!run.stdoutText.contains("repositories create"), "no repository is created for one given")
+        #expect(run.stdoutText.contains("docker://us-docker.pkg.dev/other/images/herald-onmessagecreated:latest"))
+        #expect(run.stdoutText.contains("--password-stdin \"$0\"' us-docker.pkg.dev"))
+    }
+
+    @Test func wrongSettingsAndMissingToolsAreNamed() async throws {
+        let badProject = try await Self.deploy(["My_Project", "europe-west1", "--dry-run"])
+        #expect(badProject.status == 64 && badProject.stderr.contains("PROJECT must be"), "\(badProject.stderr)")
+        let badSchema = try await Self.deploy(["p", "europe-west1", "--schema", "whatsapp", "--dry-run"])
+        #expect(badSchema.status == 64 && badSchema.stderr.contains("--schema must be"), "\(badSchema.stderr)")
+        let empty = FileManager.default.temporaryDirectory.appendingPathComponent("empty-path-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: empty) }
+        let noTools = try await Self.deploy(["p", "europe-west1"], path: empty.path)
+        #expect(noTools.status != 0 && noTools.stderr.contains("gcloud is not installed"), "\(noTools.stderr)")
+        #expect(!noTools.stdoutText.contains("[1/"), "nothing ran")
+    }
+}
