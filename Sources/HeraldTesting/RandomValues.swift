@@ -33,7 +33,8 @@ public enum RandomValues {
         case 2: return .integer([0, 1, -1, Int64.min, Int64.max, 1 << 53 + 1, Int64.random(in: .min ... .max, using: &rng)].randomElement(using: &rng)!)
         case 3:
             return .double(
-                [0.0, -0.0, 0.1, 1e300, -1e-300, 5e-324, .nan, .infinity, -.infinity, Double.random(in: -1e9...1e9, using: &rng)].randomElement(using: &rng)!)
+                [0.0, -0.0, 0.1, 1e300, -1e-300, Double.leastNonzeroMagnitude, .nan, .infinity, -.infinity, Double.random(in: -1e9...1e9, using: &rng)]
+                    .randomElement(using: &rng)!)
         case 4:
             let seconds = Int64.random(in: Timestamp.minimumSeconds...Timestamp.maximumSeconds, using: &rng)
             let nanos = [0, 1, 999_999_999, 120_000_000, 123_456_000, Int32.random(in: 0..<1_000_000_000, using: &rng)].randomElement(using: &rng)!

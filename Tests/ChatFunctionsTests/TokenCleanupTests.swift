@@ -137,7 +137,8 @@ import Testing
         let heartbeat = DocumentChange(
             eventID: "h", kind: .written, time: Timestamp(seconds: 11), document: bob,
             oldDocument: change.newDocument, newDocument: change.newDocument)
-        #expect((function.firstReads(for: heartbeat)?.lookups ?? []).isEmpty)
+        let heartbeatLookups = function.firstReads(for: heartbeat)?.lookups ?? []
+        #expect(heartbeatLookups.isEmpty)
     }
 
     @Test func theDailyPassRemovesStaleTokensOfUsersNotSeenAndChecksDoubtfulOnes() throws {
@@ -200,14 +201,16 @@ import Testing
             let change = DocumentChange(
                 eventID: "e-\(id)", kind: .written, time: Timestamp(seconds: gainedAt), document: now.name,
                 oldDocument: try user(id, tokens: [], at: gainedAt - 1), newDocument: now)
-            let claimName = try #require((function.firstReads(for: change)?.documents ?? []).last)
+            let firstDocuments = function.firstReads(for: change)?.documents ?? []
+            let claimName = try #require(firstDocuments.last)
             var found = [now.name: now]
             if let claim {
                 found[claimName] = FirestoreDocument(
                     name: claimName, fields: ["user": .string("users/\(claim.user)"), "gainedAt": .timestamp(Timestamp(seconds: claim.at))],
                     updateTime: Timestamp(seconds: claim.at + 1))
             }
-            let lookup = try #require((function.firstReads(for: change)?.lookups ?? []).first)
+            let firstLookups = function.firstReads(for: change)?.lookups ?? []
+            let lookup = try #require(firstLookups.first)
             return function.plan(for: change, given: DocumentsRead(found: found, lookups: [lookup: holders + [now]])).plan
         }
 

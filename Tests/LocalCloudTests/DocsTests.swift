@@ -24,6 +24,17 @@ import Testing
         return all
     }
 
+    /// CI runs exactly the README's test command: the last command of its first shell block.
+    @Test func ciRunsTheReadmesTestCommand() throws {
+        let readme = try Self.text("README.md")
+        let block = try #require(readme.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
+        let commands = block.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+        let testCommand = try #require(commands.last.map(String.init))
+        #expect(testCommand.hasPrefix("swift test"), "\(commands)")
+        let ci = try Self.text(".ci/run").split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        #expect(ci.last.map(String.init) == testCommand, "the README says \(testCommand)")
+    }
+
     static func matches(_ pattern: String, in text: String, group: Int = 1) -> Set<String> {
         guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
         let range = NSRange(text.startIndex..., in: text)
@@ -117,13 +128,15 @@ import Testing
         var help = ""
         let commands: [(String, [String])] = [
             ("herald", ["dev", "--help"]), ("herald", ["export", "--help"]), ("herald", ["send", "--help"]), ("herald", ["indexes", "--help"]),
-            ("herald", ["infra", "--help"]),
+            ("herald", ["infra", "--help"]), ("herald", ["deploy", "--help"]),
             ("onMessageCreated", ["serve", "--help"]), ("onMessageCreated", ["invoke", "--help"]), ("presenceSweeper", ["sweep", "--help"]),
         ]
         for (executable, arguments) in commands {
             let result = try await ProcessRunner.run(TestPaths.executable(executable), arguments)
             help += result.stdoutText + result.stderr
         }
+        // The README's test command is SwiftPM's.
+        help += try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "test", "--help"]).stdoutText
         let known = Self.matches(#"(--[a-z][a-z-]+)"#, in: help)
         #expect(known.contains("--export-on-exit") && known.contains("--documents"))
         for document in ["README.md", "docs/local-cloud.md", "docs/functions.md"] {

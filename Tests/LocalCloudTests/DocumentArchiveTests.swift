@@ -245,7 +245,7 @@ import Testing
         var peaks: [Int: Int] = [:]
         for count in [10_000, 100_000] {
             let file = directory + "/world-\(count).jsonl"
-            FileManager.default.createFile(atPath: file, contents: nil)
+            #expect(FileManager.default.createFile(atPath: file, contents: nil))
             let handle = try #require(FileHandle(forWritingAtPath: file))
             var chunk = ""
             for index in 0..<count {

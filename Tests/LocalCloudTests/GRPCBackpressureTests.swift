@@ -44,7 +44,9 @@ import Testing
         let counter = ReadCounter()
         let channel = NIOAsyncTestingChannel()
         try await channel.pipeline.addHandler(counter)
-        try await channel.pipeline.addHandler(GRPCStreamHandler(service: service, logger: .init(label: "test")))
+        try await channel.testingEventLoop.executeInContext {
+            try channel.pipeline.syncOperations.addHandler(GRPCStreamHandler(service: service, logger: .init(label: "test")))
+        }
         let headers: HPACKHeaders = [":method": "POST", ":path": "/test.Service/Stream", "content-type": "application/grpc"]
         try await channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: headers)))
         // 2 MiB is under the pause: reading goes on.
