@@ -80,7 +80,8 @@ import Testing
         let records = try await dev.pushes()
         func notified(_ token: String) -> [String] {
             records.filter { $0["message"]?["token"]?.stringValue == token && $0["message"]?["notification"] != nil }
-                .compactMap { $0["message"]?["notification"]?["body"]?.stringValue }.sorted()
+                // The message's text, however the preset frames it ("Family • Alice: Dinner at 6pm" or "Dinner at 6pm").
+                .compactMap { $0["message"]?["notification"]?["body"]?.stringValue?.components(separatedBy: ": ").last }.sorted()
         }
         let single = if case .single = schema.tokens { true } else { false }
         #expect(notified("tok-bob-phone") == ["Dinner at 6pm"], "\(preset)")
