@@ -73,6 +73,33 @@ def main():
         expect(sent.locator(".spans")).to_contain_text("onMessageCreated event")
         expect(sent.locator(".span[data-kind='client']").filter(has_text="messages:send")).to_have_count(3)
         page.screenshot(path=f"{shots}/events.png", full_page=True)
+        # At 900 px the opened event's stages wrap, and no path runs past its card.
+        page.set_viewport_size({"width": 900, "height": 900})
+        overflowing = page.evaluate("[...document.querySelectorAll('.path .stage')].filter((s) => s.scrollWidth > s.clientWidth + 1).length")
+        assert overflowing == 0, f"{overflowing} stages overflow at 900 px"
+        page.screenshot(path=f"{shots}/events-900.png", full_page=True)
+        page.set_viewport_size({"width": 1400, "height": 900})
+        overflowing = page.evaluate("[...document.querySelectorAll('.path .stage')].filter((s) => s.scrollWidth > s.clientWidth + 1).length")
+        assert overflowing == 0, f"{overflowing} stages overflow at 1400 px"
+
+        # The filter: one function, one outcome, a text in the path or the reason; then everything again.
+        events = page.locator("#events .event")
+        page.select_option("#event-filter [name=function]", "tokenCleanup")
+        expect(page.locator("#events .event:not([data-document^='users/'])")).to_have_count(0)
+        expect(events.first).to_be_visible()
+        page.select_option("#event-filter [name=function]", "")
+        page.select_option("#event-filter [name=outcome]", "applied")
+        expect(page.locator("#events .event:not([data-outcome='applied'])")).to_have_count(0)
+        expect(events.first).to_be_visible()
+        page.fill("#event-filter [name=search]", "conversations/family/messages")
+        expect(events).to_have_count(1)
+        expect(page.locator("#event-count")).to_contain_text("1 of ")
+        page.fill("#event-filter [name=search]", "no such path")
+        expect(page.locator("#events")).to_contain_text("No event matches the filter.")
+        page.fill("#event-filter [name=search]", "")
+        page.select_option("#event-filter [name=outcome]", "")
+        expect(sent).to_be_visible()
+        page.evaluate("document.activeElement.blur()")
 
         # Devices: what Bob's phone shows.
         page.keyboard.press("3")

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (selector, root = document) => root.querySelector(selector);
-const state = { view: "events", project: "", openEvents: new Set(), expanded: new Set(), documentPath: null, editing: false, highlight: null, world: null };
+const state = { eventFilter: { function: "", outcome: "", search: "" }, view: "events", project: "", openEvents: new Set(), expanded: new Set(), documentPath: null, editing: false, highlight: null, world: null };
 
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -137,6 +137,11 @@ document.addEventListener("DOMContentLoaded", async () => {
     event.preventDefault();
     try { await runQuery($("#query-text").value); } catch (error) { toast(error.message, true); }
   });
+  $("#event-filter").addEventListener("input", (event) => {
+    state.eventFilter[event.target.name] = event.target.value;
+    renderEvents();
+  });
+  $("#event-filter").addEventListener("submit", (event) => event.preventDefault());
   $("#new-document").addEventListener("click", () => editDocument("", { text: { stringValue: "" } }, true));
   try {
     const info = await api("/");

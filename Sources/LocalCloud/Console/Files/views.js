@@ -86,8 +86,22 @@ function spanWaterfall(spans) {
     })));
 }
 
+// What the filter above the list keeps: one function, one outcome, a text in the path or the reason.
+function eventMatches(event, filter) {
+  const [result, reason] = outcome(event);
+  const search = filter.search.trim().toLowerCase();
+  return (!filter.function || event.trigger === filter.function) && (!filter.outcome || result === filter.outcome)
+    && (!search || event.document.toLowerCase().includes(search) || (reason || "").toLowerCase().includes(search));
+}
+
 async function renderEvents() {
-  const { events } = await api("/herald/console/events?limit=150");
+  const { events: all } = await api("/herald/console/events?limit=150");
+  const functions = $("#event-filter [name=function]");
+  for (const name of new Set(all.map((e) => e.trigger))) {
+    if (![...functions.options].some((option) => option.value === name)) functions.append(el("option", { value: name }, name));
+  }
+  const events = all.filter((event) => eventMatches(event, state.eventFilter));
+  $("#event-count").textContent = events.length === all.length ? `${all.length} events` : `${events.length} of ${all.length} events`;
   // Spans only for the events shown open, fetched together.
   const spans = Object.fromEntries(await Promise.all(events.filter((e) => state.openEvents.has(e.id) && e.traceId)
     .map(async (e) => [e.id, (await api(`/herald/traces/${e.traceId}`)).spans])));
@@ -105,7 +119,8 @@ async function renderEvents() {
     if (open) item.append(eventPath(event), spanWaterfall(spans[event.id]) || "");
     return item;
   }));
-  if (!events.length) list.append(el("li", { class: "muted" }, "No events yet. Write a document, or use the app's actions above."));
+  if (!all.length) list.append(el("li", { class: "muted" }, "No events yet. Write a document, or use the app's actions above."));
+  else if (!events.length) list.append(el("li", { class: "muted" }, "No event matches the filter."));
 }
 
 // MARK: Devices
