@@ -85,7 +85,7 @@ func request(fromFixture url: URL) throws -> EventRequest {
         #expect(fields["int"] == .integer(9_007_199_254_740_993))
         #expect(fields["nan"] == .double(.nan))
         #expect(fields["negZero"].map { if case .double(let d) = $0 { d.sign == .minus && d == 0 } else { false } } == true)
-        #expect(fields["tiny"] == .double(5e-324))
+        #expect(fields["tiny"] == .double(.leastNonzeroMagnitude))
         #expect(fields["time"] == .timestamp(Timestamp(seconds: 1_795_165_200, nanos: 123_456_789)))
         #expect(fields["yearOne"] == .timestamp(Timestamp(seconds: Timestamp.minimumSeconds)))
         #expect(fields["bytes"] == .bytes(Array(0...255)))
