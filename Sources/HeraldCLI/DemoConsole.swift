@@ -61,6 +61,8 @@ struct DemoConsole: ConsoleDomain {
         ]
     }
 
+    func logs(limit: Int) async -> JSONValue { supervisor.console.functionLog.json(limit: limit) }
+
     func services() async -> JSONValue {
         await FunctionFigures.collect(from: supervisor.running.withLock { $0 }.map { ($0.name, $0.port, $0.restarts) }, identity: supervisor.cloud.identity)
     }

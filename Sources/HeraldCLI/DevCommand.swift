@@ -199,6 +199,7 @@ struct Dev: AsyncParsableCommand {
 final class Console: Sendable {
     let lock = NSLock()
     let seeding = SeedingSummary()
+    let functionLog = FunctionLogBook()
     func print(_ line: String) {
         lock.lock()
         defer { lock.unlock() }

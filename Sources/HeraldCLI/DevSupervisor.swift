@@ -126,7 +126,11 @@ final class DevSupervisor: Service, Sendable {
             let process = try await FunctionProcess.start(
                 name: function.name, port: port, executable: executable.path,
                 environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
-                printLine: console.print, isQuiet: { [console] in console.seeding.absorbs(functionLine: $0) })
+                printLine: console.print,
+                recordLine: { [console, name = function.name] line in
+                    console.functionLog.append(line, function: name)
+                    return console.seeding.absorbs(functionLine: line)
+                })
             try register(name: function.name, trigger: function.trigger, job: function.job, service: service)
             return process
         }

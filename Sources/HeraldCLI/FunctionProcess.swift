@@ -24,14 +24,15 @@ final class FunctionProcess: Sendable {
         var startedAt = ContinuousClock.now
     }
 
-    /// A line of the function's own log to leave out (seeding's events, summed up elsewhere).
-    let isQuiet: @Sendable (String) -> Bool
+    /// Takes each line of the function's own log (for the console's Logs) and says whether the
+    /// terminal leaves it out (seeding's events, summed up in one line).
+    let recordLine: @Sendable (String) -> Bool
 
     private init(
         name: String, port: Int, executable: String, environment: [String: String], printLine: @escaping @Sendable (String) -> Void,
-        isQuiet: @escaping @Sendable (String) -> Bool
+        recordLine: @escaping @Sendable (String) -> Bool
     ) {
-        self.isQuiet = isQuiet
+        self.recordLine = recordLine
         self.name = name
         self.port = port
         self.executable = executable
@@ -41,10 +42,10 @@ final class FunctionProcess: Sendable {
 
     static func start(
         name: String, port: Int, executable: String, environment: [String: String],
-        printLine: @escaping @Sendable (String) -> Void, isQuiet: @escaping @Sendable (String) -> Bool = { _ in false }
+        printLine: @escaping @Sendable (String) -> Void, recordLine: @escaping @Sendable (String) -> Bool = { _ in false }
     ) async throws -> FunctionProcess {
         let function = FunctionProcess(
-            name: name, port: port, executable: executable, environment: environment, printLine: printLine, isQuiet: isQuiet)
+            name: name, port: port, executable: executable, environment: environment, printLine: printLine, recordLine: recordLine)
         try await function.launch()
         return function
     }
@@ -57,8 +58,8 @@ final class FunctionProcess: Sendable {
         let child = try await ChildProcess.start(
             executable, arguments: ["function", name, "serve", "--host", "127.0.0.1", "--port", String(port)],
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
-            output: .lines { [name, printLine, isQuiet] line in
-                if !line.isEmpty, !isQuiet(line) { printLine(Self.describe(line, function: name)) }
+            output: .lines { [name, printLine, recordLine] line in
+                if !line.isEmpty, !recordLine(line) { printLine(Self.describe(line, function: name)) }
             })
         let kept = state.withLock { state in
             guard !state.stopping else { return false }

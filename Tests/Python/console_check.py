@@ -101,6 +101,19 @@ def main():
         expect(sent).to_be_visible()
         page.evaluate("document.activeElement.blur()")
 
+        # Logs: the functions' own lines; the one about the message links to its event.
+        page.keyboard.press("7")
+        applied = page.locator(".log[data-log-function='onMessageCreated']").filter(has_text="applied 4 writes, 3 pushes")
+        expect(applied.first).to_be_visible()
+        page.select_option("#log-filter [name=function]", "tokenCleanup")
+        expect(page.locator(".log:not([data-log-function='tokenCleanup'])")).to_have_count(0)
+        page.select_option("#log-filter [name=function]", "")
+        page.screenshot(path=f"{shots}/logs.png", full_page=True)
+        applied.first.locator(".event-link").click()
+        expect(page.locator("#view-events")).to_be_visible()
+        expect(sent.locator(".path")).to_be_visible()
+        page.evaluate("document.activeElement.blur()")
+
         # Devices: what Bob's phone shows.
         page.keyboard.press("3")
         bob = page.locator(".phone[data-token='tok-bob-phone']")

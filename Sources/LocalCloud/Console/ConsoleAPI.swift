@@ -13,6 +13,13 @@ public protocol ConsoleDomain: Sendable {
     /// The app's services beside the local cloud (`herald dev`'s function processes) and their figures:
     /// `{"functions": [{"name", "url", "restarts", "figures": [{"label", "value"}] | "error"}]}`.
     func services() async -> JSONValue
+    /// The services' own log lines, newest first: `{"lines": [{"id", "function", "time", "severity",
+    /// "message", "traceId", "eventId", "document"}]}`.
+    func logs(limit: Int) async -> JSONValue
+}
+
+extension ConsoleDomain {
+    public func logs(limit: Int) async -> JSONValue { ["lines": []] }
 }
 
 /// `/herald/console/…`: what the browser console reads beyond the Google APIs and the admin endpoints.
@@ -41,6 +48,9 @@ struct ConsoleAPI: Sendable {
             }
         case ("GET", "functions"):
             return LocalResponse(json: await cloud.consoleDomain?.services() ?? ["functions": []])
+        case ("GET", "logs"):
+            let limit = min(2000, max(1, request.query["limit"]?.first.flatMap { Int($0) } ?? 300))
+            return LocalResponse(json: await cloud.consoleDomain?.logs(limit: limit) ?? ["lines": []])
         case ("GET", "jobs"):
             return LocalResponse(json: ["jobs": .array(jobs())])
         case ("GET", "faults"):

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (selector, root = document) => root.querySelector(selector);
-const state = { eventFilter: { function: "", outcome: "", search: "" }, view: "events", project: "", openEvents: new Set(), expanded: new Set(), documentPath: null, editing: false, highlight: null, world: null };
+const state = { eventFilter: { function: "", outcome: "", search: "" }, logFilter: { function: "", severity: "", search: "" }, view: "events", project: "", openEvents: new Set(), expanded: new Set(), documentPath: null, editing: false, highlight: null, world: null };
 
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -45,7 +45,7 @@ const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
 // Each view draws itself (views.js, firestore.js: loaded after this file, so looked up when called).
 const views = {
   events: () => renderEvents(), firestore: () => renderFirestore(), devices: () => renderDevices(),
-  deliveries: () => renderDeliveries(), faults: () => renderFaults(), functions: () => renderFunctions(),
+  deliveries: () => renderDeliveries(), faults: () => renderFaults(), functions: () => renderFunctions(), logs: () => renderLogs(),
 };
 
 function show(view) {
@@ -142,6 +142,11 @@ document.addEventListener("DOMContentLoaded", async () => {
     renderEvents();
   });
   $("#event-filter").addEventListener("submit", (event) => event.preventDefault());
+  $("#log-filter").addEventListener("input", (event) => {
+    state.logFilter[event.target.name] = event.target.value;
+    renderLogs();
+  });
+  $("#log-filter").addEventListener("submit", (event) => event.preventDefault());
   $("#new-document").addEventListener("click", () => editDocument("", { text: { stringValue: "" } }, true));
   try {
     const info = await api("/");

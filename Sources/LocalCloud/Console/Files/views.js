@@ -234,3 +234,27 @@ async function renderFunctions() {
       : el("table", { class: "table" }, f.figures.map((row) => el("tr", {}, el("td", {}, row.label), el("td", { class: "mono" }, row.value)))))));
   if (!functions.length) $("#functions").append(el("p", { class: "muted" }, "No functions run beside this local cloud."));
 }
+
+// MARK: Logs
+
+// The functions' own lines; one with a trace links to the event the trace belongs to.
+async function renderLogs() {
+  const [{ lines }, { events }] = await Promise.all([api("/herald/console/logs?limit=500"), api("/herald/console/events?limit=500")]);
+  const eventOfTrace = Object.fromEntries(events.filter((e) => e.traceId).map((e) => [e.traceId, e.id]));
+  const functions = $("#log-filter [name=function]");
+  for (const name of new Set(lines.map((line) => line.function))) {
+    if (![...functions.options].some((option) => option.value === name)) functions.append(el("option", { value: name }, name));
+  }
+  const filter = state.logFilter;
+  const search = filter.search.trim().toLowerCase();
+  const shown = lines.filter((line) => (!filter.function || line.function === filter.function) && (!filter.severity || line.severity === filter.severity)
+    && (!search || line.message.toLowerCase().includes(search) || (line.document || "").toLowerCase().includes(search)));
+  $("#logs").replaceChildren(...shown.map((line) => {
+    const event = line.traceId ? eventOfTrace[line.traceId] : undefined;
+    return el("li", { class: `log ${line.severity.toLowerCase()}`, "data-log-function": line.function, "data-trace": line.traceId || "" },
+      el("span", { class: "time" }, line.time ? new Date(line.time).toLocaleTimeString([], { hour12: false }) : ""), el("span", { class: "function" }, line.function),
+      el("span", { class: "severity" }, line.severity), el("span", { class: "message" }, line.message),
+      event ? el("a", { href: `#event-${event}`, class: "event-link", onclick: (e) => { e.preventDefault(); focusEvent(event); } }, `event #${event}`) : el("span", {}, ""));
+  }));
+  if (!shown.length) $("#logs").append(el("li", { class: "muted" }, lines.length ? "No line matches the filter." : "No function has logged anything yet."));
+}
