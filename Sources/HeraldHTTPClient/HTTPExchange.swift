@@ -132,6 +132,9 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var body: ByteBuffer?
     private var reusable = true
     private var closed = false
+    /// Answers this connection completed: after one, the server may close it while idle, and a request
+    /// written in that instant finds it closing (the keep-alive race).
+    private var answered = 0
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let exchange = unwrapOutboundIn(data)
@@ -197,7 +200,14 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelInactive(context: ChannelHandlerContext) {
         closed = true
         reusable = false
-        finish(.failure(HTTPTransportError(.closed, "the connection closed before the answer was complete")))
+        let closedWhenReused = HTTPTransportError(.closed, "the connection closed before the answer was complete")
+        // Not one byte of an answer on a reused connection: the server closed it as idle while the request
+        // was on its way. An idempotent request (RFC 9110, 9.2.2) then goes on another connection.
+        if head == nil, answered > 0, let method = pending?.head.method, [.GET, .HEAD, .OPTIONS, .PUT, .DELETE].contains(method) {
+            finish(.failure(HTTPConnection.StreamRefused(underlying: closedWhenReused)))
+        } else {
+            finish(.failure(closedWhenReused))
+        }
         context.fireChannelInactive()
     }
 
@@ -212,6 +222,7 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         pending = nil
         head = nil
         body = nil
+        if case .success = result { answered += 1 }
         exchange.answer.completeWith(result)
     }
 }

@@ -43,6 +43,23 @@ import Testing
         await server.stop()
     }
 
+    /// A server that closes a kept-alive connection just as the next request arrives (no byte of answer):
+    /// an idempotent request goes again on a new connection; a POST fails, since it may have been acted on.
+    @Test func aRequestMetByAnIdleCloseIsSentAgainOnlyWhenIdempotent() async throws {
+        let server = try await ScriptedServer.start()
+        let transport = HTTPTransport()
+        #expect(try await transport.execute(HTTPRequest(url: "\(server.url)/close-on-next"), timeout: .seconds(10)).status == .ok)
+        let answer = try await transport.execute(HTTPRequest(url: "\(server.url)/after"), timeout: .seconds(10))
+        #expect(String(buffer: answer.body).hasPrefix("GET /after "), "sent again on a new connection")
+        #expect(server.connections == 2)
+        #expect(try await transport.execute(HTTPRequest(url: "\(server.url)/close-on-next"), timeout: .seconds(10)).status == .ok)
+        await #expect(throws: HTTPTransportError.self) {
+            _ = try await transport.execute(HTTPRequest(method: .POST, url: "\(server.url)/post", body: ByteBuffer(string: "x")), timeout: .seconds(10))
+        }
+        await transport.shutdown()
+        await server.stop()
+    }
+
     /// TCP_NODELAY, and nothing that needs privileges: set at the socket level, option 1 is SO_DEBUG,
     /// which needs CAP_NET_ADMIN, so every connection of the function failed inside its container.
     @Test func connectionsAskForNoDelayAndNoPrivilegedOption() async throws {
@@ -273,6 +290,8 @@ final class ScriptedHandler: ChannelInboundHandler {
     var head: HTTPRequestHead?
     var body = ""
 
+    var closeOnNext = false
+
     init(counters: ScriptedServer.Counters) { self.counters = counters }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -288,6 +307,13 @@ final class ScriptedHandler: ChannelInboundHandler {
             let length = head.headers.first(name: "content-length").map { " length=\($0) \(body)" } ?? ""
             let echo = "\(head.method) \(head.uri) \(head.version) host=\(head.headers.first(name: "host") ?? "-")\(length)"
             let path = head.uri
+            if closeOnNext {
+                // The keep-alive race, made certain: the server closes the connection as idle just as the
+                // next request arrives, without a byte of answer.
+                context.close(promise: nil)
+                return
+            }
+            if path.hasPrefix("/close-on-next") { closeOnNext = true }
             if path.hasPrefix("/never") { return }
             if path.hasPrefix("/slow") {
                 let loop = context.eventLoop
