@@ -128,8 +128,10 @@ final class DevSupervisor: Service, Sendable {
                 environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
                 printLine: console.print,
                 recordLine: { [console, name = function.name] line in
-                    console.functionLog.append(line, function: name)
-                    return console.seeding.absorbs(functionLine: line)
+                    // Parsed once for both.
+                    let json = try? JSONValue(parsing: Array(line.utf8))
+                    console.functionLog.append(json, function: name)
+                    return console.seeding.absorbs(functionLine: json)
                 })
             try register(name: function.name, trigger: function.trigger, job: function.job, service: service)
             return process

@@ -9,8 +9,9 @@ final class FunctionLogBook: Sendable {
 
     init(capacity: Int = 2000) { self.capacity = capacity }
 
-    func append(_ line: String, function: String) {
-        guard let json = try? JSONValue(parsing: Array(line.utf8)), let message = json["message"]?.stringValue else { return }
+    /// `json`: the line as parsed (nil for one that is not JSON: not kept).
+    func append(_ json: JSONValue?, function: String) {
+        guard let json, let message = json["message"]?.stringValue else { return }
         // `projects/P/traces/ID`, as Cloud Logging wants it: the console links by the ID.
         let trace = json["logging.googleapis.com/trace"]?.stringValue.map { String($0.split(separator: "/").last ?? "") }
         lines.withLock { book in

@@ -31,8 +31,8 @@ final class SeedingSummary: Sendable {
     }
 
     /// True for a function's INFO or DEBUG line (its Cloud Logging JSON) about a seeded document meanwhile.
-    func absorbs(functionLine line: String) -> Bool {
-        guard state.withLock({ $0.active }), let json = try? JSONValue(parsing: Array(line.utf8)),
+    func absorbs(functionLine json: JSONValue?) -> Bool {
+        guard state.withLock({ $0.active }), let json,
             let document = json["document"]?.stringValue, ["INFO", "DEBUG"].contains(json["severity"]?.stringValue ?? "INFO")
         else { return false }
         return state.withLock { $0.documents.contains(document) }
