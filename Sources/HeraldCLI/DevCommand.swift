@@ -180,13 +180,13 @@ struct Dev: AsyncParsableCommand {
         let external = firestore.map {
             FirestoreClient(project: chosenProject.value, endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared)
         }
-        let supervisor = DevSupervisor(command: self, cloud: cloud, external: external, ports: ports, console: console)
-        let watcher: [ServiceGroupConfiguration.ServiceConfiguration] =
-            external.map { [.init(service: ExternalFirestoreWatcher(firestore: $0, cloud: cloud))] } ?? []
+        let watcher = external.map { ExternalFirestoreWatcher(firestore: $0, cloud: cloud) }
+        let supervisor = DevSupervisor(command: self, cloud: cloud, external: external, watcher: watcher, ports: ports, console: console)
+        let watching: [ServiceGroupConfiguration.ServiceConfiguration] = watcher.map { [.init(service: $0)] } ?? []
         let group = ServiceGroup(
             configuration: .init(
-                services: watcher + [
-                    .init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler),
+                services: watching + [
+                    .init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler), .init(service: cloud.webChannels),
                     .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))

@@ -41,8 +41,12 @@ final class DevSupervisor: Service, Sendable {
     /// The function processes started, for the console's Functions view.
     let running = Mutex<[FunctionProcess]>([])
 
-    init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, ports: AsyncStream<Int>, console: Console) {
+    /// Polls `external` unless it takes triggers.
+    let watcher: ExternalFirestoreWatcher?
+
+    init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, watcher: ExternalFirestoreWatcher?, ports: AsyncStream<Int>, console: Console) {
         self.external = external
+        self.watcher = watcher
         settings = Settings(
             schema: command.chosenSchema.value, project: command.chosenProject.value,
             origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed,
@@ -82,6 +86,7 @@ final class DevSupervisor: Service, Sendable {
             for (name, trigger, job) in try Self.functions(schema: settings.schema) {
                 if let service = settings.remote[name] { try register(name: name, trigger: trigger, job: job, service: service) }
             }
+            if let external, let watcher { await connectTriggers(external, watcher: watcher, port: port) }
             if let seed = settings.seed {
                 if seed == "demo" { try await seedDemo() } else { try await importDocuments(from: seed, existing: .keep) }
             }
@@ -103,6 +108,22 @@ final class DevSupervisor: Service, Sendable {
         for process in processes { await process.stop() }
         if let directory = settings.exportOnExit { await export(to: directory) }
         await printDeadLetters()
+    }
+
+    /// Registers the triggers with the external Firestore (Google's emulator), or says it will be polled.
+    func connectTriggers(_ external: FirestoreClient, watcher: ExternalFirestoreWatcher, port: Int) async {
+        let emulator = EmulatorTriggers(endpointHost: external.endpointHost, project: settings.project, transport: .shared)
+        do {
+            let count = try await emulator.register(cloud.triggers.all)
+            watcher.exactTriggers.store(true, ordering: .relaxed)
+            console.print(
+                "events  \(external.endpointHost) sends each write's event (\(count) trigger patterns registered); "
+                    + "it must run with --functions_emulator 127.0.0.1:\(port)")
+        } catch {
+            console.print(
+                "events  polling \(external.endpointHost) every 250 ms: it takes no triggers (\(error)); writes between two looks "
+                    + "are one event. Google's emulator takes them.")
+        }
     }
 
     func startFunctions(base: String) async throws -> [FunctionProcess] {

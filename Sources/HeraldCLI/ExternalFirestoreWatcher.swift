@@ -4,15 +4,19 @@ import GoogleClients
 import HeraldCore
 import LocalCloud
 import ServiceLifecycle
+import Synchronization
 
 /// With `herald dev --firestore HOST:PORT` the documents live in another Firestore (Google's
-/// emulator, say), which tells no one about its writes. This watcher polls the collections the
-/// triggers name and turns each difference into the event Eventarc would send. Changes between two
-/// polls coalesce into one event, and the first poll is the baseline.
+/// emulator, say). One that takes triggers (Google's emulator: `EmulatorTriggers`) sends each write's
+/// event itself, and this watcher stays idle. One that does not is polled: the watcher reads the
+/// collections the triggers name and turns each difference into the event Eventarc would send.
+/// Changes between two polls coalesce into one event, and the first poll is the baseline.
 final class ExternalFirestoreWatcher: Service, Sendable {
     let firestore: FirestoreClient
     let cloud: LocalCloud
     let interval: Duration
+    /// Set once the Firestore sends its own events: nothing to poll.
+    let exactTriggers = Atomic<Bool>(false)
 
     init(firestore: FirestoreClient, cloud: LocalCloud, interval: Duration = .milliseconds(250)) {
         self.firestore = firestore
@@ -23,6 +27,10 @@ final class ExternalFirestoreWatcher: Service, Sendable {
     func run() async throws {
         var known: [DocumentName: FirestoreDocument]?
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            if exactTriggers.load(ordering: .relaxed) {
+                try? await Task.sleep(for: interval)
+                continue
+            }
             do {
                 let now = try await snapshot()
                 if let before = known {

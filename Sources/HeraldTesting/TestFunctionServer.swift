@@ -72,10 +72,17 @@ public struct TestResponse: Sendable {
 extension HTTPClient {
     /// POSTs bytes with headers and collects the answer (up to 16 MiB).
     public func post(_ url: String, headers: [String: String] = [:], body: [UInt8], timeout: Duration = .seconds(30)) async throws -> TestResponse {
+        try await send("POST", url, headers: headers, body: body, timeout: timeout)
+    }
+
+    /// Any request, its answer collected (up to 16 MiB), header names lowercased.
+    public func send(_ method: String, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: Duration = .seconds(30))
+        async throws -> TestResponse
+    {
         var request = HTTPClientRequest(url: url)
-        request.method = .POST
+        request.method = .init(rawValue: method)
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(bytes: body))
+        if let body { request.body = .bytes(ByteBuffer(bytes: body)) }
         let response = try await execute(request, timeout: .init(timeout))
         let bytes = try await response.body.collect(upTo: 16 * 1024 * 1024)
         var responseHeaders: [String: String] = [:]

@@ -43,6 +43,8 @@ public final class LocalCloud: Sendable {
     public let triggers: TriggerRegistry
     public let delivery: EventDelivery
     public let scheduler: Scheduler
+    /// The web SDK's streams (WebChannel sessions).
+    public let webChannels: WebChannelSessions
     public let faults = APIFaults()
     /// Counts changes the console shows (writes, deliveries, pushes, job runs, settings), so an open
     /// console learns of them without asking.
@@ -89,6 +91,7 @@ public final class LocalCloud: Sendable {
                 activity.bump()
                 onPush(push)
             })
+        webChannels = WebChannelSessions(logger: logger)
         scheduler = Scheduler(
             identity: identity, httpClient: httpClient, jobs: options.jobs,
             onRun: { run in
@@ -103,8 +106,8 @@ public final class LocalCloud: Sendable {
         set { domain.withLock { $0 = newValue } }
     }
 
-    /// The background work to run beside `application`: trigger delivery and the scheduler.
-    public var services: [any Service] { [delivery, scheduler] }
+    /// The background work to run beside `application`: trigger delivery, the scheduler, WebChannel sessions.
+    public var services: [any Service] { [delivery, scheduler, webChannels] }
 
     /// Closes the database; a temporary one and its key are removed.
     public func close() {
@@ -187,7 +190,7 @@ public final class LocalCloud: Sendable {
     public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router()
         let handler = LocalCloudHandler(cloud: self)
-        for method in [HTTPRequest.Method.get, .post, .patch, .delete, .put] {
+        for method in [HTTPRequest.Method.get, .post, .patch, .delete, .put, .options] {
             router.on("**", method: method) { request, _ in await handler.respond(request) }
             router.on("/", method: method) { request, _ in await handler.respond(request) }
         }
@@ -224,6 +227,13 @@ struct LocalCloudHandler: Sendable {
         }
         let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
         if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Self.response(LocalResponse(refusal)) }
+        if let preflight = CrossOrigin.preflight(local) { return preflight }
+        return CrossOrigin.allowing(headers["origin"], await respond(checked: local))
+    }
+
+    /// A request the guard let in.
+    func respond(checked local: LocalRequest) async -> Response {
+        if let stream = FirestoreWebChannel.stream(of: local) { return await FirestoreWebChannel(handler: self).respond(local, stream: stream) }
         if local.method == "GET", local.segments == ["herald", "export"] { return exportResponse() }
         if local.method == "GET", local.segments == ["herald", "console", "stream"] { return ConsoleFiles.changeStream(cloud.activity) }
         switch await answer(local) {
@@ -345,6 +355,9 @@ struct LocalCloudHandler: Sendable {
             var response = try await metadata(request)
             response.headers["Metadata-Flavor"] = "Google"
             return response
+        case "functions" where s.count == 5 && s[1] == "projects" && s[3] == "triggers":
+            try checkServed(project: s[2])
+            return try await EmulatorEventReceiver(cloud: cloud).handle(request)
         case "herald" where s.count > 1 && s[1] == "console":
             return try await ConsoleAPI(cloud: cloud).handle(request, path: s.dropFirst(2).joined(separator: "/"))
         case "herald":

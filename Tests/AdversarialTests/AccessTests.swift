@@ -115,7 +115,10 @@ import Glibc
     }
 
     /// Any web page the developer opens could POST to `herald dev` (text/plain needs no preflight) and,
-    /// through DNS rebinding, read it. Its keys were written readable by others for a moment.
+    /// through DNS rebinding, read it. A browser names the page on every POST (Fetch: `Origin` for any
+    /// method but GET and HEAD; "null" when it will not say), so a page elsewhere is refused by its
+    /// origin; the web SDK's own text/plain calls to Firestore come from pages on this machine, or from
+    /// React Native, which sends no origin. Its keys were written readable by others for a moment.
     @Test func heraldDevRefusesWebPagesAndKeepsItsKeysPrivate() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("herald-private-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: data) }
@@ -123,8 +126,12 @@ import Glibc
         defer { dev.kill() }
         let documents = "\(dev.base)/v1/projects/e2e/databases/(default)/documents/notes?documentId=n1"
         let body = Array(#"{"fields": {"x": {"integerValue": "1"}}}"#.utf8)
-        let plain = try await HTTPClient.shared.post(documents, headers: ["content-type": "text/plain"], body: body)
-        #expect(plain.status == 415, "\(plain.body)")
+        for origin in ["https://attacker.example", "null", "http://192.168.1.20:8080"] {
+            let plain = try await HTTPClient.shared.post(documents, headers: ["content-type": "text/plain", "origin": origin], body: body)
+            #expect(plain.status == 403, "\(origin): \(plain.body)")
+        }
+        let trigger = try await HTTPClient.shared.post("\(dev.base)/herald/triggers", headers: ["content-type": "text/plain"], body: Array("{}".utf8))
+        #expect(trigger.status == 415, "\(trigger.body)")
         let rebound = try await HTTPClient.shared.post(documents, headers: ["content-type": "application/json", "host": "attacker.example"], body: body)
         #expect(rebound.status == 403, "\(rebound.body)")
         let crossSite = try await HTTPClient.shared.post(

@@ -9,18 +9,8 @@ import Testing
 /// `herald dev`'s console in a real browser: Debian's Chromium driven by Playwright for Python
 /// (`Tests/Python/console_check.py`). The screenshots it saves are in `.build/console-screenshots/`.
 @Suite(.serialized) struct ConsoleBrowserTests {
-    static var chromium: String? {
-        [ProcessInfo.processInfo.environment["HERALD_CHROMIUM"], "/usr/bin/chromium", "/usr/bin/chromium-browser"].compactMap { $0 }
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
     @Test func theConsoleDrivesTheWholeFlowAndShowsEachStep() async throws {
-        let python = try await PythonReference.forTest(importing: "playwright")
-        guard let chromium = Self.chromium else {
-            let message = "no Chromium (apt-get install chromium, or set HERALD_CHROMIUM)"
-            if PythonReference.isRequired { Issue.record(Comment(rawValue: message)) }
-            try skipTest(message)
-        }
+        let (python, chromium) = try await Browser.forTest()
         let answering = Router()
         answering.post("/") { _, _ in Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(string: "{}"))) }
         answering.post("/refuse") { _, _ in Response(status: .internalServerError, body: .init(byteBuffer: .init(string: "not today"))) }

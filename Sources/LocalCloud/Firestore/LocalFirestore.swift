@@ -236,7 +236,8 @@ public final class LocalFirestore: Sendable {
                 }
             }
             current[write.document] = outcome.document
-            let updateTime: Timestamp? = if case .delete = write.operation { commitTime } else { outcome.document?.updateTime }
+            // A delete's result has no update time (WriteResult.update_time: "not set after a delete"), as Google's emulator answers.
+            let updateTime: Timestamp? = if case .delete = write.operation { nil } else { outcome.document?.updateTime }
             results.writeResults.append((updateTime, outcome.transformResults))
         }
         var changes: [Change] = []

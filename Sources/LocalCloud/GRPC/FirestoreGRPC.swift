@@ -7,7 +7,8 @@ import SwiftProtobuf
 /// call's request is read as protobuf, turned into the REST request it stands for (proto3's JSON
 /// mapping is the REST API's format), answered by the same handler — identity, single-project mode,
 /// injected faults, the store, preconditions, transforms, triggers — and the answer turned back into
-/// protobuf. One implementation of Firestore, two wire formats. `Listen` is `FirestoreListen`'s.
+/// protobuf. One implementation of Firestore, two wire formats. The streams are `FirestoreListen` and
+/// `FirestoreWriteStream`, which WebChannel carries too.
 struct FirestoreGRPC: GRPCService {
     static let service = "/google.firestore.v1.Firestore/"
     let handler: LocalCloudHandler
@@ -16,11 +17,11 @@ struct FirestoreGRPC: GRPCService {
         guard method.hasPrefix(Self.service) else { throw .unimplemented("herald dev serves google.firestore.v1.Firestore, not \(method)") }
         let name = String(method.dropFirst(Self.service.count))
         if name == "Listen" {
-            try await FirestoreListen(handler: handler, metadata: metadata).run(requests: requests, responses: responses)
+            try await FirestoreListen(handler: handler, metadata: metadata).run(requests: requests.streamRequests, answers: .grpc(responses))
             return
         }
         if name == "Write" {
-            try await write(requests: requests, metadata: metadata, responses: responses)
+            try await FirestoreWriteStream(handler: handler, metadata: metadata).run(requests: requests.streamRequests, answers: .grpc(responses))
             return
         }
         guard let message = try await Self.only(requests) else { throw .invalidArgument("\(name) takes one request message") }
@@ -104,44 +105,6 @@ struct FirestoreGRPC: GRPCService {
         }
     }
 
-    /// The `Write` stream the mobile SDKs send their writes on: the first request opens it (the answer is
-    /// the stream's id and a token), each later one is a commit of its writes (the answer: their results,
-    /// the commit time and the next token), or with no writes just asks for a token. A stream cannot be
-    /// resumed from an old token: a client opens a new one and sends what was not acknowledged.
-    func write(requests: GRPCRequests, metadata: [String: String], responses: GRPCResponseWriter) async throws(GRPCStatus) {
-        var database: String?
-        var sequence = 0
-        let streamID = FirestoreREST.autoID()
-        for await bytes in requests {
-            let request: Google_Firestore_V1_WriteRequest = try Self.decode(bytes)
-            var response = Google_Firestore_V1_WriteResponse()
-            if let database {
-                guard request.database.isEmpty || request.database == database else {
-                    throw .invalidArgument("a Write stream serves one database, \(database)")
-                }
-                if !request.writes.isEmpty {
-                    var commit = Google_Firestore_V1_CommitRequest()
-                    commit.writes = request.writes
-                    let answer = try await rest("POST", database + "/documents:commit", body: commit, metadata: metadata)
-                    let result = try Self.message(Google_Firestore_V1_CommitResponse.self, answer)
-                    response.writeResults = result.writeResults
-                    response.commitTime = result.commitTime
-                }
-            } else {
-                guard request.streamID.isEmpty else {
-                    throw GRPCStatus(name: "NOT_FOUND", message: "stream \(request.streamID) cannot be resumed here: open a new one")
-                }
-                guard !request.database.isEmpty else { throw .invalidArgument("WriteRequest.database is required on a stream's first request") }
-                guard request.writes.isEmpty else { throw .invalidArgument("a Write stream's first request carries no writes") }
-                database = request.database
-            }
-            sequence += 1
-            response.streamID = streamID
-            response.streamToken = withUnsafeBytes(of: UInt64(sequence).bigEndian) { Data($0) }
-            try await send(response, to: responses)
-        }
-    }
-
     /// The one message of a unary or server-streaming call (nil when the client sent none or several).
     static func only(_ requests: GRPCRequests) async throws(GRPCStatus) -> [UInt8]? {
         var messages: [[UInt8]] = []
@@ -153,7 +116,7 @@ struct FirestoreGRPC: GRPCService {
     }
 
     static func decode<Message: SwiftProtobuf.Message>(_ bytes: [UInt8]) throws(GRPCStatus) -> Message {
-        do { return try Message(serializedBytes: bytes) } catch { throw .invalidArgument("the request is not a \(Message.protoMessageName): \(error)") }
+        try StreamRequest.protobuf(bytes).decode()
     }
 
     static func mask(_ mask: Google_Firestore_V1_DocumentMask?) -> [String: [String]] {

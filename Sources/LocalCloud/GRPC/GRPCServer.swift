@@ -22,14 +22,23 @@ public struct GRPCStatus: Error, Sendable, Equatable, CustomStringConvertible {
     public static func internalError(_ message: String) -> GRPCStatus { GRPCStatus(13, message) }
     public static func unavailable(_ message: String) -> GRPCStatus { GRPCStatus(14, message) }
 
+    static let names = [
+        "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ]
+
     /// The code of a canonical status name (`NOT_FOUND`, …), as Google's REST errors carry it.
     public init(name: String, message: String) {
-        let names = [
-            "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
-            "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-            "UNAUTHENTICATED",
-        ]
-        self.init(names.firstIndex(of: name) ?? 2, message)
+        self.init(Self.names.firstIndex(of: name) ?? 2, message)
+    }
+
+    /// The canonical name of the code (`NOT_FOUND`, …).
+    public var name: String { Self.names.indices.contains(code) ? Self.names[code] : "UNKNOWN" }
+
+    /// The HTTP status Google's APIs answer this code with (google.rpc.Code's mapping).
+    public var httpStatus: Int {
+        [200, 499, 500, 400, 504, 404, 409, 403, 429, 400, 409, 400, 501, 500, 503, 500, 401][Self.names.indices.contains(code) ? code : 2]
     }
 
     public var description: String { "gRPC status \(code): \(message)" }

@@ -15,13 +15,13 @@ struct FirestoreListen {
     let metadata: [String: String]
 
     enum Event: Sendable {
-        case request([UInt8])
+        case request(StreamRequest)
         case requestsEnded
         case feed(ChangeFeed.Next)
         case tick
     }
 
-    func run(requests: GRPCRequests, responses: GRPCResponseWriter) async throws(GRPCStatus) {
+    func run(requests: some AsyncSequence<StreamRequest, Never> & Sendable, answers: StreamAnswers) async throws(GRPCStatus) {
         do { try handler.cloud.identity.authorize(metadata["authorization"]) } catch { throw GRPCStatus(name: error.status, message: error.message) }
         let feed = handler.cloud.firestore.changes
         let subscription = feed.subscribe()
@@ -33,7 +33,7 @@ struct FirestoreListen {
         // And one request at a time, for the same reason: the stream stops reading a client that sends
         // faster than its requests are handled.
         let (requestHandled, requestHandledSink) = AsyncStream.makeStream(of: Void.self)
-        var listener = Listener(handler: handler, responses: responses)
+        var listener = Listener(handler: handler, answers: answers)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var turns = requestHandled.makeAsyncIterator()
@@ -60,8 +60,8 @@ struct FirestoreListen {
             do {
                 for await event in events {
                     switch event {
-                    case .request(let bytes):
-                        try await listener.handle(request: bytes)
+                    case .request(let request):
+                        try await listener.handle(request: request.decode())
                         requestHandledSink.yield()
                     case .requestsEnded: return
                     case .feed(.commit(let commit)):
@@ -84,7 +84,7 @@ struct FirestoreListen {
 /// One Listen stream's targets and what it has sent of each.
 struct Listener {
     let handler: LocalCloudHandler
-    let responses: GRPCResponseWriter
+    let answers: StreamAnswers
     var targets: [Int32: ListenTarget] = [:]
     var database: String?
     /// The time the client's view is consistent at (the last global NO_CHANGE sent).
@@ -93,8 +93,7 @@ struct Listener {
 
     var feed: ChangeFeed { handler.cloud.firestore.changes }
 
-    mutating func handle(request bytes: [UInt8]) async throws {
-        let request: Google_Firestore_V1_ListenRequest = try FirestoreGRPC.decode(bytes)
+    mutating func handle(request: Google_Firestore_V1_ListenRequest) async throws {
         if !request.database.isEmpty {
             if let database, database != request.database { throw GRPCStatus.invalidArgument("a Listen stream serves one database, \(database)") }
             database = request.database
@@ -226,6 +225,6 @@ struct Listener {
     func send(_ response: Google_Firestore_V1_ListenResponse.OneOf_ResponseType) async throws {
         var message = Google_Firestore_V1_ListenResponse()
         message.responseType = response
-        try await responses.send(try message.serializedBytes())
+        try await answers.send(message)
     }
 }
