@@ -60,8 +60,8 @@ struct Dev: AsyncParsableCommand {
     var accessTokenLifetime = 3600
     @Option(
         help: ArgumentHelp(
-            "Keep the documents in this Firestore emulator (e.g. Google's) instead of the embedded one; Herald still delivers the triggers.",
-            valueName: "host:port"))
+            "Keep the documents in this Firestore emulator instead of the embedded one: Google's, started with --functions_emulator at herald dev, sends each write's event (another is polled). 'google' starts Google's emulator.",
+            valueName: "host:port|google"))
     var firestore: String?
     @Flag(help: "Start only the local cloud; register triggers yourself (PUT /herald/triggers).") var noFunctions = false
     @Option(
@@ -98,8 +98,8 @@ struct Dev: AsyncParsableCommand {
             throw ValidationError("--function takes NAME=URL with NAME one of \(DevSupervisor.functionNames.joined(separator: ", ")), not \"\(remote)\"")
         }
         if !(1...3600).contains(accessTokenLifetime) { throw ValidationError("--access-token-lifetime takes 1 to 3600 seconds") }
-        if let firestore, firestore.split(separator: ":").count != 2 || Int(firestore.split(separator: ":").last ?? "") == nil {
-            throw ValidationError("--firestore takes HOST:PORT, not \"\(firestore)\"")
+        if let firestore, firestore != "google", firestore.split(separator: ":").count != 2 || Int(firestore.split(separator: ":").last ?? "") == nil {
+            throw ValidationError("--firestore takes HOST:PORT, or google (Google's emulator, started by herald dev), not \"\(firestore)\"")
         }
     }
 
@@ -161,6 +161,9 @@ struct Dev: AsyncParsableCommand {
         if !ephemeral { Self.announce(dataDirectory: data, fresh: fresh, console: console) }
         options.project = chosenProject.value
         options.singleProject = true
+        let launcher = firestore == "google" ? try GoogleEmulatorLauncher.find() : nil
+        let firestore = launcher?.host ?? firestore
+        options.documentsElsewhere = firestore.map { "http://\($0)" }
         options.delivery.maximumAttempts = maxAttempts
         options.delivery.maximumBackoff = .seconds(max(1, maxBackoff))
         options.accessTokenLifetime = TimeInterval(accessTokenLifetime)
@@ -181,7 +184,8 @@ struct Dev: AsyncParsableCommand {
             FirestoreClient(project: chosenProject.value, endpoint: "http://\($0)", credentials: EmulatorCredentials(), httpClient: .shared)
         }
         let watcher = external.map { ExternalFirestoreWatcher(firestore: $0, cloud: cloud) }
-        let supervisor = DevSupervisor(command: self, cloud: cloud, external: external, watcher: watcher, ports: ports, console: console)
+        let supervisor = DevSupervisor(
+            command: self, cloud: cloud, external: external, watcher: watcher, emulator: launcher, ports: ports, console: console)
         let watching: [ServiceGroupConfiguration.ServiceConfiguration] = watcher.map { [.init(service: $0)] } ?? []
         let group = ServiceGroup(
             configuration: .init(

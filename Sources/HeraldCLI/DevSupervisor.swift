@@ -8,6 +8,7 @@ import HeraldCore
 import HeraldRuntime
 import LocalCloud
 import ServiceLifecycle
+import Supervision
 import Synchronization
 
 /// Once the local cloud listens: starts each function as a process, registers its trigger, seeds,
@@ -44,9 +45,16 @@ final class DevSupervisor: Service, Sendable {
     /// Polls `external` unless it takes triggers.
     let watcher: ExternalFirestoreWatcher?
 
-    init(command: Dev, cloud: LocalCloud, external: FirestoreClient?, watcher: ExternalFirestoreWatcher?, ports: AsyncStream<Int>, console: Console) {
+    /// Google's emulator to start first (`--firestore google`).
+    let emulator: GoogleEmulatorLauncher?
+
+    init(
+        command: Dev, cloud: LocalCloud, external: FirestoreClient?, watcher: ExternalFirestoreWatcher?, emulator: GoogleEmulatorLauncher?,
+        ports: AsyncStream<Int>, console: Console
+    ) {
         self.external = external
         self.watcher = watcher
+        self.emulator = emulator
         settings = Settings(
             schema: command.chosenSchema.value, project: command.chosenProject.value,
             origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed,
@@ -79,7 +87,12 @@ final class DevSupervisor: Service, Sendable {
         cloud.consoleDomain = DemoConsole(world: DemoWorld(schema: try Schema.named(settings.schema), project: settings.project), supervisor: self)
         let base = "http://127.0.0.1:\(port)"
         var processes: [FunctionProcess] = []
+        var emulatorProcess: ChildProcess?
         do {
+            if let emulator {
+                console.print("firestore  starting Google's Firestore emulator on \(emulator.host) (sending its events to 127.0.0.1:\(port))")
+                emulatorProcess = try await emulator.start(functionsHost: "127.0.0.1:\(port)")
+            }
             if let importPath = settings.importPath { try await importDocuments(from: importPath, existing: .replace) }
             if settings.startFunctions { processes = try await startFunctions(base: base) }
             running.withLock { [processes] in $0 = processes }
@@ -107,22 +120,22 @@ final class DevSupervisor: Service, Sendable {
         for process in processes { process.markStopping() }
         for process in processes { await process.stop() }
         if let directory = settings.exportOnExit { await export(to: directory) }
+        if let emulatorProcess { _ = await emulatorProcess.stop() }
         await printDeadLetters()
     }
 
     /// Registers the triggers with the external Firestore (Google's emulator), or says it will be polled.
     func connectTriggers(_ external: FirestoreClient, watcher: ExternalFirestoreWatcher, port: Int) async {
-        let emulator = EmulatorTriggers(endpointHost: external.endpointHost, project: settings.project, transport: .shared)
+        let emulator = EmulatorTriggers(firestore: external, project: settings.project, transport: .shared)
         do {
-            let count = try await emulator.register(cloud.triggers.all)
+            let count = try await emulator.connect(cloud.triggers.all, probes: cloud.emulatorProbes)
             watcher.exactTriggers.store(true, ordering: .relaxed)
             console.print(
-                "events  \(external.endpointHost) sends each write's event (\(count) trigger patterns registered); "
-                    + "it must run with --functions_emulator 127.0.0.1:\(port)")
+                "events  \(external.endpointHost) sends each write's event (\(count) trigger patterns registered with it)")
         } catch {
             console.print(
-                "events  polling \(external.endpointHost) every 250 ms: it takes no triggers (\(error)); writes between two looks "
-                    + "are one event. Google's emulator takes them.")
+                "events  polling \(external.endpointHost) every 250 ms, so writes between two looks are one event: \(error). "
+                    + "Google's emulator started with --functions_emulator 127.0.0.1:\(port) sends each write's event.")
         }
     }
 

@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldHTTPClient
 import LocalCloud
 import NIOCore
@@ -9,32 +10,56 @@ import NIOHTTP1
 /// registers them with Google's emulator: one Eventarc trigger per document pattern (`written`, so the
 /// local cloud's own routing tells created, updated and deleted apart), whose events the emulator posts
 /// to `/functions/projects/P/triggers/KEY` on its `--functions_emulator` host — this local cloud. Then
-/// every write is one event, as in production. A Firestore that takes no triggers is polled instead.
+/// every write is one event, as in production. Whether the events come here is checked with a probe
+/// document; a Firestore that takes no triggers, or sends their events elsewhere, is polled instead.
 struct EmulatorTriggers {
-    let endpointHost: String
+    let firestore: FirestoreClient
     let project: String
     let transport: HTTPTransport
+    var endpointHost: String { firestore.endpointHost }
+
+    static let probeCollection = "herald-probe"
+
+    /// Registers every pattern and the probe, then writes and deletes a probe document: true once its
+    /// event has come back (`probes` counts them), false when none comes within `wait`.
+    func connect(_ triggers: [TriggerRegistration], probes: ActivityCounter, wait: Duration = .seconds(3)) async throws -> Int {
+        let count = try await register(triggers)
+        try await register(pattern: "\(Self.probeCollection)/{probe}", key: "herald-probe")
+        let before = probes.current
+        let probe = try firestore.name("\(Self.probeCollection)/\(UUID().uuidString)")
+        _ = try await firestore.commit([Write(.update(probe, fields: ["at": .string("herald dev's trigger check")], mask: nil))])
+        _ = try? await firestore.commit([Write(.delete(probe))])
+        let deadline = ContinuousClock.now + wait
+        while probes.current == before, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        guard probes.current > before else {
+            throw NoTriggers(reason: "it took the triggers but sent no event for a probe write: start it with --functions_emulator at herald dev's address")
+        }
+        return count
+    }
 
     /// Registers a trigger for each pattern; throws with the Firestore's answer when it takes none.
     func register(_ triggers: [TriggerRegistration]) async throws -> Int {
         let patterns = Set(triggers.map(\.pattern)).sorted()
         for (index, pattern) in patterns.enumerated() {
-            let key = "herald-\(index)-" + pattern.filter { $0.isLetter || $0.isNumber }.prefix(40)
-            let body: JSONValue = [
-                "eventType": "google.cloud.firestore.document.v1.written", "database": "(default)", "namespace": "(default)",
-                "document": ["value": .string(pattern), "matchType": "PATH_PATTERN"],
-            ]
-            var headers = HTTPHeaders()
-            headers.add(name: "content-type", value: "application/json")
-            let request = HTTPRequest(
-                method: .POST, url: "http://\(endpointHost)/emulator/v1/projects/\(project)/eventarcTrigger?eventarcTriggerId=\(key)", headers: headers,
-                body: ByteBuffer(string: body.serialized()))
-            let answer = try await transport.execute(request, timeout: .seconds(10))
-            guard (200..<300).contains(Int(answer.status.code)) else {
-                throw NoTriggers(reason: "it answered \(answer.status.code) to a trigger registration: \(String(buffer: answer.body).prefix(200))")
-            }
+            try await register(pattern: pattern, key: "herald-\(index)-" + pattern.filter { $0.isLetter || $0.isNumber }.prefix(40))
         }
         return patterns.count
+    }
+
+    func register(pattern: String, key: String) async throws {
+        let body: JSONValue = [
+            "eventType": "google.cloud.firestore.document.v1.written", "database": "(default)", "namespace": "(default)",
+            "document": ["value": .string(pattern), "matchType": "PATH_PATTERN"],
+        ]
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: "application/json")
+        let request = HTTPRequest(
+            method: .POST, url: "http://\(endpointHost)/emulator/v1/projects/\(project)/eventarcTrigger?eventarcTriggerId=\(key)", headers: headers,
+            body: ByteBuffer(string: body.serialized()))
+        let answer = try await transport.execute(request, timeout: .seconds(10))
+        guard (200..<300).contains(Int(answer.status.code)) else {
+            throw NoTriggers(reason: "it answered \(answer.status.code) to a trigger registration: \(String(buffer: answer.body).prefix(200))")
+        }
     }
 
     struct NoTriggers: Error, CustomStringConvertible {

@@ -16,10 +16,11 @@ public enum GoogleFirestoreEmulator {
 
     /// Starts the emulator on a free port, waits until it answers, runs `body` with its `HOST:PORT`,
     /// and stops it. One emulator runs at a time: each is a JVM, and these machines have 2 cores.
-    public static func run<T>(_ body: (String) async throws -> T) async throws -> T {
+    /// `arguments`: more of the emulator's own (`--functions_emulator=HOST:PORT`).
+    public static func run<T>(arguments: [String] = [], _ body: (String) async throws -> T) async throws -> T {
         await EmulatorTurn.shared.acquire()
         do {
-            let result = try await startAndRun(body)
+            let result = try await startAndRun(arguments: arguments, body)
             await EmulatorTurn.shared.release()
             return result
         } catch {
@@ -28,10 +29,10 @@ public enum GoogleFirestoreEmulator {
         }
     }
 
-    static func startAndRun<T>(_ body: (String) async throws -> T) async throws -> T {
+    static func startAndRun<T>(arguments: [String], _ body: (String) async throws -> T) async throws -> T {
         for _ in 0..<3 {
             let port = try freePort()
-            let process = try await launch(port: port)
+            let process = try await launch(port: port, arguments: arguments)
             // The port is free when chosen, not when Java binds it: if another process took it, ours exits.
             guard await waitUntilServing(port: port, process: process), !process.hasExited else {
                 await process.stop()
@@ -47,13 +48,13 @@ public enum GoogleFirestoreEmulator {
 
     /// Java is started directly, as the launcher script would, because the script does not `exec` it:
     /// stopping the script would leave Java running and holding the test runner's output open.
-    static func launch(port: Int) async throws -> ChildProcess {
+    static func launch(port: Int, arguments: [String] = []) async throws -> ChildProcess {
         try await ChildProcess.start(
             "/usr/bin/env",
             arguments: [
                 "java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
                 "start", "--host=127.0.0.1", "--port=\(port)",
-            ],
+            ] + arguments,
             output: .discarded)
     }
 

@@ -28,6 +28,9 @@ public struct LocalCloudOptions: Sendable {
     /// served (`herald dev`: its functions read one project, so another's documents would fire triggers
     /// that find nothing). Off, any project is served, as tests use it.
     public var singleProject = false
+    /// Where the documents live when not here (`herald dev --firestore`: `http://HOST:PORT`): the
+    /// console reads and writes them there, through that Firestore's REST API.
+    public var documentsElsewhere: String?
 
     public init() {}
 }
@@ -46,6 +49,8 @@ public final class LocalCloud: Sendable {
     /// The web SDK's streams (WebChannel sessions).
     public let webChannels: WebChannelSessions
     public let faults = APIFaults()
+    /// Events of `herald dev`'s probe trigger received from Google's emulator (`EmulatorEventReceiver`).
+    public let emulatorProbes = ActivityCounter()
     /// Counts changes the console shows (writes, deliveries, pushes, job runs, settings), so an open
     /// console learns of them without asking.
     public let activity: ActivityCounter
@@ -357,7 +362,7 @@ struct LocalCloudHandler: Sendable {
             return response
         case "functions" where s.count == 5 && s[1] == "projects" && s[3] == "triggers":
             try checkServed(project: s[2])
-            return try await EmulatorEventReceiver(cloud: cloud).handle(request)
+            return try await EmulatorEventReceiver(cloud: cloud).handle(request, key: s[4])
         case "herald" where s.count > 1 && s[1] == "console":
             return try await ConsoleAPI(cloud: cloud).handle(request, path: s.dropFirst(2).joined(separator: "/"))
         case "herald":
@@ -369,7 +374,12 @@ struct LocalCloudHandler: Sendable {
             return try ConsoleFiles.file("index.html")
         case nil:
             // Google's auth libraries find a metadata server by this header on `GET /` (google-auth's `ping`).
-            var response = LocalResponse(json: ["service": "herald local cloud", "project": .string(cloud.options.project)])
+            var about: JSONValue = ["service": "herald local cloud", "project": .string(cloud.options.project)]
+            if let elsewhere = cloud.options.documentsElsewhere, case .object(var members) = about {
+                members["firestore"] = .string(elsewhere)
+                about = .object(members)
+            }
+            var response = LocalResponse(json: about)
             response.headers["Metadata-Flavor"] = "Google"
             return response
         default:

@@ -137,7 +137,8 @@ import Testing
         }
         // The README's test command is SwiftPM's.
         help += try await ProcessRunner.run(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "test", "--help"]).stdoutText
-        let known = Self.matches(#"(--[a-z][a-z-]+)"#, in: help)
+        // And gcloud's, where the docs start Google's emulator (`gcloud emulators firestore start`).
+        let known = Self.matches(#"(--[a-z][a-z-]+)"#, in: help).union(["--host-port"])
         #expect(known.contains("--export-on-exit") && known.contains("--documents"))
         for document in ["README.md", "docs/local-cloud.md", "docs/functions.md"] {
             let named = Self.matches(#"(?:^|[\s`(\[])(--[a-z][a-z-]+)"#, in: try Self.text(document))

@@ -10,10 +10,18 @@ import Foundation
 /// CloudEvents whose body is the base64 text of the protobuf, with `projects/` doubled in `ce-source`
 /// (firebase-tools mends both before calling a function); both are mended here.
 struct EmulatorEventReceiver {
+    /// The trigger `herald dev` registers to learn whether the emulator sends events here at all (it
+    /// does only when started with `--functions_emulator` at this address): counted, not delivered.
+    static let probeKey = "herald-probe"
+
     let cloud: LocalCloud
 
-    func handle(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
+    func handle(_ request: LocalRequest, key: String) async throws(LocalAPIError) -> LocalResponse {
         guard request.method == "POST" else { throw .notFound("the functions emulator's trigger endpoint takes POST") }
+        if key == Self.probeKey {
+            cloud.emulatorProbes.bump()
+            return LocalResponse(json: [:])
+        }
         var headers = request.headers
         if let source = headers["ce-source"] { headers["ce-source"] = source.replacingOccurrences(of: "/projects/projects/", with: "/projects/") }
         var body = request.body

@@ -3,7 +3,7 @@
 "use strict";
 
 const $ = (selector, root = document) => root.querySelector(selector);
-const state = { eventFilter: { function: "", outcome: "", search: "" }, logFilter: { function: "", severity: "", search: "" }, view: "events", project: "", openEvents: new Set(), expanded: new Set(), documentPath: null, editing: false, highlight: null, world: null };
+const state = { eventFilter: { function: "", outcome: "", search: "" }, logFilter: { function: "", severity: "", search: "" }, view: "events", project: "", firestore: "", openEvents: new Set(), expanded: new Set(), documentPath: null, editing: false, highlight: null, world: null };
 
 function el(tag, attributes = {}, ...children) {
   const node = document.createElement(tag);
@@ -37,7 +37,9 @@ function toast(message, isError = false) {
 }
 
 const time = (seconds) => new Date(seconds * 1000).toLocaleTimeString([], { hour12: false });
-const documents = () => `/v1/projects/${encodeURIComponent(state.project)}/databases/(default)/documents`;
+// The documents: here, or in the Firestore `herald dev --firestore` keeps them in (its REST API, which
+// answers this page's CORS preflights).
+const documents = () => `${state.firestore}/v1/projects/${encodeURIComponent(state.project)}/databases/(default)/documents`;
 const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
 
 // MARK: Views and live updates
@@ -151,7 +153,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   try {
     const info = await api("/");
     state.project = info.project;
-    $("#project").textContent = `project ${info.project}`;
+    state.firestore = info.firestore || "";
+    $("#project").textContent = info.firestore ? `project ${info.project} · documents in ${info.firestore}` : `project ${info.project}`;
     await renderComposer();
   } catch (error) { toast(error.message, true); }
   show(location.hash.slice(1) || "events");
