@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Real-time listeners under load, `herald dev` beside Google's Firestore emulator, in one run.
 
-Usage: Benchmarks/listen_load.py HERALD_BINARY [SECONDS]
+Usage: Benchmarks/listen_load.py HERALD_BINARY [SECONDS] [grpc|webchannel]
   (run with a Python that has google-cloud-firestore: .venv/bin/python, from Tests/Python/requirements.txt)
 
-For each backend: 100 query listeners (google-cloud-firestore's `on_snapshot`, its default gRPC
-transport) over 200 documents, two per listener; 8 writers commit batches of 10 increments,
+For each backend: 100 query listeners over 200 documents, two per listener — google-cloud-firestore's
+`on_snapshot` on its default gRPC transport, or (webchannel) 100 WebChannel sessions read on streaming
+back channels as the web SDK reads them (Tests/Python/webchannel_load.py); 8 writers commit batches of 10 increments,
 first paced at 1,000 writes/s for SECONDS (default 30), then as fast as they go for 10 s. After each,
 how long until every listener holds exactly what is stored (30 s at most). Prints writes/s, whether
 and when all converged, the server's resident memory before and at its peak, and the CPU the
@@ -25,6 +26,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECK = os.path.join(ROOT, "Tests/Python/listen_check.py")
+WEBCHANNEL = os.path.join(ROOT, "Tests/Python/webchannel_load.py")
 GOOGLE_JAR = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
 
 
@@ -76,10 +78,12 @@ def start_google(port):
     return process, "listen-load"
 
 
-def load(pid, port, project, seconds, rate):
+def load(pid, port, project, seconds, rate, transport):
     before_cpu = cpu_seconds(pid)
     started = time.perf_counter()
-    client = subprocess.run([sys.executable, CHECK, project, "load", str(seconds), str(rate)],
+    command = ([sys.executable, WEBCHANNEL, project, str(seconds), str(rate)] if transport == "webchannel"
+               else [sys.executable, CHECK, project, "load", str(seconds), str(rate)])
+    client = subprocess.run(command,
                             env={**os.environ, "FIRESTORE_EMULATOR_HOST": f"127.0.0.1:{port}"},
                             capture_output=True, text=True, timeout=600)
     if client.returncode != 0:
@@ -90,7 +94,7 @@ def load(pid, port, project, seconds, rate):
     return result
 
 
-def measure(name, start, seconds):
+def measure(name, start, seconds, transport):
     port = free_port()
     process, project = start(port)
     try:
@@ -99,7 +103,7 @@ def measure(name, start, seconds):
         runs = []
         for rate, duration in ((1000, seconds), (0, 10)):
             client_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            result = load(process.pid, port, project, duration, rate)
+            result = load(process.pid, port, project, duration, rate, transport)
             client_after = resource.getrusage(resource.RUSAGE_CHILDREN)
             result["clientCPU"] = (client_after.ru_utime + client_after.ru_stime) - (client_before.ru_utime + client_before.ru_stime)
             result["rate"] = rate
@@ -116,13 +120,15 @@ def measure(name, start, seconds):
 def main():
     binary = sys.argv[1]
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 30
+    transport = sys.argv[3] if len(sys.argv) > 3 else "grpc"
     data = tempfile.mkdtemp(prefix="herald-listen-load-")
-    results = [measure("herald dev", lambda port: start_herald(binary, port, data), seconds)]
+    results = [measure("herald dev", lambda port: start_herald(binary, port, data), seconds, transport)]
     if os.path.exists(GOOGLE_JAR):
-        results.append(measure("Google's emulator", start_google, seconds))
+        results.append(measure("Google's emulator", start_google, seconds, transport))
     else:
         print("Google's emulator is not installed: Herald alone", file=sys.stderr)
     shutil.rmtree(data, ignore_errors=True)
+    print(f"Listeners on {transport}")
     print("| backend | writers | writes/s | all 100 converged | seconds to converge | server CPU s | client CPU s |")
     print("|---|---|---|---|---|---|---|")
     for backend in results:

@@ -27,6 +27,7 @@ from google.cloud import firestore
 from google.cloud.firestore_v1.base_query import FieldFilter
 from google.cloud.firestore_v1.types import firestore as types
 from google.cloud.firestore_v1.types import query as query_types
+from load_support import wait_until
 
 project, mode = sys.argv[1], sys.argv[2]
 db = firestore.Client(project=project)
@@ -35,13 +36,7 @@ lock = threading.Lock()
 
 
 def wait_for(predicate, seconds=10):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        with lock:
-            if predicate():
-                return True
-        time.sleep(0.05)
-    return False
+    return wait_until(lock, predicate, seconds)
 
 
 def snapshots():
@@ -242,8 +237,7 @@ def writestream():
 
 
 def load():
-    import random
-    from concurrent.futures import ThreadPoolExecutor
+    from load_support import write_increments
     seconds = float(sys.argv[3]) if len(sys.argv) > 3 else 5.0
     rate = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0  # writes a second in all; 0: as fast as they go
     items = db.collection("items")
@@ -259,26 +253,7 @@ def load():
 
     watches = [listener(i) for i in range(100)]
     wait_for(lambda: all(len(state) == 2 for state in latest), 60)
-    writes = [0] * 8
-    stop = time.monotonic() + seconds
-
-    def writer(w):
-        rng = random.Random(w)
-        while time.monotonic() < stop:
-            if rate > 0:
-                # Each writer's commits of 10 are paced so that the 8 of them make `rate` writes a second.
-                due = started + (writes[w] / 10 + 1) * 80 / rate
-                time.sleep(max(0.0, due - time.monotonic()))
-            batch = db.batch()
-            for _ in range(10):
-                batch.update(items.document(f"i{rng.randrange(200)}"), {"value": firestore.Increment(1)})
-            batch.commit()
-            writes[w] += 10
-
-    started = time.monotonic()
-    with ThreadPoolExecutor(8) as pool:
-        list(pool.map(writer, range(8)))
-    elapsed = time.monotonic() - started
+    writes, elapsed = write_increments(db, seconds, rate)
     truth = {d.id: d.get("value") for d in items.stream()}
     expected = [{k: v for k, v in truth.items() if int(k[1:]) % 100 == i} for i in range(100)]
     settle = time.monotonic()
@@ -287,7 +262,7 @@ def load():
     for watch in watches:
         watch.unsubscribe()
     wrong = [i for i, (a, b) in enumerate(zip(latest, expected)) if a != b]
-    return {"writesPerSecond": sum(writes) / elapsed, "writes": sum(writes), "converged": converged,
+    return {"writesPerSecond": writes / elapsed, "writes": writes, "converged": converged,
             "secondsToConverge": round(settled, 2), "wrong": len(wrong),
             "example": {"held": latest[wrong[0]], "stored": expected[wrong[0]]} if wrong else None}
 
