@@ -159,6 +159,19 @@ import Testing
         }
     }
 
+    /// On a store nobody has written since the start, a listener is still consistent at a real time:
+    /// the SDKs raise no snapshot at read time 0 (SnapshotVersion.min()), so onSnapshot never fired.
+    @Test func aListenerOnAStoreNotYetWrittenGetsARealReadTime() async throws {
+        try await withLocalCloud { cloud in
+            var client = Client(cloud)
+            _ = try await client.open(Self.documentTarget("chats/none"))
+            let received = try await client.poll(after: 0) { $0.contains { $0.message["targetChange"]?["targetChangeType"]?.stringValue == "CURRENT" } }
+            let current = try #require(received.first { $0.message["targetChange"]?["targetChangeType"]?.stringValue == "CURRENT" })
+            let readTime = try #require(current.message["targetChange"]?["readTime"]?.stringValue)
+            #expect(!readTime.hasPrefix("1970"), "CURRENT at \(readTime)")
+        }
+    }
+
     /// A POST sent again (closure-library retries with the same map ids) is taken once: one target, not
     /// an "already being listened to" error.
     @Test func aPostSentAgainIsTakenOnce() async throws {
@@ -200,6 +213,19 @@ import Testing
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(gone.status == 400 && gone.body == "Unknown SID")
+        }
+    }
+
+    /// A handshake with more messages than a session queues is refused whole, not cut short.
+    @Test func anOversizedHandshakeIsRefused() async throws {
+        try await withLocalCloud { cloud in
+            let client = Client(cloud)
+            let many = (0..<201).map { Self.documentTarget("chats/c\($0)", id: $0 + 1) }
+            let answer = try await HTTPClient.shared.post(
+                "\(client.url)?\(client.query([("RID", "1"), ("CVER", "22")]))", headers: ["content-type": "application/x-www-form-urlencoded"],
+                body: Client.form(many, offset: 0))
+            #expect(answer.status == 400 && answer.body.contains("at most 200 messages"), "\(answer.status) \(answer.body)")
+            #expect(cloud.cloud.webChannels.count == 0)
         }
     }
 

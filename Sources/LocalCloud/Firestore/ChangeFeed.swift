@@ -36,9 +36,13 @@ public final class ChangeFeed: Sendable {
 
     /// `startedAt`: commits before it were made by an earlier process (or another store) and are not
     /// here, so a resume token from before it is answered with a reset.
+    /// Until the first commit, the store is consistent at `startedAt`: a read time of 0 would be
+    /// SnapshotVersion.min() to the SDKs, which raise no snapshot at it (the web SDK's onSnapshot on a
+    /// store nobody has written since the start would never fire).
     public init(startedAt: Timestamp = Timestamp.now()) {
         var state = State()
         state.keptSince = startedAt
+        state.latest = startedAt
         self.state = Mutex(state)
     }
 

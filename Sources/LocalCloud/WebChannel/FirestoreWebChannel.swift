@@ -88,7 +88,11 @@ struct FirestoreWebChannel {
                     code: 503, status: "UNAVAILABLE", message: "herald dev holds \(sessions.maximumSessions) WebChannel sessions already.",
                     retryAfterSeconds: 1))
         }
-        _ = session.receive(body.maps)
+        guard session.receive(body.maps) else {
+            sessions.close(session, .terminated)
+            return Self.error(
+                .invalidArgument("A WebChannel handshake carries at most \(WebChannelSession.queuedRequestsLimit) messages, not \(body.maps.count)."))
+        }
         return Self.text(WebChannelWire.frame(WebChannelWire.handshake(session: session.id)))
     }
 
