@@ -5,7 +5,7 @@ Usage: console_check.py BASE_URL SCREENSHOT_DIR CHROMIUM DEAD_DELIVERY_ID
 Expects `herald dev --seed demo` at BASE_URL with one dead letter (DEAD_DELIVERY_ID) whose trigger now
 answers. Sends a message with the composer, follows its path, Bob's phone, the conversation's new
 fields; edits a document and sees its trigger fire; opens the conversation as Bob; replays the dead
-letter; saves a screenshot of each view (light and dark). Exits non-zero with the reason on failure.
+letter; saves a screenshot of each view (light), and of Events and Firestore in dark at 1400 and 900 px. Exits non-zero with the reason on failure.
 """
 import json
 import os
@@ -232,6 +232,13 @@ def main():
         page.keyboard.press("1")
         page.locator(".event button").first.click()
         page.screenshot(path=f"{shots}/events-dark.png", full_page=True)
+        page.set_viewport_size({"width": 900, "height": 900})
+        overflowing = page.evaluate("[...document.querySelectorAll('.path .stage')].filter((s) => s.scrollWidth > s.clientWidth + 1).length")
+        assert overflowing == 0, f"{overflowing} stages overflow at 900 px, dark"
+        page.screenshot(path=f"{shots}/events-dark-900.png", full_page=True)
+        page.keyboard.press("2")
+        page.click("[data-path='conversations/family']")
+        page.screenshot(path=f"{shots}/firestore-dark-900.png", full_page=True)
 
         browser.close()
         if errors:
