@@ -374,12 +374,9 @@ struct LocalCloudHandler: Sendable {
             return try ConsoleFiles.file("index.html")
         case nil:
             // Google's auth libraries find a metadata server by this header on `GET /` (google-auth's `ping`).
-            var about: JSONValue = ["service": "herald local cloud", "project": .string(cloud.options.project)]
-            if let elsewhere = cloud.options.documentsElsewhere, case .object(var members) = about {
-                members["firestore"] = .string(elsewhere)
-                about = .object(members)
-            }
-            var response = LocalResponse(json: about)
+            var about: [String: JSONValue] = ["service": "herald local cloud", "project": .string(cloud.options.project)]
+            about["firestore"] = cloud.options.documentsElsewhere.map { .string($0) }
+            var response = LocalResponse(json: .object(about))
             response.headers["Metadata-Flavor"] = "Google"
             return response
         default:

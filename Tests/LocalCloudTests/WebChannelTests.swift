@@ -2,7 +2,6 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import HeraldTesting
-import Synchronization
 import Testing
 
 @testable import LocalCloud
@@ -267,7 +266,7 @@ import Testing
         let message = String(repeating: "x", count: 60)
         try await session.send(message)
         try await session.send(message)  // over the limit now: the next one waits
-        let sent = ManagedAtomicFlag()
+        let sent = Flag()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 try await session.send(message)
@@ -315,13 +314,6 @@ import Testing
             #expect(admin.status == 415)
         }
     }
-}
-
-/// A flag set once, read from any task.
-final class ManagedAtomicFlag: Sendable {
-    let value = Mutex(false)
-    func set() { value.withLock { $0 = true } }
-    var isSet: Bool { value.withLock { $0 } }
 }
 
 struct WebChannelTestError: Error, CustomStringConvertible { let description: String }

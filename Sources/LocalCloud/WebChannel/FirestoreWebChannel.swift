@@ -49,9 +49,10 @@ struct FirestoreWebChannel {
         guard let session = sessions.session(sessionID), session.stream == stream else {
             return Self.text("Unknown SID", status: 400)
         }
-        if let acknowledged = query["AID"]?.first.flatMap({ Int($0) }) { session.acknowledge(acknowledged) }
+        let acknowledged = query["AID"]?.first.flatMap { Int($0) }
+        if let acknowledged { session.acknowledge(acknowledged) }
         if request.method == "GET", query["RID"]?.first == "rpc" {
-            return backChannel(session, after: query["AID"]?.first.flatMap { Int($0) } ?? 0, longPolling: query["CI"]?.first == "1")
+            return backChannel(session, after: acknowledged ?? 0, longPolling: query["CI"]?.first == "1")
         }
         guard request.method == "POST" else { return Self.error(.invalidArgument("A WebChannel back channel is GET …&RID=rpc; messages are POSTs.")) }
         let body: WebChannelWire.ForwardBody

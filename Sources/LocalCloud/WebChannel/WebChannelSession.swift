@@ -84,7 +84,7 @@ final class WebChannelSession: Sendable {
             let queued = state.withLock { state -> Bool? in
                 if state.end != nil { return nil }
                 guard state.heldUnits < heldUnitsLimit else { return false }
-                append(message, to: &state)
+                append(payload: "[\(message)]", to: &state)
                 return true
             }
             switch queued {
@@ -105,8 +105,9 @@ final class WebChannelSession: Sendable {
         }
     }
 
-    private func append(_ message: String, to state: inout State, raw: Bool = false) {
-        let text = raw ? WebChannelWire.array(id: state.nextArrayID, payload: message) : WebChannelWire.array(id: state.nextArrayID, message: message)
+    /// `payload`: `[message]` for a stream's message, or WebChannel's own array (`["noop"]`).
+    private func append(payload: String, to state: inout State) {
+        let text = WebChannelWire.array(id: state.nextArrayID, payload: payload)
         state.nextArrayID += 1
         state.arrays.append((state.nextArrayID - 1, text))
         state.heldUnits += text.utf16.count
@@ -114,7 +115,7 @@ final class WebChannelSession: Sendable {
     }
 
     /// WebChannel's keep-alive, an array like any other.
-    func sendNoop() { state.withLock { if $0.end == nil { append(WebChannelWire.noop, to: &$0, raw: true) } } }
+    func sendNoop() { state.withLock { if $0.end == nil { append(payload: WebChannelWire.noop, to: &$0) } } }
 
     /// The stream ended (its last answer, an error if any, is queued): back channels end once they have
     /// sent what is queued.

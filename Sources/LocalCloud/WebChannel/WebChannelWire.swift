@@ -101,8 +101,6 @@ enum WebChannelWire {
     /// `[id, payload]`: the payload is `[message]` for a stream's message, or WebChannel's own array.
     static func array(id: Int, payload: String) -> String { "[\(id),\(payload)]" }
 
-    static func array(id: Int, message: String) -> String { array(id: id, payload: "[\(message)]") }
-
     /// The handshake's answer, array 0: `["c", SID, host prefix, VER, server version, keep-alive ms]`,
     /// as Google's emulator sends it.
     static func handshake(session: String) -> String {
