@@ -1,0 +1,204 @@
+import AsyncHTTPClient
+import FirestoreModel
+import Foundation
+import HeraldTesting
+import Testing
+
+/// Every command in a fenced shell block of README.md and docs/ runs as written, and does what the text
+/// around it says. Each command belongs to one check below (`everyCommandHasItsCheck` fails for a
+/// command nobody runs). Commands run through `/bin/sh` as a reader would paste them, with three
+/// changes a test needs: `swift run NAME` is the executable the suite built (a second `swift run` would
+/// build again while the suite holds the build folder), a command that starts a server gets its own
+/// free port instead of 8787 or 8080 (so the suite never collides with a `herald dev` already running),
+/// and placeholders (`YOUR_PROJECT_ID`, `MESSAGE_ID`) get real values.
+@Suite struct DocumentedCommandsTests {
+    enum Check: String, CaseIterable, Sendable {
+        case demo, invokeInDev, testCommand, pythonReferences, format, deployDryRun, deployForReal, eventFormats, emulator, webApp
+    }
+
+    /// Which check runs a command: (document, a fragment of the command, check). The first match wins.
+    static let owners: [(document: String, fragment: String, check: Check)] = [
+        ("README.md", "swift run herald dev --seed demo --send", .demo),
+        ("README.md", "swift test", .testCommand),
+        ("README.md", "pip install -r Tests/Python/requirements.txt", .pythonReferences),
+        ("docs/architecture.md", "swift format format", .format),
+        ("docs/deploying.md", "--dry-run", .deployDryRun),
+        ("docs/deploying.md", "swift run herald deploy", .deployForReal),
+        ("docs/event-formats.md", "swift run ", .eventFormats),
+        ("docs/local-cloud.md", "swift run herald function onMessageCreated invoke", .invokeInDev),
+        ("docs/local-cloud.md", "cloud_firestore_emulator", .emulator),
+        ("docs/local-cloud.md", "swift run herald dev --seed demo --firestore", .emulator),
+        ("docs/web-apps.md", "swift run herald dev --seed demo --project", .webApp),
+    ]
+
+    static func commands(_ check: Check) throws -> [DocumentedCommand] {
+        let commands = try DocumentedCommand.all().filter { owner(of: $0) == check }
+        try #require(!commands.isEmpty, "the docs no longer have a command for \(check): change its entry in `owners`")
+        return commands
+    }
+
+    static func owner(of command: DocumentedCommand) -> Check? {
+        owners.first { command.document == $0.document && command.text.contains($0.fragment) }?.check
+    }
+
+    @Test func everyCommandHasItsCheck() throws {
+        let commands = try DocumentedCommand.all()
+        #expect(commands.count >= 15, "\(commands)")
+        for command in commands { #expect(Self.owner(of: command) != nil, "nothing runs \(command): give it a check here") }
+        for check in Check.allCases { #expect(commands.contains { Self.owner(of: $0) == check }, "no documented command is left for \(check)") }
+        #expect(try DocumentedCommand.unlabelledShellBlocks().isEmpty, "fence these blocks as ```sh, so they are run")
+    }
+
+    /// README: the demo seeds, sends, pushes "Family • Alice: Dinner at 6pm" to Bob's phone and iPad and to
+    /// Carol, serves the console, stops on Ctrl-C, and a second run says it kept the first's data.
+    /// docs/local-cloud.md's `herald function … invoke --dry-run` runs against it, on the message just sent.
+    @Test func theReadmesDemoRunsAndKeepsItsState() async throws {
+        let command = try #require(try Self.commands(.demo).first)
+        let directory = try Scratch.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dev = try await Background.startDev(command.shell(), in: directory)
+        defer { dev.terminate() }
+        try await dev.waitFor { _ in (try? await dev.pushes().count) == 3 }
+        let pushes = try await dev.pushes()
+        #expect(Set(pushes.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
+        for push in pushes { #expect(push["message"]?["notification"]?["body"] == "Family • Alice: Dinner at 6pm", "\(push)") }
+        #expect(dev.output.components(separatedBy: "\"Family • Alice: Dinner at 6pm\" badge 1").count - 1 == 3, "\(dev.output)")
+        let console = try await HTTPClient.shared.send("GET", "\(dev.base)/", headers: ["accept": "text/html"])
+        #expect(console.status == 200 && console.body.contains("<html"), "the console: \(console.status)")
+
+        try await Self.invokeTheSentMessage(dev)
+
+        #expect(try await dev.interrupt() == 0, "Ctrl-C: \(dev.output.suffix(1000))")
+        let again = try await Background.startDev(command.shell(), in: directory)
+        defer { again.terminate() }
+        try await again.waitFor { $0.contains("seed    demo world:") }
+        #expect(again.output.contains("data    .herald/: kept from an earlier run"), "\(again.output.prefix(1500))")
+        #expect(again.output.contains("--fresh"))
+        #expect(try await again.interrupt() == 0)
+    }
+
+    /// docs/local-cloud.md: `herald function onMessageCreated invoke --document … --dry-run` plans the
+    /// message as Eventarc's event would have it, and writes nothing.
+    static func invokeTheSentMessage(_ dev: Background) async throws {
+        let command = try #require(try commands(.invokeInDev).first)
+        let project = "projects/herald-local/databases/(default)/documents"
+        let listed = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/v1/\(project)/conversations/family/messages").body.utf8))
+        let names = listed["documents"]?.arrayValue?.compactMap { $0["name"]?.stringValue } ?? []
+        let message = try #require(names.first?.split(separator: "/").last.map(String.init), "\(listed)")
+        let bobBefore = try await HTTPClient.shared.get("\(dev.base)/v1/\(project)/users/bob").body
+
+        let result = try await Shell.run(command.shell(["8787": dev.port, "MESSAGE_ID": message]))
+        #expect(result.status == 0, "\(command): \(result.stderr)")
+        let report = try JSONValue(parsing: result.stdout)
+        #expect(report["dryRun"] == true)
+        #expect(report["outcome"]?["status"] == "applied", "\(result.stdoutText.prefix(1000))")
+        #expect(report["pushes"]?.arrayValue?.count == 3)
+        #expect(try await HTTPClient.shared.get("\(dev.base)/v1/\(project)/users/bob").body == bobBefore, "a dry run wrote Bob's document")
+    }
+
+    /// README: CI runs the test command, after making the references' virtual environment with the
+    /// README's own line (so a clean clone runs both as written before every landing). Running either
+    /// here would be the suite within itself, or remaking the environment the other tests are using.
+    @Test(arguments: [Check.testCommand, .pythonReferences])
+    func ciRunsTheReadmesSetupAndTestCommands(check: Check) throws {
+        let command = try #require(try Self.commands(check).first)
+        let ci = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent(".ci/run"), encoding: .utf8)
+        let lines = ci.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        #expect(lines.contains(command.text), ".ci/run does not run `\(command.text)`")
+        if check == .testCommand { #expect(lines.last == command.text, "the README's test command is not the last thing CI does") }
+    }
+
+    /// docs/architecture.md: the formatter command, run on a copy of the tree, changes nothing.
+    @Test func theFormatCommandLeavesTheTreeAsItIs() async throws {
+        let command = try #require(try Self.commands(.format).first)
+        let copy = try Scratch.directory()
+        defer { try? FileManager.default.removeItem(at: copy) }
+        let root = TestPaths.packageRoot
+        let paths = ["Sources", "Tests", "Functions", "Benchmarks", "Fuzz", "Package.swift", ".swift-format"]
+        for path in paths { try FileManager.default.copyItem(at: root.appendingPathComponent(path), to: copy.appendingPathComponent(path)) }
+        let result = try await Shell.run(command.text, in: copy)
+        #expect(result.status == 0, "\(result.stderr.prefix(2000))")
+        var compared = 0
+        for folder in paths.dropLast(2) {
+            let original = root.appendingPathComponent(folder)
+            for case let file as String in FileManager.default.enumerator(atPath: original.path) ?? .init() where file.hasSuffix(".swift") {
+                compared += 1
+                let formatted = try Data(contentsOf: copy.appendingPathComponent(folder).appendingPathComponent(file))
+                #expect(formatted == (try Data(contentsOf: original.appendingPathComponent(file))), "\(folder)/\(file) is not formatted")
+            }
+        }
+        #expect(compared > 100)
+    }
+
+    /// docs/deploying.md: the dry run prints every step and runs none.
+    @Test func theDeployDryRunPrintsItsFourSteps() async throws {
+        let command = try #require(try Self.commands(.deployDryRun).first)
+        let result = try await Shell.run(command.shell(), in: TestPaths.packageRoot)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = result.stdoutText + result.stderr
+        for step in 1...4 { #expect(output.contains("[\(step)/4]"), "\(output.prefix(1000))") }
+        #expect(output.contains("dry run: nothing runs"))
+    }
+
+    /// docs/deploying.md: the deployment itself needs a Google project, its credentials and the
+    /// network. It is the dry run's command without `--dry-run`, so the dry run shows its steps.
+    @Test func theDeploymentIsTheDryRunForReal() throws {
+        let real = try #require(try Self.commands(.deployForReal).first)
+        let dry = try #require(try Self.commands(.deployDryRun).first)
+        #expect(dry.text.replacingOccurrences(of: " --dry-run", with: "") == real.text)
+        try skipTest("`\(real.text)` deploys to Google Cloud: no project, credentials or network here (its dry run is checked)")
+    }
+
+    /// docs/event-formats.md: each `invoke` applies its event, and the sweep writes.
+    @Test func theEventFormatsExamplesApplyAsTheTextSays() async throws {
+        for command in try Self.commands(.eventFormats) {
+            let result = try await Shell.run(command.shell(), in: TestPaths.packageRoot)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            let report = try JSONValue(parsing: result.stdout)
+            if command.text.contains(" invoke ") {
+                #expect(report["outcome"]?["status"] == "applied", "\(command): \(report["outcome"].map { "\($0)" } ?? "")")
+            } else {
+                let written = report["sweeps"]?.objectValue?.values.compactMap { $0["written"]?.int64Value }.reduce(0, +) ?? 0
+                #expect(written > 0, "\(command): \(result.stdoutText.prefix(500))")
+            }
+        }
+    }
+
+    /// docs/web-apps.md: `--project` names the project the app's config has, and the demo is in it.
+    @Test func aWebAppsProjectIsServed() async throws {
+        let command = try #require(try Self.commands(.webApp).first)
+        let directory = try Scratch.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dev = try await Background.startDev(command.shell(["YOUR_PROJECT_ID": "my-chat-app"]), in: directory)
+        defer { dev.terminate() }
+        try await dev.waitFor { $0.contains("seed    demo world:") }
+        #expect(dev.output.contains("(project my-chat-app,"), "\(dev.output.prefix(1500))")
+        let family = try await HTTPClient.shared.get("\(dev.base)/v1/projects/my-chat-app/databases/(default)/documents/conversations/family")
+        #expect(family.status == 200, "\(family.body.prefix(500))")
+        #expect(try await dev.interrupt() == 0)
+    }
+
+    /// docs/local-cloud.md: Google's emulator started with the launcher line, and `herald dev` on it,
+    /// registers its triggers there and says the emulator sends each write's event.
+    @Test func googlesEmulatorStartedAsWrittenSendsHeraldItsEvents() async throws {
+        let commands = try Self.commands(.emulator)
+        try #require(commands.count == 2)
+        let gcloud = try await Shell.run("command -v gcloud && command -v java")
+        if gcloud.status != 0 { try skipTest("gcloud or Java is not installed: the command starts gcloud's Firestore emulator") }
+        let emulatorPort = String(try GoogleFirestoreEmulator.freePort())
+        let devPort = String(try GoogleFirestoreEmulator.freePort())
+        let directory = try Scratch.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ports = ["8080": emulatorPort, "8787": devPort]
+        let emulator = try await Background.start(commands[0].shell(ports), in: directory)
+        defer { emulator.terminate() }
+        try await emulator.waitFor(timeout: .seconds(90)) { _ in
+            (try? await HTTPClient.shared.send("GET", "http://127.0.0.1:\(emulatorPort)/", timeout: .seconds(2)).body.hasPrefix("Ok")) == true
+        }
+        let dev = try await Background.startDev(commands[1].shell(ports) + " --port \(devPort)", in: directory)
+        defer { dev.terminate() }
+        try await dev.waitFor { $0.contains("sends each write's event") || $0.contains("polling") }
+        #expect(dev.output.contains("127.0.0.1:\(emulatorPort) sends each write's event"), "\(dev.output.prefix(2000))")
+        #expect(try await dev.interrupt() == 0)
+    }
+}
