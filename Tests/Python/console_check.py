@@ -180,6 +180,12 @@ def main():
         page.keyboard.type("messages where senderId == alice limit 5")
         page.keyboard.press("Enter")
         expect(page.locator("#query-results")).to_contain_text("Dinner at 6pm")
+        # One row per document, one column per field (the text its own cell, not a line of every field).
+        results = page.locator("#query-results")
+        expect(results.locator("thead th")).to_contain_text(["document", "senderId", "text"])
+        expect(results.locator("td[data-field='text']").filter(has_text="Dinner at 6pm")).to_have_count(1)
+        expect(results.locator("td[data-field='senderId']").first).to_have_text("alice")
+        page.screenshot(path=f"{shots}/query.png", full_page=True)
 
         # Deliveries: replay the dead letter; its trigger answers now.
         page.evaluate("document.activeElement.blur()")
@@ -239,6 +245,12 @@ def main():
         page.keyboard.press("2")
         page.click("[data-path='conversations/family']")
         page.screenshot(path=f"{shots}/firestore-dark-900.png", full_page=True)
+        page.fill("#query-text", "messages where senderId == alice")
+        page.press("#query-text", "Enter")
+        expect(page.locator("#query-results td[data-field='text']").first).to_be_visible()
+        wide = page.evaluate("document.documentElement.scrollWidth > document.documentElement.clientWidth + 1")
+        assert not wide, "the query's results widen the page at 900 px (they scroll in their own box)"
+        page.screenshot(path=f"{shots}/query-dark-900.png", full_page=True)
 
         browser.close()
         if errors:

@@ -246,9 +246,44 @@ async function renderQuery(text) {
   }
   if (state.editing || state.query !== text) return;
   const found = results.filter((r) => r.document).map((r) => r.document);
+  const { columns, more } = resultColumns(found);
+  // One collection's documents: its path said once, above the table, not on every row.
+  const parents = new Set(found.map((document) => parentOf(relative(document.name))));
+  const shared = parents.size === 1 ? [...parents][0] : null;
   $("#document").replaceChildren(
     el("h2", {}, `${found.length} document${found.length === 1 ? "" : "s"}`, el("span", { class: "muted mono" }, `  ${text}`)),
-    el("table", { class: "fields", id: "query-results" }, found.map((document) => el("tr", {},
-      el("td", { class: "name" }, documentLink(relative(document.name))),
-      el("td", { class: "value mono" }, Object.entries(document.fields || {}).map(([k, v]) => `${k}: ${display(v)}`).join("  ·  "))))));
+    shared ? el("div", { class: "muted mono" }, `in ${shared}`) : null,
+    el("div", { class: "results" }, el("table", { class: "table query-results", id: "query-results" },
+      el("thead", {}, el("tr", {}, el("th", {}, "document"), columns.map((name) => el("th", { class: "mono" }, name)), more ? el("th", {}, "more") : null)),
+      el("tbody", {}, found.map((document) => resultRow(document, columns, more, !shared))))));
+}
+
+// A column for each of the fields most results have (the first seven), by name, Herald's own
+// bookkeeping (`herald…`) last; the rest are counted per row and shown whole when the document is opened.
+function resultColumns(found) {
+  const counts = new Map();
+  for (const document of found) for (const name of Object.keys(document.fields || {})) counts.set(name, (counts.get(name) || 0) + 1);
+  const names = [...counts.keys()].sort((a, b) => counts.get(b) - counts.get(a) || a.localeCompare(b));
+  const herald = (name) => name.startsWith("herald");
+  const columns = names.slice(0, 7).sort((a, b) => herald(a) - herald(b) || a.localeCompare(b));
+  return { columns, more: names.length > columns.length };
+}
+
+const parentOf = (path) => path.split("/").slice(0, -1).join("/");
+
+function resultRow(document, columns, more, showParent) {
+  const path = relative(document.name);
+  const fields = document.fields || {};
+  const cells = columns.map((name) => {
+    if (!(name in fields)) return el("td", { class: "muted" }, "—");
+    const shown = display(fields[name]).replace(/\s+/g, " ");
+    return el("td", { class: "mono", "data-field": name, title: shown }, shown.length > 60 ? shown.slice(0, 59) + "…" : shown);
+  });
+  const others = Object.keys(fields).filter((name) => !columns.includes(name));
+  const link = documentLink(path);
+  link.textContent = path.split("/").pop();
+  return el("tr", { "data-path": path },
+    el("td", {}, link, showParent ? el("div", { class: "muted mono parent" }, parentOf(path)) : null),
+    cells,
+    more ? el("td", { class: "muted", title: others.join(", ") }, others.length ? `${others.length} field${others.length === 1 ? "" : "s"}` : "") : null);
 }
