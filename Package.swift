@@ -137,7 +137,7 @@ let package = Package(
         .target(
             name: "LocalCloud",
             dependencies: [
-                "FirestoreModel", "FirestoreEvents", "FirestoreProtos", "HeraldHTTPClient",
+                "FirestoreModel", "FirestoreEvents", "FirestoreProtos", "HeraldHTTPClient", "Supervision",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldRuntime
+import LocalCloud
 import Supervision
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// Present on Herald's build machines, absent elsewhere: tests that need it skip with a message then.
 public enum GoogleFirestoreEmulator {
     public static let launcher = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud_firestore_emulator"
-    static let jar = "/usr/lib/google-cloud-sdk/platform/cloud-firestore-emulator/cloud-firestore-emulator.jar"
+    static let jar = GoogleEmulatorLauncher.candidates[0]
 
     public static var isInstalled: Bool { FileManager.default.fileExists(atPath: jar) }
 
@@ -18,9 +19,14 @@ public enum GoogleFirestoreEmulator {
     /// and stops it. One emulator runs at a time: each is a JVM, and these machines have 2 cores.
     /// `arguments`: more of the emulator's own (`--functions_emulator=HOST:PORT`).
     public static func run<T>(arguments: [String] = [], _ body: (String) async throws -> T) async throws -> T {
+        try await takingTurn { try await startAndRun(arguments: arguments, body) }
+    }
+
+    /// Runs `body` while no other test runs an emulator (for a test that starts one its own way).
+    public static func takingTurn<T>(_ body: () async throws -> T) async throws -> T {
         await EmulatorTurn.shared.acquire()
         do {
-            let result = try await startAndRun(arguments: arguments, body)
+            let result = try await body()
             await EmulatorTurn.shared.release()
             return result
         } catch {
@@ -46,33 +52,12 @@ public enum GoogleFirestoreEmulator {
         throw RawHTTPError("Google's Firestore emulator did not start")
     }
 
-    /// Java is started directly, as the launcher script would, because the script does not `exec` it:
-    /// stopping the script would leave Java running and holding the test runner's output open.
     static func launch(port: Int, arguments: [String] = []) async throws -> ChildProcess {
-        try await ChildProcess.start(
-            "/usr/bin/env",
-            arguments: [
-                "java", "-Duser.language=en", "-cp", jar, "com.google.cloud.datastore.emulator.firestore.CloudFirestore",
-                "start", "--host=127.0.0.1", "--port=\(port)",
-            ] + arguments,
-            output: .discarded)
+        try await GoogleEmulatorLauncher(jar: jar, port: port).launch(arguments: arguments)
     }
 
     static func waitUntilServing(port: Int, process: ChildProcess) async -> Bool {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, !process.hasExited {
-            let answered = try? await offThePool {
-                let connection = try RawHTTPConnection(port: port)
-                try connection.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-                // The emulator's own answer, not just any server's: while Java starts (seconds), another
-                // test's server can take the port, and its 404s would be taken for the emulator's.
-                let answer = connection.readAll(timeout: 2)
-                return answer.hasPrefix("HTTP/1.1 200") && answer.contains("\r\n\r\nOk")
-            }
-            if answered == true { return true }
-            try? await Task.sleep(for: .milliseconds(200))
-        }
-        return false
+        await GoogleEmulatorLauncher.waitUntilServing(port: port, process: process)
     }
 
     public static func freePort() throws -> Int { try freeLoopbackPort() }

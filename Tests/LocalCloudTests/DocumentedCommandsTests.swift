@@ -190,15 +190,17 @@ import Testing
         let directory = try Scratch.directory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let ports = ["8080": emulatorPort, "8787": devPort]
-        let emulator = try await Background.start(commands[0].shell(ports), in: directory)
-        defer { emulator.terminate() }
-        try await emulator.waitFor(timeout: .seconds(90)) { _ in
-            (try? await HTTPClient.shared.send("GET", "http://127.0.0.1:\(emulatorPort)/", timeout: .seconds(2)).body.hasPrefix("Ok")) == true
+        try await GoogleFirestoreEmulator.takingTurn {
+            let emulator = try await Background.start(commands[0].shell(ports), in: directory)
+            defer { emulator.terminate() }
+            try await emulator.waitFor(timeout: .seconds(90)) { _ in
+                (try? await HTTPClient.shared.send("GET", "http://127.0.0.1:\(emulatorPort)/", timeout: .seconds(2)).body.hasPrefix("Ok")) == true
+            }
+            let dev = try await Background.startDev(commands[1].shell(ports) + " --port \(devPort)", in: directory)
+            defer { dev.terminate() }
+            try await dev.waitFor { $0.contains("sends each write's event") || $0.contains("polling") }
+            #expect(dev.output.contains("127.0.0.1:\(emulatorPort) sends each write's event"), "\(dev.output.prefix(2000))")
+            #expect(try await dev.interrupt() == 0)
         }
-        let dev = try await Background.startDev(commands[1].shell(ports) + " --port \(devPort)", in: directory)
-        defer { dev.terminate() }
-        try await dev.waitFor { $0.contains("sends each write's event") || $0.contains("polling") }
-        #expect(dev.output.contains("127.0.0.1:\(emulatorPort) sends each write's event"), "\(dev.output.prefix(2000))")
-        #expect(try await dev.interrupt() == 0)
     }
 }
