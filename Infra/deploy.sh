@@ -61,8 +61,14 @@ case "$REPOSITORY$TAG" in *[!a-zA-Z0-9./:_-]*) echo "error: REPOSITORY and TAG m
 FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
 HERE=$(cd "$(dirname "$0")" && pwd)
 INDEXES="$HERE/firestore/$SCHEMA.indexes.json"
-RENDERED=${HERALD_RENDER_DIR:-$(mktemp -d)}
-mkdir -p "$RENDERED"
+# The rendered manifests: kept in HERALD_RENDER_DIR when it is set, else in a temporary folder removed at the end.
+if [ -n "${HERALD_RENDER_DIR:-}" ]; then
+  RENDERED=$HERALD_RENDER_DIR
+  mkdir -p "$RENDERED"
+else
+  RENDERED=$(mktemp -d)
+  trap 'rm -rf "$RENDERED"' EXIT
+fi
 
 # FUNCTIONS, PUSHING, callers_of, herald_triggers and herald_jobs, written from the code's catalog of functions.
 # shellcheck source=Infra/functions.sh

@@ -35,6 +35,23 @@ import Testing
         #expect(run.stdoutText.contains("dry run done: 4 steps printed"))
     }
 
+    /// deploy.sh renders the services' manifests into a temporary folder: gone at the end (each dry run
+    /// used to leave one behind).
+    @Test func aDryRunLeavesNoTemporaryFolder() async throws {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("herald-deploy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary.path
+        environment["HERALD_RENDER_DIR"] = nil
+        let run = try await ProcessRunner.run(
+            TestPaths.executable("herald"), ["deploy", "my-project", "europe-west1", "--dry-run", "--package-path", TestPaths.packageRoot.path],
+            environment: environment)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stdoutText.contains("rendered into \(temporary.path)/"), "\(run.stdoutText.prefix(3000))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
+    }
+
     @Test func anOwnRepositoryIsUsedAsItIs() async throws {
         let run = try await Self.deploy(["my-project", "us-central1", "--repository", "us-docker.pkg.dev/other/images", "--dry-run"])
         #expect(run.status == 0, "\(run.stderr)")
