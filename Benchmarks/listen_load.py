@@ -117,6 +117,13 @@ def measure(name, start, seconds, transport):
             process.kill()
 
 
+def client_libraries():
+    """The Python stack the listeners and writers run on: their speed is part of every figure."""
+    from importlib import metadata
+    names = ("google-cloud-firestore", "grpcio", "protobuf")
+    return ", ".join(f"{name} {metadata.version(name)}" for name in names)
+
+
 def main():
     binary = sys.argv[1]
     seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 30
@@ -128,7 +135,7 @@ def main():
     else:
         print("Google's emulator is not installed: Herald alone", file=sys.stderr)
     shutil.rmtree(data, ignore_errors=True)
-    print(f"Listeners on {transport}")
+    print(f"Listeners on {transport}; client libraries: {client_libraries()}")
     print("| backend | writers | writes/s | all 100 converged | seconds to converge | server CPU s | client CPU s |")
     print("|---|---|---|---|---|---|---|")
     for backend in results:
