@@ -4,8 +4,9 @@ import Foundation
 import HeraldTesting
 import Supervision
 
-/// A command as README.md or a guide in docs/ writes it in a fenced shell block: its continuation lines
-/// joined, its trailing comment removed.
+/// A command as README.md or a guide in docs/ writes it: in a fenced shell block (its continuation lines
+/// joined, its trailing comment removed), or in the text as a code span that starts with `swift run`
+/// (`swift run NAME`, in capitals, names a pattern, not a command).
 struct DocumentedCommand: Sendable, CustomStringConvertible {
     let document: String
     let line: Int
@@ -32,7 +33,10 @@ struct DocumentedCommand: Sendable, CustomStringConvertible {
                     inShell = !inShell && shellFences.contains(line)
                     continue
                 }
-                guard inShell else { continue }
+                guard inShell else {
+                    commands += inlineCommands(in: line).map { DocumentedCommand(document: document, line: index + 1, text: $0) }
+                    continue
+                }
                 let trimmed = line.trimmingCharacters(in: .whitespaces)
                 if pending == nil, trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
                 var text = (pending?.text ?? "") + trimmed
@@ -47,6 +51,14 @@ struct DocumentedCommand: Sendable, CustomStringConvertible {
             }
         }
         return commands
+    }
+
+    static func inlineCommands(in line: String) -> [String] {
+        let span = try! NSRegularExpression(pattern: "`(swift run ([A-Za-z-]+)[^`]*)`")
+        return span.matches(in: line, range: NSRange(line.startIndex..., in: line)).compactMap { match in
+            guard let text = Range(match.range(at: 1), in: line), let name = Range(match.range(at: 2), in: line) else { return nil }
+            return line[name].uppercased() == line[name] ? nil : String(line[text])
+        }
     }
 
     /// Fenced blocks without a language whose first line is a command: they would escape `all()`.

@@ -13,7 +13,8 @@ import Testing
 /// and placeholders (`YOUR_PROJECT_ID`, `MESSAGE_ID`) get real values.
 @Suite struct DocumentedCommandsTests {
     enum Check: String, CaseIterable, Sendable {
-        case demo, invokeInDev, testCommand, pythonReferences, format, deployDryRun, deployForReal, eventFormats, emulator, webApp
+        case demo, invokeInDev, sendInDev, testCommand, pythonReferences, format, deployDryRun, deployForReal, eventFormats, emulator, webApp
+        case infra, chaosSoak
     }
 
     /// Which check runs a command: (document, a fragment of the command, check). The first match wins.
@@ -22,10 +23,14 @@ import Testing
         ("README.md", "swift test", .testCommand),
         ("README.md", "pip install -r Tests/Python/requirements.txt", .pythonReferences),
         ("docs/architecture.md", "swift format format", .format),
-        ("docs/deploying.md", "--dry-run", .deployDryRun),
+        ("docs/deploying.md", "herald deploy my-project europe-west1 --dry-run", .deployDryRun),
         ("docs/deploying.md", "swift run herald deploy", .deployForReal),
         ("docs/event-formats.md", "swift run ", .eventFormats),
         ("docs/local-cloud.md", "swift run herald function onMessageCreated invoke", .invokeInDev),
+        ("docs/local-cloud.md", "swift run herald send", .sendInDev),
+        ("docs/functions.md", "swift run herald infra", .infra),
+        ("docs/deploying.md", "swift run herald infra", .infra),
+        ("docs/testing.md", "swift run herald-bench chaos", .chaosSoak),
         ("docs/local-cloud.md", "cloud_firestore_emulator", .emulator),
         ("docs/local-cloud.md", "swift run herald dev --seed demo --firestore", .emulator),
         ("docs/web-apps.md", "swift run herald dev --seed demo --project", .webApp),
@@ -67,6 +72,7 @@ import Testing
         #expect(console.status == 200 && console.body.contains("<html"), "the console: \(console.status)")
 
         try await Self.invokeTheSentMessage(dev)
+        try await Self.sendFromAnotherShell(dev)
 
         #expect(try await dev.interrupt() == 0, "Ctrl-C: \(dev.output.suffix(1000))")
         let again = try await Background.startDev(command.shell(), in: directory)
@@ -94,6 +100,38 @@ import Testing
         #expect(report["outcome"]?["status"] == "applied", "\(result.stdoutText.prefix(1000))")
         #expect(report["pushes"]?.arrayValue?.count == 3)
         #expect(try await HTTPClient.shared.get("\(dev.base)/v1/\(project)/users/bob").body == bobBefore, "a dry run wrote Bob's document")
+    }
+
+    /// docs/local-cloud.md: `herald send 'bob→family: On my way'` while the demo runs (given the demo's
+    /// address, which the docs' 8787 stands for): Alice's and Carol's phones are alerted.
+    static func sendFromAnotherShell(_ dev: Background) async throws {
+        let command = try #require(try commands(.sendInDev).first)
+        let result = try await Shell.run(command.shell() + " --url \(dev.base)")
+        #expect(result.status == 0, "\(command): \(result.stderr)")
+        try await dev.waitFor { _ in
+            let bodies = (try? await dev.pushes())?.compactMap { $0["message"]?["notification"]?["body"]?.stringValue } ?? []
+            return bodies.filter { $0 == "Family • Bob: On my way" }.count == 2
+        }
+        let tokens = try await dev.pushes().filter { $0["message"]?["notification"]?["body"] == "Family • Bob: On my way" }
+            .compactMap { $0["message"]?["token"]?.stringValue }
+        #expect(Set(tokens) == ["tok-alice-phone", "tok-carol-phone"])
+    }
+
+    /// docs/functions.md and docs/deploying.md: `herald infra`, in the package, finds every generated
+    /// file as the catalog says (a change to the catalog without it fails InfraTests too).
+    @Test func theInfraCommandHasNothingToWrite() async throws {
+        for command in try Self.commands(.infra) {
+            let result = try await Shell.run(command.shell(), in: TestPaths.packageRoot)
+            #expect(result.status == 0, "\(command): \(result.stderr)")
+            #expect(result.stdoutText.contains("nothing to write"), "\(command): \(result.stdoutText)")
+        }
+    }
+
+    /// docs/testing.md: the chaos soak runs for many minutes on a release build; ChaosTests runs the same
+    /// world at CI size in this suite.
+    @Test func theChaosSoakIsChaosTestsAtLength() throws {
+        let soak = try #require(try Self.commands(.chaosSoak).first)
+        try skipTest("`\(soak.text)` is the soak (many minutes, a release build): ChaosTests runs its CI-sized form")
     }
 
     /// README: CI runs the test command, after making the references' virtual environment with the
