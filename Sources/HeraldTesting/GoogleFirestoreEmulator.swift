@@ -38,9 +38,9 @@ public enum GoogleFirestoreEmulator {
     static func startAndRun<T>(arguments: [String], _ body: (String) async throws -> T) async throws -> T {
         for _ in 0..<3 {
             let port = try freePort()
-            let process = try await launch(port: port, arguments: arguments)
+            let process = try await GoogleEmulatorLauncher(jar: jar, port: port).launch(arguments: arguments)
             // The port is free when chosen, not when Java binds it: if another process took it, ours exits.
-            guard await waitUntilServing(port: port, process: process), !process.hasExited else {
+            guard await GoogleEmulatorLauncher.waitUntilServing(port: port, process: process), !process.hasExited else {
                 await process.stop()
                 continue
             }
@@ -50,14 +50,6 @@ public enum GoogleFirestoreEmulator {
             return try result.get()
         }
         throw RawHTTPError("Google's Firestore emulator did not start")
-    }
-
-    static func launch(port: Int, arguments: [String] = []) async throws -> ChildProcess {
-        try await GoogleEmulatorLauncher(jar: jar, port: port).launch(arguments: arguments)
-    }
-
-    static func waitUntilServing(port: Int, process: ChildProcess) async -> Bool {
-        await GoogleEmulatorLauncher.waitUntilServing(port: port, process: process)
     }
 
     public static func freePort() throws -> Int { try freeLoopbackPort() }

@@ -41,14 +41,20 @@ public final class RunningDev: Sendable {
         let dev = RunningDev(process: process, log: log, base: "", scratch: scratch)
         for _ in 0..<600 where !process.hasExited {
             let text = dev.output
-            if text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) {
-                return RunningDev(process: process, log: log, base: String(text[range].dropFirst("Herald local cloud on ".count)), scratch: scratch)
-            }
+            if let base = address(inOutput: text) { return RunningDev(process: process, log: log, base: base, scratch: scratch) }
             try await Task.sleep(for: .milliseconds(100))
         }
         let said = dev.output
         dev.kill()
         throw DevDidNotStart(output: said)
+    }
+
+    /// The local cloud's address from `herald dev`'s banner, once the banner is whole (its last line
+    /// says how to stop it); nil before.
+    public static func address(inOutput text: String) -> String? {
+        guard text.contains("Stop: Ctrl-C"), let range = text.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression)
+        else { return nil }
+        return String(text[range].dropFirst("Herald local cloud on ".count))
     }
 
     public struct DevDidNotStart: Error, CustomStringConvertible {
@@ -96,7 +102,10 @@ public final class RunningDev: Sendable {
         guard answer.status == 200 else { throw StillBusy(description: "cannot set faults: \(answer.body)") }
     }
 
-    public func pushes() async throws -> [JSONValue] {
+    public func pushes() async throws -> [JSONValue] { try await Self.pushes(at: base) }
+
+    /// What the FCM sink of the local cloud at `base` recorded.
+    public static func pushes(at base: String) async throws -> [JSONValue] {
         try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
     }
 

@@ -151,13 +151,8 @@ final class Background: Sendable {
     /// A `herald dev` command, on a free port unless it names one, once it serves (its address from its log).
     static func startDev(_ command: String, in directory: URL) async throws -> Background {
         let started = try await start(command.contains(" --port ") ? command : command + " --port 0", in: directory)
-        try await started.waitFor { $0.contains("Stop: Ctrl-C") }
-        let output = started.output
-        guard let range = output.range(of: #"Herald local cloud on (http://[0-9.:]+)"#, options: .regularExpression) else {
-            started.terminate()
-            throw DidNotHappen(description: "herald dev named no address: \(output.suffix(2000))")
-        }
-        return Background(process: started.process, log: started.log, base: String(output[range].dropFirst("Herald local cloud on ".count)))
+        try await started.waitFor { RunningDev.address(inOutput: $0) != nil }
+        return Background(process: started.process, log: started.log, base: RunningDev.address(inOutput: started.output) ?? "")
     }
 
     struct DidNotHappen: Error, CustomStringConvertible { let description: String }
@@ -176,9 +171,7 @@ final class Background: Sendable {
         throw DidNotHappen(description: "not seen within \(timeout)\(ended): \(output.suffix(3000))")
     }
 
-    func pushes() async throws -> [JSONValue] {
-        try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
-    }
+    func pushes() async throws -> [JSONValue] { try await RunningDev.pushes(at: base) }
 
     /// Ctrl-C to the process group; the exit status (-1 if it still runs 30 s later, then killed).
     func interrupt() async throws -> Int32 {

@@ -1,4 +1,5 @@
 import Hummingbird
+import LocalCloud
 import Supervision
 import Testing
 
@@ -13,7 +14,7 @@ struct EmulatorStartTests {
         router.get("/") { _, _ in Response(status: .notFound) }
         try await withTestHTTPServer(router) { port in
             let stillStarting = try await ChildProcess.start("/bin/sleep", arguments: ["3"], output: .discarded)
-            #expect(await GoogleFirestoreEmulator.waitUntilServing(port: port, process: stillStarting) == false)
+            #expect(await GoogleEmulatorLauncher.waitUntilServing(port: port, process: stillStarting) == false)
             await stillStarting.stop()
         }
     }
