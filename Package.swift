@@ -170,13 +170,16 @@ let package = Package(
         .target(
             name: "ChatFunctions",
             dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: optimizedInTests),
+        // A team's own data model: a schema file proposed from their documents (`herald schema infer`) and
+        // their documents checked against one (`herald schema check`). Pure, like the domain: the CLI reads the data.
+        .target(name: "ChatSchemaTools", dependencies: ["ChatFunctions", "HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
         // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
         .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel"], swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
-                "HeraldRuntime", "LocalCloud", "ChatFunctions", "ChatDemo", "GoogleClients", "HeraldCore", "FirestoreModel", "FirestoreEvents",
-                "Supervision",
+                "HeraldRuntime", "LocalCloud", "ChatFunctions", "ChatSchemaTools", "ChatDemo", "GoogleClients", "HeraldCore", "FirestoreModel",
+                "FirestoreEvents", "Supervision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -246,7 +249,7 @@ let package = Package(
         .testTarget(
             name: "ChatFunctionsTests",
             dependencies: [
-                "ChatFunctions", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
+                "ChatFunctions", "ChatSchemaTools", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict

@@ -156,13 +156,23 @@ public struct Schema: Sendable, Hashable {
         return ["default": base, "prd000": prd000, "prd001": prd001, "prd004": prd004]
     }()
 
+    /// Each preset in one line, for people who have not read the product documents.
+    public static let presetSummaries: [(name: String, summary: String)] = [
+        ("default", "messages under each conversation (conversations/{conversationId}/messages/{messageId}), members in `members`, tokens in an `fcmTokens` array, one-line alerts \"Family • Alice: Dinner at 6pm\""),
+        ("prd000", "the default layout with members in `participants`, presence as a string `status` (\"online\"/\"offline\") with a `heartbeat`, and \"read by N\" on group messages; alerts titled with the sender"),
+        ("prd001", "one top-level `messages` collection whose messages name their `conversationId`, flat last-message fields, `online` and `lastSeen`; alerts titled with the sender"),
+        ("prd004", "Swift-style names (`chats/{chatID}/messages/{messageID}`, `senderID`, `memberIDs` or `participantIDs`), one `fcmToken` string per user, `isOnline`; alerts titled with the sender"),
+    ]
+
     /// A preset by name, or a schema JSON file's contents: `{"extends": PRESET, KEY: VALUE, …}` with the
     /// keys of this type (strings; `memberFields` an array; `lastMessage` and `tokens` objects). Errors
     /// name the bad key. The runtime reads the file (`FunctionSettings.schemaFile`).
     public static func load(_ name: String, file: JSONValue? = nil) throws(SchemaError) -> Schema {
         if let preset = presets[name] { return preset }
         guard let file else {
-            throw SchemaError("unknown schema \"\(name)\": use one of \(presets.keys.sorted().joined(separator: ", ")) or a path to a JSON file")
+            throw SchemaError(
+                "unknown schema \(FirestoreNames.quoted(name)): use one of \(presets.keys.sorted().joined(separator: ", ")) or a path to a JSON file (`herald schema show PRESET` prints one to start from)"
+            )
         }
         do { return try SchemaFile.decode(file, name: name) } catch { throw SchemaError("schema file \(name): \(error.description)") }
     }

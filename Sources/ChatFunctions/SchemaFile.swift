@@ -1,31 +1,19 @@
 import FirestoreModel
 
-/// Reads a schema JSON file over a preset, refusing unknown keys and wrong types by name.
+/// Reads a schema JSON file over a preset and writes one back, through `Schema.keys`. A schema file is
+/// input like any other: every key, path, field name and template is checked, and the first problem
+/// is named with its key, before anything runs or deploys. Keys starting with `//` are comments.
 enum SchemaFile {
-    static var strings: [String: WritableKeyPath<Schema, String>] {
-        [
-            "messagePattern": \.messagePattern, "conversationCollection": \.conversationCollection, "groupNameField": \.groupNameField,
-            "senderIDField": \.senderIDField, "textField": \.textField, "typeField": \.typeField, "timestampField": \.timestampField,
-            "statusField": \.statusField, "unreadCountField": \.unreadCountField, "userCollection": \.userCollection,
-            "displayNameField": \.displayNameField, "badgeField": \.badgeField, "readByField": \.readByField,
-            "unreadMarkField": \.unreadMarkField, "onlineField": \.onlineField, "heartbeatField": \.heartbeatField,
-        ]
-    }
-    static var optionalStrings: [String: WritableKeyPath<Schema, String?>] {
-        [
-            "conversationIDField": \.conversationIDField, "groupFlagField": \.groupFlagField, "groupTypeField": \.groupTypeField,
-            "groupTypeValue": \.groupTypeValue, "senderNameField": \.senderNameField, "updatedAtField": \.updatedAtField,
-            "viewingField": \.viewingField, "viewingAtField": \.viewingAtField, "mutedByField": \.mutedByField,
-            "deliveredToField": \.deliveredToField, "readCountField": \.readCountField, "onlineStatusValue": \.onlineStatusValue,
-            "offlineStatusValue": \.offlineStatusValue, "lastSeenField": \.lastSeenField, "typingField": \.typingField,
-            "typingAtField": \.typingAtField, "tokensUpdatedAtField": \.tokensUpdatedAtField, "mutedUntilField": \.mutedUntilField,
-            "notificationLevelField": \.notificationLevelField, "mentionsField": \.mentionsField, "quietHoursField": \.quietHoursField,
-            "snoozedUntilField": \.snoozedUntilField, "timeZoneField": \.timeZoneField,
-        ]
-    }
+    /// A schema file is a few kilobytes; a larger one is not one.
+    static let maximumBytes = 64 * 1024
+    /// `notificationText.group.title` is three levels below the file.
+    static let maximumDepth = 4
+    /// Firestore's limit on a document's name, which a message pattern becomes.
+    static let maximumPatternBytes = 6 * 1024
 
     static func decode(_ json: JSONValue, name: String) throws(SchemaError) -> Schema {
         guard case .object(let members) = json else { throw SchemaError("must be a JSON object") }
+        if json.depth > maximumDepth { throw SchemaError("is nested \(json.depth) levels deep; a schema file has at most \(maximumDepth)") }
         var schema = Schema.presets["default"]!
         if let base = members["extends"] {
             guard let baseName = base.stringValue, let preset = Schema.presets[baseName] else {
@@ -34,60 +22,97 @@ enum SchemaFile {
             schema = preset
         }
         schema.name = name
-        for (key, value) in members.sorted(by: { $0.key < $1.key }) where key != "extends" {
-            if let path = strings[key] {
-                guard let text = value.stringValue, !text.isEmpty else { throw SchemaError("key \"\(key)\" must be a non-empty string") }
-                schema[keyPath: path] = text
-            } else if let path = optionalStrings[key] {
-                guard value == .null || value.stringValue?.isEmpty == false else { throw SchemaError("key \"\(key)\" must be a non-empty string or null") }
-                schema[keyPath: path] = value.stringValue
-            } else if key == "memberFields" {
-                guard let list = value.arrayValue?.compactMap(\.stringValue), !list.isEmpty, list.count == value.arrayValue?.count else {
-                    throw SchemaError("key \"memberFields\" must be a non-empty array of strings")
-                }
-                schema.memberFields = list
-            } else if key == "lastMessage" {
-                schema.lastMessage = try lastMessage(value)
-            } else if key == "tokens" {
-                schema.tokens = try tokens(value)
-            } else if key == "notificationText" {
-                schema.notificationText = try notificationText(value, over: schema.notificationText)
-            } else {
-                throw SchemaError("unknown key \"\(key)\"")
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) where key != "extends" && !key.hasPrefix("//") {
+            guard let entry = Schema.key(named: key) else {
+                let near = Schema.keys.map(\.name).filter { $0.lowercased() == key.lowercased() }.first
+                throw SchemaError("unknown key \(FirestoreNames.quoted(key))\(near.map { "; did you mean \"\($0)\"?" } ?? "")")
             }
+            try entry.set(value, in: &schema)
         }
-        let segments = schema.messagePattern.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count % 2 == 0, segments.allSatisfy({ !$0.isEmpty }), segments.last?.hasPrefix("{") == true else {
-            throw SchemaError("key \"messagePattern\" must be a document pattern like coll/{id}")
+        if members["conversationCollection"] == nil, let parent = schema.messageParentCollection {
+            schema.conversationCollection = parent
         }
-        if segments.count == 2 && schema.conversationIDField == nil {
-            throw SchemaError("key \"conversationIDField\" is needed when messages are a top-level collection")
-        }
-        if (schema.onlineStatusValue == nil) != (schema.offlineStatusValue == nil) {
-            throw SchemaError("keys \"onlineStatusValue\" and \"offlineStatusValue\" go together: set both for a string status field, or neither for a boolean")
-        }
-        for (key, value) in [("conversationCollection", schema.conversationCollection), ("userCollection", schema.userCollection)] where value.contains("/") {
-            throw SchemaError("key \"\(key)\" must be a top-level collection id")
-        }
+        try schema.validate()
         return schema
     }
 
-    static func lastMessage(_ value: JSONValue) throws(SchemaError) -> Schema.LastMessageShape {
-        if let field = value["map"]?.stringValue { return .map(field: field) }
-        guard case .object(let flat) = value["flat"] ?? .null else {
-            throw SchemaError("key \"lastMessage\" must be {\"map\": FIELD} or {\"flat\": {text, senderID, senderName, timestamp}}")
+}
+
+extension Schema {
+    /// The complete schema file for this schema: every key, in the table's order, each after a comment
+    /// saying what it is (`herald schema show`). Read back, it gives this schema.
+    public var fileText: String {
+        Self.fileText(Self.keys.map { key in (key.name, key.json(in: self), ["\(key.concept), \(key.place.rawValue): \(key.use)"]) })
+    }
+
+    /// A schema file as text: one key per line in the given order, each preceded by its comment lines
+    /// (`"// key": "…"`), so a proposal reads top to bottom with its evidence.
+    public static func fileText(_ members: [(key: String, value: JSONValue, comments: [String])]) -> String {
+        var lines: [String] = []
+        for member in members {
+            for comment in member.comments { lines.append("  \(JSONValue.string("// \(member.key)").serialized()): \(JSONValue.string(comment).serialized())") }
+            lines.append("  \(JSONValue.string(member.key).serialized()): \(member.value.serialized())")
         }
-        return .flat(
-            text: flat["text"]?.stringValue, senderID: flat["senderID"]?.stringValue,
-            senderName: flat["senderName"]?.stringValue, timestamp: flat["timestamp"]?.stringValue)
+        return "{\n" + lines.joined(separator: ",\n") + "\n}\n"
+    }
+}
+
+extension SchemaKey {
+    /// Sets the key's value from a schema file, checked.
+    func set(_ json: JSONValue, in schema: inout Schema) throws(SchemaError) {
+        switch value {
+        case .pattern(let path): schema[keyPath: path] = try SchemaCheck.pattern(json, key: name)
+        case .collection(let path): schema[keyPath: path] = try SchemaCheck.collection(json, key: name)
+        case .field(let path): schema[keyPath: path] = try SchemaCheck.field(json, key: name)
+        case .optionalField(let path): schema[keyPath: path] = json == .null ? nil : try SchemaCheck.field(json, key: name, orNull: true)
+        case .optionalText(let path):
+            guard json == .null || (json.stringValue.map { (1...FirestoreNames.maximumBytes).contains($0.utf8.count) } ?? false) else {
+                throw SchemaError("key \"\(name)\" must be a string of 1 to \(FirestoreNames.maximumBytes) bytes, or null")
+            }
+            schema[keyPath: path] = json.stringValue
+        case .fields(let path):
+            guard let list = json.arrayValue, (1...10).contains(list.count) else {
+                throw SchemaError("key \"\(name)\" must be an array of 1 to 10 field names")
+            }
+            var names: [String] = []
+            for item in list { names.append(try SchemaCheck.field(item, key: name)) }
+            schema[keyPath: path] = names
+        case .lastMessage: schema.lastMessage = try SchemaFile.lastMessage(json)
+        case .tokens: schema.tokens = try SchemaFile.tokens(json)
+        case .notificationText: schema.notificationText = try SchemaFile.notificationText(json, over: schema.notificationText)
+        }
+    }
+}
+
+extension SchemaFile {
+    static func lastMessage(_ value: JSONValue) throws(SchemaError) -> Schema.LastMessageShape {
+        let usage = "key \"lastMessage\" must be {\"map\": FIELD} or {\"flat\": {\"text\", \"senderID\", \"senderName\", \"timestamp\": FIELD or null}}"
+        guard case .object(let members) = value, members.count == 1 else { throw SchemaError(usage) }
+        if let field = members["map"] { return .map(field: try SchemaCheck.field(field, key: "lastMessage.map")) }
+        guard case .object(let flat) = members["flat"] ?? .null else { throw SchemaError(usage) }
+        for name in flat.keys where !["text", "senderID", "senderName", "timestamp"].contains(name) {
+            throw SchemaError("key \"lastMessage.flat\" has an unknown member \(FirestoreNames.quoted(name))")
+        }
+        func field(_ name: String) throws(SchemaError) -> String? {
+            guard let value = flat[name], value != .null else { return nil }
+            return try SchemaCheck.field(value, key: "lastMessage.flat.\(name)")
+        }
+        let shape = Schema.LastMessageShape.flat(
+            text: try field("text"), senderID: try field("senderID"), senderName: try field("senderName"), timestamp: try field("timestamp"))
+        guard case .flat(nil, nil, nil, nil) = shape else { return shape }
+        throw SchemaError("key \"lastMessage.flat\" names no field")
     }
 
     static func tokens(_ value: JSONValue) throws(SchemaError) -> Schema.TokenStorage {
-        if let field = value["single"]?.stringValue { return .single(field: field) }
-        if let field = value["array"]?.stringValue { return .array(field: field) }
-        if let field = value["mapKeys"]?.stringValue { return .mapKeys(field: field) }
-        if let collection = value["subcollection"]?.stringValue { return .subcollection(collection: collection) }
-        throw SchemaError("key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\": NAME}")
+        let usage = "key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\": NAME}"
+        guard case .object(let members) = value, members.count == 1, let (kind, name) = members.first else { throw SchemaError(usage) }
+        switch kind {
+        case "single": return .single(field: try SchemaCheck.field(name, key: "tokens.single"))
+        case "array": return .array(field: try SchemaCheck.field(name, key: "tokens.array"))
+        case "mapKeys": return .mapKeys(field: try SchemaCheck.field(name, key: "tokens.mapKeys"))
+        case "subcollection": return .subcollection(collection: try SchemaCheck.collection(name, key: "tokens.subcollection"))
+        default: throw SchemaError("\(usage); not \(FirestoreNames.quoted(kind))")
+        }
     }
 
     /// `{"direct"|"group"|"mention": {"title": TEXT|null, "body": TEXT, "titleKey": KEY, "bodyKey": KEY}}`, each
@@ -102,12 +127,20 @@ enum SchemaFile {
             case "direct": path = \.direct
             case "group": path = \.group
             case "mention": path = \.mention
-            default: throw SchemaError("\(usage); not \"\(kind)\"")
+            default: throw SchemaError("\(usage); not \(FirestoreNames.quoted(kind))")
             }
             guard case .object(let members) = members else { throw SchemaError(usage) }
             var template = text[keyPath: path]
             for name in members.keys where !["title", "body", "titleKey", "bodyKey"].contains(name) {
-                throw SchemaError("key \"notificationText.\(kind)\" has an unknown member \"\(name)\"")
+                throw SchemaError("key \"notificationText.\(kind)\" has an unknown member \(FirestoreNames.quoted(name))")
+            }
+            for name in ["titleKey", "bodyKey"] {
+                guard let key = members[name] else { continue }
+                guard let string = key.stringValue, (1...100).contains(string.utf8.count),
+                    string.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) })
+                else {
+                    throw SchemaError("key \"notificationText.\(kind).\(name)\" must be a string resource name of 1 to 100 letters, digits, _ or .")
+                }
             }
             func pattern(_ name: String, key: String) throws(SchemaError) -> NotificationText.Pattern? {
                 guard let value = members[name] else { return nil }
@@ -139,5 +172,43 @@ enum SchemaFile {
             text[keyPath: path] = template
         }
         return text
+    }
+}
+
+extension NotificationText {
+    /// As a schema file writes it: every kind, with its keys.
+    var json: JSONValue {
+        func kind(_ template: Template) -> JSONValue {
+            var members: [String: JSONValue] = ["title": template.title.map { .string($0.template) } ?? .null, "body": .string(template.body.template)]
+            if let key = template.title?.key { members["titleKey"] = .string(key) }
+            if let key = template.body.key { members["bodyKey"] = .string(key) }
+            return .object(members)
+        }
+        return ["direct": kind(direct), "group": kind(group), "mention": kind(mention)]
+    }
+}
+
+extension NotificationText.Pattern {
+    /// The text it was read from.
+    public var template: String {
+        parts.map { part in
+            switch part {
+            case .text(let text): text
+            case .sender: "{sender}"
+            case .group: "{group}"
+            case .preview: "{preview}"
+            }
+        }.joined()
+    }
+}
+
+extension JSONValue {
+    /// How many levels of arrays and objects it holds (a scalar: 0).
+    var depth: Int {
+        switch self {
+        case .array(let items): 1 + (items.lazy.map(\.depth).max() ?? 0)
+        case .object(let members): 1 + (members.values.lazy.map(\.depth).max() ?? 0)
+        default: 0
+        }
     }
 }

@@ -8,11 +8,9 @@ import HeraldRuntime
 /// The files `FunctionCatalog.all` decides, written from it: each function's executable
 /// (`Functions/NAME/main.swift`), its Cloud Run manifest (`Infra/cloudrun/NAME.yaml`), the lists
 /// deploy.sh, build-images.sh and the benchmarks work through (`Infra/functions.sh`: which functions,
-/// which push, who calls each, the triggers per schema preset, the scheduler's jobs) and the containers
-/// (`Infra/compose.yaml`). Adding a function is its type, one line in the catalog, and `swift run herald infra`.
+/// which push, who calls each, the scheduler's jobs), the containers
+/// (`Infra/compose.yaml`), and the schema's reference (`docs/schema.md`, from `Schema.keys`). Adding a function is its type, one line in the catalog, and `swift run herald infra`.
 enum InfraFiles {
-    static let presets = ["default", "prd000", "prd001", "prd004"]
-
     /// Every file, by its path under the package's root.
     static func all(root: URL, functions: [FunctionDeclaration] = FunctionCatalog.all) throws -> [(path: String, text: String)] {
         let containers = try String(contentsOf: root.appendingPathComponent("Infra/cloudrun/containers.yaml.part"), encoding: .utf8)
@@ -21,7 +19,10 @@ enum InfraFiles {
                 ("Functions/\(function.name)/main.swift", executable(function)),
                 ("Infra/cloudrun/\(function.name).yaml", try manifest(function, containers: containers)),
             ]
-        } + [("Infra/functions.sh", try deployLists(functions)), ("Infra/compose.yaml", compose(functions))]
+        } + [
+            ("Infra/functions.sh", try deployLists(functions)), ("Infra/compose.yaml", compose(functions)),
+            ("docs/schema.md", SchemaDocument.text()),
+        ]
     }
 
     static func executable(_ function: FunctionDeclaration) -> String {
@@ -158,18 +159,9 @@ enum InfraFiles {
         ]
         for function in functions { lines.append("    \(function.name)) echo \"\(try callers(function).joined(separator: ","))\" ;;") }
         lines += [
-            "  esac", "}", "# Each preset's Eventarc triggers: trigger FUNCTION EVENT-TYPE PATTERN [SUFFIX].", "herald_triggers() {", "  case \"$SCHEMA\" in",
-        ]
-        for preset in presets {
-            lines.append("    \(preset))")
-            for function in functions {
-                for trigger in try triggers(function, schema: preset) {
-                    lines.append("      trigger \(function.name) \(trigger.kind) '\(trigger.pattern)'\(trigger.suffix.map { " \($0)" } ?? "")")
-                }
-            }
-            lines.append("      ;;")
-        }
-        lines += ["  esac", "}", "# Cloud Scheduler's jobs: job NAME CRON FUNCTION PATH ATTEMPT-DEADLINE.", "herald_jobs() {"]
+            "  esac", "}",
+            "# Each schema's Eventarc triggers are derived from its own paths: `herald schema deployment SCHEMA` writes them.",
+            "# Cloud Scheduler's jobs: job NAME CRON FUNCTION PATH ATTEMPT-DEADLINE.", "herald_jobs() {"]
         for function in functions {
             guard let schedule = function.schedule else { continue }
             lines.append("  job herald-\(schedule.job) '\(schedule.cron)' \(function.name) \(schedule.path) \(schedule.deadlineSeconds)s")

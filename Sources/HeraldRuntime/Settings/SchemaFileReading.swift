@@ -3,8 +3,8 @@ import HeraldCore
 import SystemAccess
 
 extension FunctionSettings {
-    /// A schema file larger than this is not one.
-    static let maximumSchemaFileBytes = 1 << 20
+    /// A schema file larger than this is not one (a real one is a few kilobytes).
+    static let maximumSchemaFileBytes = 64 * 1024
 
     /// Settings for `schema`, with its file read when it names one (a preset names none).
     public static func reading(
@@ -16,8 +16,18 @@ extension FunctionSettings {
         return settings
     }
 
-    /// Reads the file `schema` names, when it names one (a path, or a `.json` name), into `schemaFile`.
+    /// Reads the file `schema` names, when it names one (a path, or a `.json` name), into `schemaFile`;
+    /// a value that starts with `{` is the file's JSON itself (how `herald deploy` hands a schema file to
+    /// Cloud Run: an environment value, so every image serves any schema).
     public mutating func readSchemaFile() throws(SettingsError) {
+        if schema.hasPrefix("{") {
+            guard schema.utf8.count <= Self.maximumSchemaFileBytes else {
+                throw SettingsError("HERALD_SCHEMA holds \(schema.utf8.count) bytes of JSON; a schema file is at most \(Self.maximumSchemaFileBytes)")
+            }
+            do { schemaFile = try JSONValue(parsing: Array(schema.utf8)) } catch { throw SettingsError("HERALD_SCHEMA's JSON: \(error)") }
+            schema = "HERALD_SCHEMA"
+            return
+        }
         guard schema.hasSuffix(".json") || schema.contains("/") else { return }
         let bytes: [UInt8]
         do { bytes = try LocalFile.read(schema, limit: Self.maximumSchemaFileBytes) } catch {

@@ -178,13 +178,28 @@ extension DocumentArchive {
     }
 
     /// Imports a Herald export (a directory holding `documents.jsonl`, or any `.jsonl` file: streamed in
-    /// batches, so memory stays flat whatever the size) or a JSON snapshot (a `.json` file holding
-    /// `{"documents": [...]}` or an array, as `--documents` takes); `progress` hears after every batch.
+    /// batches, so memory stays flat whatever the size), Google's emulator's export, or a JSON snapshot
+    /// (a `.json` file holding `{"documents": [...]}` or an array, as `--documents` takes); `progress`
+    /// hears after every batch.
     @discardableResult
     public static func importDocuments(
         from path: String, into firestore: LocalFirestore, project: String, existing: Existing,
         progress: @Sendable (Progress) -> Void = { _ in }
     ) async throws -> Progress {
+        var status = Progress(documents: 0, written: 0)
+        try await forEachBatch(from: path, project: project) { batch in
+            status.written += try await firestore.importDocuments(batch, existing: existing)
+            status.documents += batch.count
+            progress(status)
+        }
+        return status
+    }
+
+    /// The documents of a Herald export, Google's emulator's export or a JSON snapshot at `path`, in
+    /// batches of at most 500 (the last may be empty), each moved to `project`.
+    public static func forEachBatch(
+        from path: String, project: String, _ body: ([FirestoreDocument]) async throws -> Void
+    ) async throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { throw ArchiveError("\(path) does not exist") }
         var file = path
@@ -192,7 +207,7 @@ extension DocumentArchive {
             file = (path as NSString).appendingPathComponent(documentsFile)
             let outputs = EmulatorExport.outputFiles(under: path)
             if !FileManager.default.fileExists(atPath: file), !outputs.isEmpty {
-                return try await importEmulatorExport(outputs, into: firestore, project: project, existing: existing, progress: progress)
+                return try await forEachBatch(ofEmulatorExport: outputs, project: project, body)
             }
             guard FileManager.default.fileExists(atPath: file) else {
                 throw ArchiveError("\(path) holds no \(documentsFile) (a Herald export) and no firestore_export (Google's emulator's)")
@@ -205,7 +220,6 @@ extension DocumentArchive {
         guard let handle = FileHandle(forReadingAtPath: file) else { throw ArchiveError("cannot read \(file)") }
         defer { try? handle.close() }
         var reader = LineReader(handle, path: file)
-        var status = Progress(documents: 0, written: 0)
         var batch: [FirestoreDocument] = []
         var lineNumber = 0
         // A JSON snapshot (one value, `.json`) is read whole: these are small, hand-written worlds.
@@ -218,28 +232,20 @@ extension DocumentArchive {
                 lineNumber += 1
                 batch.append(try document(fromLine: item.serialized(), lineNumber: lineNumber, project: project))
             }
-            status.written = try await firestore.importDocuments(batch, existing: existing)
-            status.documents = batch.count
-            progress(status)
-            return status
+            return try await body(batch)
         }
+        var sent = false
         while let line = try reader.nextLine() {
             lineNumber += 1
             guard !line.allSatisfy({ $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\t") }) else { continue }
             batch.append(try document(fromLine: String(decoding: line, as: UTF8.self), lineNumber: lineNumber, project: project))
             if batch.count == 500 {
-                status.written += try await firestore.importDocuments(batch, existing: existing)
-                status.documents += batch.count
+                try await body(batch)
+                sent = true
                 batch.removeAll(keepingCapacity: true)
-                progress(status)
             }
         }
-        if !batch.isEmpty || status.documents == 0 {
-            status.written += try await firestore.importDocuments(batch, existing: existing)
-            status.documents += batch.count
-            progress(status)
-        }
-        return status
+        if !batch.isEmpty || !sent { try await body(batch) }
     }
 }
 

@@ -331,11 +331,10 @@ enum CRC32C {
 }
 
 extension DocumentArchive {
-    /// Imports the documents of a Google emulator export's `output-N` files, streamed in batches.
-    static func importEmulatorExport(
-        _ files: [String], into firestore: LocalFirestore, project: String, existing: Existing, progress: @Sendable (Progress) -> Void
-    ) async throws -> Progress {
-        var status = Progress(documents: 0, written: 0)
+    /// The documents of a Google emulator export's `output-N` files, in batches of 500.
+    static func forEachBatch(
+        ofEmulatorExport files: [String], project: String, _ body: ([FirestoreDocument]) async throws -> Void
+    ) async throws {
         var batch: [FirestoreDocument] = []
         for file in files {
             guard let handle = FileHandle(forReadingAtPath: file) else { throw ArchiveError("cannot read \(file)") }
@@ -350,16 +349,11 @@ extension DocumentArchive {
                     throw ArchiveError("\(file), record \(index): \(error)")
                 }
                 if batch.count == 500 {
-                    status.written += try await firestore.importDocuments(batch, existing: existing)
-                    status.documents += batch.count
+                    try await body(batch)
                     batch.removeAll(keepingCapacity: true)
-                    progress(status)
                 }
             }
         }
-        status.written += try await firestore.importDocuments(batch, existing: existing)
-        status.documents += batch.count
-        progress(status)
-        return status
+        try await body(batch)
     }
 }

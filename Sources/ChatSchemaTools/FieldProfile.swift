@@ -1,0 +1,103 @@
+import FirestoreModel
+
+/// What one top-level field holds across a group of documents: in how many, and as which kinds.
+struct FieldProfile {
+    var name: String
+    var present = 0
+    var kinds: [String: Int] = [:]
+    var stringLength = 0
+    var distinct: Set<String> = []
+    /// Documents where it is a non-empty array of strings.
+    var stringArrays = 0
+
+    static let distinctKept = 64
+
+    mutating func add(_ value: FirestoreValue) {
+        present += 1
+        kinds[Self.kind(value), default: 0] += 1
+        switch value {
+        case .string(let text):
+            stringLength += text.count
+            if distinct.count < Self.distinctKept { distinct.insert(text) }
+        case .array(let items):
+            if !items.isEmpty, items.allSatisfy({ $0.stringValue != nil }) { stringArrays += 1 }
+        default: break
+        }
+    }
+
+    func count(_ kind: String) -> Int { kinds[kind] ?? 0 }
+
+    /// The kind most documents hold, when nearly all (80 %) hold it.
+    var dominantKind: String? {
+        guard let (kind, count) = kinds.max(by: { $0.value < $1.value }), count * 5 >= present * 4 else { return nil }
+        return kind
+    }
+
+    /// "string in 9 of 14, integer in 5" for evidence.
+    func kindsText(of total: Int, noun: String) -> String {
+        let sorted = kinds.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
+        guard let first = sorted.first else { return "in none of \(total) \(noun)" }
+        return (["\(first.key) in \(first.value) of \(total) \(noun)"] + sorted.dropFirst().map { "\($0.key) in \($0.value)" }).joined(separator: ", ")
+    }
+
+    static func kind(_ value: FirestoreValue) -> String {
+        switch value {
+        case .null: "null"
+        case .boolean: "boolean"
+        case .integer: "integer"
+        case .double: "number"
+        case .timestamp: "timestamp"
+        case .string: "string"
+        case .bytes: "bytes"
+        case .reference: "reference"
+        case .geoPoint: "geo point"
+        case .array: "array"
+        case .map: "map"
+        }
+    }
+
+    /// Each top-level field of the documents, by name.
+    static func profiles(of documents: [FirestoreDocument]) -> [String: FieldProfile] {
+        var profiles: [String: FieldProfile] = [:]
+        for document in documents {
+            for (name, value) in document.fields {
+                profiles[name, default: FieldProfile(name: name)].add(value)
+            }
+        }
+        return profiles
+    }
+}
+
+/// How names and values look: the hints inference uses beside what the data proves.
+enum Looks {
+    /// An FCM registration token: long, of the characters FCM uses (`dXyz…:APA91b…`).
+    static func likeToken(_ text: String) -> Bool {
+        text.utf8.count >= 20 && text.utf8.count <= 4096
+            && text.utf8.allSatisfy { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || isAlphanumeric($0) }
+    }
+
+    static func isAlphanumeric(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) }
+
+    /// Whether a name mentions any of `words` (case-insensitively).
+    static func named(_ name: String, _ words: String...) -> Bool {
+        let lower = name.lowercased()
+        return words.contains { lower.contains($0) }
+    }
+
+    static let messageTypes: Set<String> = [
+        "text", "image", "photo", "video", "audio", "voice", "file", "document", "location", "sticker", "gif", "system",
+    ]
+    static let statuses: Set<String> = ["sending", "sent", "delivered", "read"]
+
+    /// `roomId` for `rooms`, `messageId` for `messages`.
+    static func wildcard(for collection: String) -> String {
+        var stem = collection
+        if stem.hasSuffix("ies") && stem.count > 3 {
+            stem = String(stem.dropLast(3)) + "y"
+        } else if stem.hasSuffix("s") && !stem.hasSuffix("ss") && stem.count > 1 {
+            stem.removeLast()
+        }
+        let cleaned = String(stem.unicodeScalars.filter { $0.isASCII && (isAlphanumeric(UInt8($0.value)) || $0 == "_") })
+        return (cleaned.isEmpty ? "doc" : cleaned) + "Id"
+    }
+}

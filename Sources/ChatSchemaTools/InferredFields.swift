@@ -1,0 +1,281 @@
+import ChatFunctions
+import FirestoreModel
+
+/// The fields of messages, conversations and users, once the three collections are known.
+extension Inferring {
+    /// Fields of `kind` in most documents (80 %), best first: more documents, then a name hint.
+    func candidates(_ profiles: [String: FieldProfile], kind: String, total: Int, excluding: Set<String> = [], hint: (String) -> Bool = { _ in false })
+        -> [FieldProfile]
+    {
+        profiles.values.filter { !excluding.contains($0.name) && Self.mostly($0.count(kind), of: $0.present) && $0.count(kind) * 2 >= total }
+            .sorted { a, b in
+                if hint(a.name) != hint(b.name) { return hint(a.name) }
+                if a.count(kind) != b.count(kind) { return a.count(kind) > b.count(kind) }
+                return a.name < b.name
+            }
+    }
+
+    /// Picks the first candidate when it is the only one or the only one a name hint supports; else leaves the key open.
+    mutating func choose(
+        _ key: String, from found: [FieldProfile], kind: String, total: Int, noun: String, hint: (String) -> Bool, missing: String?,
+        herald default: String? = nil
+    ) -> String? {
+        let hinted = found.filter { hint($0.name) }
+        if let only = found.count == 1 ? found.first : (hinted.count == 1 ? hinted.first : nil) {
+            decide(key, .string(only.name), "\(only.name): \(kind) in \(only.count(kind)) of \(total) \(noun)")
+            return only.name
+        }
+        if found.count > 1 {
+            leaveOpen(key, "\(found.prefix(4).map { "\($0.name) (\(kind) in \($0.count(kind)) of \(total))" }.joined(separator: ", ")) could each be it: set one")
+        } else if let heraldsOwn = `default` {
+            decide(key, .string(heraldsOwn), "not in your data: Herald writes it, as \(heraldsOwn)")
+        } else if let missing {
+            leaveOpen(key, missing)
+        }
+        return nil
+    }
+
+    mutating func messageFields() {
+        let documents = data.documents(in: messages)
+        let profiles = FieldProfile.profiles(of: documents)
+        let total = documents.count
+        let noun = messages.last!
+        var used: Set<String> = [senderField]
+        if let link = conversationIDField { used.insert(link) }
+        // The text: of the string fields in most messages that are neither ids nor a small set of words
+        // (a type, a status), the one with the longest values.
+        let texts = candidates(profiles, kind: "string", total: total, excluding: used).filter { profile in
+            profile.distinct.count >= 3 && !profile.distinct.allSatisfy(userIDs.contains) && !profile.distinct.isSubset(of: Looks.messageTypes)
+                && !profile.distinct.isSubset(of: Looks.statuses)
+        }.sorted { $0.stringLength * max($1.present, 1) > $1.stringLength * max($0.present, 1) }
+        if let text = texts.first {
+            textField = text.name
+            used.insert(text.name)
+            decide(
+                "textField", .string(text.name),
+                "\(text.name): varied text in \(text.count("string")) of \(total) \(noun), \(text.stringLength / max(text.count("string"), 1)) characters on average")
+        } else {
+            leaveOpen("textField", "no string field in most \(noun) holds varied text")
+        }
+        let stamps = candidates(profiles, kind: "timestamp", total: total, excluding: used) { Looks.named($0, "creat", "sent", "time", "date") }
+        timestampField = choose(
+            "timestampField", from: stamps, kind: "timestamp", total: total, noun: noun, hint: { Looks.named($0, "creat", "sent", "time", "date") },
+            missing: "no timestamp field in most \(noun): Herald uses each document's create time")
+        if let stamp = timestampField { used.insert(stamp) }
+        for profile in profiles.values.sorted(by: { $0.name < $1.name }) where !used.contains(profile.name) && profile.count("string") == profile.present {
+            if proposal["typeField"] == nil, profile.distinct.count <= 12, !profile.distinct.isDisjoint(with: Looks.messageTypes) {
+                decide("typeField", .string(profile.name), "\(profile.name): one of \(profile.distinct.sorted().joined(separator: ", ")) in \(profile.present) \(noun)")
+            } else if proposal["statusField"] == nil, !profile.distinct.isEmpty, profile.distinct.isSubset(of: Looks.statuses) {
+                decide("statusField", .string(profile.name), "\(profile.name): \(profile.distinct.sorted().joined(separator: ", ")) in \(profile.present) \(noun)")
+            }
+        }
+        if proposal["statusField"] == nil {
+            decide("statusField", "status", "not in your data: Herald writes sent, delivered and read to status (set another field name if you like)")
+        }
+        // Arrays of member ids on a message: who read it, who received it, whom it mentions.
+        for profile in profiles.values.sorted(by: { $0.name < $1.name }) where profile.count("array") == profile.present {
+            let ofMembers = documents.filter { message in
+                guard let items = message[profile.name]?.arrayValue?.compactMap(\.stringValue) else { return false }
+                return items.allSatisfy(userIDs.contains)
+            }.count
+            guard Self.mostly(ofMembers, of: profile.present) else { continue }
+            let evidence = "\(profile.name): arrays of user ids in \(ofMembers) of \(total) \(noun)"
+            if Looks.named(profile.name, "read", "seen"), proposal["readByField"] == nil {
+                decide("readByField", .string(profile.name), evidence)
+            } else if Looks.named(profile.name, "deliver", "receiv"), proposal["deliveredToField"] == nil {
+                decide("deliveredToField", .string(profile.name), evidence)
+            } else if Looks.named(profile.name, "mention"), proposal["mentionsField"] == nil {
+                decide("mentionsField", .string(profile.name), evidence)
+            }
+        }
+        if proposal["readByField"] == nil {
+            leaveOpen("readByField", "no array of user ids named like read or seen in \(noun): the default readBy applies (the app writes who read a message there)")
+        }
+        // The sender's name, when messages carry it: equal to the sender's user document's name.
+        let names = profiles.values.filter { profile in
+            !used.contains(profile.name) && profile.count("string") > 0 && Looks.named(profile.name, "name")
+        }.map(\.name).sorted()
+        if let name = names.first {
+            decide("senderNameField", .string(name), "\(name): a name on \(profiles[name]?.present ?? 0) of \(total) \(noun)")
+        }
+        decide("unreadMarkField", "heraldUnread", "Herald's own mark on each message (who still counts it unread)")
+    }
+
+    mutating func conversationFields() {
+        let documents = data.documents(in: conversations)
+        let profiles = FieldProfile.profiles(of: documents)
+        let total = documents.count
+        let noun = conversations.last!
+        let groups = documents.filter { members(of: $0).count > 2 }
+        let pairs = documents.filter { members(of: $0).count == 2 }
+        // A group flag or type: true (or one value) exactly for conversations of more than two members.
+        if groups.isEmpty || pairs.isEmpty {
+            leaveOpen(
+                "groupFlagField",
+                "every conversation read has \(groups.isEmpty ? "two" : "more than two") members: the data cannot show what marks a group (with no flag, more than two members make one)")
+        } else {
+            for profile in profiles.values.sorted(by: { $0.name < $1.name }) where !memberFields.contains(profile.name) {
+                if proposal["groupFlagField"] == nil, profile.count("boolean") == profile.present,
+                    Self.mostly(groups.filter { $0[profile.name] == .boolean(true) }.count + pairs.filter { $0[profile.name] != .boolean(true) }.count, of: total)
+                {
+                    decide("groupFlagField", .string(profile.name), "\(profile.name): true in \(groups.count) groups, not in \(pairs.count) two-member chats")
+                } else if proposal["groupTypeField"] == nil, profile.count("string") == profile.present, (2...5).contains(profile.distinct.count),
+                    let value = groups.first?[profile.name]?.stringValue,
+                    Self.mostly(groups.filter { $0[profile.name] == .string(value) }.count + pairs.filter { $0[profile.name] != .string(value) }.count, of: total)
+                {
+                    decide("groupTypeField", .string(profile.name), "\(profile.name): \"\(value)\" in \(groups.count) groups, not in \(pairs.count) two-member chats")
+                    decide("groupTypeValue", .string(value), "the \(profile.name) of a group")
+                }
+            }
+            if proposal["groupFlagField"] == nil && proposal["groupTypeField"] != nil { decide("groupFlagField", .null, "groups are marked by their type") }
+            let named = profiles.values.filter { profile in
+                profile.count("string") > 0 && Self.mostly(groups.filter { $0[profile.name]?.stringValue != nil }.count, of: groups.count)
+                    && pairs.filter { $0[profile.name]?.stringValue != nil }.count * 5 <= pairs.count && profile.name != proposal["groupTypeField"]?.stringValue
+            }.map(\.name).sorted()
+            if named.count == 1 || named.filter({ Looks.named($0, "name", "title") }).count == 1 {
+                let name = named.count == 1 ? named[0] : named.first { Looks.named($0, "name", "title") }!
+                decide("groupNameField", .string(name), "\(name): a string in \(groups.count) groups and not in two-member chats")
+            } else if !named.isEmpty {
+                leaveOpen("groupNameField", "\(named.joined(separator: ", ")) are each set only on groups: set the one alerts show")
+            }
+        }
+        // Unread counts: a map of member id → integer.
+        let counts = profiles.values.filter { profile in
+            profile.count("map") > 0
+                && Self.mostly(
+                    documents.filter { conversation in
+                        guard let map = conversation[profile.name]?.mapValue else { return false }
+                        let members = Set(members(of: conversation))
+                        return map.allSatisfy { members.contains($0.key) && $0.value.integerValue != nil }
+                    }.count, of: profile.present)
+        }.map(\.name).sorted()
+        if counts.count == 1 {
+            decide("unreadCountField", .string(counts[0]), "\(counts[0]): a map of member id to count in \(profiles[counts[0]]!.present) of \(total) \(noun)")
+        } else if counts.count > 1 {
+            leaveOpen("unreadCountField", "\(counts.joined(separator: ", ")) each map members to numbers: set the unread one")
+        } else {
+            decide("unreadCountField", "unreadCount", "not in your data: Herald writes each member's unread count there")
+        }
+        lastMessage(profiles, documents: documents, noun: noun)
+    }
+
+    /// The last message: a map holding a message's text, or fields equal to the newest message's.
+    mutating func lastMessage(_ profiles: [String: FieldProfile], documents: [FirestoreDocument], noun: String) {
+        let maps = profiles.values.filter { profile in
+            profile.count("map") > 0 && Looks.named(profile.name, "last", "latest", "recent")
+        }.map(\.name).sorted()
+        if let map = maps.first {
+            decide("lastMessage", ["map": .string(map)], "\(map): a map in \(profiles[map]!.count("map")) \(noun); Herald writes {text, senderId, senderName, timestamp, messageId, type} into it")
+            return
+        }
+        var flat: [String: JSONValue] = [:]
+        var evidence: [String] = []
+        for (member, kind, words) in [
+            ("text", "string", ["text", "body", "preview", "content"]), ("senderID", "string", ["sender", "author", "from"]), ("timestamp", "timestamp", ["time", "at", "date"]),
+        ] {
+            let found = profiles.values.filter { profile in
+                profile.count(kind) > 0 && Looks.named(profile.name, "last") && words.contains { Looks.named(profile.name, $0) }
+            }.map(\.name).sorted()
+            if let field = found.first {
+                flat[member] = .string(field)
+                evidence.append("\(field) (\(kind))")
+            }
+        }
+        if flat.isEmpty {
+            decide("lastMessage", ["map": "lastMessage"], "not in your data: Herald writes the newest message into a lastMessage map")
+        } else {
+            decide("lastMessage", ["flat": .object(flat)], "\(evidence.joined(separator: ", ")): last-message fields on \(noun)")
+        }
+    }
+
+    mutating func userFields() {
+        let documents = data.documents(in: [users])
+        let profiles = FieldProfile.profiles(of: documents)
+        let total = documents.count
+        let names = candidates(profiles, kind: "string", total: total) { Looks.named($0, "name") }.filter { Looks.named($0.name, "name") }
+        _ = choose("displayNameField", from: names, kind: "string", total: total, noun: users, hint: { $0.lowercased() == "displayname" || $0.lowercased() == "name" },
+            missing: "no name field in most \(users): alerts say \"Someone\" unless messages carry the sender's name")
+        let counters = candidates(profiles, kind: "integer", total: total) { Looks.named($0, "badge", "unread") }.filter { Looks.named($0.name, "badge", "unread", "count") }
+        _ = choose("badgeField", from: counters, kind: "integer", total: total, noun: users, hint: { Looks.named($0, "badge", "unread") }, missing: nil, herald: "unreadTotal")
+        tokens(profiles, documents: documents)
+        presence(profiles, total: total)
+    }
+
+    /// Push tokens: a token-like string, an array of them, a map keyed by them, or a subcollection of them.
+    mutating func tokens(_ profiles: [String: FieldProfile], documents: [FirestoreDocument]) {
+        var shapes: [(value: JSONValue, users: Int, text: String)] = []
+        func hinted(_ name: String) -> Bool { Looks.named(name, "token", "fcm", "device", "push", "registration") }
+        for profile in profiles.values.sorted(by: { $0.name < $1.name }) {
+            var single = 0, array = 0, mapKeys = 0
+            for user in documents {
+                switch user[profile.name] {
+                case .string(let text)? where Looks.likeToken(text) || (hinted(profile.name) && !text.isEmpty): single += 1
+                case .array(let items)? where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { Looks.likeToken($0) || hinted(profile.name) } ?? false }):
+                    array += 1
+                case .map(let map)? where !map.isEmpty && map.keys.allSatisfy({ Looks.likeToken($0) || hinted(profile.name) }):
+                    mapKeys += 1
+                default: break
+                }
+            }
+            if single > 0 { shapes.append((["single": .string(profile.name)], single, "\(profile.name): one token string in \(single) of \(documents.count) \(users)")) }
+            if array > 0 { shapes.append((["array": .string(profile.name)], array, "\(profile.name): an array of tokens in \(array) of \(documents.count) \(users)")) }
+            if mapKeys > 0 { shapes.append((["mapKeys": .string(profile.name)], mapKeys, "\(profile.name): a map keyed by tokens in \(mapKeys) of \(documents.count) \(users)")) }
+        }
+        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 2 && path[0] == users {
+            let tokens = data.documents(in: path)
+            let tokenLike = tokens.filter { document in
+                Looks.likeToken(document["token"]?.stringValue ?? document.name.documentID) || (hinted(path[1]) && document["token"]?.stringValue != nil)
+            }
+            guard Self.mostly(tokenLike.count, of: tokens.count) else { continue }
+            let holders = Set(tokenLike.compactMap { $0.name.parent?.documentID }).count
+            shapes.append((["subcollection": .string(path[1])], holders, "\(path[1]): token documents under \(holders) of \(documents.count) \(users)"))
+        }
+        shapes.sort { $0.users > $1.users }
+        guard let first = shapes.first else {
+            leaveOpen("tokens", "no user holds anything that looks like an FCM token (a long string, an array or a map of them, or a subcollection of token documents): set where your app keeps them")
+            return
+        }
+        if shapes.count > 1 && shapes[1].users * 2 > first.users {
+            leaveOpen("tokens", shapes.prefix(3).map(\.text).joined(separator: "; ") + ": set the one your app writes")
+        } else {
+            decide("tokens", first.value, first.text)
+        }
+    }
+
+    /// Presence: a boolean (or online/offline string) and the timestamp the app refreshes.
+    mutating func presence(_ profiles: [String: FieldProfile], total: Int) {
+        let statusWords: Set<String> = ["online", "offline", "away", "idle"]
+        if let status = profiles.values.sorted(by: { $0.name < $1.name }).first(where: {
+            $0.count("string") == $0.present && !$0.distinct.isEmpty && $0.distinct.isSubset(of: statusWords) && $0.distinct.contains("online")
+        }) {
+            decide("onlineField", .string(status.name), "\(status.name): \(status.distinct.sorted().joined(separator: "/")) in \(status.present) of \(total) \(users)")
+            decide("onlineStatusValue", "online", "the \(status.name) of an online user")
+            decide("offlineStatusValue", "offline", "what Herald writes when the heartbeat is stale")
+        } else {
+            let flags = candidates(profiles, kind: "boolean", total: total) { Looks.named($0, "online", "active") }
+            _ = choose("onlineField", from: flags, kind: "boolean", total: total, noun: users, hint: { Looks.named($0, "online", "active") },
+                missing: "no boolean or online/offline field in most \(users): set the field Herald marks offline")
+        }
+        let stamps = candidates(profiles, kind: "timestamp", total: total) { Looks.named($0, "heartbeat", "seen", "active", "ping") }
+            .filter { Looks.named($0.name, "heartbeat", "seen", "active", "ping", "online") }
+        let heartbeat = stamps.first { Looks.named($0.name, "heartbeat", "ping") }
+        let seen = stamps.first { Looks.named($0.name, "seen", "active") }
+        if let heartbeat {
+            decide("heartbeatField", .string(heartbeat.name), "\(heartbeat.name): timestamp in \(heartbeat.count("timestamp")) of \(total) \(users)")
+            decide("lastSeenField", seen.map { .string($0.name) } ?? .null, seen.map { "\($0.name): Herald sets it to the last heartbeat" } ?? "no last-seen field: the heartbeat is the last-seen time")
+        } else if let seen {
+            decide("heartbeatField", .string(seen.name), "\(seen.name): timestamp in \(seen.count("timestamp")) of \(total) \(users), refreshed while online")
+            decide("lastSeenField", .null, "\(seen.name) is both the heartbeat and the last-seen time")
+        } else {
+            leaveOpen("heartbeatField", "no timestamp named like heartbeat, lastSeen or lastActive in most \(users): set the one your app refreshes while online")
+        }
+        for (key, atKey, word) in [("typingField", "typingAtField", "typing"), ("viewingField", "viewingAtField", "viewing")] {
+            let field = profiles.values.filter { $0.count("string") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first
+            let at = profiles.values.filter { $0.count("timestamp") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first
+            if let field, let at {
+                decide(key, .string(field), "\(field): the conversation the user is \(word) in")
+                decide(atKey, .string(at), "\(at): since when")
+            }
+        }
+    }
+}

@@ -1,0 +1,254 @@
+import ChatFunctions
+import FirestoreEvents
+import FirestoreModel
+import HeraldCore
+
+/// `herald schema check`: how an app's documents fit a schema. Every document that does not (a missing
+/// field, a wrong type, a member without a user document) is named by path, and onMessageCreated runs
+/// in dry run on the newest messages to show the pushes and writes it would make.
+public struct SchemaFitReport: Sendable {
+    public struct Misfit: Sendable, Hashable {
+        public var path: String
+        public var problem: String
+    }
+
+    /// One message run in dry run: what onMessageCreated would do about it as a new message.
+    public struct Outcome: Sendable {
+        public var path: String
+        public var skipped: String?
+        public var pushes: [String]
+        public var writes: [String]
+    }
+
+    public var counts: [String] = []
+    public var notes: [String] = []
+    public var misfits: [Misfit] = []
+    public var outcomes: [Outcome] = []
+
+    public var text: String {
+        var lines = ["read " + counts.joined(separator: ", ")] + notes.map { "note: \($0)" }
+        if misfits.isEmpty {
+            lines.append("every document read fits the schema")
+        } else {
+            lines.append("\(misfits.count) misfit\(misfits.count == 1 ? "" : "s"):")
+            lines += misfits.prefix(SchemaFit.misfitsShown).map { "  \($0.path): \($0.problem)" }
+            if misfits.count > SchemaFit.misfitsShown { lines.append("  … and \(misfits.count - SchemaFit.misfitsShown) more") }
+        }
+        lines.append("onMessageCreated, dry run on the \(outcomes.count) newest message\(outcomes.count == 1 ? "" : "s") (as if each were new; nothing is written or sent):")
+        for outcome in outcomes {
+            if let reason = outcome.skipped {
+                lines.append("  \(outcome.path): skipped: \(reason)")
+                continue
+            }
+            lines.append("  \(outcome.path):")
+            lines += outcome.pushes.map { "    push \($0)" } + outcome.writes.map { "    write \($0)" }
+            if outcome.pushes.isEmpty { lines.append("    no push (no recipient has a device, or all are viewing it)") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+public enum SchemaFit {
+    static let misfitsShown = 200
+
+    public static func check(_ schema: Schema, against data: AppData, newestMessages: Int = 10) -> SchemaFitReport {
+        var check = Checking(schema: schema, data: data)
+        return check.run(newest: newestMessages)
+    }
+}
+
+struct Checking {
+    let schema: Schema
+    let data: AppData
+    var report = SchemaFitReport()
+
+    init(schema: Schema, data: AppData) {
+        self.schema = schema
+        self.data = data
+    }
+
+    var messageGroup: AppData.GroupPath {
+        let segments = schema.messagePattern.split(separator: "/").map(String.init)
+        return stride(from: 0, to: segments.count, by: 2).map { segments[$0] }
+    }
+    var conversationGroup: AppData.GroupPath { messageGroup.count == 1 ? [schema.conversationCollection] : Array(messageGroup.dropLast()) }
+
+    mutating func misfit(_ document: FirestoreDocument, _ problem: String) { report.misfits.append(.init(path: document.name.path, problem: problem)) }
+
+    func kind(_ value: FirestoreValue?) -> String { value.map(FieldProfile.kind) ?? "missing" }
+
+    mutating func run(newest: Int) -> SchemaFitReport {
+        let trigger = Trigger(pattern: schema.messagePattern, kinds: [.created])
+        let messages = data.documents(in: messageGroup).filter { trigger.match($0.name) != nil }
+        let conversations = data.documents(in: conversationGroup)
+        let users = data.documents(in: [schema.userCollection])
+        report.counts = [
+            "\(conversations.count) \(AppData.describe(conversationGroup))", "\(messages.count) \(AppData.describe(messageGroup))",
+            "\(users.count) \(schema.userCollection)",
+        ]
+        report.notes = data.limits
+        for (path, noun) in [(conversationGroup, "conversations"), (messageGroup, "messages"), ([schema.userCollection], "users")] where data.documents(in: path).isEmpty {
+            let others = data.groups.keys.map(AppData.describe).sorted().prefix(8).joined(separator: ", ")
+            report.notes.append("no \(noun) at \(AppData.describe(path)): the schema names a collection the data does not have (it has \(others.isEmpty ? "no documents" : others))")
+        }
+        let userIDs = Set(users.map(\.name.documentID))
+        for conversation in conversations { check(conversation: conversation, userIDs: userIDs) }
+        for message in messages { check(message: message) }
+        for user in users { check(user: user) }
+        dryRun(messages, newest: newest)
+        return report
+    }
+
+    mutating func check(conversation: FirestoreDocument, userIDs: Set<String>) {
+        let members = schema.members(of: conversation)
+        if members.isEmpty {
+            let held = schema.memberFields.map { "\($0) is \(kind(conversation[$0]))" }.joined(separator: ", ")
+            misfit(conversation, "no member list: \(held) (an array of user ids is needed)")
+        }
+        let usersComplete = data.isComplete([schema.userCollection])
+        for member in members where !userIDs.contains(member) {
+            misfit(conversation, "member \(member) has no user document \(schema.userCollection)/\(member)\(usersComplete ? "" : " among those read")")
+        }
+        if let value = conversation[schema.unreadCountField], value.mapValue == nil {
+            misfit(conversation, "\(schema.unreadCountField) is \(kind(value)); Herald keeps a map of member id → unread count there")
+        }
+        if let flag = schema.groupFlagField, let value = conversation[flag], value.booleanValue == nil {
+            misfit(conversation, "\(flag) is \(kind(value)), not a boolean: the group flag is ignored")
+        }
+        if schema.isGroup(conversation), let value = conversation[schema.groupNameField], value.stringValue == nil {
+            misfit(conversation, "\(schema.groupNameField) is \(kind(value)), not a string: alerts say \"Group\"")
+        }
+        if case .map(let field) = schema.lastMessage, let value = conversation[field], value.mapValue == nil {
+            misfit(conversation, "\(field) is \(kind(value)); Herald writes the last message there as a map")
+        }
+    }
+
+    mutating func check(message: FirestoreDocument) {
+        let change = DocumentChange(eventID: "check", kind: .created, time: Timestamp.now(), document: message.name, newDocument: message)
+        guard let conversationName = schema.conversationName(for: change) else {
+            misfit(message, "\(schema.conversationIDField ?? "conversation id") is \(kind(schema.conversationIDField.flatMap { message[$0] })): its conversation is unknown")
+            return
+        }
+        guard let conversation = data.document(conversationName) else {
+            misfit(message, "its conversation \(conversationName.path) does not exist\(data.isComplete(conversationGroup) ? "" : " among those read")")
+            return
+        }
+        switch message[schema.senderIDField] {
+        case .string(let sender)? where !sender.isEmpty:
+            // A conversation without a member list is named once, not with each of its messages.
+            let members = schema.members(of: conversation)
+            if !members.isEmpty && !members.contains(sender) {
+                misfit(message, "sender \(sender) (\(schema.senderIDField)) is not a member of \(conversationName.path): no push would go out")
+            }
+        case let value: misfit(message, "\(schema.senderIDField) is \(kind(value)); the sender's user id (a string) is needed")
+        }
+        for (field, expected) in [(schema.textField, "string"), (schema.timestampField, "timestamp"), (schema.readByField, "array")] {
+            if let value = message[field], kind(value) != expected { misfit(message, "\(field) is \(kind(value)), not a \(expected)") }
+        }
+    }
+
+    mutating func check(user: FirestoreDocument) {
+        if let value = user[schema.badgeField], value.integerValue == nil {
+            misfit(user, "\(schema.badgeField) is \(kind(value)), not an integer: Herald counts the badge from 0")
+        }
+        if let value = user[schema.displayNameField], value.stringValue == nil { misfit(user, "\(schema.displayNameField) is \(kind(value)), not a string") }
+        if let value = user[schema.heartbeatField], value.timestampValue == nil {
+            misfit(user, "\(schema.heartbeatField) is \(kind(value)), not a timestamp: presence never expires")
+        }
+        let expected = schema.onlineStatusValue == nil ? "boolean" : "string"
+        if let value = user[schema.onlineField], kind(value) != expected { misfit(user, "\(schema.onlineField) is \(kind(value)), not a \(expected)") }
+        switch schema.tokens {
+        case .single(let field):
+            if let value = user[field], value.stringValue == nil { misfit(user, "\(field) is \(kind(value)), not a token string") }
+        case .array(let field):
+            if let value = user[field], value.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true {
+                misfit(user, "\(field) is \(kind(value)), not an array of token strings")
+            }
+        case .mapKeys(let field):
+            if let value = user[field], value.mapValue == nil { misfit(user, "\(field) is \(kind(value)), not a map keyed by tokens") }
+        case .subcollection: break
+        }
+        if tokens(of: user).isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
+    }
+
+    var tokenPlace: String {
+        switch schema.tokens {
+        case .single(let field), .array(let field), .mapKeys(let field): field
+        case .subcollection(let collection): "\(schema.userCollection)/*/\(collection)"
+        }
+    }
+
+    func tokenDocuments(of user: DocumentName) -> [FirestoreDocument] {
+        guard case .subcollection(let collection) = schema.tokens else { return [] }
+        return data.documents(in: [schema.userCollection, collection]).filter { $0.name.parent == user }
+    }
+
+    func tokens(of user: FirestoreDocument) -> [String] {
+        if case .subcollection = schema.tokens {
+            return tokenDocuments(of: user.name).map { $0["token"]?.stringValue ?? $0.name.documentID }
+        }
+        return schema.tokens(of: user)
+    }
+
+    /// onMessageCreated on the newest messages, each from the documents it would read.
+    mutating func dryRun(_ messages: [FirestoreDocument], newest: Int) {
+        let function = OnMessageCreated(schema: schema)
+        func sentAt(_ message: FirestoreDocument) -> Timestamp { message[schema.timestampField]?.timestampValue ?? message.createTime ?? .distantPast }
+        let chosen = messages.sorted { sentAt($0) != sentAt($1) ? sentAt($0) > sentAt($1) : $0.name < $1.name }.prefix(newest)
+        for message in chosen {
+            let change = DocumentChange(
+                eventID: "check", kind: .created, time: message.createTime ?? sentAt(message), document: message.name, newDocument: message)
+            var world = [message]
+            if let name = schema.conversationName(for: change), let conversation = data.document(name) {
+                world.append(conversation)
+                for member in schema.members(of: conversation) {
+                    guard let userName = schema.userName(member, near: name), let user = data.document(userName) else { continue }
+                    world.append(user)
+                    world += tokenDocuments(of: userName)
+                }
+            }
+            let plan = function.plan(for: change, from: world).plan
+            if case .skip(let reason) = plan.decision {
+                report.outcomes.append(.init(path: message.name.path, skipped: reason, pushes: [], writes: []))
+                continue
+            }
+            report.outcomes.append(
+                .init(path: message.name.path, skipped: nil, pushes: plan.pushes.map(Self.describe(push:)), writes: Write.merging(plan.allWrites).map(Self.describe(write:))))
+        }
+    }
+
+    static func describe(push: PushMessage) -> String {
+        let token = push.token.count > 16 ? "\(push.token.prefix(12))…" : push.token
+        let badge = push.fcm.apns?.badge.map { " badge \($0)" } ?? ""
+        guard let notification = push.fcm.notification else { return "to \(push.userID) on \(token): silent\(badge)" }
+        let shown = [notification.title, notification.body].compactMap { $0 }.map { "\"\($0)\"" }.joined(separator: " / ")
+        return "to \(push.userID) on \(token): \(shown)\(badge)"
+    }
+
+    static func describe(write: Write) -> String {
+        var parts: [String] = []
+        if case .update(_, let fields, let mask) = write.operation {
+            let names = mask.map { $0.map(\.description) } ?? fields.keys.sorted()
+            parts.append(names.map { name in fields[name].map { "\(name) = \(Self.short($0))" } ?? name }.joined(separator: ", "))
+        }
+        for transform in write.transforms {
+            switch transform.operation {
+            case .increment(let value): parts.append("\(transform.field) +\(Self.short(value))")
+            case .maximum, .minimum: continue
+            default: parts.append("\(transform.field) (transform)")
+            }
+        }
+        return "\(write.document.path): \(parts.joined(separator: "; "))"
+    }
+
+    static func short(_ value: FirestoreValue) -> String {
+        switch value {
+        case .string(let text): "\"\(text.count > 40 ? text.prefix(40) + "…" : text)\""
+        case .integer(let number): "\(number)"
+        case .timestamp(let time): time.rfc3339
+        case .boolean(let flag): "\(flag)"
+        case .map(let members): "{" + members.keys.sorted().joined(separator: ", ") + "}"
+        default: FieldProfile.kind(value)
+        }
+    }
+}

@@ -1,0 +1,222 @@
+import ChatFunctions
+import FirestoreModel
+
+/// A schema file proposed from an app's data: each key with the evidence it rests on, and each key
+/// the data could not decide left out with the choices it leaves.
+public struct SchemaProposal: Sendable {
+    public struct Entry: Sendable {
+        public var key: String
+        public var value: JSONValue
+        public var evidence: String
+    }
+
+    public var entries: [Entry] = []
+    /// Keys left out: the reason names the choices (the default preset's value applies meanwhile).
+    public var undecided: [(key: String, reason: String)] = []
+    /// About the data as a whole (what was not read).
+    public var notes: [String] = []
+
+    public subscript(key: String) -> JSONValue? { entries.first { $0.key == key }?.value }
+
+    /// The schema file, with the evidence and the open choices as `//` comments beside their keys.
+    public var text: String {
+        var members: [(key: String, value: JSONValue, comments: [String])] = [
+            ("extends", "default", notes + ["Proposed by `herald schema infer` from your data; keys not listed keep the default preset's (`herald schema show default`)."])
+        ]
+        for key in Schema.keys {
+            if let entry = entries.first(where: { $0.key == key.name }) {
+                members.append((key.name, entry.value, [entry.evidence]))
+            } else if let open = undecided.first(where: { $0.key == key.name }) {
+                // JSON has no comments: an undecided key is a comment member alone.
+                members.append(("// \(key.name)", .string("not decided: \(open.reason)"), []))
+            }
+        }
+        return Schema.fileText(members)
+    }
+
+    /// The proposal read back as a schema file would be, so it is checked like one.
+    public func schema(name: String = "proposed") throws(SchemaError) -> Schema {
+        var members: [String: JSONValue] = ["extends": "default"]
+        for entry in entries { members[entry.key] = entry.value }
+        return try Schema.load(name, file: .object(members))
+    }
+}
+
+public struct InferenceError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+/// Reads an app's layout from its documents: which arrays list user ids (members), which collection
+/// holds documents whose field names a member (messages, sender), and so on, each decision taken only
+/// when the data shows it in most documents (80 %), with names as a tie-breaker, never as proof alone.
+public enum SchemaInference {
+    public static func propose(from data: AppData) throws(InferenceError) -> SchemaProposal {
+        var inferring = Inferring(data: data)
+        return try inferring.run()
+    }
+}
+
+struct Inferring {
+    let data: AppData
+    var proposal = SchemaProposal()
+
+    // What was found, step by step.
+    var users: String = ""
+    var userIDs: Set<String> = []
+    var conversations: AppData.GroupPath = []
+    var memberFields: [String] = []
+    var messages: AppData.GroupPath = []
+    var conversationIDField: String?
+    var senderField = ""
+    var textField: String?
+    var timestampField: String?
+
+    init(data: AppData) { self.data = data }
+
+    mutating func decide(_ key: String, _ value: JSONValue, _ evidence: String) {
+        proposal.entries.append(.init(key: key, value: value, evidence: evidence))
+    }
+
+    mutating func leaveOpen(_ key: String, _ reason: String) { proposal.undecided.append((key, reason)) }
+
+    static func mostly(_ count: Int, of total: Int) -> Bool { total > 0 && count * 5 >= total * 4 }
+
+    mutating func run() throws(InferenceError) -> SchemaProposal {
+        proposal.notes = data.limits
+        guard data.documentsKept > 0 else {
+            throw InferenceError(description: "the data holds no documents: there is nothing to infer a schema from (export data your app wrote, or point --from at a Firestore that holds some)")
+        }
+        try findMembers()
+        try findMessages()
+        messageFields()
+        conversationFields()
+        userFields()
+        return proposal
+    }
+
+    func members(of conversation: FirestoreDocument) -> [String] {
+        for field in memberFields {
+            if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty { return ids }
+        }
+        return []
+    }
+
+    /// Conversations: documents with arrays whose strings are ids of one top-level collection's documents (the users).
+    mutating func findMembers() throws(InferenceError) {
+        let topLevel = data.groups.keys.filter { $0.count == 1 }.map { $0[0] }.sorted()
+        var best: (conversations: AppData.GroupPath, users: String, fields: [(String, Int)], total: Int, score: Int)?
+        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+            let documents = data.documents(in: path)
+            let profiles = FieldProfile.profiles(of: documents)
+            for candidate in topLevel where [candidate] != path {
+                let ids = data.ids(of: candidate)
+                guard !ids.isEmpty else { continue }
+                // Fields that, where present, mostly list two or more of the candidate's ids; together in at least half the documents.
+                func listsMembers(_ document: FirestoreDocument, _ field: String) -> Bool {
+                    guard let items = document[field]?.arrayValue?.compactMap(\.stringValue), items.count >= 2 else { return false }
+                    return items.allSatisfy(ids.contains)
+                }
+                var fields: [(String, Int)] = []
+                for profile in profiles.values where profile.stringArrays > 0 {
+                    let hits = documents.filter { listsMembers($0, profile.name) }.count
+                    if Self.mostly(hits, of: profile.present) { fields.append((profile.name, hits)) }
+                }
+                let covered = documents.filter { document in fields.contains { listsMembers(document, $0.0) } }.count
+                let score = covered * 2 >= documents.count ? covered : 0
+                if score > 0, score > best?.score ?? 0 {
+                    best = (path, candidate, fields.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }, documents.count, score)
+                }
+            }
+        }
+        guard let best else {
+            throw InferenceError(
+                description:
+                    "found no conversations: no collection holds arrays of two or more ids of another collection's documents (the members, e.g. participantIds: [\"u1\", \"u2\"] with users/u1 and users/u2). Looked at \(data.groups.count) collections: \(data.groups.keys.map(AppData.describe).sorted().prefix(12).joined(separator: ", "))"
+            )
+        }
+        users = best.users
+        userIDs = data.ids(of: users)
+        conversations = best.conversations
+        memberFields = best.fields.map(\.0)
+        let noun = best.conversations.last!
+        decide("userCollection", .string(users), "\(users): its document ids are the ids conversations list as members")
+        decide(
+            "memberFields", .array(memberFields.map(JSONValue.string)),
+            best.fields.map { "\($0.0): array of user ids (\(users)/…) in \($0.1) of \(best.total) \(noun)" }.joined(separator: "; "))
+    }
+
+    /// Messages: a collection under each conversation (or a top-level one naming its conversation) whose
+    /// documents name a member of their conversation: the sender.
+    mutating func findMessages() throws(InferenceError) {
+        let conversationIDs = Set(data.documents(in: conversations).map(\.name.documentID))
+        var best: (path: AppData.GroupPath, link: String?, sender: String, hits: Int, total: Int)?
+        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path != conversations && path != [users] {
+            let nested = path.count == conversations.count + 1 && Array(path.dropLast()) == conversations
+            let documents = data.documents(in: path)
+            let profiles = FieldProfile.profiles(of: documents)
+            var link: String?
+            if !nested {
+                guard path.count == 1, conversations.count == 1 else { continue }
+                // A top-level collection whose documents name a conversation by id.
+                link = profiles.values.filter { profile in
+                    profile.count("string") > 0
+                        && Self.mostly(documents.filter { $0[profile.name]?.stringValue.map(conversationIDs.contains) ?? false }.count, of: documents.count)
+                }.map(\.name).sorted().first
+                guard link != nil else { continue }
+            }
+            for profile in profiles.values where profile.name != link && profile.count("string") > 0 {
+                let hits = documents.filter { message in
+                    guard let sender = message[profile.name]?.stringValue, let conversation = conversation(of: message, link: link) else { return false }
+                    return members(of: conversation).contains(sender)
+                }.count
+                guard Self.mostly(hits, of: documents.count) else { continue }
+                let better =
+                    hits > best?.hits ?? 0
+                    || (hits == best?.hits && path == best?.path && Looks.named(profile.name, "sender", "author", "from", "user"))
+                if better { best = (path, link, profile.name, hits, documents.count) }
+            }
+        }
+        guard let best else {
+            throw InferenceError(
+                description:
+                    "found conversations (\(AppData.describe(conversations)), members in \(memberFields.joined(separator: ", "))) but no messages: no collection under them (or top-level, naming a conversation) holds documents whose field names a member of their conversation"
+            )
+        }
+        messages = best.path
+        conversationIDField = best.link
+        senderField = best.sender
+        let pattern = zip(best.path, Self.wildcards(for: best.path)).map { "\($0)/{\($1)}" }.joined(separator: "/")
+        let noun = best.path.last!
+        decide(
+            "messagePattern", .string(pattern),
+            "\(data.seenPerGroup[best.path] ?? 0) documents in \(AppData.describe(best.path)) name a member of their conversation")
+        if let link = best.link {
+            decide("conversationIDField", .string(link), "\(link): the id of a \(conversations[0]) document in most \(noun)")
+        }
+        decide("conversationCollection", .string(conversations.last!), "the parent of \(noun): its documents list the members")
+        decide("senderIDField", .string(best.sender), "\(best.sender): a member of its conversation in \(best.hits) of \(best.total) \(noun)")
+    }
+
+    func conversation(of message: FirestoreDocument, link: String?) -> FirestoreDocument? {
+        if let link {
+            guard let id = message[link]?.stringValue, !id.isEmpty, !id.contains("/"),
+                let name = try? message.name.sibling(path: "\(conversations[0])/\(id)")
+            else { return nil }
+            return data.document(name)
+        }
+        return message.name.parent.flatMap(data.document)
+    }
+
+    static func wildcards(for collections: [String]) -> [String] {
+        var used: Set<String> = []
+        return collections.map { collection in
+            var name = Looks.wildcard(for: collection)
+            var index = 2
+            while !used.insert(name).inserted {
+                name = Looks.wildcard(for: collection) + "\(index)"
+                index += 1
+            }
+            return name
+        }
+    }
+}

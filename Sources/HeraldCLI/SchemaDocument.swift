@@ -1,0 +1,84 @@
+import ChatFunctions
+
+/// docs/schema.md, written from `Schema.keys` and the presets by `swift run herald infra` (InfraTests
+/// fails when the page and the code differ): every key of a schema file, what each preset calls it,
+/// who writes it and what Herald does with it.
+enum SchemaDocument {
+    static let presetOrder = ["default", "prd000", "prd001", "prd004"]
+
+    static func text() -> String {
+        var lines = [
+            "# Your data model",
+            "",
+            "<!-- Written by `swift run herald infra` from Sources/ChatFunctions/SchemaKeys.swift; edit that, not this page. -->",
+            "",
+            "Herald reads and writes your app's Firestore documents through a *schema*: where messages,",
+            "conversations and users live, and what their fields are called. Pick a preset, or write a schema file",
+            "(JSON: `{\"extends\": PRESET, KEY: VALUE, …}`; keys starting with `//` are comments) for your own layout.",
+            "",
+            "## Presets",
+            "",
+            "| preset | in one line |",
+            "| --- | --- |",
+        ]
+        lines += Schema.presetSummaries.map { "| `\($0.name)` | \($0.summary) |" }
+        lines += [
+            "",
+            "## Your own layout, from your data to production",
+            "",
+            "```sh",
+            "# A preset as a complete schema file, every key with a comment: a starting point to edit.",
+            "swift run herald schema show prd004",
+            "# A schema file proposed from your app's data (a herald export, Google's emulator's export, or a running",
+            "# emulator at HOST:PORT), each key with the evidence it rests on; what the data cannot decide is left out",
+            "# with a comment naming the choices.",
+            "swift run herald schema infer --from Tests/Fixtures/custom-layout/export > my-schema.json",
+            "# Every document that does not fit, by path, and what onMessageCreated would do with the newest messages.",
+            "swift run herald schema check my-schema.json --from Tests/Fixtures/custom-layout/export",
+            "```",
+            "",
+            "Then `swift run herald dev --schema my-schema.json` runs the backend on it, and",
+            "`swift run herald deploy PROJECT REGION --schema my-schema.json` deploys it: the file reaches every",
+            "function as the `HERALD_SCHEMA` environment value (the images stay the same for every schema, so",
+            "changing it is a new revision, not a new build); the Eventarc triggers come from its own paths",
+            "(`herald schema deployment FILE --output DIR` shows them) and the Firestore indexes from its fields.",
+            "A schema file with an error is refused by name before anything is built.",
+            "",
+            "## Every key",
+            "",
+            "*Document* is where the field lives; *written by* says whether Herald only reads it (the app writes it)",
+            "or writes it itself. A key a schema file leaves out keeps its preset's value.",
+            "",
+            "| concept | key | document | " + presetOrder.map { "`\($0)`" }.joined(separator: " | ") + " | written by | what Herald does with it |",
+            "| --- | --- | --- | " + presetOrder.map { _ in "---" }.joined(separator: " | ") + " | --- | --- |",
+        ]
+        var previous = ""
+        for key in Schema.keys {
+            let concept = key.concept == previous ? "" : key.concept
+            previous = key.concept
+            let values = presetOrder.map { key.summary(in: Schema.presets[$0]!).replacingOccurrences(of: "|", with: "\\|") }
+            lines.append(
+                "| \(concept) | `\(key.name)` | \(key.place.rawValue) | \(values.joined(separator: " | ")) | \(key.writer.rawValue) | \(key.use.replacingOccurrences(of: "|", with: "\\|")) |"
+            )
+        }
+        lines += [
+            "",
+            "## What a schema file may say",
+            "",
+            "A schema file is input like any other, checked before anything runs or deploys; each problem is named",
+            "with its key. Field names are top-level Firestore field names: not empty, not `__reserved__`, at most",
+            "1,500 bytes, without dots or backticks (Herald's fields are top-level) or invisible characters. Collection",
+            "ids are Firestore ids (no `/`, not `.` or `..`, not `__reserved__`). `messagePattern` is a document",
+            "pattern as Eventarc takes it: named collections and `{wildcard}` document ids in turn, each wildcard once,",
+            "ending with one, at most 6 KiB. Two keys may not name the same field of one document (a badge field that",
+            "is also the unread map). Templates use only `{sender}`, `{group}` and `{preview}`, at most 500 bytes each.",
+            "A file is at most 64 KiB and 4 levels deep.",
+            "",
+            "---",
+            "The presets come from the five product documents in `../shared/requirements/` (its README compares",
+            "their schemas); you do not need them to use Herald.",
+            "",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}
