@@ -12,15 +12,21 @@
 # metrics to Managed Service for Prometheus (its configuration goes to Secret Manager in step 5).
 # The images (one per function) must already be in Artifact Registry (Infra/build-images.sh --push REPOSITORY).
 #
-# Usage: Infra/deploy.sh PROJECT REGION [--schema default|prd000|prd001|prd004] [--repository REPOSITORY] [--tag TAG]
+# Usage: Infra/deploy.sh PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG]
 #                        [--firestore-location LOCATION] [--database DATABASE] [--notification-channel CHANNEL] [--dry-run]
+# --schema: a preset (default, prd000, prd001, prd004) or your schema file (docs/schema.md). The triggers, the
+#   indexes and the HERALD_SCHEMA value come from it, through `herald schema deployment` (the HERALD variable
+#   names the herald executable; else `herald` on PATH, else `swift run herald` in this checkout); a schema with
+#   an error is refused before anything runs.
+# --database: the Firestore database (default: "(default)"); --firestore-location: its location (nam5, eur3 or a
+#   region; default: read from the project). Eventarc's Firestore triggers are created there, the rest in REGION.
 # --notification-channel: a Cloud Monitoring channel (projects/P/notificationChannels/ID) the alerts notify.
 # --dry-run prints every command and runs none; values only Google knows (the project number, a
 # trigger's subscription) appear as PROJECT_NUMBER and SUBSCRIPTION_OF_<trigger>.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 PROJECT REGION [--schema default|prd000|prd001|prd004] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--notification-channel CHANNEL] [--dry-run]" >&2
+  echo "usage: $0 PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--notification-channel CHANNEL] [--dry-run]" >&2
   exit 2
 }
 
@@ -52,15 +58,11 @@ case "$REGION" in *[!a-z0-9-]* | "") echo "error: REGION must be a region such a
 case "$NOTIFY" in "" | projects/*/notificationChannels/*) ;; *) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
 case "$NOTIFY" in *[!a-zA-Z0-9/_-]*) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
 
-case "$SCHEMA" in
-  default | prd000 | prd001 | prd004) ;;
-  *) echo "error: unknown schema \"$SCHEMA\": use default, prd000, prd001 or prd004" >&2; exit 2 ;;
-esac
+case "$DATABASE" in "(default)") ;; *[!a-z0-9-]* | "" | -*) echo "error: --database must be a database id such as (default) or chat-eu, not \"$DATABASE\"" >&2; exit 2 ;; esac
+case "$FIRESTORE_LOCATION" in *[!a-z0-9-]*) echo "error: --firestore-location must be a location such as nam5, eur3 or europe-west1, not \"$FIRESTORE_LOCATION\"" >&2; exit 2 ;; esac
 REPOSITORY=${REPOSITORY:-$REGION-docker.pkg.dev/$PROJECT/herald}
 case "$REPOSITORY$TAG" in *[!a-zA-Z0-9./:_-]*) echo "error: REPOSITORY and TAG must be an image repository and tag, not \"$REPOSITORY\" \"$TAG\"" >&2; exit 2 ;; esac
-FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
 HERE=$(cd "$(dirname "$0")" && pwd)
-INDEXES="$HERE/firestore/$SCHEMA.indexes.json"
 # The rendered manifests: kept in HERALD_RENDER_DIR when it is set, else in a temporary folder removed at the end.
 if [ -n "${HERALD_RENDER_DIR:-}" ]; then
   RENDERED=$HERALD_RENDER_DIR
@@ -70,7 +72,29 @@ else
   trap 'rm -rf "$RENDERED"' EXIT
 fi
 
-# FUNCTIONS, PUSHING, callers_of, herald_triggers and herald_jobs, written from the code's catalog of functions.
+# What the schema deploys, derived from it by the code: HERALD_SCHEMA's value, the triggers, the indexes.
+if [ -n "${HERALD:-}" ]; then
+  read -r -a HERALD_COMMAND <<<"$HERALD"
+elif command -v herald >/dev/null 2>&1; then
+  HERALD_COMMAND=(herald)
+else
+  HERALD_COMMAND=(swift run --package-path "$HERE/.." --quiet herald)
+fi
+if ! "${HERALD_COMMAND[@]}" schema deployment "$SCHEMA" --output "$RENDERED/schema" >&2; then
+  echo "error: schema \"$SCHEMA\" cannot be deployed (above); nothing was run" >&2
+  exit 2
+fi
+SCHEMA_VALUE=$(cat "$RENDERED/schema/schema.value")
+INDEXES="$RENDERED/schema/firestore.indexes.json"
+if [ -z "$FIRESTORE_LOCATION" ] && ! $DRY_RUN; then
+  FIRESTORE_LOCATION=$(gcloud firestore databases describe --database="$DATABASE" --project="$PROJECT" --format='value(locationId)') || {
+    echo "error: cannot read the location of Firestore database $DATABASE in $PROJECT: create it, or give --firestore-location" >&2
+    exit 2
+  }
+fi
+FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-LOCATION_OF_DATABASE}
+
+# FUNCTIONS, PUSHING, callers_of and herald_jobs, written from the code's catalog of functions.
 # shellcheck source=Infra/functions.sh
 source "$HERE/functions.sh"
 TRIGGER_SA="herald-trigger@$PROJECT.iam.gserviceaccount.com"
@@ -106,6 +130,12 @@ upsert() {
   if $DRY_RUN; then echo "+ $(quote "${describe[@]}") >/dev/null 2>&1 && $(quote "${update[@]}") || $(quote "$@")"; return; fi
   if "${describe[@]}" >/dev/null 2>&1; then run "${update[@]}"; else run "$@"; fi
 }
+# patch_field URL BODY: Firestore's Admin API with gcloud's token (printed as the command that gets it, never the token).
+patch_field() {
+  echo "+ curl -sS --fail-with-body -X PATCH -H \"Authorization: Bearer \$(gcloud auth print-access-token)\" -H 'Content-Type: application/json' $(quote "$1") -d $(quote "$2")"
+  if $DRY_RUN; then return; fi
+  curl -sS --fail-with-body -X PATCH -H "Authorization: Bearer $(gcloud auth print-access-token)" -H 'Content-Type: application/json' "$1" -d "$2" >/dev/null
+}
 # A value only Google knows; PLACEHOLDER in a dry run.
 value() {
   local placeholder=$1
@@ -122,7 +152,8 @@ create_once() {
   fi
 }
 
-echo "# Herald → project $PROJECT, region $REGION, schema $SCHEMA, images $REPOSITORY/herald-FUNCTION:$TAG"
+echo "# Herald → project $PROJECT, schema $SCHEMA, images $REPOSITORY/herald-FUNCTION:$TAG"
+echo "# Firestore database $DATABASE in $FIRESTORE_LOCATION: the Eventarc triggers go there; the Cloud Run services and Cloud Scheduler jobs in $REGION"
 
 echo "# 1. APIs"
 run gcloud services enable run.googleapis.com eventarc.googleapis.com firestore.googleapis.com fcm.googleapis.com \
@@ -174,6 +205,11 @@ while IFS= read -r override; do
   fi
   if [ "$(jq -r '.indexes | length' <<<"$override")" = 0 ]; then
     run gcloud firestore indexes fields update "$field" --collection-group="$group" --disable-indexes --database="$DATABASE" --project="$PROJECT" --async
+  elif [ "$(jq '[.indexes[] | select(.queryScope == "COLLECTION_GROUP")] | length' <<<"$override")" != 0 ]; then
+    # A single-field index of collection-group scope (the token sweep's query over every user's token
+    # documents): gcloud has no flag for the scope, so Firestore's Admin API (fields.patch) sets it.
+    patch_field "https://firestore.googleapis.com/v1/projects/$PROJECT/databases/$DATABASE/collectionGroups/$group/fields/$field?updateMask=indexConfig" \
+      "$(jq -c --arg field "$field" '{indexConfig: {indexes: [.indexes[] | {queryScope, fields: [{fieldPath: $field, order}]}]}}' <<<"$override")"
   fi
 done < <(jq -c '.fieldOverrides[]' "$INDEXES")
 
@@ -200,10 +236,19 @@ image_of() {
   echo "$image@$(value "DIGEST_OF_$(service_of "$1")" gcloud artifacts docker images describe "$image:$TAG" --format='value(image_summary.digest)')"
 }
 url_of() { echo "https://$(service_of "$1")-$PROJECT_NUMBER.$REGION.run.app"; }
+# YAML single-quoted: a schema file's JSON is one line, its quotes doubled.
+yaml_quoted() { local text=${1//\'/\'\'}; printf "'%s'" "$text"; }
 for function in "${FUNCTIONS[@]}"; do
   manifest="$RENDERED/$function.yaml"
-  sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$(image_of "$function")|g" -e "s|value: SCHEMA|value: $SCHEMA|" -e "s|SERVICE_URL|$(url_of "$function")|" \
-    -e "s|value: CALLER_ACCOUNTS|value: $(callers_of "$function")|" "$HERE/cloudrun/$function.yaml" >"$manifest"
+  sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$(image_of "$function")|g" -e "s|SERVICE_URL|$(url_of "$function")|" \
+    -e "s|value: CALLER_ACCOUNTS|value: $(callers_of "$function")|" "$HERE/cloudrun/$function.yaml" |
+    while IFS= read -r line; do
+      case "$line" in
+        *"value: SCHEMA") line="${line%SCHEMA}$(yaml_quoted "$SCHEMA_VALUE")" ;;
+        *"value: DATABASE") line="${line%DATABASE}$(yaml_quoted "$DATABASE")" ;;
+      esac
+      printf '%s\n' "$line"
+    done >"$manifest"
   run gcloud run services replace "$manifest" --region="$REGION" --project="$PROJECT"
 done
 invoker() {
@@ -241,7 +286,8 @@ trigger() {
   run gcloud pubsub subscriptions add-iam-policy-binding "$subscription" --member="serviceAccount:$PUBSUB_AGENT" \
     --role=roles/pubsub.subscriber --project="$PROJECT"
 }
-herald_triggers
+# shellcheck source=/dev/null
+source "$RENDERED/schema/triggers.sh"
 
 echo "# 7. Cloud Scheduler jobs"
 job() {

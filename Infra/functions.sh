@@ -13,35 +13,7 @@ callers_of() {
     tokenCleanup) echo "$TRIGGER_SA,$SCHEDULER_SA" ;;
   esac
 }
-# Each preset's Eventarc triggers: trigger FUNCTION EVENT-TYPE PATTERN [SUFFIX].
-herald_triggers() {
-  case "$SCHEMA" in
-    default)
-      trigger onMessageCreated created 'conversations/{conversationId}/messages/{messageId}'
-      trigger onReadReceipt updated 'conversations/{conversationId}/messages/{messageId}'
-      trigger onReadReceipt deleted 'conversations/{conversationId}/messages/{messageId}' deleted
-      trigger tokenCleanup written 'users/{userId}'
-      ;;
-    prd000)
-      trigger onMessageCreated created 'conversations/{conversationId}/messages/{messageId}'
-      trigger onReadReceipt updated 'conversations/{conversationId}/messages/{messageId}'
-      trigger onReadReceipt deleted 'conversations/{conversationId}/messages/{messageId}' deleted
-      trigger tokenCleanup written 'users/{userId}'
-      ;;
-    prd001)
-      trigger onMessageCreated created 'messages/{messageId}'
-      trigger onReadReceipt updated 'messages/{messageId}'
-      trigger onReadReceipt deleted 'messages/{messageId}' deleted
-      trigger tokenCleanup written 'users/{userId}'
-      ;;
-    prd004)
-      trigger onMessageCreated created 'chats/{chatID}/messages/{messageID}'
-      trigger onReadReceipt updated 'chats/{chatID}/messages/{messageID}'
-      trigger onReadReceipt deleted 'chats/{chatID}/messages/{messageID}' deleted
-      trigger tokenCleanup written 'users/{userId}'
-      ;;
-  esac
-}
+# Each schema's Eventarc triggers are derived from its own paths: `herald schema deployment SCHEMA` writes them.
 # Cloud Scheduler's jobs: job NAME CRON FUNCTION PATH ATTEMPT-DEADLINE.
 herald_jobs() {
   job herald-presence-sweep '* * * * *' presenceSweeper / 60s

@@ -57,7 +57,7 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     }
 
     /// Users whose `field` is a timestamp more than `seconds` old. The offline sweep's query needs a
-    /// composite index (online field, heartbeat field), declared in Infra/firestore.indexes.json.
+    /// composite index (online field, heartbeat field), derived from the schema in FirestoreIndexes.swift.
     func staleQuery(on field: String, olderThan seconds: Int64, at now: Timestamp, also filter: StructuredQuery.Filter? = nil) -> StructuredQuery {
         let stale = StructuredQuery.Filter.field(FieldPath(field), .lessThan, .timestamp(cutoff(seconds, at: now)))
         return StructuredQuery(

@@ -103,29 +103,38 @@ struct Inferring {
 
     /// Conversations: documents with arrays whose strings are ids of one top-level collection's documents (the users).
     mutating func findMembers() throws(InferenceError) {
-        let topLevel = data.groups.keys.filter { $0.count == 1 }.map { $0[0] }.sorted()
+        // Which top-level collections hold a document of each id: one pass, so thousands of collections stay cheap.
+        var holders: [String: [String]] = [:]
+        for path in data.groups.keys where path.count == 1 {
+            for document in data.documents(in: path) { holders[document.name.documentID, default: []].append(path[0]) }
+        }
         var best: (conversations: AppData.GroupPath, users: String, fields: [(String, Int)], total: Int, score: Int)?
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let documents = data.documents(in: path)
-            let profiles = FieldProfile.profiles(of: documents)
-            for candidate in topLevel where [candidate] != path {
-                let ids = data.ids(of: candidate)
-                guard !ids.isEmpty else { continue }
-                // Fields that, where present, mostly list two or more of the candidate's ids; together in at least half the documents.
-                func listsMembers(_ document: FirestoreDocument, _ field: String) -> Bool {
-                    guard let items = document[field]?.arrayValue?.compactMap(\.stringValue), items.count >= 2 else { return false }
-                    return items.allSatisfy(ids.contains)
+            let profiles = FieldProfile.profiles(of: documents).values.filter { $0.stringArrays > 0 }
+            guard !profiles.isEmpty else { continue }
+            // For each field, each document's lists of two or more ids that are all documents of one collection.
+            var listing: [String: [String: Set<Int>]] = [:]  // collection → field → documents
+            for (index, document) in documents.enumerated() {
+                for profile in profiles {
+                    guard let items = document[profile.name]?.arrayValue?.compactMap(\.stringValue), items.count >= 2,
+                        var common = holders[items[0]].map(Set.init)
+                    else { continue }
+                    for item in items.dropFirst() where !common.isEmpty { common.formIntersection(holders[item] ?? []) }
+                    for collection in common where [collection] != path { listing[collection, default: [:]][profile.name, default: []].insert(index) }
                 }
-                var fields: [(String, Int)] = []
-                for profile in profiles.values where profile.stringArrays > 0 {
-                    let hits = documents.filter { listsMembers($0, profile.name) }.count
-                    if Self.mostly(hits, of: profile.present) { fields.append((profile.name, hits)) }
+            }
+            for (collection, fields) in listing {
+                // Fields that, where present, mostly list members; together in at least half the documents.
+                let usable = fields.filter { field, hits in
+                    Self.mostly(hits.count, of: profiles.first { $0.name == field }?.present ?? 0)
                 }
-                let covered = documents.filter { document in fields.contains { listsMembers(document, $0.0) } }.count
-                let score = covered * 2 >= documents.count ? covered : 0
-                if score > 0, score > best?.score ?? 0 {
-                    best = (path, candidate, fields.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }, documents.count, score)
-                }
+                let covered = usable.values.reduce(into: Set<Int>()) { $0.formUnion($1) }.count
+                guard covered * 2 >= documents.count, covered > best?.score ?? 0 else { continue }
+                best = (
+                    path, collection, usable.map { ($0.key, $0.value.count) }.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }, documents.count,
+                    covered
+                )
             }
         }
         guard let best else {

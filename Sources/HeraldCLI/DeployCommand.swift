@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatFunctions
 import Foundation
 
 /// `herald deploy PROJECT REGION`: Firebase's one deploy command. It runs what docs/deploying.md
@@ -19,8 +20,16 @@ struct Deploy: AsyncParsableCommand {
     @Argument(help: "The region, e.g. europe-west1.")
     var region: String
 
-    @Option(name: .long, help: "Schema preset: default, prd000, prd001 or prd004.")
+    @Option(name: .long, help: "A schema preset (default, prd000, prd001, prd004) or your schema file (docs/schema.md).")
     var schema = "default"
+
+    @Option(name: .long, help: ArgumentHelp("The Firestore database (default: \"(default)\").", valueName: "database"))
+    var database: String?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The database's location (nam5, eur3, or a region; default: read from the project): the triggers go there.", valueName: "location"))
+    var firestoreLocation: String?
 
     @Option(name: .long, help: ArgumentHelp("Image repository (default: REGION-docker.pkg.dev/PROJECT/herald).", valueName: "repository"))
     var repository: String?
@@ -42,9 +51,19 @@ struct Deploy: AsyncParsableCommand {
         where value.isEmpty || value.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") }) {
             throw ValidationError("\(name) must be lower-case letters, digits and dashes, not \"\(value)\"")
         }
-        guard ["default", "prd000", "prd001", "prd004"].contains(schema) else {
-            throw ValidationError("--schema must be default, prd000, prd001 or prd004 (Infra/firestore/ has their indexes), not \"\(schema)\"")
+        // A schema with an error is refused here, before anything is built.
+        do { _ = try Schema.named(schema) } catch { throw ValidationError("--schema \(schema): \(error)") }
+        if let database, database != "(default)", database.isEmpty || database.hasPrefix("-") || database.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") }) {
+            throw ValidationError("--database must be a database id such as (default) or chat-eu, not \"\(database)\"")
         }
+        if let firestoreLocation, firestoreLocation.isEmpty || firestoreLocation.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") }) {
+            throw ValidationError("--firestore-location must be a location such as nam5, eur3 or europe-west1, not \"\(firestoreLocation)\"")
+        }
+    }
+
+    /// A schema file as deploy.sh, run from the checkout, finds it; a preset by its name.
+    var schemaArgument: String {
+        Schema.presets[schema] != nil ? schema : URL(fileURLWithPath: schema).standardizedFileURL.path
     }
 
     /// One step: what it does, and the command that does it (run through bash so a script's own
@@ -62,7 +81,9 @@ struct Deploy: AsyncParsableCommand {
         let registryHost = String(repositoryPath.prefix { $0 != "/" })
         let repositoryName = repositoryPath.split(separator: "/").last.map(String.init) ?? "herald"
         let dry = dryRun ? ["--dry-run"] : []
-        var deploy = ["bash", "Infra/deploy.sh", project, region, "--schema", schema, "--repository", repositoryPath]
+        var deploy = ["bash", "Infra/deploy.sh", project, region, "--schema", schemaArgument, "--repository", repositoryPath]
+        if let database { deploy += ["--database", database] }
+        if let firestoreLocation { deploy += ["--firestore-location", firestoreLocation] }
         if let notificationChannel { deploy += ["--notification-channel", notificationChannel] }
         var steps = [
             Step(
@@ -105,6 +126,9 @@ struct Deploy: AsyncParsableCommand {
         }
         let steps = steps()
         print("herald deploy → project \(project), region \(region), schema \(schema), images \(repositoryPath)\(dryRun ? " (dry run: nothing runs)" : "")")
+        print(
+            "Firestore database \(database ?? "(default)") in \(firestoreLocation ?? "its own location (read from the project)"): Eventarc triggers there; services, images and jobs in \(region)"
+        )
         for (index, step) in steps.enumerated() {
             print("[\(index + 1)/\(steps.count)] \(step.title)")
             if dryRun && !step.printsItself {
@@ -138,6 +162,10 @@ struct Deploy: AsyncParsableCommand {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = command
         process.currentDirectoryURL = directory
+        // deploy.sh derives the schema's triggers and indexes with this very executable.
+        var environment = ProcessInfo.processInfo.environment
+        environment["HERALD"] = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
+        process.environment = environment
         try process.run()
         process.waitUntilExit()
         return process.terminationStatus

@@ -69,7 +69,7 @@ struct Version: ParsableCommand {
 
 struct Indexes: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print the firestore.indexes.json a schema needs (Infra/firestore/ holds one per preset).")
+        abstract: "Print the firestore.indexes.json a schema needs (deploy.sh derives the same through `herald schema deployment`).")
 
     @Option(name: .long, help: "Schema preset or schema JSON file.")
     var schema = "default"
