@@ -158,10 +158,22 @@ public struct Schema: Sendable, Hashable {
 
     /// Each preset in one line, for people who have not read the product documents.
     public static let presetSummaries: [(name: String, summary: String)] = [
-        ("default", "messages under each conversation (conversations/{conversationId}/messages/{messageId}), members in `members`, tokens in an `fcmTokens` array, one-line alerts \"Family • Alice: Dinner at 6pm\""),
-        ("prd000", "the default layout with members in `participants`, presence as a string `status` (\"online\"/\"offline\") with a `heartbeat`, and \"read by N\" on group messages; alerts titled with the sender"),
-        ("prd001", "one top-level `messages` collection whose messages name their `conversationId`, flat last-message fields, `online` and `lastSeen`; alerts titled with the sender"),
-        ("prd004", "Swift-style names (`chats/{chatID}/messages/{messageID}`, `senderID`, `memberIDs` or `participantIDs`), one `fcmToken` string per user, `isOnline`; alerts titled with the sender"),
+        (
+            "default",
+            "messages under each conversation (conversations/{conversationId}/messages/{messageId}), members in `members`, tokens in an `fcmTokens` array, one-line alerts \"Family • Alice: Dinner at 6pm\""
+        ),
+        (
+            "prd000",
+            "the default layout with members in `participants`, presence as a string `status` (\"online\"/\"offline\") with a `heartbeat`, and \"read by N\" on group messages; alerts titled with the sender"
+        ),
+        (
+            "prd001",
+            "one top-level `messages` collection whose messages name their `conversationId`, flat last-message fields, `online` and `lastSeen`; alerts titled with the sender"
+        ),
+        (
+            "prd004",
+            "Swift-style names (`chats/{chatID}/messages/{messageID}`, `senderID`, `memberIDs` or `participantIDs`), one `fcmToken` string per user, `isOnline`; alerts titled with the sender"
+        ),
     ]
 
     /// A preset by name, or a schema JSON file's contents: `{"extends": PRESET, KEY: VALUE, …}` with the

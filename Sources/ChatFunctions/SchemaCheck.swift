@@ -16,7 +16,8 @@ enum SchemaCheck {
     static func fieldProblem(_ name: String) -> String? {
         if let problem = FirestoreNames.fieldNameProblem(name) { return problem }
         if name.contains(".") || name.contains("`") {
-            return "\(FirestoreNames.quoted(name)) is not a field name: Herald reads and writes top-level fields, so no dots or backticks (nested paths are not supported)"
+            return
+                "\(FirestoreNames.quoted(name)) is not a field name: Herald reads and writes top-level fields, so no dots or backticks (nested paths are not supported)"
         }
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
             return "\(FirestoreNames.quoted(name)) holds control or invisible characters"
@@ -100,7 +101,9 @@ extension Schema {
             throw SchemaError("keys \"messagePattern\" and \"conversationCollection\" name the same collection \"\(conversationCollection)\"")
         }
         if userCollection == conversationCollection {
-            throw SchemaError("keys \"userCollection\" and \"conversationCollection\" name the same collection \"\(userCollection)\": a user and a conversation would be one document")
+            throw SchemaError(
+                "keys \"userCollection\" and \"conversationCollection\" name the same collection \"\(userCollection)\": a user and a conversation would be one document"
+            )
         }
         if (onlineStatusValue == nil) != (offlineStatusValue == nil) {
             throw SchemaError("keys \"onlineStatusValue\" and \"offlineStatusValue\" go together: set both for a string status field, or neither for a boolean")

@@ -137,7 +137,9 @@ extension SchemaFile {
             for name in ["titleKey", "bodyKey"] {
                 guard let key = members[name] else { continue }
                 guard let string = key.stringValue, (1...100).contains(string.utf8.count),
-                    string.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) })
+                    string.utf8.allSatisfy({
+                        $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0)
+                    })
                 else {
                     throw SchemaError("key \"notificationText.\(kind).\(name)\" must be a string resource name of 1 to 100 letters, digits, _ or .")
                 }

@@ -163,7 +163,9 @@ extension Schema {
         .init(
             "notificationText", "notification text", .alert, .none, .notificationText,
             "Title and body of an alert per kind (direct, group, mention) with {sender}, {group} and {preview}, and their localization keys."),
-        .init("userCollection", "users", .paths, .app, .collection(\.userCollection), "The top-level collection of user documents, by user id; tokenCleanup triggers on it."),
+        .init(
+            "userCollection", "users", .paths, .app, .collection(\.userCollection),
+            "The top-level collection of user documents, by user id; tokenCleanup triggers on it."),
     ]
 
     public static func key(named name: String) -> SchemaKey? { keys.first { $0.name == name } }

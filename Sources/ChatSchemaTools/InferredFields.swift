@@ -26,7 +26,8 @@ extension Inferring {
             return only.name
         }
         if found.count > 1 {
-            leaveOpen(key, "\(found.prefix(4).map { "\($0.name) (\(kind) in \($0.count(kind)) of \(total))" }.joined(separator: ", ")) could each be it: set one")
+            leaveOpen(
+                key, "\(found.prefix(4).map { "\($0.name) (\(kind) in \($0.count(kind)) of \(total))" }.joined(separator: ", ")) could each be it: set one")
         } else if let heraldsOwn = `default` {
             decide(key, .string(heraldsOwn), "not in your data: Herald writes it, as \(heraldsOwn)")
         } else if let missing {
@@ -53,7 +54,8 @@ extension Inferring {
             used.insert(text.name)
             decide(
                 "textField", .string(text.name),
-                "\(text.name): varied text in \(text.count("string")) of \(total) \(noun), \(text.stringLength / max(text.count("string"), 1)) characters on average")
+                "\(text.name): varied text in \(text.count("string")) of \(total) \(noun), \(text.stringLength / max(text.count("string"), 1)) characters on average"
+            )
         } else {
             leaveOpen("textField", "no string field in most \(noun) holds varied text")
         }
@@ -64,9 +66,12 @@ extension Inferring {
         if let stamp = timestampField { used.insert(stamp) }
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) where !used.contains(profile.name) && profile.count("string") == profile.present {
             if proposal["typeField"] == nil, profile.distinct.count <= 12, !profile.distinct.isDisjoint(with: Looks.messageTypes) {
-                decide("typeField", .string(profile.name), "\(profile.name): one of \(profile.distinct.sorted().joined(separator: ", ")) in \(profile.present) \(noun)")
+                decide(
+                    "typeField", .string(profile.name),
+                    "\(profile.name): one of \(profile.distinct.sorted().joined(separator: ", ")) in \(profile.present) \(noun)")
             } else if proposal["statusField"] == nil, !profile.distinct.isEmpty, profile.distinct.isSubset(of: Looks.statuses) {
-                decide("statusField", .string(profile.name), "\(profile.name): \(profile.distinct.sorted().joined(separator: ", ")) in \(profile.present) \(noun)")
+                decide(
+                    "statusField", .string(profile.name), "\(profile.name): \(profile.distinct.sorted().joined(separator: ", ")) in \(profile.present) \(noun)")
             }
         }
         if proposal["statusField"] == nil {
@@ -89,7 +94,8 @@ extension Inferring {
             }
         }
         if proposal["readByField"] == nil {
-            leaveOpen("readByField", "no array of user ids named like read or seen in \(noun): the default readBy applies (the app writes who read a message there)")
+            leaveOpen(
+                "readByField", "no array of user ids named like read or seen in \(noun): the default readBy applies (the app writes who read a message there)")
         }
         // The sender's name, when messages carry it: equal to the sender's user document's name.
         let names = profiles.values.filter { profile in
@@ -112,18 +118,23 @@ extension Inferring {
         if groups.isEmpty || pairs.isEmpty {
             leaveOpen(
                 "groupFlagField",
-                "every conversation read has \(groups.isEmpty ? "two" : "more than two") members: the data cannot show what marks a group (with no flag, more than two members make one)")
+                "every conversation read has \(groups.isEmpty ? "two" : "more than two") members: the data cannot show what marks a group (with no flag, more than two members make one)"
+            )
         } else {
             for profile in profiles.values.sorted(by: { $0.name < $1.name }) where !memberFields.contains(profile.name) {
                 if proposal["groupFlagField"] == nil, profile.count("boolean") == profile.present,
-                    Self.mostly(groups.filter { $0[profile.name] == .boolean(true) }.count + pairs.filter { $0[profile.name] != .boolean(true) }.count, of: total)
+                    Self.mostly(
+                        groups.filter { $0[profile.name] == .boolean(true) }.count + pairs.filter { $0[profile.name] != .boolean(true) }.count, of: total)
                 {
                     decide("groupFlagField", .string(profile.name), "\(profile.name): true in \(groups.count) groups, not in \(pairs.count) two-member chats")
                 } else if proposal["groupTypeField"] == nil, profile.count("string") == profile.present, (2...5).contains(profile.distinct.count),
                     let value = groups.first?[profile.name]?.stringValue,
-                    Self.mostly(groups.filter { $0[profile.name] == .string(value) }.count + pairs.filter { $0[profile.name] != .string(value) }.count, of: total)
+                    Self.mostly(
+                        groups.filter { $0[profile.name] == .string(value) }.count + pairs.filter { $0[profile.name] != .string(value) }.count, of: total)
                 {
-                    decide("groupTypeField", .string(profile.name), "\(profile.name): \"\(value)\" in \(groups.count) groups, not in \(pairs.count) two-member chats")
+                    decide(
+                        "groupTypeField", .string(profile.name),
+                        "\(profile.name): \"\(value)\" in \(groups.count) groups, not in \(pairs.count) two-member chats")
                     decide("groupTypeValue", .string(value), "the \(profile.name) of a group")
                 }
             }
@@ -165,13 +176,16 @@ extension Inferring {
             profile.count("map") > 0 && Looks.named(profile.name, "last", "latest", "recent")
         }.map(\.name).sorted()
         if let map = maps.first {
-            decide("lastMessage", ["map": .string(map)], "\(map): a map in \(profiles[map]!.count("map")) \(noun); Herald writes {text, senderId, senderName, timestamp, messageId, type} into it")
+            decide(
+                "lastMessage", ["map": .string(map)],
+                "\(map): a map in \(profiles[map]!.count("map")) \(noun); Herald writes {text, senderId, senderName, timestamp, messageId, type} into it")
             return
         }
         var flat: [String: JSONValue] = [:]
         var evidence: [String] = []
         for (member, kind, words) in [
-            ("text", "string", ["text", "body", "preview", "content"]), ("senderID", "string", ["sender", "author", "from"]), ("timestamp", "timestamp", ["time", "at", "date"]),
+            ("text", "string", ["text", "body", "preview", "content"]), ("senderID", "string", ["sender", "author", "from"]),
+            ("timestamp", "timestamp", ["time", "at", "date"]),
         ] {
             let found = profiles.values.filter { profile in
                 profile.count(kind) > 0 && Looks.named(profile.name, "last") && words.contains { Looks.named(profile.name, $0) }
@@ -193,10 +207,15 @@ extension Inferring {
         let profiles = FieldProfile.profiles(of: documents)
         let total = documents.count
         let names = candidates(profiles, kind: "string", total: total) { Looks.named($0, "name") }.filter { Looks.named($0.name, "name") }
-        _ = choose("displayNameField", from: names, kind: "string", total: total, noun: users, hint: { $0.lowercased() == "displayname" || $0.lowercased() == "name" },
+        _ = choose(
+            "displayNameField", from: names, kind: "string", total: total, noun: users, hint: { $0.lowercased() == "displayname" || $0.lowercased() == "name" },
             missing: "no name field in most \(users): alerts say \"Someone\" unless messages carry the sender's name")
-        let counters = candidates(profiles, kind: "integer", total: total) { Looks.named($0, "badge", "unread") }.filter { Looks.named($0.name, "badge", "unread", "count") }
-        _ = choose("badgeField", from: counters, kind: "integer", total: total, noun: users, hint: { Looks.named($0, "badge", "unread") }, missing: nil, herald: "unreadTotal")
+        let counters = candidates(profiles, kind: "integer", total: total) { Looks.named($0, "badge", "unread") }.filter {
+            Looks.named($0.name, "badge", "unread", "count")
+        }
+        _ = choose(
+            "badgeField", from: counters, kind: "integer", total: total, noun: users, hint: { Looks.named($0, "badge", "unread") }, missing: nil,
+            herald: "unreadTotal")
         tokens(profiles, documents: documents)
         presence(profiles, total: total)
     }
@@ -206,20 +225,30 @@ extension Inferring {
         var shapes: [(value: JSONValue, users: Int, text: String)] = []
         func hinted(_ name: String) -> Bool { Looks.named(name, "token", "fcm", "device", "push", "registration") }
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) {
-            var single = 0, array = 0, mapKeys = 0
+            var single = 0
+            var array = 0
+            var mapKeys = 0
             for user in documents {
                 switch user[profile.name] {
                 case .string(let text)? where Looks.likeToken(text) || (hinted(profile.name) && !text.isEmpty): single += 1
-                case .array(let items)? where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { Looks.likeToken($0) || hinted(profile.name) } ?? false }):
+                case .array(let items)?
+                where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { Looks.likeToken($0) || hinted(profile.name) } ?? false }):
                     array += 1
                 case .map(let map)? where !map.isEmpty && map.keys.allSatisfy({ Looks.likeToken($0) || hinted(profile.name) }):
                     mapKeys += 1
                 default: break
                 }
             }
-            if single > 0 { shapes.append((["single": .string(profile.name)], single, "\(profile.name): one token string in \(single) of \(documents.count) \(users)")) }
-            if array > 0 { shapes.append((["array": .string(profile.name)], array, "\(profile.name): an array of tokens in \(array) of \(documents.count) \(users)")) }
-            if mapKeys > 0 { shapes.append((["mapKeys": .string(profile.name)], mapKeys, "\(profile.name): a map keyed by tokens in \(mapKeys) of \(documents.count) \(users)")) }
+            if single > 0 {
+                shapes.append((["single": .string(profile.name)], single, "\(profile.name): one token string in \(single) of \(documents.count) \(users)"))
+            }
+            if array > 0 {
+                shapes.append((["array": .string(profile.name)], array, "\(profile.name): an array of tokens in \(array) of \(documents.count) \(users)"))
+            }
+            if mapKeys > 0 {
+                shapes.append(
+                    (["mapKeys": .string(profile.name)], mapKeys, "\(profile.name): a map keyed by tokens in \(mapKeys) of \(documents.count) \(users)"))
+            }
         }
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 2 && path[0] == users {
             let tokens = data.documents(in: path)
@@ -232,7 +261,10 @@ extension Inferring {
         }
         shapes.sort { $0.users > $1.users }
         guard let first = shapes.first else {
-            leaveOpen("tokens", "no user holds anything that looks like an FCM token (a long string, an array or a map of them, or a subcollection of token documents): set where your app keeps them")
+            leaveOpen(
+                "tokens",
+                "no user holds anything that looks like an FCM token (a long string, an array or a map of them, or a subcollection of token documents): set where your app keeps them"
+            )
             return
         }
         if shapes.count > 1 && shapes[1].users * 2 > first.users {
@@ -248,12 +280,15 @@ extension Inferring {
         if let status = profiles.values.sorted(by: { $0.name < $1.name }).first(where: {
             $0.count("string") == $0.present && !$0.distinct.isEmpty && $0.distinct.isSubset(of: statusWords) && $0.distinct.contains("online")
         }) {
-            decide("onlineField", .string(status.name), "\(status.name): \(status.distinct.sorted().joined(separator: "/")) in \(status.present) of \(total) \(users)")
+            decide(
+                "onlineField", .string(status.name),
+                "\(status.name): \(status.distinct.sorted().joined(separator: "/")) in \(status.present) of \(total) \(users)")
             decide("onlineStatusValue", "online", "the \(status.name) of an online user")
             decide("offlineStatusValue", "offline", "what Herald writes when the heartbeat is stale")
         } else {
             let flags = candidates(profiles, kind: "boolean", total: total) { Looks.named($0, "online", "active") }
-            _ = choose("onlineField", from: flags, kind: "boolean", total: total, noun: users, hint: { Looks.named($0, "online", "active") },
+            _ = choose(
+                "onlineField", from: flags, kind: "boolean", total: total, noun: users, hint: { Looks.named($0, "online", "active") },
                 missing: "no boolean or online/offline field in most \(users): set the field Herald marks offline")
         }
         let stamps = candidates(profiles, kind: "timestamp", total: total) { Looks.named($0, "heartbeat", "seen", "active", "ping") }
@@ -262,12 +297,15 @@ extension Inferring {
         let seen = stamps.first { Looks.named($0.name, "seen", "active") }
         if let heartbeat {
             decide("heartbeatField", .string(heartbeat.name), "\(heartbeat.name): timestamp in \(heartbeat.count("timestamp")) of \(total) \(users)")
-            decide("lastSeenField", seen.map { .string($0.name) } ?? .null, seen.map { "\($0.name): Herald sets it to the last heartbeat" } ?? "no last-seen field: the heartbeat is the last-seen time")
+            decide(
+                "lastSeenField", seen.map { .string($0.name) } ?? .null,
+                seen.map { "\($0.name): Herald sets it to the last heartbeat" } ?? "no last-seen field: the heartbeat is the last-seen time")
         } else if let seen {
             decide("heartbeatField", .string(seen.name), "\(seen.name): timestamp in \(seen.count("timestamp")) of \(total) \(users), refreshed while online")
             decide("lastSeenField", .null, "\(seen.name) is both the heartbeat and the last-seen time")
         } else {
-            leaveOpen("heartbeatField", "no timestamp named like heartbeat, lastSeen or lastActive in most \(users): set the one your app refreshes while online")
+            leaveOpen(
+                "heartbeatField", "no timestamp named like heartbeat, lastSeen or lastActive in most \(users): set the one your app refreshes while online")
         }
         for (key, atKey, word) in [("typingField", "typingAtField", "typing"), ("viewingField", "viewingAtField", "viewing")] {
             let field = profiles.values.filter { $0.count("string") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first

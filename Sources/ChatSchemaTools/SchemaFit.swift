@@ -34,7 +34,9 @@ public struct SchemaFitReport: Sendable {
             lines += misfits.prefix(SchemaFit.misfitsShown).map { "  \($0.path): \($0.problem)" }
             if misfits.count > SchemaFit.misfitsShown { lines.append("  … and \(misfits.count - SchemaFit.misfitsShown) more") }
         }
-        lines.append("onMessageCreated, dry run on the \(outcomes.count) newest message\(outcomes.count == 1 ? "" : "s") (as if each were new; nothing is written or sent):")
+        lines.append(
+            "onMessageCreated, dry run on the \(outcomes.count) newest message\(outcomes.count == 1 ? "" : "s") (as if each were new; nothing is written or sent):"
+        )
         for outcome in outcomes {
             if let reason = outcome.skipped {
                 lines.append("  \(outcome.path): skipped: \(reason)")
@@ -87,9 +89,12 @@ struct Checking {
             "\(users.count) \(schema.userCollection)",
         ]
         report.notes = data.limits
-        for (path, noun) in [(conversationGroup, "conversations"), (messageGroup, "messages"), ([schema.userCollection], "users")] where data.documents(in: path).isEmpty {
+        for (path, noun) in [(conversationGroup, "conversations"), (messageGroup, "messages"), ([schema.userCollection], "users")]
+        where data.documents(in: path).isEmpty {
             let others = data.groups.keys.map(AppData.describe).sorted().prefix(8).joined(separator: ", ")
-            report.notes.append("no \(noun) at \(AppData.describe(path)): the schema names a collection the data does not have (it has \(others.isEmpty ? "no documents" : others))")
+            report.notes.append(
+                "no \(noun) at \(AppData.describe(path)): the schema names a collection the data does not have (it has \(others.isEmpty ? "no documents" : others))"
+            )
         }
         let userIDs = Set(users.map(\.name.documentID))
         for conversation in conversations { check(conversation: conversation, userIDs: userIDs) }
@@ -126,7 +131,10 @@ struct Checking {
     mutating func check(message: FirestoreDocument) {
         let change = DocumentChange(eventID: "check", kind: .created, time: Timestamp.now(), document: message.name, newDocument: message)
         guard let conversationName = schema.conversationName(for: change) else {
-            misfit(message, "\(schema.conversationIDField ?? "conversation id") is \(kind(schema.conversationIDField.flatMap { message[$0] })): its conversation is unknown")
+            misfit(
+                message,
+                "\(schema.conversationIDField ?? "conversation id") is \(kind(schema.conversationIDField.flatMap { message[$0] })): its conversation is unknown"
+            )
             return
         }
         guard let conversation = data.document(conversationName) else {
@@ -213,7 +221,9 @@ struct Checking {
                 continue
             }
             report.outcomes.append(
-                .init(path: message.name.path, skipped: nil, pushes: plan.pushes.map(Self.describe(push:)), writes: Write.merging(plan.allWrites).map(Self.describe(write:))))
+                .init(
+                    path: message.name.path, skipped: nil, pushes: plan.pushes.map(Self.describe(push:)),
+                    writes: Write.merging(plan.allWrites).map(Self.describe(write:))))
         }
     }
 

@@ -21,7 +21,10 @@ public struct SchemaProposal: Sendable {
     /// The schema file, with the evidence and the open choices as `//` comments beside their keys.
     public var text: String {
         var members: [(key: String, value: JSONValue, comments: [String])] = [
-            ("extends", "default", notes + ["Proposed by `herald schema infer` from your data; keys not listed keep the default preset's (`herald schema show default`)."])
+            (
+                "extends", "default",
+                notes + ["Proposed by `herald schema infer` from your data; keys not listed keep the default preset's (`herald schema show default`)."]
+            )
         ]
         for key in Schema.keys {
             if let entry = entries.first(where: { $0.key == key.name }) {
@@ -84,7 +87,10 @@ struct Inferring {
     mutating func run() throws(InferenceError) -> SchemaProposal {
         proposal.notes = data.limits
         guard data.documentsKept > 0 else {
-            throw InferenceError(description: "the data holds no documents: there is nothing to infer a schema from (export data your app wrote, or point --from at a Firestore that holds some)")
+            throw InferenceError(
+                description:
+                    "the data holds no documents: there is nothing to infer a schema from (export data your app wrote, or point --from at a Firestore that holds some)"
+            )
         }
         try findMembers()
         try findMessages()
@@ -167,10 +173,11 @@ struct Inferring {
             if !nested {
                 guard path.count == 1, conversations.count == 1 else { continue }
                 // A top-level collection whose documents name a conversation by id.
-                link = profiles.values.filter { profile in
-                    profile.count("string") > 0
-                        && Self.mostly(documents.filter { $0[profile.name]?.stringValue.map(conversationIDs.contains) ?? false }.count, of: documents.count)
-                }.map(\.name).sorted().first
+                link =
+                    profiles.values.filter { profile in
+                        profile.count("string") > 0
+                            && Self.mostly(documents.filter { $0[profile.name]?.stringValue.map(conversationIDs.contains) ?? false }.count, of: documents.count)
+                    }.map(\.name).sorted().first
                 guard link != nil else { continue }
             }
             for profile in profiles.values where profile.name != link && profile.count("string") > 0 {

@@ -103,9 +103,19 @@ struct EmulatorReader {
                 let path = AppData.groupPath(of: document.name)
                 guard probed[path, default: 0] < Self.probedPerGroup, seen.count < data.maximumGroups else { continue }
                 probed[path, default: 0] += 1
-                for id in try await collectionIDs(under: "\(root)/\(document.name.path)") where seen.insert(id).inserted { pending.append(id) }
+                // Google's emulator cannot list under an id holding ":" (an FCM token as a document id): such a
+                // document is left unprobed; its siblings tell what collections the group has.
+                guard let ids = try? await collectionIDs(under: "\(root)/\(Self.escaped(document.name))") else { continue }
+                for id in ids where seen.insert(id).inserted { pending.append(id) }
             }
         }
+    }
+
+    /// A document's path for a URL: each segment percent-encoded (a token as a document id holds `:`,
+    /// which would otherwise read as the start of a custom method such as `:listCollectionIds`).
+    static func escaped(_ name: DocumentName) -> String {
+        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        return name.segments.map { $0.addingPercentEncoding(withAllowedCharacters: unreserved) ?? $0 }.joined(separator: "/")
     }
 
     /// Every document of a collection id, at any depth, in name order, a page at a time.

@@ -53,7 +53,9 @@ struct Deploy: AsyncParsableCommand {
         }
         // A schema with an error is refused here, before anything is built.
         do { _ = try Schema.named(schema) } catch { throw ValidationError("--schema \(schema): \(error)") }
-        if let database, database != "(default)", database.isEmpty || database.hasPrefix("-") || database.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") }) {
+        if let database, database != "(default)",
+            database.isEmpty || database.hasPrefix("-") || database.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") })
+        {
             throw ValidationError("--database must be a database id such as (default) or chat-eu, not \"\(database)\"")
         }
         if let firestoreLocation, firestoreLocation.isEmpty || firestoreLocation.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") }) {

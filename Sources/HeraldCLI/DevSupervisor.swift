@@ -56,7 +56,7 @@ final class DevSupervisor: Service, Sendable {
         self.watcher = watcher
         self.emulator = emulator
         settings = Settings(
-            schema: command.chosenSchema.value, project: command.chosenProject.value,
+            schema: Self.absolute(schema: command.chosenSchema.value), project: command.chosenProject.value,
             origins: "project from \(command.chosenProject.source), schema from \(command.chosenSchema.source)", seed: command.seed,
             importPath: command.importPath, exportOnExit: command.exportOnExit,
             messages: command.messages, reads: command.reads,
@@ -71,6 +71,12 @@ final class DevSupervisor: Service, Sendable {
     }
 
     static var functionNames: [String] { FunctionCatalog.names }
+
+    /// A schema file by its absolute path: the functions run it from their own working directory.
+    static func absolute(schema: String) -> String {
+        guard Schema.presets[schema] == nil, !schema.hasPrefix("{"), !schema.hasPrefix("/") else { return schema }
+        return URL(fileURLWithPath: schema).standardizedFileURL.path
+    }
 
     /// The functions `herald dev` runs, with the trigger each one needs in this schema (none for one
     /// that only runs on a schedule), and Cloud Scheduler's job for those that run on one.

@@ -161,7 +161,8 @@ enum InfraFiles {
         lines += [
             "  esac", "}",
             "# Each schema's Eventarc triggers are derived from its own paths: `herald schema deployment SCHEMA` writes them.",
-            "# Cloud Scheduler's jobs: job NAME CRON FUNCTION PATH ATTEMPT-DEADLINE.", "herald_jobs() {"]
+            "# Cloud Scheduler's jobs: job NAME CRON FUNCTION PATH ATTEMPT-DEADLINE.", "herald_jobs() {",
+        ]
         for function in functions {
             guard let schedule = function.schedule else { continue }
             lines.append("  job herald-\(schedule.job) '\(schedule.cron)' \(function.name) \(schedule.path) \(schedule.deadlineSeconds)s")

@@ -64,7 +64,7 @@ import Testing
         let badProject = try await Self.deploy(["My_Project", "europe-west1", "--dry-run"])
         #expect(badProject.status == 64 && badProject.stderr.contains("PROJECT must be"), "\(badProject.stderr)")
         let badSchema = try await Self.deploy(["p", "europe-west1", "--schema", "whatsapp", "--dry-run"])
-        #expect(badSchema.status == 64 && badSchema.stderr.contains("--schema must be"), "\(badSchema.stderr)")
+        #expect(badSchema.status == 64 && badSchema.stderr.contains("--schema whatsapp: unknown schema"), "\(badSchema.stderr)")
         let empty = FileManager.default.temporaryDirectory.appendingPathComponent("empty-path-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }

@@ -24,6 +24,8 @@ import Testing
         let rendered = FileManager.default.temporaryDirectory.appendingPathComponent("herald-render-\(UUID().uuidString)")
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_RENDER_DIR"] = rendered.path
+        // deploy.sh derives the schema's triggers and indexes with herald (`herald schema deployment`): the one this suite built.
+        environment["HERALD"] = TestPaths.executable("herald").path
         let result = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), [script.path] + arguments, environment: environment)
         let commands = result.stdoutText.split(separator: "\n").filter { $0.hasPrefix("+ ") }.map { String($0.dropFirst(2)) }
         return (result.status, DryRun(commands: commands, rendered: rendered), result.stderr)
@@ -97,7 +99,7 @@ import Testing
         // The rendered manifests carry the schema, the image and the audience the function checks.
         let manifest = try String(contentsOf: run.rendered.appendingPathComponent("onMessageCreated.yaml"), encoding: .utf8)
         // Each function its own image, deployed by digest, never by a tag that can move; it serves by default.
-        #expect(manifest.contains("value: \(preset)\n"))
+        #expect(manifest.contains("value: '\(preset)'\n"))
         #expect(manifest.contains("image: europe-west1-docker.pkg.dev/herald-demo/herald/herald-onmessagecreated@DIGEST_OF_herald-onmessagecreated\n"))
         #expect(manifest.contains("args: [\"serve\"]"))
         #expect(manifest.contains("value: https://herald-onmessagecreated-PROJECT_NUMBER.europe-west1.run.app\n"))
@@ -107,7 +109,7 @@ import Testing
         let cleaner = try String(contentsOf: run.rendered.appendingPathComponent("tokenCleanup.yaml"), encoding: .utf8)
         #expect(cleaner.contains("value: herald-trigger@herald-demo.iam.gserviceaccount.com,herald-scheduler@herald-demo.iam.gserviceaccount.com\n"))
         #expect(manifest.contains("run.googleapis.com/ingress: internal") && !manifest.contains("PROJECT_ID"))
-        // Indexes: the composite index of the presence query, from Infra/firestore.
+        // Indexes: the composite index of the presence query, derived from the schema.
         let index = try #require(run.commands.first { $0.contains("indexes composite create") })
         #expect(index.contains("field-path=\(schema.onlineField)") && index.contains("field-path=\(schema.heartbeatField)"))
         #expect(run.index("ttls update expireAt", "--enable-ttl") != nil)

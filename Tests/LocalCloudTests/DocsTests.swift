@@ -117,7 +117,8 @@ import Testing
         var help = ""
         let commands: [(String, [String])] = [
             ("herald", ["dev", "--help"]), ("herald", ["export", "--help"]), ("herald", ["send", "--help"]), ("herald", ["indexes", "--help"]),
-            ("herald", ["infra", "--help"]), ("herald", ["deploy", "--help"]),
+            ("herald", ["infra", "--help"]), ("herald", ["deploy", "--help"]), ("herald", ["schema", "infer", "--help"]),
+            ("herald", ["schema", "check", "--help"]), ("herald", ["schema", "deployment", "--help"]),
             ("onMessageCreated", ["serve", "--help"]), ("onMessageCreated", ["invoke", "--help"]), ("presenceSweeper", ["sweep", "--help"]),
         ]
         for (executable, arguments) in commands {
@@ -130,10 +131,19 @@ import Testing
         // `--host-port`, the launcher's `--host`, `--port`, `--functions_emulator`).
         let known = Self.matches(#"(--[a-z][a-z-]+)"#, in: help).union(["--host-port", "--format", "--host", "--functions"])
         #expect(known.contains("--export-on-exit") && known.contains("--documents"))
-        for document in ["README.md", "docs/local-cloud.md", "docs/functions.md"] {
+        for document in ["README.md", "docs/local-cloud.md", "docs/functions.md", "docs/schema.md"] {
             let named = Self.matches(#"(?:^|[\s`(\[])(--[a-z][a-z-]+)"#, in: try Self.text(document))
             #expect(named.subtracting(known).isEmpty, "\(document) names flags no command has: \(named.subtracting(known).sorted())")
         }
+    }
+
+    /// Every page of docs/ is in README's table of documentation.
+    @Test func everyDocumentationPageIsInTheReadmesTable() throws {
+        let readme = try Self.text("README.md")
+        let table = readme[readme.range(of: "## Documentation")!.upperBound...]
+        let pages = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path).filter { $0.hasSuffix(".md") }
+        #expect(pages.count >= 10)
+        for page in pages { #expect(table.contains("](docs/\(page))"), "README's table lacks docs/\(page)") }
     }
 
     /// Relative links in the README and the docs lead to files that exist.

@@ -14,7 +14,7 @@ import Testing
 @Suite struct DocumentedCommandsTests {
     enum Check: String, CaseIterable, Sendable {
         case demo, invokeInDev, sendInDev, testCommand, pythonReferences, format, deployDryRun, deployForReal, eventFormats, emulator, webApp
-        case infra, chaosSoak
+        case infra, chaosSoak, schema, deploySchema
     }
 
     /// Which check runs a command: (document, a fragment of the command, check). The first match wins.
@@ -24,12 +24,15 @@ import Testing
         ("README.md", "pip install -r Tests/Python/requirements.txt", .pythonReferences),
         ("docs/architecture.md", "swift format format", .format),
         ("docs/deploying.md", "herald deploy my-project europe-west1 --dry-run", .deployDryRun),
+        ("docs/deploying.md", "--firestore-location nam5 --dry-run", .deploySchema),
+        ("docs/schema.md", "swift run herald schema", .schema),
         ("docs/deploying.md", "swift run herald deploy", .deployForReal),
         ("docs/event-formats.md", "swift run ", .eventFormats),
         ("docs/local-cloud.md", "swift run herald function onMessageCreated invoke", .invokeInDev),
         ("docs/local-cloud.md", "swift run herald send", .sendInDev),
         ("docs/functions.md", "swift run herald infra", .infra),
         ("docs/deploying.md", "swift run herald infra", .infra),
+        ("docs/schema.md", "swift run herald infra", .infra),
         ("docs/testing.md", "swift run herald-bench chaos", .chaosSoak),
         ("docs/local-cloud.md", "cloud_firestore_emulator", .emulator),
         ("docs/local-cloud.md", "swift run herald dev --seed demo --firestore", .emulator),
@@ -176,6 +179,40 @@ import Testing
         let output = result.stdoutText + result.stderr
         for step in 1...4 { #expect(output.contains("[\(step)/4]"), "\(output.prefix(1000))") }
         #expect(output.contains("dry run: nothing runs"))
+    }
+
+    /// docs/schema.md: show prints a preset as a file, infer writes one from the fixture export that
+    /// check then finds every document fitting (run where a reader would: beside their own file).
+    @Test func theSchemaCommandsRunAsTheGuideSays() async throws {
+        let directory = try Scratch.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try FileManager.default.createSymbolicLink(
+            at: directory.appendingPathComponent("Tests"), withDestinationURL: TestPaths.packageRoot.appendingPathComponent("Tests"))
+        let commands = try Self.commands(.schema)
+        #expect(commands.count == 3, "\(commands)")
+        var outputs: [String] = []
+        for command in commands {
+            let result = try await Shell.run(command.shell(), in: directory)
+            outputs.append(result.stdoutText)
+            #expect(result.status == 0, "\(command): \(result.stdoutText) \(result.stderr)")
+        }
+        #expect(outputs[0].contains(#""messagePattern": "chats/{chatID}/messages/{messageID}""#), "\(outputs[0])")
+        let written = try String(contentsOf: directory.appendingPathComponent("my-schema.json"), encoding: .utf8)
+        #expect(written.contains(#""messagePattern": "rooms/{roomId}/posts/{postId}""#) && written.contains(#""senderIDField": "authorId""#), "\(written)")
+        #expect(outputs[2].contains("every document read fits the schema") && outputs[2].contains("push to u"), "\(outputs[2])")
+    }
+
+    /// docs/deploying.md: a schema file's dry run puts the triggers on its paths in the database's location.
+    @Test func theSchemaFileDeploymentDryRunShowsWhereEachPartGoes() async throws {
+        let command = try #require(try Self.commands(.deploySchema).first)
+        let result = try await Shell.run(command.shell(), in: TestPaths.packageRoot)
+        #expect(result.status == 0, "\(result.stderr)")
+        let output = result.stdoutText
+        #expect(
+            output.contains("Firestore database (default) in nam5: Eventarc triggers there; services, images and jobs in europe-west1"), "\(output.prefix(800))"
+        )
+        #expect(output.contains(#"--location=nam5 --destination-run-service=herald-onmessagecreated"#))
+        #expect(output.contains(#"--event-filters-path-pattern=document=rooms/\{roomId\}/posts/\{postId\}"#))
     }
 
     /// docs/deploying.md: the deployment itself needs a Google project, its credentials and the
