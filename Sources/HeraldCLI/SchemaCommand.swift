@@ -106,7 +106,9 @@ struct SchemaCommand: AsyncParsableCommand {
 
 /// The deployment a schema implies, from the code's own declarations.
 enum DeploymentFiles {
-    static func files(schema nameOrPath: String, ledgerCollection: String) throws -> [(String, String)] {
+    static func files(
+        schema nameOrPath: String, ledgerCollection: String, functions: [FunctionDeclaration] = FunctionCatalog.all
+    ) throws -> [(String, String)] {
         let loaded = try Schema.named(nameOrPath)
         // A preset goes by name; a file as its complete, compact JSON (every key resolved: what runs is what was checked).
         let value: String
@@ -116,7 +118,7 @@ enum DeploymentFiles {
             value = JSONValue.object(Dictionary(uniqueKeysWithValues: Schema.keys.map { ($0.name, $0.json(in: loaded)) })).serialized()
         }
         var triggers = ["# Eventarc triggers for \(nameOrPath): trigger FUNCTION EVENT-TYPE PATTERN [SUFFIX]"]
-        for function in FunctionCatalog.all {
+        for function in functions {
             for trigger in try InfraFiles.triggers(function, schema: nameOrPath) {
                 let quoted = "'" + trigger.pattern.replacingOccurrences(of: "'", with: "'\\''") + "'"
                 triggers.append("trigger \(function.name) \(trigger.kind) \(quoted)\(trigger.suffix.map { " \($0)" } ?? "")")

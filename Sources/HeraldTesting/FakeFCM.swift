@@ -22,10 +22,15 @@ public final class FakeFCM: Sendable {
     public let bodies = Mutex<[JSONValue]>([])
     public let inFlight = Mutex<(now: Int, peak: Int)>((0, 0))
     let delay: Duration
+    /// Attempts per token that wait `delay` before answering; later ones answer at once.
+    let slowAttempts: Int
 
-    public init(delay: Duration = .zero, script: @escaping @Sendable (String, Int) -> Answer = { token, _ in FakeFCM.ok(token) }) {
+    public init(
+        delay: Duration = .zero, slowAttempts: Int = .max, script: @escaping @Sendable (String, Int) -> Answer = { token, _ in FakeFCM.ok(token) }
+    ) {
         self.script = script
         self.delay = delay
+        self.slowAttempts = slowAttempts
     }
 
     public static func ok(_ token: String) -> Answer { Answer(status: .ok, body: #"{"name": "projects/p/messages/\#(token)"}"#) }
@@ -51,7 +56,7 @@ public final class FakeFCM: Sendable {
                 $0.now += 1
                 $0.peak = max($0.peak, $0.now)
             }
-            try await Task.sleep(for: self.delay)
+            if attempt <= self.slowAttempts { try await Task.sleep(for: self.delay) }
             self.inFlight.withLock { $0.now -= 1 }
             let answer = self.script(token, attempt)
             var headers: HTTPFields = [.contentType: "application/json"]

@@ -29,6 +29,7 @@ import Testing
         #expect(report.injectedDuplicates > 0 && report.duplicatesSeen > 0)
         #expect(report.dataOmitted > 0 && report.unsent > 0, "events without data and unsent messages were in the mix")
         #expect(report.faults["fcm.slow", default: 0] > 0 && report.unanswered > 0, "FCM answered too late, and the functions recorded it so")
+        #expect(report.unansweredUndelivered == 0, "every alert FCM did not answer was sent once more and delivered")
         #expect(report.events > settings.messages, "messages, reads, heartbeats and device moves each make events")
         let output = dev.output
         let status = try await dev.stop()

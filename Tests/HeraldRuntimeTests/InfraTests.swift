@@ -20,12 +20,15 @@ import Testing
         func all(_ fragment: String) -> [String] { commands.filter { $0.contains(fragment) } }
     }
 
-    func dryRun(_ arguments: [String], script: URL = Self.script) async throws -> (status: Int32, run: DryRun, stderr: String) {
+    /// - herald: what deploy.sh runs as `herald` (`schema deployment`): the executable this suite built by default.
+    func dryRun(_ arguments: [String], script: URL = Self.script, herald: URL = TestPaths.executable("herald")) async throws -> (
+        status: Int32, run: DryRun, stderr: String
+    ) {
         let rendered = FileManager.default.temporaryDirectory.appendingPathComponent("herald-render-\(UUID().uuidString)")
         var environment = ProcessInfo.processInfo.environment
         environment["HERALD_RENDER_DIR"] = rendered.path
         // deploy.sh derives the schema's triggers and indexes with herald (`herald schema deployment`): the one this suite built.
-        environment["HERALD"] = TestPaths.executable("herald").path
+        environment["HERALD"] = herald.path
         let result = try await ProcessRunner.run(URL(fileURLWithPath: "/bin/bash"), [script.path] + arguments, environment: environment)
         let commands = result.stdoutText.split(separator: "\n").filter { $0.hasPrefix("+ ") }.map { String($0.dropFirst(2)) }
         return (result.status, DryRun(commands: commands, rendered: rendered), result.stderr)

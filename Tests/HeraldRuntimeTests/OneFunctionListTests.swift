@@ -56,8 +56,18 @@ import Testing
 
         // Cloud Run and deploy.sh: its service, account, invoker and trigger.
         #expect(try text("Infra/cloudrun/onReaction.yaml").contains("name: herald-onreaction"))
+        // deploy.sh derives triggers with `herald schema deployment`; a herald built with the fifth function
+        // would write these files (the catalog here is in memory, so a stand-in copies them out).
+        let rendered = scratch.appendingPathComponent("deployment")
+        try FileManager.default.createDirectory(at: rendered, withIntermediateDirectories: true)
+        for (name, text) in try DeploymentFiles.files(schema: "default", ledgerCollection: "_herald/events/ledger", functions: catalog) {
+            try Data(text.utf8).write(to: rendered.appendingPathComponent(name))
+        }
+        let herald = scratch.appendingPathComponent("herald-with-onReaction")
+        try Data("#!/bin/sh\nmkdir -p \"$5\" && cp '\(rendered.path)'/* \"$5\"/\n".utf8).write(to: herald)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: herald.path)
         let (status, run, stderr) = try await InfraTests().dryRun(
-            ["herald-demo", "europe-west1", "--dry-run"], script: scratch.appendingPathComponent("Infra/deploy.sh"))
+            ["herald-demo", "europe-west1", "--dry-run"], script: scratch.appendingPathComponent("Infra/deploy.sh"), herald: herald)
         defer { try? FileManager.default.removeItem(at: run.rendered) }
         #expect(status == 0, "\(stderr)")
         #expect(run.index("service-accounts create herald-onreaction") != nil)

@@ -144,7 +144,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
             logger.warning("a token check of \(check.userID) failed transiently (\(reason))\(after.map { ", retry after \($0) s" } ?? "")")
         }
         let outcome = deadTokens.judge(Array(zip(checks, results)))
-        counts.dead += outcome.marks.values.filter { $0 == "dead" }.count
+        counts.dead += outcome.marks.values.filter { $0 == .dead }.count
         var ignored = SweepReport.Counts()
         try await apply(outcome.removals, to: &ignored, logger: logger)
     }

@@ -7,7 +7,7 @@ import HeraldCore
 ///
 /// The main entry `{ledger}/{key}` is created, precondition "does not exist", in the same commit as the
 /// plan's writes: if it exists, the event was applied before. It holds the state of each push
-/// (`pushes.{token}`: pending, sent, dead, failed) and the claims of deliveries sending them
+/// (`pushes.{token}`, a `PushState`) and the claims of deliveries sending them
 /// (`claims.{holder}`: when). A plan too large for one commit (a message to a group of 1,000) is laid
 /// out in parts `{key}-1`, `{key}-2`, …, created by that same commit: each holds the writes of its
 /// share of the groups until one commit applies them and marks the part applied, so every part is
@@ -92,7 +92,7 @@ struct EventLedger: Sendable {
     /// pushes) and every part, each created only if it does not exist yet.
     func firstCommit(_ layout: Layout, event: DocumentChange, function: String, holder: String, expireAt: Timestamp) -> [Write] {
         func states(_ pushes: [PushMessage]) -> FirestoreValue {
-            .map(Dictionary(pushes.map { (Self.key($0.token), FirestoreValue.string("pending")) }, uniquingKeysWith: { first, _ in first }))
+            .map(Dictionary(pushes.map { (Self.key($0.token), PushState.pending.value) }, uniquingKeysWith: { first, _ in first }))
         }
         var claim: [FieldTransform] = []
         if !layout.pushShards.joined().isEmpty { claim.append(FieldTransform(FieldPath("claims", holder), .setToRequestTime)) }
@@ -107,13 +107,41 @@ struct EventLedger: Sendable {
             var fields: [String: FirestoreValue] = [
                 "expireAt": .timestamp(expireAt),
                 "pushes": states(index < layout.pushShards.count ? layout.pushShards[index] : []),
-                "state": .string(index <= layout.parts.count ? "pending" : "applied"),
+                "state": (index <= layout.parts.count ? PartState.pending : .applied).value,
             ]
             if index <= layout.parts.count { fields["writes"] = .string(JSONValue.array(layout.parts[index - 1].map(\.json)).serialized()) }
             return Write(.update(part(index), fields: fields, mask: nil), precondition: .exists(false))
         }
         return layout.first + [entry] + parts
     }
+}
+
+/// Whether a ledger part's writes are applied (`state`).
+enum PartState: String, Sendable {
+    case pending, applied
+    var value: FirestoreValue { .string(rawValue) }
+}
+
+/// What became of one push, as the ledger records it (`pushes.{token}`).
+enum PushState: String, Sendable {
+    /// Not sent yet (or its send failed transiently): the next delivery sends it.
+    case pending
+    case sent
+    /// FCM said the token will never work again.
+    case dead
+    /// FCM refused the message for good (a payload or configuration error): not sent again.
+    case failed
+    /// FCM had not answered by the send's deadline: it may have been delivered. The next delivery sends
+    /// it once more with the same collapse identifiers, so a device shows one alert either way.
+    case unanswered
+    /// Unanswered twice: not sent a third time.
+    case unansweredAgain = "unanswered-again"
+
+    /// This delivery sends it.
+    var isDue: Bool { self == .pending || self == .unanswered }
+    /// It went out, or may have: the count it carried is recorded.
+    var wentOut: Bool { self == .sent || self == .unanswered || self == .unansweredAgain }
+    var value: FirestoreValue { .string(rawValue) }
 }
 
 /// What the ledger holds for an event: its main entry and its parts, as read or as just written.
@@ -128,20 +156,28 @@ struct LedgerState: Sendable {
         documents.first { $0["pushes"]?.mapValue?[key] != nil }?.name
     }
 
-    func isPending(_ token: String) -> Bool {
+    /// The push's state as recorded (nil: the ledger does not name it).
+    func state(of token: String) -> PushState? {
         let key = EventLedger.key(token)
-        return documents.contains { $0["pushes"]?.mapValue?[key] == .string("pending") }
+        for document in documents {
+            if let stored = document["pushes"]?.mapValue?[key] { return stored.stringValue.flatMap(PushState.init(rawValue:)) }
+        }
+        return nil
     }
+
+    /// Whether this delivery sends the push: never sent yet, or sent once without an answer.
+    func isDue(_ token: String) -> Bool { state(of: token)?.isDue ?? false }
 
     /// The count (badge) recorded as sent to this token; nil when it was not sent or carried none.
     func sentCount(of token: String) -> Int? {
         let key = EventLedger.key(token)
-        guard let document = documents.first(where: { ["sent", "unanswered"].contains($0["pushes"]?.mapValue?[key]?.stringValue) }) else { return nil }
+        guard let document = documents.first(where: { ($0["pushes"]?.mapValue?[key]?.stringValue.flatMap(PushState.init(rawValue:)))?.wentOut == true })
+        else { return nil }
         return document["counts"]?.mapValue?[key]?.integerValue.map { Int(clamping: $0) }
     }
 
     /// Parts whose writes are not applied yet.
-    var pendingParts: [FirestoreDocument] { parts.filter { $0["state"] == .string("pending") } }
+    var pendingParts: [FirestoreDocument] { parts.filter { $0["state"] == PartState.pending.value } }
 
     /// Claims on the event's pushes, by holder (`claimedAt` is how entries written before per-holder claims said it).
     var claims: [String: Timestamp] {

@@ -14,8 +14,9 @@ import Logging
 /// 4. whoever sends holds a claim on the ledger entry (`claims.{holder}`) until it has recorded the
 ///    outcome: a redelivery that arrives meanwhile (a trigger's timeout) answers 503 instead of sending
 ///    the same pushes again, and takes over only once the claim is older than `pushLease`. The sender
-///    starts no send after 40% of the lease, stops waiting for FCM at 60% (an unanswered send is not
-///    sent again) and records by 95%, so the lease is never overrun; it releases only its own claim.
+///    starts no send after 40% of the lease, stops waiting for FCM at 60% (an unanswered send is sent
+///    once more by the next delivery) and records by 95%, so the lease is never overrun; it releases
+///    only its own claim.
 /// A dry run reads for real and writes and sends nothing.
 public struct FirestoreGateway: DocumentGateway {
     public let firestore: any FirestoreAPI
@@ -123,7 +124,7 @@ public struct FirestoreGateway: DocumentGateway {
             if first.holdsClaim { await release(holder, ledger: ledger) }
             throw Self.classify(error)
         }
-        let pending = plan.pushes.filter { state.isPending($0.token) }
+        let pending = plan.pushes.filter { state.isDue($0.token) }
         guard !pending.isEmpty else {
             if !didWork, state.main["countsChecked"] != .boolean(true) { try await correctCountsAfterEarlierDelivery(plan.pushes, state: state) }
             return didWork ? .applied : .duplicate
@@ -200,7 +201,7 @@ public struct FirestoreGateway: DocumentGateway {
     /// Applies the parts whose writes are still pending; true if this delivery applied any.
     func applyPendingParts(_ state: inout LedgerState, counts: inout CommittedCounts) async throws -> Bool {
         var applied = false
-        for (index, part) in state.parts.enumerated() where part["state"] == .string("pending") {
+        for (index, part) in state.parts.enumerated() where part["state"] == PartState.pending.value {
             state.parts[index] = try await applyPart(part, counts: &counts)
             applied = true
         }
@@ -215,12 +216,12 @@ public struct FirestoreGateway: DocumentGateway {
         for attempt in 1...3 {
             guard let version = current.updateTime else { throw DownstreamError.rejected("ledger part \(part.name.path) has no version") }
             let done = Write(
-                .update(part.name, fields: ["state": .string("applied")], mask: [FieldPath("state"), FieldPath("writes")]),
+                .update(part.name, fields: ["state": PartState.applied.value], mask: [FieldPath("state"), FieldPath("writes")]),
                 precondition: .updateTime(version))
             do {
                 let result = try await firestore.commit(writes + [done], transaction: nil)
                 counts.record(writes, result)
-                return FirestoreDocument(name: part.name, fields: ["state": .string("applied"), "pushes": part["pushes"] ?? .map([:])])
+                return FirestoreDocument(name: part.name, fields: ["state": PartState.applied.value, "pushes": part["pushes"] ?? .map([:])])
             } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition || error.status == .alreadyExists {
                 guard attempt < 3 else { throw DownstreamError.unavailable("ledger part \(part.name.path) could not be applied: \(error.message)") }
             } catch let error as TransportError where attempt < 3 {
@@ -228,7 +229,7 @@ public struct FirestoreGateway: DocumentGateway {
             }
             // Applied by another delivery (or by this one, its answer lost)? Else drop writes to deleted documents and try again.
             guard let now = try await read([part.name])[part.name] else { throw DownstreamError.rejected("ledger part \(part.name.path) vanished") }
-            if now["state"] == .string("applied") { return now }
+            if now["state"] == PartState.applied.value { return now }
             current = now
             let targets = try await read(Array(Set(writes.map(\.document))))
             writes = writes.filter { targets[$0.document] != nil || $0.precondition == nil }

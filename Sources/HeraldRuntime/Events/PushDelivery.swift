@@ -49,7 +49,8 @@ extension FirestoreGateway {
 
     /// Sends the pushes and records their outcome, all within the lease taken at `claimedAt`: no send
     /// starts after 40% of the lease (those stay pending for a later attempt); a send FCM has not answered
-    /// by 60% is recorded unanswered, not sent again (a late answer may still be a delivery); and the
+    /// by 60% is recorded unanswered and sent once more by the next delivery (the event answers 503 for
+    /// it), with the same collapse identifiers, so a device that got it shows one alert; and the
     /// record is retried until 95%, so that losing it, which would send the pushes again, takes Firestore
     /// failing for a third of the lease.
     /// Returns the pushes sent, each with the badge it carried, and the failure to hand back to the
@@ -62,9 +63,11 @@ extension FirestoreGateway {
         let results = await fcm.sendAll(texts: pushes.map(\.messageText), validateOnly: false, deadlines: deadlines)
         var eventLogger = logger
         eventLogger[metadataKey: "eventId"] = "\(eventID)"
-        let outcome = deadTokens.judge(Array(zip(pushes, results)), logger: eventLogger)
+        let outcome = deadTokens.judge(Array(zip(pushes, results)), before: state.state(of:), logger: eventLogger)
         if let metrics {
-            for (result, count) in Dictionary(outcome.marks.values.map { ($0, 1) }, uniquingKeysWith: +) { metrics.push(result: result, count: count) }
+            for (result, count) in Dictionary(outcome.marks.values.map { ($0.rawValue, 1) }, uniquingKeysWith: +) {
+                metrics.push(result: result, count: count)
+            }
             metrics.push(result: "retried", count: outcome.retryable.count)
             metrics.tokenRemovalsRefused(outcome.refusedRemovals)
         }
@@ -76,13 +79,13 @@ extension FirestoreGateway {
         // With each push sent (or perhaps sent: FCM did not answer in time), the count it carried: a
         // later delivery corrects the device if the count changed.
         let sent = pushes.compactMap { push -> (push: PushMessage, badge: Int)? in
-            ["sent", "unanswered"].contains(outcome.marks[push.token]) ? (push, push.fcm.badge ?? 0) : nil
+            outcome.marks[push.token]?.wentOut == true ? (push, push.fcm.badge ?? 0) : nil
         }
         var marksByDocument: [DocumentName: [String: FirestoreValue]] = [:]
         var countsByDocument: [DocumentName: [String: FirestoreValue]] = [:]
         for (token, mark) in outcome.marks {
             let key = EventLedger.key(token)
-            marksByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = .string(mark)
+            marksByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = mark.value
         }
         for (push, badge) in sent where push.count != nil {
             let key = EventLedger.key(push.token)
@@ -103,7 +106,7 @@ extension FirestoreGateway {
         do {
             _ = try await firestore.commitIdempotent(writes, retry: .until(recordBy), deadline: recordBy, essential: true)
         } catch {
-            let sent = outcome.marks.values.filter { $0 == "sent" }.count
+            let sent = outcome.marks.values.filter(\.wentOut).count
             logger.error(
                 "\(sent) pushes were sent but their record could not be written before the lease ended (\(error)); a redelivery after the lease may send them again"
             )
@@ -148,36 +151,45 @@ final class DeadTokenGuard: Sendable {
     }
 
     struct Outcome {
-        /// Token → sent, dead or failed. Transient failures have no mark: they stay pending.
-        var marks: [String: String] = [:]
+        /// Token → what became of its push. Transient failures have no mark: they stay pending.
+        var marks: [String: PushState] = [:]
         var removals: [Write] = []
         var retryable: [(String, Int?)] = []
         /// Dead tokens kept because too many came back dead at once.
         var refusedRemovals = 0
     }
 
-    /// `logger`: the event's, for the lines about its pushes (the guard's own by default).
-    func judge(_ results: [(PushMessage, SendResult)], logger: Logger? = nil) -> Outcome {
+    /// - before: each token's state before this send (an unanswered push is sent once more, not twice).
+    /// - logger: the event's, for the lines about its pushes (the guard's own by default).
+    func judge(_ results: [(PushMessage, SendResult)], before: (String) -> PushState? = { _ in nil }, logger: Logger? = nil) -> Outcome {
         let logger = logger ?? self.logger
         var outcome = Outcome()
         var dead: [PushMessage] = []
         for (push, result) in results {
             switch result {
-            case .sent: outcome.marks[push.token] = "sent"
+            case .sent: outcome.marks[push.token] = .sent
             case .dead(let reason):
-                outcome.marks[push.token] = "dead"
+                outcome.marks[push.token] = .dead
                 dead.append(push)
                 logger.info("token of \(push.userID) is dead (\(reason))")
             case .failed(let reason, true, let after):
                 outcome.retryable.append((reason, after))
             case .failed(let reason, false, _):
                 // Not transient: the message is already in the app; a push that can never go is not retried.
-                outcome.marks[push.token] = "failed"
+                outcome.marks[push.token] = .failed
                 logger.error("push to a device of \(push.userID) failed for good: \(reason)")
-            case .unanswered(let reason):
-                outcome.marks[push.token] = "unanswered"
+            case .unanswered(let reason) where before(push.token) == .unanswered:
+                outcome.marks[push.token] = .unansweredAgain
                 logger.warning(
-                    "FCM had not answered a push to a device of \(push.userID) when the lease's deadline came; it may have been delivered and is not sent again (\(reason))"
+                    "FCM had not answered a push to a device of \(push.userID) when the lease's deadline came, a second time; it may have been delivered and is not sent a third time (\(reason))"
+                )
+            case .unanswered(let reason):
+                // It may have been delivered; sent once more by the next delivery, under the same collapse
+                // identifiers (apns-collapse-id, Android's tag and collapse key, data.messageId).
+                outcome.marks[push.token] = .unanswered
+                outcome.retryable.append(("FCM did not answer in time", nil))
+                logger.warning(
+                    "FCM had not answered a push to a device of \(push.userID) when the lease's deadline came; it may have been delivered and is sent once more on the next delivery, with the same collapse identifiers (\(reason))"
                 )
             }
         }

@@ -175,7 +175,9 @@ public struct ChaosRun: Sendable {
             faults: faults.mapValues { Int($0.serialized()) ?? 0 },
             injectedDuplicates: lines(containing: "[injected: duplicate"), droppedAnswers: lines(containing: "[injected: response dropped]"),
             dataOmitted: lines(containing: "[injected: data omitted"), unsent: unsent.all.count,
-            unanswered: lines(containing: "it may have been delivered and is not sent again"), unansweredUndelivered: truth.unansweredUndelivered,
+            unanswered: lines(containing: "it may have been delivered and is sent once more"),
+            unansweredTwice: lines(containing: "it may have been delivered and is not sent a third time"),
+            resentDeliveredTwice: truth.resentDeliveredTwice, unansweredUndelivered: truth.unansweredUndelivered,
             kills: kills.value, restarts: lines(containing: "starting it again"),
             duplicatesSeen: lines(containing: "duplicate delivery: already applied"),
             pushesRecorded: pushes.count, duplicatesEmitted: truth.duplicatesEmitted, repeatsAfterKill: truth.repeatsAfterKill,
@@ -222,13 +224,13 @@ public struct ChaosRun: Sendable {
             })
     }
 
-    /// (message, user) pairs whose push FCM had not answered by the send's deadline: the function records
-    /// it unanswered and never sends it again (docs/failure-behaviour.md), so the device may have no
-    /// alert for that message when FCM never took it (a `timeout` fault past the deadline, which a
-    /// loaded machine's late sends meet).
-    static func unansweredPushes(in output: String) -> Set<String> {
+    /// (message, user) pairs whose push FCM had not answered by the send's deadline: `once` were sent
+    /// once more by the next delivery (a device may then show the push twice in the sink, under one
+    /// collapse id: one alert), `twice` were unanswered again and not sent a third time (a device may lack
+    /// it when FCM took neither).
+    static func unansweredPushes(in output: String) -> (once: Set<String>, twice: Set<String>) {
         var messageOfEvent: [String: String] = [:]
-        var unanswered: [(user: String, event: String)] = []
+        var unanswered: [(user: String, event: String, again: Bool)] = []
         for line in output.split(separator: "\n") {
             guard let event = line.range(of: #"\(event [0-9a-f]+\)$"#, options: .regularExpression).map({ String(line[$0].dropFirst(7).dropLast()) })
             else { continue }
@@ -237,10 +239,13 @@ public struct ChaosRun: Sendable {
             } else if line.contains("FCM had not answered a push to a device of "),
                 let range = line.range(of: #"a device of [^ ]+ "#, options: .regularExpression)
             {
-                unanswered.append((String(line[range].dropFirst("a device of ".count).dropLast()), event))
+                unanswered.append((String(line[range].dropFirst("a device of ".count).dropLast()), event, line.contains("a second time")))
             }
         }
-        return Set(unanswered.compactMap { pair in messageOfEvent[pair.event].map { "\($0)/\(pair.user)" } })
+        func pairs(again: Bool) -> Set<String> {
+            Set(unanswered.filter { $0.again == again }.compactMap { pair in messageOfEvent[pair.event].map { "\($0)/\(pair.user)" } })
+        }
+        return (pairs(again: false), pairs(again: true))
     }
 
     /// One app turn: message `n` in a random conversation; maybe someone opens a conversation, maybe someone heartbeats.
