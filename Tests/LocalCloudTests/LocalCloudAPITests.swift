@@ -8,6 +8,7 @@ import JWTKit
 import LocalCloud
 import NIOCore
 import Testing
+import WireFormats
 
 /// The local cloud's other Google APIs, each driven by Herald's own client for it.
 @Suite struct LocalCloudAPITests {
@@ -112,6 +113,28 @@ import Testing
             #expect(throws: Never.self) { try expiring.authorize("Bearer \(token)") }
             try await Task.sleep(for: .milliseconds(1100))
             #expect(throws: LocalAPIError.self) { try expiring.authorize("Bearer \(token)") }
+        }
+    }
+
+    /// The Firebase SDKs' mock user tokens (`mockUserToken`: an unsigned JWT, `alg: none`) are let in as
+    /// Google's emulators let them in; a token with a signature this cloud did not issue is not, nor is a
+    /// mock token's look-alike with `alg` set.
+    @Test func mockUserTokensAreLetInAndOthersAreNot() async throws {
+        let directory = NSTemporaryDirectory() + "herald-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let identity = try await LocalIdentity(project: "p", directory: directory)
+        func jwt(_ header: String, _ claims: String, signature: String = "") -> String {
+            Base64.encode(Array(header.utf8), urlSafe: true) + "." + Base64.encode(Array(claims.utf8), urlSafe: true) + "." + signature
+        }
+        // What the web SDK writes for {mockUserToken: {user_id: "alice"}}.
+        let mock = jwt(
+            #"{"alg":"none","type":"JWT"}"#, #"{"iss":"https://securetoken.google.com/p","aud":"p","sub":"alice","user_id":"alice","iat":0,"exp":3600}"#)
+        #expect(throws: Never.self) { try identity.authorize("Bearer \(mock)") }
+        for refused in [
+            jwt(#"{"alg":"RS256","typ":"JWT"}"#, #"{"sub":"alice"}"#, signature: "c2ln"), jwt(#"{"alg":"none"}"#, #"{"sub":"alice"}"#, signature: "x"),
+            jwt(#"{"alg":"none"}"#, "[]"), "ya29.made-up",
+        ] {
+            #expect(throws: LocalAPIError.self, "\(refused)") { try identity.authorize("Bearer \(refused)") }
         }
     }
 

@@ -45,7 +45,18 @@ public enum FunctionCommand<Function: ConfigurableFunction> {
                     + "(swift_task_enqueueGlobal_hook). This toolchain's concurrency runtime differs from the one Herald was written for.")
             Glibc.exit(70)
         }
+        exitWithParent()
         await run()
+    }
+
+    /// Started by `herald dev` (`HERALD_DEV_PARENT`): go when it goes, even if it was killed without a
+    /// chance to stop this process (Cloud Run has no such parent, and sets no such variable).
+    static func exitWithParent() {
+        guard let text = getenv("HERALD_DEV_PARENT").map({ String(cString: $0) }), let parent = Int32(text), parent > 1 else { return }
+        Task.detached {
+            while getppid() == parent { try? await Task.sleep(for: .seconds(1)) }
+            Glibc.exit(0)
+        }
     }
 
     /// Runs the subcommand `arguments` name (the process's own by default) and exits with its status.

@@ -102,19 +102,33 @@ public final class LocalIdentity: Sendable {
     }
 
     /// Whether a request's `Authorization` header may call the local APIs. Like Google's emulators,
-    /// no header and `Bearer owner` are let in; a bearer token must be one this cloud issued and not expired.
+    /// no header, `Bearer owner` and the Firebase SDKs' mock user tokens (unsigned JWTs, `alg: none`,
+    /// which an app sends to stand for a signed-in user) are let in; any other bearer token must be one
+    /// this cloud issued and not expired. A mock token grants nothing that no header does not: there
+    /// are no security rules here.
     public func authorize(_ header: String?) throws(LocalAPIError) {
         guard let header, !header.isEmpty else { return }
         guard header.lowercased().hasPrefix("bearer ") else {
             throw .unauthenticated("Request had invalid authentication credentials: expected a Bearer token.")
         }
         let token = String(header.dropFirst(7))
-        if token == "owner" { return }
+        if token == "owner" || Self.isMockUserToken(token) { return }
         let grant = issued.withLock { $0[token] }
         guard let grant, grant.expires > Date() else {
             throw .unauthenticated(
                 "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.")
         }
+    }
+
+    /// `{"alg":"none",…}.{claims}.` as `connectFirestoreEmulator(…, {mockUserToken})` and the other SDKs' emulator
+    /// settings write it: two base64url JSON objects and an empty signature.
+    static func isMockUserToken(_ token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2].isEmpty, token.utf8.count <= 16 * 1024,
+            let header = Base64.decode(parts[0]).flatMap({ try? JSONValue(parsing: $0) }), header["alg"]?.stringValue == "none",
+            let claims = Base64.decode(parts[1]).flatMap({ try? JSONValue(parsing: $0) }), claims.objectValue != nil
+        else { return false }
+        return true
     }
 
     /// Forgets every issued token, as if they expired: the next call with one gets 401.
