@@ -185,7 +185,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
+                // Not linked: built with herald, so `herald dev` runs the executables that deploy.
+            ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
         ),
         // Test support: start a function server in-process on a free port, find fixtures, executables, Python.

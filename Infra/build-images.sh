@@ -36,7 +36,10 @@ for product in "${PRODUCTS[@]}"; do
   tag="localhost/$(image_of "$product"):latest"
   if $FROM_HOST; then
     step Infra/link/swift-build-release "$product" --scratch-path "$SCRATCH"
-    step bash Infra/image/rootfs.sh "$SCRATCH/release/$product" "$context/rootfs" app
+    # herald's image carries the function executables (built with it), which `herald dev` starts.
+    more=()
+    if [ "$product" = herald ]; then for function in "${FUNCTIONS[@]}"; do more+=("$SCRATCH/release/$function"); done; fi
+    step bash Infra/image/rootfs.sh "$SCRATCH/release/$product" "$context/rootfs" app "${more[@]}"
     step "${BUILDAH[@]}" bud --isolation chroot -t "$tag" -f Infra/image/Containerfile.prebuilt "$context"
   else
     step "${BUILDAH[@]}" bud --isolation chroot --build-arg PRODUCT="$product" -t "$tag" -f Infra/Containerfile .

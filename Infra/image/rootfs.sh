@@ -4,22 +4,29 @@
 # linked in statically) and OpenSSL's libcrypto (which it opens itself), CA certificates, the IANA time zone database (users' quiet hours; 0.6 MB
 # without its posix/ and right/ copies), a non-root user and /tmp. The image is this folder on
 # `FROM scratch`: nothing else is in it, not even a shell.
-# Usage: rootfs.sh BINARY OUT_DIR [NAME]   (NAME defaults to the binary's own name)
+# Usage: rootfs.sh BINARY OUT_DIR [NAME [MORE_BINARY ...]]   (NAME defaults to the binary's own name)
+# MORE_BINARY: executables installed beside it under their own names (the herald image carries the
+# function executables, which `herald dev` starts).
 set -euo pipefail
-binary=${1:?usage: rootfs.sh BINARY OUT_DIR [NAME]}
-out=${2:?usage: rootfs.sh BINARY OUT_DIR [NAME]}
+binary=${1:?usage: rootfs.sh BINARY OUT_DIR [NAME [MORE_BINARY ...]]}
+out=${2:?usage: rootfs.sh BINARY OUT_DIR [NAME [MORE_BINARY ...]]}
 name=${3:-$(basename "$binary")}
+shift $(($# < 3 ? $# : 3))
 rm -rf "$out"
 mkdir -p "$out/usr/local/bin" "$out/etc/ssl/certs" "$out/tmp"
 chmod 1777 "$out/tmp"
-cp "$binary" "$out/usr/local/bin/$name"
-# Symbols are for debuggers, not for running.
-strip "$out/usr/local/bin/$name"
-ldd "$binary" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u | while read -r library; do
-  real=$(readlink -f "$library")
-  mkdir -p "$out$(dirname "$library")"
-  cp "$real" "$out$library"
-done
+install_binary() {
+  cp "$1" "$out/usr/local/bin/$2"
+  # Symbols are for debuggers, not for running.
+  strip "$out/usr/local/bin/$2"
+  ldd "$1" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u | while read -r library; do
+    real=$(readlink -f "$library")
+    mkdir -p "$out$(dirname "$library")"
+    cp "$real" "$out$library"
+  done
+}
+install_binary "$binary" "$name"
+for more in "$@"; do install_binary "$more" "$(basename "$more")"; done
 # OpenSSL's libcrypto signs and hashes (HeraldCrypto): opened with dlopen at start, so ldd does not list it.
 libcrypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64|AArch64/ { print $NF; exit }')
 [ -n "$libcrypto" ] || { echo "error: no libcrypto.so.3 here (apt-get install libssl3)" >&2; exit 1; }

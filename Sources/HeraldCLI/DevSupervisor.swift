@@ -72,6 +72,26 @@ final class DevSupervisor: Service, Sendable {
 
     static var functionNames: [String] { FunctionCatalog.names }
 
+    /// The function executables that deploy (`Functions/NAME`, each its own product), beside this one:
+    /// SwiftPM builds them with `herald` (HeraldCLI depends on them), and the herald image carries them.
+    /// What `herald dev` runs is what a deployment runs, not this binary in another role.
+    static func functionExecutables() throws -> [String: String] {
+        let herald = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let folder = herald.deletingLastPathComponent()
+        var found: [String: String] = [:]
+        var missing: [String] = []
+        for name in FunctionCatalog.names {
+            let path = folder.appendingPathComponent(name).path
+            if FileManager.default.isExecutableFile(atPath: path) { found[name] = path } else { missing.append(name) }
+        }
+        guard missing.isEmpty else {
+            throw DevError(
+                "the function executables \(missing.joined(separator: ", ")) are not beside herald in \(folder.path): build them with `swift build` (or run `swift run herald dev …`, which builds them)"
+            )
+        }
+        return found
+    }
+
     /// A schema file by its absolute path: the functions run it from their own working directory.
     static func absolute(schema: String) -> String {
         guard Schema.presets[schema] == nil, !schema.hasPrefix("{"), !schema.hasPrefix("/") else { return schema }
@@ -147,7 +167,7 @@ final class DevSupervisor: Service, Sendable {
 
     func startFunctions(base: String) async throws -> [FunctionProcess] {
         let keyFile = try cloud.writeKeyFile(baseURL: base)
-        let executable = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
+        let executables = try Self.functionExecutables()
         let environment = [
             "GOOGLE_CLOUD_PROJECT": settings.project, "GOOGLE_APPLICATION_CREDENTIALS": keyFile,
             "FIRESTORE_ENDPOINT": external == nil ? base : "", "FIRESTORE_EMULATOR_HOST": external.map { $0.endpointHost } ?? "",
@@ -164,7 +184,7 @@ final class DevSupervisor: Service, Sendable {
             // Like Cloud Run without unauthenticated access: every caller needs an identity token for this service.
             let service = "http://127.0.0.1:\(port)/"
             let process = try await FunctionProcess.start(
-                name: function.name, port: port, executable: executable.path,
+                name: function.name, port: port, executable: executables[function.name] ?? function.name,
                 environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
                 printLine: console.print,
                 recordLine: { [console, name = function.name] line in

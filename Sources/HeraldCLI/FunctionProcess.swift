@@ -4,7 +4,7 @@ import Foundation
 import Supervision
 import Synchronization
 
-/// One function running as its own process (`herald function NAME serve`), as Cloud Run would run
+/// One function running as its own process (its own executable, `NAME serve`), as Cloud Run would run
 /// its container; its JSON log lines are turned into the live log. A process that dies (a crash, a
 /// SIGKILL) is started again on the same port, as Cloud Run starts a new instance.
 final class FunctionProcess: Sendable {
@@ -56,7 +56,7 @@ final class FunctionProcess: Sendable {
     private func launch() async throws {
         guard !state.withLock({ $0.stopping }) else { return }
         let child = try await ChildProcess.start(
-            executable, arguments: ["function", name, "serve", "--host", "127.0.0.1", "--port", String(port)],
+            executable, arguments: ["serve", "--host", "127.0.0.1", "--port", String(port)],
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new },
             output: .lines { [name, printLine, recordLine] line in
                 if !line.isEmpty, !recordLine(line) { printLine(Self.describe(line, function: name)) }

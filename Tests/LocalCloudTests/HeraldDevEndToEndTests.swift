@@ -276,8 +276,16 @@ import Testing
     @Test func ctrlCToTheWholeProcessGroupRestartsNothing() async throws {
         let dev = try await RunningDev.start(["--seed", "demo"])
         defer { dev.kill() }
-        let functions = ChildProcesses.of(dev.process.pid).map(\.pid)
+        let children = ChildProcesses.of(dev.process.pid)
+        let functions = children.map(\.pid)
         #expect(functions.count == 4, "herald dev's function processes: \(functions)")
+        // What runs is what deploys: each function's own executable (Functions/NAME), not herald in another role.
+        for child in children {
+            let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(child.pid)/exe")) ?? ""
+            #expect(
+                FunctionCatalog.names.contains(URL(fileURLWithPath: executable).lastPathComponent) && child.commandLine.contains(" serve --host 127.0.0.1"),
+                "\(executable): \(child.commandLine)")
+        }
         for pid in functions { kill(pid, SIGINT) }
         let output = { dev.output.suffix(1500) }
         #expect(try await dev.stop() == 0, "\(output())")  // herald dev's own SIGINT, at once
