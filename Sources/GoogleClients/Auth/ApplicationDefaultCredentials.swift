@@ -1,8 +1,11 @@
 import HeraldHTTPClient
+import SystemAccess
 
 /// Google's Application Default Credentials order, as Herald follows it:
 /// 1. `FIRESTORE_EMULATOR_HOST` set: Firestore goes to the emulator as `Bearer owner`;
-/// 2. `GOOGLE_APPLICATION_CREDENTIALS`: a service-account key file, exchanged for tokens;
+/// 2. `GOOGLE_APPLICATION_CREDENTIALS`, else gcloud's own file (`gcloud auth application-default
+///    login`: `~/.config/gcloud/application_default_credentials.json`): a service-account key, a
+///    person's login (`authorized_user`) or a login impersonating a service account;
 /// 3. the metadata server (`GCE_METADATA_HOST`, or Google's at 169.254.169.254), as on Cloud Run.
 /// With 2 or 3, `FIRESTORE_ENDPOINT` sends Firestore calls elsewhere than Google (e.g. `herald dev`).
 ///
@@ -22,8 +25,10 @@ public struct ApplicationDefaultCredentials: Sendable {
     static let googleRuntimeVariables = ["K_SERVICE", "CLOUD_RUN_JOB", "FUNCTION_TARGET", "GAE_SERVICE"]
 
     public static let whatToSet =
-        "set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or FIRESTORE_EMULATOR_HOST=HOST:PORT "
-        + "with GOOGLE_CLOUD_PROJECT for an emulator (or herald dev), or pass --documents FILE to run offline"
+        "sign in with `gcloud auth application-default login` (your own login; add --impersonate-service-account=EMAIL to act as a service account), "
+        + "or set GOOGLE_APPLICATION_CREDENTIALS to a credentials file (a service-account key, or such a login's file), "
+        + "or run on Google Cloud (its metadata server), or set FIRESTORE_EMULATOR_HOST=HOST:PORT with GOOGLE_CLOUD_PROJECT for an emulator (or herald dev), "
+        + "or pass --documents FILE to run offline"
 
     public static func resolve(environment: [String: String], httpClient: HTTPTransport) async throws -> ApplicationDefaultCredentials {
         func value(_ key: String) -> String? { environment[key].flatMap { $0.isEmpty ? nil : $0 } }
@@ -33,17 +38,20 @@ public struct ApplicationDefaultCredentials: Sendable {
                 "FIRESTORE_EMULATOR_HOST is set but GOOGLE_CLOUD_PROJECT is not: set it to say which project's data to use (or pass --documents FILE to run offline)"
             )
         }
-        var key: ServiceAccountKey?
-        if let path = value("GOOGLE_APPLICATION_CREDENTIALS") {
-            let read = try ServiceAccountKey(contentsOf: path)
-            // The signed assertion goes to token_uri: in clear only to a local token endpoint.
-            if let problem = CleartextPolicy(environment: environment).problem(read.tokenURI, setting: "the key file's token_uri") {
-                throw AuthError.badKeyFile(problem)
+        var file: CredentialsFile?
+        let wellKnown = CredentialsFile.wellKnownPath(environment: environment).flatMap { LocalFile.isReadable($0) ? $0 : nil }
+        if let path = value("GOOGLE_APPLICATION_CREDENTIALS") ?? wellKnown {
+            let read = try CredentialsFile(contentsOf: path)
+            // Assertions, refresh tokens and source tokens go to these: in clear only to a local endpoint.
+            for (url, what) in read.secretDestinations {
+                if let problem = CleartextPolicy(environment: environment).problem(url, setting: "the credentials file's \(what)") {
+                    throw AuthError.badKeyFile(problem)
+                }
             }
-            key = read
+            file = read
         }
         var metadata: MetadataServerCredentials?
-        if key == nil {
+        if file == nil {
             let host = value("GCE_METADATA_HOST") ?? googleMetadataHost
             let server = MetadataServerCredentials(host: host, httpClient: httpClient)
             let known = value("GCE_METADATA_HOST") != nil || googleRuntimeVariables.contains { value($0) != nil }
@@ -59,12 +67,10 @@ public struct ApplicationDefaultCredentials: Sendable {
         }
         let cloud: any AccessTokenProvider
         let messaging: any AccessTokenProvider
-        if let key {
-            cloud = try ServiceAccountCredentials(
-                key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: httpClient)
-            messaging = try ServiceAccountCredentials(
-                key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope, ServiceAccountCredentials.messagingScope]),
-                httpClient: httpClient)
+        if let file {
+            cloud = try file.credentials(scopes: [ServiceAccountCredentials.cloudPlatformScope], httpClient: httpClient)
+            messaging = try file.credentials(
+                scopes: [ServiceAccountCredentials.cloudPlatformScope, ServiceAccountCredentials.messagingScope], httpClient: httpClient)
         } else if let metadata {
             cloud = metadata
             messaging = metadata
@@ -76,12 +82,12 @@ public struct ApplicationDefaultCredentials: Sendable {
         let project: String
         if let explicitProject {
             project = explicitProject
-        } else if let id = key?.projectID {
+        } else if let id = file?.project {
             project = id
         } else if let metadata {
             project = try await metadata.projectID()
         } else {
-            throw AuthError.badKeyFile("no project: set GOOGLE_CLOUD_PROJECT")
+            throw AuthError.missingSetting("no project: set GOOGLE_CLOUD_PROJECT (the credentials name none)")
         }
         if let host = value("FIRESTORE_EMULATOR_HOST") {
             return ApplicationDefaultCredentials(firestore: EmulatorCredentials(), messaging: messaging, firestoreEndpoint: "http://\(host)", project: project)
