@@ -43,6 +43,9 @@ struct Deploy: AsyncParsableCommand {
     @Flag(name: .long, help: "Print every step's commands and run none.")
     var dryRun = false
 
+    @Flag(name: .long, help: "Only check the project and this machine (gcloud, the database, APIs, FCM, roles, tools) and say what is missing.")
+    var check = false
+
     @Option(name: .long, help: ArgumentHelp("The package's folder (default: the current one).", valueName: "folder"))
     var packagePath = "."
 
@@ -116,15 +119,30 @@ struct Deploy: AsyncParsableCommand {
         return steps
     }
 
+    var preflight: DeployCheck {
+        DeployCheck(
+            project: project, region: region, database: database ?? "(default)", firestoreLocation: firestoreLocation, repository: repository,
+            run: DeployCheck.runTool)
+    }
+
     func run() async throws {
+        if check || !dryRun {
+            print("herald deploy --check → project \(project), region \(region), database \(database ?? "(default)")")
+            let findings = await preflight.findings()
+            print(DeployCheck.report(findings))
+            let fatal = findings.filter { $0.level == .fatal }
+            if check {
+                print(fatal.isEmpty ? "ready to deploy" : "not ready: \(fatal.count) missing")
+                if !fatal.isEmpty { throw ExitCode(1) }
+                return
+            }
+            guard fatal.isEmpty else {
+                throw ValidationError("not deploying: \(fatal.count) missing (above, each with its fix); nothing was built or changed")
+            }
+        }
         let root = URL(fileURLWithPath: packagePath)
         guard FileManager.default.fileExists(atPath: root.appendingPathComponent("Infra/deploy.sh").path) else {
             throw ValidationError("no Infra/deploy.sh in \(root.standardizedFileURL.path): run herald deploy from Herald's checkout (or give --package-path)")
-        }
-        if !dryRun {
-            for tool in ["gcloud", "buildah"] where !Self.isInstalled(tool) {
-                throw ValidationError("\(tool) is not installed: herald deploy needs gcloud (signed in) and buildah; --dry-run shows what they would run")
-            }
         }
         let steps = steps()
         print("herald deploy → project \(project), region \(region), schema \(schema), images \(repositoryPath)\(dryRun ? " (dry run: nothing runs)" : "")")
@@ -145,12 +163,6 @@ struct Deploy: AsyncParsableCommand {
         }
         fflush(nil)
         print(dryRun ? "dry run done: \(steps.count) steps printed" : "deployed: \(steps.count) steps done")
-    }
-
-    static func isInstalled(_ tool: String) -> Bool {
-        (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").contains {
-            FileManager.default.isExecutableFile(atPath: "\($0)/\(tool)")
-        }
     }
 
     static func quoted(_ word: String) -> String {

@@ -69,7 +69,8 @@ import Testing
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: empty) }
         let noTools = try await Self.deploy(["p", "europe-west1"], path: empty.path)
-        #expect(noTools.status != 0 && noTools.stderr.contains("gcloud is not installed"), "\(noTools.stderr)")
+        #expect(noTools.status != 0 && noTools.stdoutText.contains("✗ gcloud on this machine"), "\(noTools.stdoutText)")
+        #expect(noTools.stderr.contains("not deploying"), "\(noTools.stderr)")
         #expect(!noTools.stdoutText.contains("[1/"), "nothing ran")
     }
 }
