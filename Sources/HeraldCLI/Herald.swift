@@ -10,7 +10,9 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Herald's developer command line.",
         discussion: "`herald function NAME [serve|invoke] …` runs one function, as its own executable would.",
-        subcommands: [Dev.self, Send.self, Export.self, SchemaCommand.self, Indexes.self, Infra.self, Deploy.self, Function.self, Version.self]
+        subcommands: [
+            Dev.self, Send.self, Export.self, SchemaCommand.self, Indexes.self, Infra.self, Deploy.self, DeadLetters.self, Function.self, Version.self,
+        ]
     )
 
     static func main() async {

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import HeraldTesting
+import NIOCore
 import Testing
 
 /// Every command in a fenced shell block of README.md and docs/ runs as written, and does what the text
@@ -14,7 +15,7 @@ import Testing
 @Suite struct DocumentedCommandsTests {
     enum Check: String, CaseIterable, Sendable {
         case demo, invokeInDev, sendInDev, testCommand, pythonReferences, format, deployDryRun, deployForReal, eventFormats, emulator, webApp
-        case infra, chaosSoak, schema, deploySchema
+        case infra, chaosSoak, schema, deploySchema, deadLetters
     }
 
     /// Which check runs a command: (document, a fragment of the command, check). The first match wins.
@@ -25,6 +26,7 @@ import Testing
         ("docs/architecture.md", "swift format format", .format),
         ("docs/deploying.md", "herald deploy my-project europe-west1 --dry-run", .deployDryRun),
         ("docs/deploying.md", "--firestore-location nam5 --dry-run", .deploySchema),
+        ("docs/deploying.md", "swift run herald dead-letters", .deadLetters),
         ("docs/schema.md", "swift run herald schema", .schema),
         ("docs/deploying.md", "swift run herald deploy", .deployForReal),
         ("docs/event-formats.md", "swift run ", .eventFormats),
@@ -213,6 +215,30 @@ import Testing
         )
         #expect(output.contains(#"--location=nam5 --destination-run-service=herald-onmessagecreated"#))
         #expect(output.contains(#"--event-filters-path-pattern=document=rooms/\{roomId\}/posts/\{postId\}"#))
+    }
+
+    /// docs/deploying.md: the dead-letter commands as written, against Google's Pub/Sub emulator
+    /// (PUBSUB_EMULATOR_HOST) holding an empty `herald-dead-letters`: DeadLettersTests replays real ones.
+    @Test func theDeadLetterCommandsRunAsWritten() async throws {
+        let commands = try Self.commands(.deadLetters)
+        #expect(commands.count == 2 && commands[1].text.contains("--replay"), "\(commands)")
+        guard GooglePubSubEmulator.isInstalled else { try skipTest("Google's Pub/Sub emulator is not installed at \(GooglePubSubEmulator.launcher)") }
+        try await GooglePubSubEmulator.run { host in
+            for (path, body) in [
+                ("topics/herald-dead-letters", "{}"), ("subscriptions/herald-dead-letters", #"{"topic": "projects/my-project/topics/herald-dead-letters"}"#),
+            ] {
+                var request = HTTPClientRequest(url: "http://\(host)/v1/projects/my-project/\(path)")
+                request.method = .PUT
+                request.body = .bytes(ByteBuffer(string: body))
+                request.headers.add(name: "content-type", value: "application/json")
+                #expect(try await HTTPClient.shared.execute(request, timeout: .seconds(30)).status == .ok)
+            }
+            for command in commands {
+                let result = try await Shell.run("PUBSUB_EMULATOR_HOST=\(host) " + command.shell(), in: TestPaths.packageRoot)
+                #expect(
+                    result.status == 0 && result.stdoutText == "no dead letters in herald-dead-letters\n", "\(command): \(result.stdoutText) \(result.stderr)")
+            }
+        }
     }
 
     /// docs/deploying.md: the deployment itself needs a Google project, its credentials and the
