@@ -196,6 +196,8 @@ let package = Package(
                 "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "HeraldHTTPClient", "ChatFunctions", "ChatDemo", "TestRunSettings", "Supervision",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

@@ -75,7 +75,7 @@ struct Conversation {
     var memberWarnings: [String] { schema.memberList(of: document).warnings }
     var isGroup: Bool { schema.isGroup(document) }
     /// The group's name as a notification shows it, or nil for a 1:1 chat.
-    var groupName: String? { isGroup ? ChatText.name(document[schema.groupNameField]?.stringValue ?? "Group") : nil }
+    var groupName: String? { isGroup ? ChatText.name(document[schema.groupNameField]?.stringValue ?? "", fallback: "Group") : nil }
 
     /// The timestamp of the last message it shows.
     var lastMessageSentAt: Timestamp? {
@@ -187,8 +187,21 @@ struct User {
 }
 
 enum ChatText {
-    /// A display name as a notification shows it: bounded, whatever a client stored.
-    static func name(_ text: String) -> String { StoredValues.bounded(text, characters: 40, bytes: 160) }
+    /// A display name as a notification shows it: invisible characters and line breaks gone, bounded,
+    /// and isolated when it is written right to left (`DisplayedText`), whatever a client stored.
+    static func name(_ text: String, fallback: String = "Someone") -> String {
+        let cleaned = DisplayedText.cleaned(text)
+        return DisplayedText.shown(StoredValues.bounded(cleaned.isEmpty ? fallback : cleaned, characters: 40, bytes: 160))
+    }
+
+    /// The sender as alerts name them: their name, followed by the start of their user id when another
+    /// member's name looks the same ("Alice (mallory1)"), so a look-alike cannot pass for someone else.
+    static func sender(_ name: String, id: String, otherMembers: [String?]) -> String {
+        let shown = self.name(name)
+        let skeleton = DisplayedText.skeleton(shown)
+        guard otherMembers.contains(where: { $0.map(DisplayedText.skeleton) == skeleton }) else { return shown }
+        return "\(shown) (\(DisplayedText.cleaned(String(id.prefix(8)))))"
+    }
 }
 
 extension Schema {

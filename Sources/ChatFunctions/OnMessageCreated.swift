@@ -47,7 +47,9 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         // The members' user documents (the sender's name, the recipients' badges, settings and devices).
         let users = try schema.users(members, notifying: recipients, near: conversationName, reading: reading)
         let sentAt = message.sentAt ?? change.time
-        let senderName = ChatText.name(message.senderName ?? users[senderID]?.displayName ?? "Someone")
+        let senderName = ChatText.sender(
+            message.senderName ?? users[senderID]?.displayName ?? "Someone", id: senderID,
+            otherMembers: members.filter { $0 != senderID }.map { users[$0]?.displayName })
         let preview = Preview.of(text: message.text, type: message.storedType)
         var stored = StoredValues(warnings: conversation.memberWarnings)
 

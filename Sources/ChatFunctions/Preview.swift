@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// The one-line text a notification shows for a message.
 public enum Preview {
     public static let maximumCharacters = 80
@@ -13,9 +15,12 @@ public enum Preview {
 
     /// The first 80 user-perceived characters (grapheme clusters: an emoji or a letter with its
     /// combining marks is never split), then "…" when cut; a readable label for messages without text.
+    /// Invisible characters and line breaks go, and a right-to-left text is isolated, so it keeps its own
+    /// direction without reordering the sender's part of the line (`DisplayedText`).
     public static func of(text: String?, type: String?) -> String {
         let collapsed = collapsed(text)
-        return collapsed.isEmpty ? label(type: type).text : StoredValues.bounded(collapsed, characters: maximumCharacters, bytes: maximumBytes)
+        return collapsed.isEmpty
+            ? label(type: type).text : DisplayedText.shown(StoredValues.bounded(collapsed, characters: maximumCharacters, bytes: maximumBytes))
     }
 
     /// The key of the label's string in the app's languages, for a message without text (a text is never translated).
@@ -23,11 +28,7 @@ public enum Preview {
         (text ?? "").isBlank ? label(type: type).key : nil
     }
 
-    static func collapsed(_ text: String?) -> String {
-        // Printable ASCII has no line breaks to collapse.
-        if let text, text.utf8.allSatisfy({ (0x20...0x7E).contains($0) }) { return text.trimmingWhitespace }
-        return (text ?? "").trimmingWhitespace.split(whereSeparator: \.isNewline).joined(separator: " ")
-    }
+    static func collapsed(_ text: String?) -> String { DisplayedText.cleaned(text ?? "") }
 
     static func label(type: String?) -> (text: String, key: String) {
         switch type?.lowercased() {

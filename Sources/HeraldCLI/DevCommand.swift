@@ -76,6 +76,12 @@ struct Dev: AsyncParsableCommand {
         help: ArgumentHelp(
             "A host name requests may name besides IP addresses and localhost (the cloud's name in a compose network). Repeatable.", valueName: "name"))
     var allowedHosts: [String] = []
+    @Option(
+        name: .customLong("admin-from"),
+        help: ArgumentHelp(
+            "With --host beyond loopback: a network (ADDRESS/PREFIX) whose peers also reach the console, admin, FCM sink, token and trace endpoints, as this machine does (a container's bridge, a compose network). Repeatable.",
+            valueName: "network"))
+    var adminNetworks: [String] = []
     @Flag(help: "Exit once the --send messages have been delivered and their pushes recorded (for scripts and tests).")
     var exitWhenIdle = false
 
@@ -157,6 +163,13 @@ struct Dev: AsyncParsableCommand {
         options.port = port
         options.host = host
         options.allowedHosts = allowedHosts
+        options.peerAccess = PeerAccess(
+            adminNetworks: try adminNetworks.map { text in
+                guard let network = PeerAccess.Network(text) else {
+                    throw ValidationError("--admin-from takes ADDRESS/PREFIX (10.88.0.0/16, 0.0.0.0/0), not \"\(text)\"")
+                }
+                return network
+            })
         options.dataDirectory = ephemeral ? nil : data
         if !ephemeral { Self.announce(dataDirectory: data, fresh: fresh, console: console) }
         options.project = chosenProject.value

@@ -30,6 +30,8 @@ final class DevSupervisor: Service, Sendable {
         var remote: [String: String]
         var exitWhenIdle: Bool
         var dataDescription: String
+        /// What other machines reach, when the cloud listens beyond loopback (for the banner).
+        var exposure: String?
     }
 
     let settings: Settings
@@ -64,7 +66,8 @@ final class DevSupervisor: Service, Sendable {
             remote: Dictionary(command.remoteFunctions.compactMap(Dev.parseRemote), uniquingKeysWith: { _, last in last }),
             exitWhenIdle: command.exitWhenIdle,
             dataDescription: command.firestore.map { "documents in the Firestore at \($0)" }
-                ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"))
+                ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"),
+            exposure: Self.exposure(host: command.host, adminNetworks: command.adminNetworks))
         self.cloud = cloud
         self.ports = ports
         self.console = console
@@ -90,6 +93,14 @@ final class DevSupervisor: Service, Sendable {
             )
         }
         return found
+    }
+
+    /// What other machines reach through `host`, for the banner: nil on loopback.
+    static func exposure(host: String, adminNetworks: [String]) -> String? {
+        guard !["127.0.0.1", "localhost", "::1"].contains(host) else { return nil }
+        let trusted = adminNetworks.isEmpty ? "" : " and \(adminNetworks.joined(separator: ", "))"
+        return "  exposed on \(host): other machines reach the Firestore API (REST, gRPC, WebChannel) only; "
+            + "the console, admin, FCM sink, token and trace endpoints answer this machine\(trusted)"
     }
 
     /// A schema file by its absolute path: the functions run it from their own working directory.
@@ -336,6 +347,7 @@ final class DevSupervisor: Service, Sendable {
             "  deliveries       \(base)/herald/deliveries   (dead letters: ?state=dead)",
         ]
         for process in processes { lines.append("  \(process.name.padding(toLength: 17, withPad: " ", startingAt: 0))http://127.0.0.1:\(process.port)/") }
+        if let exposure = settings.exposure { lines.append(exposure) }
         lines.append("Send a message:  swift run herald send --url \(base) 'alice→family: Dinner at 6pm'    Stop: Ctrl-C")
         console.print(lines.joined(separator: "\n"))
     }

@@ -21,6 +21,8 @@ public struct LocalCloudOptions: Sendable {
     public var accessTokenLifetime: TimeInterval = 3600
     /// Host names requests may name besides IP addresses and `localhost` (see `RequestGuard`).
     public var allowedHosts: [String] = []
+    /// Which peers reach more than the documents API (see `PeerAccess`).
+    public var peerAccess = PeerAccess()
     /// The local service account's key (PEM) when none is kept in the data directory; nil: a new one.
     /// Tests share one: a 2048-bit key takes seconds to make in a debug build.
     public var identityKeyPEM: String?
@@ -193,11 +195,11 @@ public final class LocalCloud: Sendable {
 
     /// The HTTP server; run it together with `delivery`.
     public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
-        let router = Router()
+        let router = Router(context: PeerRequestContext.self)
         let handler = LocalCloudHandler(cloud: self)
         for method in [HTTPRequest.Method.get, .post, .patch, .delete, .put, .options] {
-            router.on("**", method: method) { request, _ in await handler.respond(request) }
-            router.on("/", method: method) { request, _ in await handler.respond(request) }
+            router.on("**", method: method) { request, context in await handler.respond(request, peer: context.remoteAddress) }
+            router.on("/", method: method) { request, context in await handler.respond(request, peer: context.remoteAddress) }
         }
         return Application(
             router: router,
@@ -221,7 +223,7 @@ struct LocalCloudHandler: Sendable {
 
     static let maximumBodyBytes = 16 * 1024 * 1024
 
-    func respond(_ request: Request) async -> Response {
+    func respond(_ request: Request, peer: SocketAddress?) async -> Response {
         var request = request
         var headers: [String: String] = [:]
         for field in request.headers where headers[field.name.canonicalName] == nil { headers[field.name.canonicalName] = field.value }
@@ -232,6 +234,7 @@ struct LocalCloudHandler: Sendable {
         }
         let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
         if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Self.response(LocalResponse(refusal)) }
+        if let refusal = cloud.options.peerAccess.refusal(of: local, from: peer) { return Self.response(LocalResponse(refusal)) }
         if let preflight = CrossOrigin.preflight(local) { return preflight }
         return CrossOrigin.allowing(headers["origin"], await respond(checked: local))
     }

@@ -15,7 +15,7 @@ import Testing
 @Suite struct DocumentedCommandsTests {
     enum Check: String, CaseIterable, Sendable {
         case demo, invokeInDev, sendInDev, testCommand, pythonReferences, format, deployDryRun, deployForReal, eventFormats, emulator, webApp
-        case infra, chaosSoak, schema, deploySchema, deadLetters
+        case infra, chaosSoak, schema, deploySchema, deadLetters, macContainer
     }
 
     /// Which check runs a command: (document, a fragment of the command, check). The first match wins.
@@ -28,6 +28,7 @@ import Testing
         ("docs/deploying.md", "--firestore-location nam5 --dry-run", .deploySchema),
         ("docs/deploying.md", "swift run herald dead-letters", .deadLetters),
         ("docs/schema.md", "swift run herald schema", .schema),
+        ("docs/local-cloud.md", "docker ", .macContainer),
         ("docs/deploying.md", "swift run herald deploy", .deployForReal),
         ("docs/event-formats.md", "swift run ", .eventFormats),
         ("docs/local-cloud.md", "swift run herald function onMessageCreated invoke", .invokeInDev),
@@ -238,6 +239,31 @@ import Testing
                 #expect(
                     result.status == 0 && result.stdoutText == "no dead letters in herald-dead-letters\n", "\(command): \(result.stdoutText) \(result.stderr)")
             }
+        }
+    }
+
+    /// docs/local-cloud.md's two lines for a Mac: no container engine runs here, so the build line is
+    /// checked against the Containerfile it names, and the run line's `herald dev …` part (what the
+    /// image runs) is run as written on a free port: the demo is served, and the console answers
+    /// through this machine's network address, as the Mac's browser reaches it through the engine's bridge.
+    @Test func theMacContainerLinesServeTheDemo() async throws {
+        let commands = try Self.commands(.macContainer)
+        #expect(commands.count == 2 && commands[0].text.hasPrefix("docker build -f Infra/Containerfile --build-arg PRODUCT=herald -t herald ."), "\(commands)")
+        let containerfile = try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Infra/Containerfile"), encoding: .utf8)
+        #expect(containerfile.contains("ARG PRODUCT") && containerfile.contains(#"ENTRYPOINT ["/usr/local/bin/app"]"#))
+        let run = commands[1].text
+        let image = try #require(run.range(of: " herald dev "), "\(run)")
+        #expect(run.hasPrefix("docker run --rm -p 127.0.0.1:8787:8787 "), "published on the Mac's loopback only: \(run)")
+        let devLine = "'\(TestPaths.executable("herald").path)' dev " + run[image.upperBound...].replacingOccurrences(of: "--port 8787", with: "--port 0")
+        let directory = try Scratch.directory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let dev = try await Background.startDev(devLine, in: directory)
+        defer { dev.terminate() }
+        try await dev.waitFor { _ in (try? await dev.pushes()) != nil }
+        #expect(dev.output.contains("exposed on 0.0.0.0") && dev.output.contains("and 0.0.0.0/0"), "\(dev.output.prefix(1500))")
+        if let address = NetworkExposureTests.networkAddress() {
+            let console = try await HTTPClient.shared.send("GET", "http://\(address):\(dev.port)/", headers: ["accept": "text/html"])
+            #expect(console.status == 200 && console.body.contains("<html"), "the console through the bridge: \(console.status)")
         }
     }
 
