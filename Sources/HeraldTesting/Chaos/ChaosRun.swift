@@ -340,7 +340,8 @@ public struct ChaosRun: Sendable {
 
     /// SIGKILLs one of `herald dev`'s function processes; false when none is running.
     func killOneFunction() -> Bool {
-        guard let victim = ChildProcesses.of(dev.process.pid).filter({ $0.commandLine.contains("function") }).randomElement() else { return false }
+        // herald dev's children are the function executables it started (`NAME serve …`).
+        guard let victim = ChildProcesses.of(dev.process.pid).filter({ $0.commandLine.contains(" serve ") }).randomElement() else { return false }
         return kill(victim.pid, SIGKILL) == 0
     }
 }

@@ -27,6 +27,7 @@ enum WebChannelWire {
 
     /// closure-library sends at most 1,000 messages in one POST (`MAX_MAPS_PER_REQUEST_`).
     static let maximumMapsPerPost = 1000
+    static let maximumMapID = Int(Int32.max)
 
     static func forwardBody(_ bytes: [UInt8]) throws(LocalAPIError) -> ForwardBody {
         let fields = formFields(String(decoding: bytes, as: UTF8.self))
@@ -40,7 +41,9 @@ enum WebChannelWire {
             throw .invalidArgument("A WebChannel POST carries 0 to \(maximumMapsPerPost) messages, not count=\(countText.prefix(20)).")
         }
         let offset = fields["ofs"].flatMap { Int($0) } ?? 0
-        guard offset >= 0 else { throw .invalidArgument("ofs must not be negative.") }
+        // A client counts its messages from 0 in a JavaScript number; an offset past 2^31 is no client's,
+        // and one near Int.max would overflow once the messages' ids are added to it.
+        guard (0...maximumMapID).contains(offset) else { throw .invalidArgument("ofs must be 0 to \(maximumMapID), not \(fields["ofs"]?.prefix(24) ?? "")") }
         for index in 0..<count {
             guard let json = fields["req\(index)___data__"] else {
                 throw .invalidArgument("A WebChannel POST with count=\(count) lacks req\(index)___data__ (herald dev reads raw JSON messages).")
