@@ -21,8 +21,17 @@ public struct LocalCloudDatabase: Sendable {
         }
         // WAL with synchronous NORMAL survives a crash of the process (not of the machine) without a disk
         // sync per commit.
-        store = try SQLiteStore(path: path)
-        try store.migrate(Self.migrations)
+        do {
+            store = try SQLiteStore(path: path)
+            try store.check()
+            try store.migrate(Self.migrations)
+        } catch let error as DatabaseError {
+            // A file that is not a database, one cut short, or one made by a newer herald: said, with what to do.
+            throw DatabaseError(
+                code: error.code,
+                message: "\(path) cannot be used: \(error.message). Move it away (or start with --fresh, or --data ANOTHER_DIR); herald export reads a good one"
+            )
+        }
     }
 
     /// Closes the database and removes a temporary one.

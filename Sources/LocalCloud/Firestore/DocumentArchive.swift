@@ -10,6 +10,19 @@ public enum DocumentArchive {
     public static let documentsFile = "documents.jsonl"
     public static let metadataFile = "metadata.json"
     public static let format = "herald-export"
+    /// The version of the format this herald writes and reads.
+    public static let version = 1
+    /// Firestore's limit on how deep maps and arrays nest in a document.
+    public static let maximumDepth = 20
+
+    /// How many maps and arrays a value nests.
+    static func depth(_ value: FirestoreValue) -> Int {
+        switch value {
+        case .map(let members): 1 + (members.values.lazy.map(depth).max() ?? 0)
+        case .array(let items): 1 + (items.lazy.map(depth).max() ?? 0)
+        default: 0
+        }
+    }
 
     /// How an import treats a document that exists already.
     public enum Existing: Sendable {
@@ -48,6 +61,10 @@ public enum DocumentArchive {
             }
             if document.name.project != project {
                 document.name = try DocumentName(project: project, database: document.name.database, segments: document.name.segments)
+            }
+            let depth = document.fields.values.map(Self.depth).max() ?? 0
+            guard depth <= maximumDepth else {
+                throw ArchiveError("line \(lineNumber): \(document.name.path) holds a value nested \(depth) levels deep; Firestore allows \(maximumDepth)")
             }
             return document
         } catch let error as ArchiveError {
@@ -186,6 +203,9 @@ extension DocumentArchive {
         from path: String, into firestore: LocalFirestore, project: String, existing: Existing,
         progress: @Sendable (Progress) -> Void = { _ in }
     ) async throws -> Progress {
+        // Read through once before anything is written: a file that is corrupt or cut short part way is
+        // refused whole, with its reason, not imported up to the bad line.
+        try await forEachBatch(from: path, project: project) { _ in }
         var status = Progress(documents: 0, written: 0)
         try await forEachBatch(from: path, project: project) { batch in
             status.written += try await firestore.importDocuments(batch, existing: existing)
@@ -193,6 +213,21 @@ extension DocumentArchive {
             progress(status)
         }
         return status
+    }
+
+    /// A Herald export's `metadata.json`, when there is one: refused when another format or a newer version wrote it.
+    static func checkMetadata(in directory: String) throws {
+        let path = (directory as NSString).appendingPathComponent(metadataFile)
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        guard data.count <= 1 << 20, let json = try? JSONValue(parsing: Array(data)), json.objectValue != nil else {
+            throw ArchiveError("\(path) is not Herald's metadata (not a JSON object)")
+        }
+        if let format = json["format"]?.stringValue, format != self.format {
+            throw ArchiveError("\(path) says format \"\(format.prefix(40))\", not \(self.format)")
+        }
+        if let version = json["version"]?.int64Value, version > Int64(self.version) {
+            throw ArchiveError("\(path): this export was written by a newer herald (format version \(version)); this herald reads version \(self.version)")
+        }
     }
 
     /// The documents of a Herald export, Google's emulator's export or a JSON snapshot at `path`, in
@@ -212,6 +247,7 @@ extension DocumentArchive {
             guard FileManager.default.fileExists(atPath: file) else {
                 throw ArchiveError("\(path) holds no \(documentsFile) (a Herald export) and no firestore_export (Google's emulator's)")
             }
+            try checkMetadata(in: path)
         }
         var fileIsDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: file, isDirectory: &fileIsDirectory), fileIsDirectory.boolValue {

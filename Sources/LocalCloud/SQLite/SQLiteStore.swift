@@ -90,12 +90,32 @@ final class SQLiteStore: Sendable {
         }
     }
 
+    /// Refuses a file that is not a sound SQLite database (random bytes, one cut short), before anything
+    /// reads or writes it: SQLite's quick check of every page, its first finding as the reason.
+    func check() throws {
+        try writerQueue.sync {
+            let verdict = try String.fetchOne(writer, sql: "PRAGMA quick_check(1)") ?? "no answer"
+            guard verdict == "ok" else { throw DatabaseError(code: 11, message: "SQLite's check of the file found: \(verdict.prefix(300))") }
+        }
+    }
+
     /// Runs each migration not applied yet, in order, each in its own transaction (before the store is
     /// used). Applied migrations are kept in `grdb_migrations`, the table GRDB kept them in, so a
     /// database GRDB created opens as it was.
     func migrate(_ migrations: [(identifier: String, apply: (Database) throws -> Void)]) throws {
         try writerQueue.sync {
             try writer.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+            // A migration this version does not know was applied by a newer herald: its tables may mean
+            // something else now, so the file is not touched.
+            let known = Set(migrations.map(\.identifier))
+            let applied = try String.fetchAll(writer, sql: "SELECT identifier FROM grdb_migrations")
+            if let newer = applied.first(where: { !known.contains($0) }) {
+                throw DatabaseError(
+                    code: 1,
+                    message:
+                        "it was written by a newer herald (its schema has migration \"\(newer.prefix(60))\", this herald knows \(known.sorted().joined(separator: ", ")))"
+                )
+            }
             for (identifier, apply) in migrations {
                 try writer.inTransaction(immediate: true) { db in
                     guard try String.fetchOne(db, sql: "SELECT identifier FROM grdb_migrations WHERE identifier = ?", arguments: [identifier]) == nil
