@@ -82,6 +82,11 @@ struct Dev: AsyncParsableCommand {
             "With --host beyond loopback: a network (ADDRESS/PREFIX) whose peers also reach the console, admin, FCM sink, token and trace endpoints, as this machine does (a container's bridge, a compose network). Repeatable.",
             valueName: "network"))
     var adminNetworks: [String] = []
+    @Flag(
+        help:
+            "Admit each document's writes at Firestore's sustained rate (1 a second, bursts of 5): a commit that cannot be admitted within 5 s fails ABORTED, as Firestore fails it under contention (docs/local-cloud.md)."
+    )
+    var writeRateLimit = false
     @Flag(help: "Exit once the --send messages have been delivered and their pushes recorded (for scripts and tests).")
     var exitWhenIdle = false
 
@@ -163,6 +168,7 @@ struct Dev: AsyncParsableCommand {
         options.port = port
         options.host = host
         options.allowedHosts = allowedHosts
+        options.writeRates.limit = writeRateLimit
         options.peerAccess = PeerAccess(
             adminNetworks: try adminNetworks.map { text in
                 guard let network = PeerAccess.Network(text) else {

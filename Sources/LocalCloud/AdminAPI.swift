@@ -47,6 +47,20 @@ struct AdminAPI: Sendable {
         case ("GET", "faults"):
             let injected = cloud.faults.injected.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.integer(Int64($0.value))) }
             return LocalResponse(json: ["plan": cloud.faults.plan.json, "injected": .object(Dictionary(uniqueKeysWithValues: injected))])
+        case ("GET", "writes"):
+            // Documents written above Firestore's sustained rate over the last 10 s, and the highest rate seen.
+            let rates = cloud.firestore.writeRates
+            let hot = rates.hot().map { hot -> JSONValue in
+                [
+                    "document": .string(hot.document), "perSecond": .number(String(format: "%.2f", hot.perSecond)),
+                    "peakPerSecond": .number(String(format: "%.2f", hot.peakPerSecond)),
+                    "writers": .object(hot.writers.mapValues { JSONValue.integer(Int64($0)) }),
+                ]
+            }
+            let peak = rates.peak().map { peak -> JSONValue in
+                ["document": .string(peak.document), "perSecond": .number(String(format: "%.2f", peak.perSecond))]
+            }
+            return LocalResponse(json: ["hot": .array(hot), "peak": peak ?? .null, "limited": .bool(rates.options.limit)])
         case ("GET", "requests"):
             return LocalResponse(json: .object(cloud.faults.requests.mapValues { JSONValue.integer(Int64($0)) }))
         case ("POST", "idle"):

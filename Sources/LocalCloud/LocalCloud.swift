@@ -23,6 +23,8 @@ public struct LocalCloudOptions: Sendable {
     public var allowedHosts: [String] = []
     /// Which peers reach more than the documents API (see `PeerAccess`).
     public var peerAccess = PeerAccess()
+    /// Per-document write rates: always measured, admitted at Firestore's sustained rate when `limit` is on.
+    public var writeRates = DocumentWriteRates.Options()
     /// The local service account's key (PEM) when none is kept in the data directory; nil: a new one.
     /// Tests share one: a 2048-bit key takes seconds to make in a debug build.
     public var identityKeyPEM: String?
@@ -91,7 +93,9 @@ public final class LocalCloud: Sendable {
                 wake: {
                     activity.bump()
                     delivery.wake()
-                }))
+                }),
+            writeRates: DocumentWriteRates(options: options.writeRates, logger: logger),
+            writerOfTrace: { trace in delivery.function(ofTrace: trace) })
         fcm = FCMSink(
             database: database,
             onRecord: { push in

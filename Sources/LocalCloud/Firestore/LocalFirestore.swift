@@ -41,10 +41,22 @@ public final class LocalFirestore: Sendable {
     public static let maximumWrites = 500
     public static let maximumDocumentBytes = DocumentSize.maximumBytes
 
-    init(database: LocalCloudDatabase, outbox: EventOutbox) {
+    /// Every document's writes, measured (and admitted at Firestore's sustained rate when asked).
+    public let writeRates: DocumentWriteRates
+    /// Who wrote, from the trace of the event whose function wrote (else a client: "app").
+    let writerOfTrace: @Sendable (String) -> String?
+
+    init(
+        database: LocalCloudDatabase, outbox: EventOutbox, writeRates: DocumentWriteRates,
+        writerOfTrace: @escaping @Sendable (String) -> String? = { _ in nil }
+    ) {
         self.database = database
         self.outbox = outbox
+        self.writeRates = writeRates
+        self.writerOfTrace = writerOfTrace
     }
+
+    func writer(_ trace: String?) -> String { trace.flatMap(writerOfTrace) ?? "app" }
 
     // MARK: Reads
 
@@ -169,13 +181,17 @@ public final class LocalFirestore: Sendable {
             try checkTransaction(transaction, writing: !writes.isEmpty)
             transactionReads = transactions.withLock { $0.removeValue(forKey: transaction)?.reads } ?? [:]
         }
+        let paths = writes.map(\.document.path)
+        try await writeRates.admit(paths)
         let outbox = self.outbox
         let reads = transactionReads
         defer { outbox.wake() }
         let changes = self.changes
-        return try await database.write(
+        let result = try await database.write(
             { db in try Self.apply(writes, checking: reads, outbox: outbox, trace: trace, db) },
             afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
+        writeRates.record(paths, writer: writer(trace))
+        return result
     }
 
     /// `batchWrite`: each write applied on its own, in one SQLite transaction with a savepoint per
@@ -186,9 +202,11 @@ public final class LocalFirestore: Sendable {
         for write in writes where write.document.databaseName != databaseName {
             throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
         }
+        try await writeRates.admit(writes.map(\.document.path))
         let outbox = self.outbox
         let changes = self.changes
         defer { outbox.wake() }
+        defer { writeRates.record(writes.map(\.document.path), writer: writer(trace)) }
         return try await database.write(
             { db in
                 var outcomes: [Result<CommitResult, LocalAPIError>] = []

@@ -74,6 +74,8 @@ public final class EventDelivery: Service, Sendable {
     let signal: AsyncStream<Void>
     let signalContinuation: AsyncStream<Void>.Continuation
     let inFlight = Mutex(0)
+    /// The function each recent delivery's trace went to: who wrote what (DocumentWriteRates).
+    private let traceFunctions = Mutex<[String: String]>([:])
     /// Signs the identity token each delivery carries, as Eventarc's trigger service account does.
     let identity: LocalIdentity
 
@@ -255,6 +257,9 @@ public final class EventDelivery: Service, Sendable {
         Double(duration.components.seconds) * 1000 + Double(duration.components.attoseconds) / 1e15
     }
 
+    /// The function (trigger) an event's trace was delivered to, if this cloud delivered it lately.
+    public func function(ofTrace traceID: String) -> String? { traceFunctions.withLock { $0[traceID] } }
+
     enum PostResult {
         case success(Int, String)
         case rejected(Int, String)
@@ -267,7 +272,13 @@ public final class EventDelivery: Service, Sendable {
         if let token = try? await identity.pushToken(audience: TriggerRegistration.audience(of: url)) {
             headers.add(name: "authorization", value: "Bearer \(token)")
         }
-        if let traceID = delivery.traceID { headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID)) }
+        if let traceID = delivery.traceID {
+            headers.add(name: "traceparent", value: TraceParent.header(traceID: traceID))
+            traceFunctions.withLock { traces in
+                if traces.count > 50_000 { traces.removeAll(keepingCapacity: true) }
+                traces[traceID] = delivery.trigger
+            }
+        }
         let request = HeraldHTTPClient.HTTPRequest(method: .POST, url: url, headers: headers, body: ByteBuffer(bytes: delivery.body))
         do {
             let response = try await httpClient.execute(request, timeout: timeout, maximumBodySize: 1 << 20)

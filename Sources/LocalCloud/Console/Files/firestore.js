@@ -45,7 +45,23 @@ function toggle(path) {
   refresh();
 }
 
+// Documents written above Firestore's sustained rate (about one a second) over the last 10 s: each with
+// its rate and who wrote it, a link to open it. In production such a document's commits fail with ABORTED.
+async function renderHot() {
+  const { hot = [], limited } = await api("/herald/writes");
+  const box = $("#hot");
+  box.hidden = hot.length === 0;
+  box.replaceChildren(
+    el("p", {}, el("strong", {}, `${hot.length} hot document${hot.length === 1 ? "" : "s"}`),
+      ` written more than once a second over the last 10 s: Firestore sustains about one write a second per document${limited ? " (herald dev admits them at that rate: --write-rate-limit)" : ""}.`),
+    el("ul", {}, ...hot.slice(0, 10).map((h) => el("li", { class: "hot-document" },
+      el("button", { type: "button", class: "doc-link", "data-path": h.document, onclick: () => openDocument(h.document) }, h.document),
+      ` ${Number(h.perSecond).toFixed(1)} writes/s, by `,
+      Object.entries(h.writers).sort((a, b) => b[1] - a[1]).map(([who, n]) => `${who} (${n})`).join(", ")))));
+}
+
 async function renderFirestore() {
+  await renderHot();
   $("#tree").replaceChildren(await renderTree());
   if (state.editing) return;
   if (state.query) await renderQuery(state.query);

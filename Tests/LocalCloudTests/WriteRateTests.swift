@@ -1,0 +1,72 @@
+import AsyncHTTPClient
+import FirestoreModel
+import Foundation
+import HeraldTesting
+import Testing
+
+@testable import LocalCloud
+
+/// Busy groups, item 1: `herald dev` shows Firestore's per-document write limit and, with
+/// `--write-rate-limit`, models it: a document written more than once a second over 10 s is a WARNING
+/// naming who wrote it (and listed for the console); commits to a document beyond its sustained rate
+/// wait for admission, and those that cannot be admitted within their deadline fail ABORTED, the same
+/// status and message over REST and gRPC.
+@Suite struct WriteRateTests {
+    static let contention = "Too much contention on these documents. Please try again."
+
+    @Test func aDocumentWrittenTooOftenIsAWarningNamingItsWriters() async throws {
+        let dev = try await RunningDev.start(["--no-functions"])
+        defer { dev.kill() }
+        let url = "\(dev.base)/v1/projects/e2e/databases/(default)/documents/counters/hot?updateMask.fieldPaths=n"
+        for n in 0..<25 {
+            let answer = try await HTTPClient.shared.send(
+                "PATCH", url, headers: ["content-type": "application/json"], body: Array(#"{"fields": {"n": {"integerValue": "\#(n)"}}}"#.utf8))
+            #expect(answer.status == 200, "\(answer.body)")
+        }
+        for _ in 0..<100 where !dev.output.contains("counters/hot was written") { try await Task.sleep(for: .milliseconds(100)) }
+        #expect(
+            dev.output.contains("by app 11") && dev.output.contains("Firestore sustains about one write a second per document"), "\(dev.output.suffix(1500))")
+        let writes = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/writes").body.utf8))
+        let hot = try #require(writes["hot"]?.arrayValue?.first, "\(writes)")
+        #expect(hot["document"] == "counters/hot" && hot["writers"]?["app"] == .number("25"), "\(writes)")
+        #expect((writes["peak"]?["perSecond"]?.serialized()).flatMap(Double.init) ?? 0 >= 2.5)
+        #expect(writes["limited"] == false)
+    }
+
+    @Test func beyondTheSustainedRateCommitsWaitThenFailAborted() async throws {
+        var options = LocalCloudOptions.testing
+        options.writeRates.limit = true
+        options.writeRates.admissionDeadline = .seconds(2)
+        try await withLocalCloud(options) { local in
+            let url = "\(local.baseURL)/v1/projects/herald-test/databases/(default)/documents:commit"
+            let started = ContinuousClock.now
+            let answers = try await withThrowingTaskGroup(of: (Int, String, Duration).self) { group in
+                for n in 0..<20 {
+                    group.addTask {
+                        let body =
+                            #"{"writes": [{"update": {"name": "projects/herald-test/databases/(default)/documents/counters/hot", "fields": {"n": {"integerValue": "\#(n)"}}}}]}"#
+                        let answer = try await HTTPClient.shared.post(url, headers: ["content-type": "application/json"], body: Array(body.utf8))
+                        return (answer.status, answer.body, ContinuousClock.now - started)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let admitted = answers.filter { $0.0 == 200 }
+            let aborted = answers.filter { $0.0 == 409 }
+            // A burst of 5 at once, then one a second for the 2 s deadline; the rest refused at once.
+            #expect((6...9).contains(admitted.count) && admitted.count + aborted.count == 20, "\(answers.map(\.0))")
+            #expect(admitted.map(\.2).max() ?? .zero >= .seconds(1), "the later ones waited for admission")
+            for (_, body, _) in aborted {
+                let error = try JSONValue(parsing: Array(body.utf8))["error"]
+                #expect(error?["status"] == "ABORTED" && error?["message"]?.stringValue == Self.contention && error?["code"] == .number("409"), "\(body)")
+            }
+            // gRPC: the same refusal, as status 10.
+            let python = try await PythonReference.forTest(importing: "google.cloud.firestore_v1")
+            let run = try await ProcessRunner.run(
+                python, [TestPaths.packageRoot.appendingPathComponent("Tests/Python/write_contention.py").path, local.host, "herald-test", "20"])
+            #expect(run.status == 0, "\(run.stderr.suffix(1500))")
+            let result = try JSONValue(parsing: run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect((result["codes"]?["ABORTED"]?.int64Value ?? 0) > 0 && result["aborted"]?.stringValue == Self.contention, "\(result)")
+        }
+    }
+}
