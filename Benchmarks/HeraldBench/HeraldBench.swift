@@ -12,7 +12,7 @@ import HeraldTesting
 struct HeraldBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald-bench", abstract: "Herald's benchmarks; each prints its figures.",
-        subcommands: [FCMFanOut.self, MessageEvents.self, ChaosSoak.self])
+        subcommands: [FCMFanOut.self, MessageEvents.self, ChaosSoak.self, BusyGroups.self])
 }
 
 struct FCMFanOut: AsyncParsableCommand {

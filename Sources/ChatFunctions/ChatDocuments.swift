@@ -112,7 +112,14 @@ struct Conversation {
         }
         set(schema.updatedAtField, .timestamp(sentAt))
         guard !mask.isEmpty else { return nil }
-        return Write(.update(name, fields: fields, mask: mask), precondition: document.updateTime.map { .updateTime($0) } ?? .exists(true))
+        // Of two messages' updates made on one version, the newer one's is kept (it never moves back).
+        let latestBy: FieldPath? =
+            switch schema.lastMessage {
+            case .map(let field): FieldPath(field, "timestamp")
+            case .flat(_, _, _, let timestamp): (timestamp ?? schema.updatedAtField).map { FieldPath($0) }
+            }
+        return Write(
+            .update(name, fields: fields, mask: mask), precondition: document.updateTime.map { .updateTime($0) } ?? .exists(true), latestBy: latestBy)
     }
 
     /// The status shown with its last message, if that is `message` (only a map-shaped last message has one).

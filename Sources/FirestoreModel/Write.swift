@@ -68,11 +68,17 @@ public struct Write: Sendable, Hashable {
     public var operation: Operation
     public var transforms: [FieldTransform]
     public var precondition: Precondition?
+    /// For an update made on a version it read (a "newest wins" field such as a conversation's last
+    /// message): the field that says which of two such updates is the newer. Two commits' updates made
+    /// on the same version may then be joined, the newer one's fields kept (`joined(with:)`); without
+    /// it they cannot, since the second was decided on what the first changes. Not sent to Firestore.
+    public var latestBy: FieldPath?
 
-    public init(_ operation: Operation, transforms: [FieldTransform] = [], precondition: Precondition? = nil) {
+    public init(_ operation: Operation, transforms: [FieldTransform] = [], precondition: Precondition? = nil, latestBy: FieldPath? = nil) {
         self.operation = operation
         self.transforms = transforms
         self.precondition = precondition
+        self.latestBy = latestBy
     }
 
     public var document: DocumentName {

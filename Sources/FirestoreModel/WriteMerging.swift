@@ -10,9 +10,50 @@ extension Write {
         return result
     }
 
+    /// This write and one from another commit to the same document, as one write that holds both
+    /// commits' conditions (the stronger of the two: no condition, existence, a version), or nil when
+    /// they cannot be one. Only for writes of separate commits joined into one: within a commit, a later
+    /// write's condition is met by the document as the earlier write left it.
+    public func joined(with other: Write) -> Write? {
+        if case .updateTime = precondition, case .updateTime = other.precondition { return newer(of: other) }
+        let stronger: Precondition?
+        switch (precondition, other.precondition) {
+        case (.exists(false)?, _), (_, .exists(false)?): return nil  // two creations: one of them fails
+        case (.updateTime?, _), (nil, _), (.exists(true)?, nil): stronger = precondition ?? other.precondition
+        case (.exists(true)?, _): stronger = other.precondition
+        }
+        var left = self
+        var right = other
+        (left.precondition, right.precondition) = (stronger, stronger)
+        return left.merged(with: right)
+    }
+
+    /// Two updates made on the same version, joined: the older by `latestBy` first, the newer's fields
+    /// over it (the later on a tie), with both writes' transforms, so the newer one's fields show, as if
+    /// the older had been applied first. Nil if they do not both name the same `latestBy` field.
+    private func newer(of other: Write) -> Write? {
+        guard precondition == other.precondition, let field = latestBy, field == other.latestBy,
+            case .update(_, let fields, _?) = operation, case .update(_, let otherFields, _?) = other.operation,
+            let mine = FieldPath.value(in: fields, at: field.segments[...]), let theirs = FieldPath.value(in: otherFields, at: field.segments[...])
+        else { return nil }
+        let newer: Write
+        var older: Write
+        (older, newer) = ValueOrder.compare(mine, theirs) > 0 ? (other, self) : (self, other)
+        if case .update(let name, let olderFields, let mask?) = older.operation, case .update(_, _, let newerMask?) = newer.operation {
+            // A field the newer one sets replaces the older one's value there whole, as its own commit would.
+            var kept = olderFields
+            for path in newerMask { FieldPath.set(nil, in: &kept, at: path.segments[...]) }
+            let covered = { (path: FieldPath) in newerMask.contains { path.segments.starts(with: $0.segments) } }
+            older.operation = .update(name, fields: kept, mask: mask.filter { !covered($0) })
+        }
+        older.absorb(newer)
+        return older
+    }
+
     /// Takes in `other`, whose shape merges with this write's.
     private mutating func absorb(_ other: Write) {
         transforms += other.transforms
+        latestBy = latestBy ?? other.latestBy
         switch (operation, other.operation) {
         case (.transform(let name), .update(_, let fields, let mask?)):
             operation = .update(name, fields: fields, mask: mask)

@@ -113,8 +113,12 @@ struct DeadLetters: AsyncParsableCommand {
     func deliver(_ letter: DeadLetter, to url: String, google: GoogleAccess) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
-        for (name, value) in letter.attributes where name.hasPrefix("ce-") { request.headers.add(name: name, value: value) }
-        request.headers.add(name: "content-type", value: letter.attributes["content-type"] ?? "application/protobuf")
+        // Pub/Sub carries the data's type as ce-datacontenttype (or content-type); over HTTP it is Content-Type.
+        for (name, value) in letter.attributes where name.hasPrefix("ce-") && name != "ce-datacontenttype" {
+            request.headers.add(name: name, value: value)
+        }
+        request.headers.add(
+            name: "content-type", value: letter.attributes["content-type"] ?? letter.attributes["ce-datacontenttype"] ?? "application/protobuf")
         if let token = try await google.identityToken(audience: url, as: "herald-trigger@\(project).iam.gserviceaccount.com") {
             request.headers.add(name: "authorization", value: "Bearer \(token)")
         }

@@ -82,6 +82,11 @@ struct Dev: AsyncParsableCommand {
             "With --host beyond loopback: a network (ADDRESS/PREFIX) whose peers also reach the console, admin, FCM sink, token and trace endpoints, as this machine does (a container's bridge, a compose network). Repeatable.",
             valueName: "network"))
     var adminNetworks: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "Processes per event function, each delivery going to one of them at random, as Eventarc spreads events over a service's instances (1 to 8).",
+            valueName: "n"))
+    var instances = 1
     @Flag(
         help:
             "Admit each document's writes at Firestore's sustained rate (1 a second, bursts of 5): a commit that cannot be admitted within 5 s fails ABORTED, as Firestore fails it under contention (docs/local-cloud.md)."
@@ -91,6 +96,7 @@ struct Dev: AsyncParsableCommand {
     var exitWhenIdle = false
 
     func validate() throws {
+        guard (1...8).contains(instances) else { throw ValidationError("--instances takes 1 to 8, not \(instances)") }
         if let seed, seed != "demo", !FileManager.default.fileExists(atPath: seed) {
             throw ValidationError("--seed takes demo or a file of documents (.jsonl or .json); there is no \(seed)")
         }

@@ -30,6 +30,8 @@ final class DevSupervisor: Service, Sendable {
         var remote: [String: String]
         var exitWhenIdle: Bool
         var dataDescription: String
+        /// Processes per event function (`--instances`).
+        var instances = 1
         /// What other machines reach, when the cloud listens beyond loopback (for the banner).
         var exposure: String?
     }
@@ -67,7 +69,7 @@ final class DevSupervisor: Service, Sendable {
             exitWhenIdle: command.exitWhenIdle,
             dataDescription: command.firestore.map { "documents in the Firestore at \($0)" }
                 ?? (command.ephemeral ? "temporary database" : "data in \(command.data)/"),
-            exposure: Self.exposure(host: command.host, adminNetworks: command.adminNetworks))
+            instances: command.instances, exposure: Self.exposure(host: command.host, adminNetworks: command.adminNetworks))
         self.cloud = cloud
         self.ports = ports
         self.console = console
@@ -190,11 +192,12 @@ final class DevSupervisor: Service, Sendable {
             "OTEL_EXPORTER_OTLP_ENDPOINT": "\(base)/herald/otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
         ]
         let functions = try Self.functions(schema: settings.schema)
-        func launch(_ function: (name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?)) async throws -> FunctionProcess {
-            let port = try freeLoopbackPort()
-            // Like Cloud Run without unauthenticated access: every caller needs an identity token for this service.
-            let service = "http://127.0.0.1:\(port)/"
-            let process = try await FunctionProcess.start(
+        func launch(
+            _ function: (name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?), port: Int, service: String
+        ) async throws -> FunctionProcess {
+            // Like Cloud Run without unauthenticated access: every caller needs an identity token for this
+            // service (every instance checks the service's audience).
+            try await FunctionProcess.start(
                 name: function.name, port: port, executable: executables[function.name] ?? function.name,
                 environment: environment.merging(["HERALD_REQUIRE_OIDC_AUDIENCE": service]) { _, new in new },
                 printLine: console.print,
@@ -204,11 +207,28 @@ final class DevSupervisor: Service, Sendable {
                     console.functionLog.append(json, function: name)
                     return console.seeding.absorbs(functionLine: json)
                 })
-            try register(name: function.name, trigger: function.trigger, job: function.job, service: service)
-            return process
         }
         var processes: [FunctionProcess] = []
-        for function in functions { processes.append(try await launch(function)) }
+        // Each process: its function, its port, and the service (audience) its instances share.
+        var placed: [(function: Int, port: Int, service: String)] = []
+        for (index, function) in functions.enumerated() {
+            // An event function as several instances (`--instances`): Eventarc spreads events over them.
+            let ports = try (0..<(function.trigger == nil ? 1 : settings.instances)).map { _ in try freeLoopbackPort() }
+            let service = "http://127.0.0.1:\(ports[0])/"
+            for port in ports {
+                processes.append(try await launch(function, port: port, service: service))
+                placed.append((index, port, service))
+            }
+        }
+        func registerAll() throws {
+            for (index, function) in functions.enumerated() {
+                let urls = placed.filter { $0.function == index }.map { "http://127.0.0.1:\($0.port)/" }
+                guard let first = urls.first, let service = placed.first(where: { $0.function == index })?.service else { continue }
+                try register(
+                    name: function.name, trigger: function.trigger, job: function.job, service: first, instances: Array(urls.dropFirst()), audience: service)
+            }
+        }
+        try registerAll()
         for index in processes.indices {
             var attempts = 1
             while await !processes[index].waitUntilHealthy() {
@@ -221,21 +241,28 @@ final class DevSupervisor: Service, Sendable {
                 }
                 attempts += 1
                 await failed.stop()
-                processes[index] = try await launch(functions[index])
+                placed[index].port = try freeLoopbackPort()
+                processes[index] = try await launch(functions[placed[index].function], port: placed[index].port, service: placed[index].service)
+                try registerAll()
             }
         }
         return processes
     }
 
     /// Registers the function's trigger and Cloud Scheduler job against its service URL.
-    func register(name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?, service: String) throws {
-        if let trigger { cloud.triggers.register(function: name, pattern: trigger.pattern, kinds: trigger.kinds, url: service) }
+    func register(
+        name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?, service: String, instances: [String] = [],
+        audience: String? = nil
+    ) throws {
+        if let trigger {
+            cloud.triggers.register(function: name, pattern: trigger.pattern, kinds: trigger.kinds, url: service, instances: instances, audience: audience)
+        }
         if let job {
             // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).
             cloud.scheduler.register(
                 ScheduledJob(
                     name: job.name, schedule: try CronSchedule(job.schedule),
-                    url: String(service.dropLast()) + job.path, audience: service))
+                    url: String(service.dropLast()) + job.path, audience: audience ?? service))
         }
     }
 

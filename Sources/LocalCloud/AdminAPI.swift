@@ -57,10 +57,15 @@ struct AdminAPI: Sendable {
                     "writers": .object(hot.writers.mapValues { JSONValue.integer(Int64($0)) }),
                 ]
             }
-            let peak = rates.peak().map { peak -> JSONValue in
-                ["document": .string(peak.document), "perSecond": .number(String(format: "%.2f", peak.perSecond))]
+            func peak(byFunctions: Bool) -> JSONValue {
+                rates.peak(byFunctions: byFunctions).map { peak -> JSONValue in
+                    ["document": .string(peak.document), "perSecond": .number(String(format: "%.2f", peak.perSecond))]
+                } ?? .null
             }
-            return LocalResponse(json: ["hot": .array(hot), "peak": peak ?? .null, "limited": .bool(rates.options.limit)])
+            return LocalResponse(json: [
+                "hot": .array(hot), "peak": peak(byFunctions: false), "peakByFunctions": peak(byFunctions: true),
+                "limited": .bool(rates.options.limit),
+            ])
         case ("GET", "requests"):
             return LocalResponse(json: .object(cloud.faults.requests.mapValues { JSONValue.integer(Int64($0)) }))
         case ("POST", "idle"):

@@ -100,6 +100,53 @@ import Testing
             #expect(Write.mergedCount([Array(writes.prefix(count / 2)), [], Array(writes.dropFirst(count / 2))]) == Self.indexed(writes).count)
         }
     }
+
+    /// Writes of separate commits joined: the stronger condition holds for both, in either order; two
+    /// creations or two different versions cannot be one write.
+    @Test func joinedWritesKeepTheStrongerCondition() throws {
+        let name = try DocumentName(project: "p", path: "users/u1")
+        let (v1, v2) = (Timestamp(seconds: 1), Timestamp(seconds: 2))
+        func write(_ precondition: Precondition?) -> Write {
+            Write(.transform(name), transforms: [FieldTransform(FieldPath("badge"), .increment(.integer(1)))], precondition: precondition)
+        }
+        let cases: [(Precondition?, Precondition?, Precondition??)] = [
+            (nil, nil, .some(nil)), (nil, .exists(true), .exists(true)), (.exists(true), nil, .exists(true)),
+            (nil, .updateTime(v1), .updateTime(v1)), (.exists(true), .updateTime(v1), .updateTime(v1)), (.updateTime(v1), .exists(true), .updateTime(v1)),
+            (.updateTime(v1), .updateTime(v2), nil), (.exists(false), nil, nil), (nil, .exists(false), nil),
+            // Two plans made on one version: the second was decided on what the first changes.
+            (.updateTime(v1), .updateTime(v1), nil),
+        ]
+        for (first, second, expected) in cases {
+            let joined = write(first).joined(with: write(second))
+            #expect(joined?.precondition == expected.flatMap { $0 }, "\(String(describing: first)) + \(String(describing: second))")
+            #expect((joined == nil) == (expected == nil), "\(String(describing: first)) + \(String(describing: second))")
+            #expect(joined.map { $0.transforms.count == 2 } ?? true)
+        }
+    }
+
+    /// Two "newest wins" updates made on one version join: the newer one's fields, both counts.
+    @Test func updatesMadeOnOneVersionJoinWhenTheySayWhichIsNewer() throws {
+        let name = try DocumentName(project: "p", path: "conversations/c1")
+        let version = Timestamp(seconds: 5)
+        func lastMessage(_ id: String, at seconds: Int64, latestBy: FieldPath? = FieldPath("lastMessage", "timestamp")) -> Write {
+            Write(
+                .update(
+                    name, fields: ["lastMessage": .map(["messageId": .string(id), "timestamp": .timestamp(Timestamp(seconds: seconds))])],
+                    mask: [FieldPath("lastMessage")]),
+                transforms: [FieldTransform(FieldPath("unread", id), .increment(.integer(1)))], precondition: .updateTime(version), latestBy: latestBy)
+        }
+        for (first, second) in [(lastMessage("m11", at: 11), lastMessage("m3", at: 3)), (lastMessage("m3", at: 3), lastMessage("m11", at: 11))] {
+            let joined = try #require(first.joined(with: second))
+            guard case .update(_, let fields, let mask) = joined.operation, case .map(let shown)? = fields["lastMessage"] else {
+                Issue.record("not an update of lastMessage")
+                continue
+            }
+            #expect(shown["messageId"] == .string("m11"))
+            #expect(mask == [FieldPath("lastMessage")])
+            #expect(joined.transforms.count == 2 && joined.precondition == .updateTime(version))
+        }
+        #expect(lastMessage("a", at: 1, latestBy: nil).joined(with: lastMessage("b", at: 2, latestBy: nil)) == nil)
+    }
 }
 
 @Suite struct FirstOccurrencesTests {

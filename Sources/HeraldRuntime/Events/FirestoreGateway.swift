@@ -31,6 +31,8 @@ public struct FirestoreGateway: DocumentGateway {
     let logger: Logger
     let deadTokens: DeadTokenGuard
     let metrics: RuntimeMetrics?
+    /// This instance's commits to a document, about one a second at most (gathered when it is busy).
+    let commits: CommitCoalescer
 
     public init(
         firestore: any FirestoreAPI, fcm: (any FCMAPI)?, functionName: String, dryRun: Bool, logger: Logger,
@@ -47,6 +49,7 @@ public struct FirestoreGateway: DocumentGateway {
         self.pushLease = .milliseconds(Int64(pushLease * 1000))
         self.logger = logger
         self.deadTokens = DeadTokenGuard(logger: logger)
+        self.commits = CommitCoalescer(firestore: firestore)
     }
 
     public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
@@ -55,6 +58,8 @@ public struct FirestoreGateway: DocumentGateway {
             for (name, document) in try await firestore.batchGet(names, transaction: nil) {
                 if let document { read.found[name] = document } else { read.missing.insert(name) }
             }
+            // The versions the plan will write on: the coalescer makes its shared writes conditional on them.
+            await commits.observe(Array(read.found.values))
             return read
         } catch { throw Self.classify(error) }
     }
@@ -157,7 +162,9 @@ public struct FirestoreGateway: DocumentGateway {
         let writes = ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
         let hasPushes = !layout.pushShards.joined().isEmpty
         do {
-            let result = try await firestore.commit(writes, transaction: nil)
+            // A plan in one commit shares it with other events' writes to the same busy documents; a plan
+            // laid out in parts commits on its own (its parts are applied one commit each).
+            let result = try await (layout.partCount == 0 ? commits.commit(writes, order: event.time) : firestore.commit(writes, transaction: nil))
             var counts = CommittedCounts()
             counts.record(writes, result)
             // The entries as written, with their versions (the parts' are the preconditions of their own commits).

@@ -186,13 +186,14 @@ public final class EventDelivery: Service, Sendable {
             injected = "data omitted"
         }
         let started = ContinuousClock.now
-        var status = await post(sent, to: trigger.url, timeout: options.timeout)
+        let audience = trigger.audience ?? TriggerRegistration.audience(of: trigger.url)
+        var status = await post(sent, to: trigger.destination, audience: audience, timeout: options.timeout)
         let latency = ContinuousClock.now - started
         if Double.random(in: 0..<1) < faults.duplicateProbability {
             // The copy's answer is not the delivery's, but is told: a copy cut off by a dying function
             // may have sent pushes it never recorded.
             let copy: String =
-                switch await post(sent, to: trigger.url, timeout: options.timeout) {
+                switch await post(sent, to: trigger.destination, audience: audience, timeout: options.timeout) {
                 case .success(let code, _), .rejected(let code, _): "duplicate, answered \(code)"
                 case .failure(let reason): "duplicate, which got no answer: \(reason.prefix(300))"
                 }
@@ -266,10 +267,10 @@ public final class EventDelivery: Service, Sendable {
         case failure(String)
     }
 
-    func post(_ delivery: Claimed, to url: String, timeout: Duration) async -> PostResult {
+    func post(_ delivery: Claimed, to url: String, audience: String? = nil, timeout: Duration) async -> PostResult {
         var headers = HTTPHeaders(delivery.headers.map { ($0.key, $0.value) })
         // Eventarc calls Cloud Run with an OIDC token whose audience is the destination service's URL.
-        if let token = try? await identity.pushToken(audience: TriggerRegistration.audience(of: url)) {
+        if let token = try? await identity.pushToken(audience: audience ?? TriggerRegistration.audience(of: url)) {
             headers.add(name: "authorization", value: "Bearer \(token)")
         }
         if let traceID = delivery.traceID {

@@ -15,6 +15,12 @@ public struct TriggerRegistration: Sendable, Hashable {
     public var pattern: String
     public var kind: DocumentChange.Kind
     public var url: String
+    /// Other instances of the same service (`herald dev --instances N`): each delivery goes to one of
+    /// `url` and these at random, as Eventarc's spread over a service's instances; the identity token's
+    /// audience stays `url`'s, the service's.
+    public var instances: [String] = []
+    /// The identity token's audience: the service's URL (by default `url`'s scheme, host and port).
+    public var audience: String?
     public var contentType: ContentType
     /// `projects/P/databases/D`; nil matches every database.
     public var database: String?
@@ -29,6 +35,9 @@ public struct TriggerRegistration: Sendable, Hashable {
     }
 
     public var eventType: String { "google.cloud.firestore.document.v1.\(kind.rawValue)" }
+
+    /// Where one delivery goes: the service, or one of its other instances.
+    var destination: String { instances.isEmpty ? url : ([url] + instances).randomElement() ?? url }
 
     /// The audience of the identity token a delivery carries: the destination's scheme, host and port
     /// with a `/` path, as a Cloud Run service URL is.
@@ -60,12 +69,17 @@ public final class TriggerRegistry: Sendable {
 
     /// A function's trigger for these kinds of change: one registration per kind, as Eventarc takes one
     /// event type per trigger (the first named after the function); every kind at once is `written`.
-    public func register(function name: String, pattern: String, kinds: Set<DocumentChange.Kind>, url: String) {
+    public func register(
+        function name: String, pattern: String, kinds: Set<DocumentChange.Kind>, url: String, instances: [String] = [], audience: String? = nil
+    ) {
         let each: [DocumentChange.Kind] =
             kinds.contains(.written) || kinds.isSuperset(of: [.created, .updated, .deleted])
             ? [.written] : kinds.sorted { $0.rawValue > $1.rawValue }
         for (index, kind) in each.enumerated() {
-            register(TriggerRegistration(name: index == 0 ? name : "\(name)-\(kind.rawValue)", pattern: pattern, kind: kind, url: url))
+            var registration = TriggerRegistration(name: index == 0 ? name : "\(name)-\(kind.rawValue)", pattern: pattern, kind: kind, url: url)
+            registration.instances = instances
+            registration.audience = audience
+            register(registration)
         }
     }
     public func remove(_ name: String) { triggers.withLock { _ = $0.removeValue(forKey: name) } }

@@ -1,0 +1,329 @@
+import FirestoreModel
+import GoogleClients
+
+/// Keeps the commits to any one document at least `interval` apart, across instances, so no document
+/// Herald writes goes past Firestore's sustained rate of about one write a second, and makes nobody wait
+/// when nothing is hot (docs/architecture.md, "Busy groups").
+///
+/// - A document's turn comes `interval` after Herald last committed it (as this instance committed it, or
+///   found it committed by another instance). A commit whose documents all have their turn goes at once;
+///   documents written by clients only are never waited for.
+/// - A commit touching a document whose turn has not come (a busy group's conversation, a busy person's
+///   user document) waits for it, and every commit waiting then goes together: their writes merged per
+///   document (a later event's fields over an earlier one's, increments one after the other, so counts
+///   add up), each event's ledger entry in the same commit, so exactly once holds for each. Each caller
+///   gets its own writes' results: a count's value is the total the shared commit produced.
+/// - Every write to a document already written goes on the condition that it is still at the version
+///   known here: of two instances taking a turn at once, one commit fails that condition; that instance
+///   reads the new version and waits for the next turn. So consecutive commits to a document are always
+///   `interval` apart, whichever instance makes them.
+/// - A write the plan made conditional on an older version fails (its event is planned again); a ledger
+///   entry that exists (a duplicate delivery) fails its own event; the others go on.
+actor CommitCoalescer {
+    let firestore: any FirestoreAPI
+    let interval: Duration
+    /// How long a commit may wait for its turns (it is then handed back to the trigger as a 503).
+    let patience: Duration
+
+    /// The latest version of each document known here: its update time, from a read or a commit.
+    private var versions: [DocumentName: Timestamp] = [:]
+    /// When each document Herald committed lately may be committed again (wall-clock time).
+    private var turns: [DocumentName: Timestamp] = [:]
+    /// Documents in a commit now.
+    private var busy: Set<DocumentName> = []
+    private var waiting: [Waiting] = []
+    private var flushScheduled = false
+    private var nextID = 0
+
+    struct Waiting {
+        var id: Int
+        var writes: [Write]
+        var documents: Set<DocumentName>
+        /// Merged in this order: the event's time, so a later event's fields win.
+        var order: Timestamp
+        var since: ContinuousClock.Instant
+        /// Nil for a commit tried at once (it answers its caller itself).
+        var continuation: CheckedContinuation<FirestoreClient.CommitResult, any Error>?
+    }
+
+    /// At most this many writes in one shared commit (Firestore's limit is 500).
+    static let maximumWrites = 500
+
+    init(firestore: any FirestoreAPI, interval: Duration = .milliseconds(1050), patience: Duration = .seconds(20)) {
+        self.firestore = firestore
+        self.interval = interval
+        self.patience = patience
+    }
+
+    /// What a read found: the documents' versions (a missing document has none).
+    func observe(_ documents: [FirestoreDocument]) {
+        for document in documents {
+            guard let time = document.updateTime else { continue }
+            if let known = versions[document.name], known >= time { continue }
+            versions[document.name] = time
+            // Written since it was last seen here (or first seen, written a moment ago), by someone else:
+            // another instance, most likely. Its next turn is an interval after that write.
+            let next = time.adding(interval)
+            if next > Timestamp.now() { turns[document.name] = max(turns[document.name] ?? .distantPast, next) }
+        }
+        if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < interval * 4 } }
+        if turns.count > 50_000 { turns = turns.filter { $0.value > Timestamp.now() } }
+    }
+
+    func commit(_ writes: [Write], order: Timestamp) async throws -> FirestoreClient.CommitResult {
+        let documents = Set(writes.map(\.document))
+        nextID += 1
+        let entry = Waiting(id: nextID, writes: writes, documents: documents, order: order, since: .now, continuation: nil)
+        if turnHasCome(documents), !waiting.contains(where: { !$0.documents.isDisjoint(with: documents) }) {
+            // Nothing hot: at once, as one commit of its own.
+            busy.formUnion(documents)
+            let outcome = await attempt([entry])
+            busy.subtract(documents)
+            if !waiting.isEmpty { scheduleFlush() }
+            switch outcome.first.flatMap({ $0.1 }) {
+            case .success(let result)?: return result
+            case .failure(let error)?: throw error
+            case nil:
+                // Its documents changed under it: it waits for their next turn like any other.
+                break
+            }
+        }
+        return try await withCheckedThrowingContinuation { continuation in
+            var waiter = entry
+            waiter.continuation = continuation
+            waiting.append(waiter)
+            scheduleFlush()
+        }
+    }
+
+    private func turnHasCome(_ documents: Set<DocumentName>) -> Bool { turn(of: documents) <= Timestamp.now() && busy.isDisjoint(with: documents) }
+
+    /// When every one of the documents may be written next (wall-clock time, as update times are).
+    private func turn(of documents: Set<DocumentName>) -> Timestamp {
+        documents.compactMap { turns[$0] }.max() ?? .distantPast
+    }
+
+    private func scheduleFlush() {
+        guard !flushScheduled, !waiting.isEmpty else { return }
+        let documents = waiting.reduce(into: Set<DocumentName>()) { $0.formUnion($1.documents) }
+        guard busy.isDisjoint(with: documents) else { return }
+        flushScheduled = true
+        // The earliest turn of any waiting commit (the rest are looked at again after it).
+        let soonest = waiting.map { turn(of: $0.documents) }.min() ?? .distantPast
+        let delay = max(.zero, soonest.duration(since: Timestamp.now()))
+        // A little jitter past the turn, so two instances that learned the same turn seldom both take it.
+        let jitter = delay > .zero ? Duration.milliseconds(Int64.random(in: 0...Int64(interval / .milliseconds(1) / 5))) : .zero
+        Task {
+            try? await Task.sleep(for: delay + jitter)
+            await flush()
+        }
+    }
+
+    /// Commits every waiting commit whose turn has come, together, in commits of at most 500 writes
+    /// whose writes to each document merge into one.
+    private func flush() async {
+        flushScheduled = false
+        let now = ContinuousClock.now
+        for expired in waiting.filter({ now - $0.since > patience }) {
+            expired.continuation?.resume(
+                throwing: DownstreamError.unavailable("the documents it writes were busy for \(patience): their turns did not come", retryAfterSeconds: 1))
+        }
+        waiting.removeAll { now - $0.since > patience }
+        // A plan made on a version older than one known here fails now (planned again), so it takes no
+        // place in this turn's commit.
+        for stale in waiting.compactMap({ entry in staleWrite(in: entry).map { (entry, $0) } }) {
+            stale.0.continuation?.resume(throwing: GoogleAPIError.stale(stale.1))
+        }
+        waiting.removeAll { staleWrite(in: $0) != nil }
+        let due = waiting.filter { turnHasCome($0.documents) }
+        let taken = Set(due.map(\.id))
+        waiting.removeAll { taken.contains($0.id) }
+        // Batches never share a document (each document is committed once per turn): an entry that
+        // cannot join the one batch holding its documents waits for the next turn.
+        var batches: [(entries: [Waiting], shared: SharedCommit, documents: Set<DocumentName>)] = []
+        var later: [Waiting] = []
+        for entry in due.sorted(by: { $0.order < $1.order }) {
+            let overlapping = batches.indices.filter { !batches[$0].documents.isDisjoint(with: entry.documents) }
+            if overlapping.count > 1 {
+                later.append(entry)
+            } else if let index = overlapping.first {
+                if batches[index].shared.add(entry.writes, limit: Self.maximumWrites) {
+                    batches[index].entries.append(entry)
+                    batches[index].documents.formUnion(entry.documents)
+                } else {
+                    later.append(entry)
+                }
+            } else if let index = batches.indices.first(where: { batches[$0].shared.add(entry.writes, limit: Self.maximumWrites) }) {
+                batches[index].entries.append(entry)
+                batches[index].documents.formUnion(entry.documents)
+            } else {
+                var shared = SharedCommit([])
+                _ = shared.add(entry.writes, limit: .max)
+                batches.append(([entry], shared, entry.documents))
+            }
+        }
+        waiting += later
+        let documents = batches.reduce(into: Set<DocumentName>()) { $0.formUnion($1.documents) }
+        busy.formUnion(documents)
+        for batch in batches.map(\.entries) {
+            let outcomes = await attempt(batch)
+            for (entry, result) in outcomes {
+                switch result {
+                case .success(let value)?: entry.continuation?.resume(returning: value)
+                case .failure(let error)?: entry.continuation?.resume(throwing: error)
+                case nil: waiting.append(entry)  // its next turn
+                }
+            }
+        }
+        busy.subtract(documents)
+        scheduleFlush()
+    }
+
+    /// One commit of the entries' writes, each write to a document written before made conditional on
+    /// the version known here. Each entry's outcome: its result, its own error, or nil to try again at
+    /// the documents' next turn (another instance wrote one of them meanwhile).
+    private func attempt(_ entries: [Waiting]) async -> [(Waiting, Result<FirestoreClient.CommitResult, any Error>?)] {
+        // A write conditional on a version older than the one known here cannot go: its plan is stale.
+        var live: [Waiting] = []
+        var outcomes: [(Waiting, Result<FirestoreClient.CommitResult, any Error>?)] = []
+        for entry in entries {
+            if let stale = staleWrite(in: entry) {
+                outcomes.append((entry, .failure(GoogleAPIError.stale(stale))))
+            } else {
+                live.append(entry)
+            }
+        }
+        guard !live.isEmpty else { return outcomes }
+        var shared = SharedCommit(live.map(\.writes))
+        shared.conditionOnVersions(versions)
+        do {
+            let result = try await firestore.commit(shared.writes, transaction: nil)
+            for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
+                guard let time = result.updateTimes[index] else { continue }
+                versions[write.document] = time
+                turns[write.document] = time.adding(interval)
+            }
+            return outcomes + live.enumerated().map { index, entry in (entry, .success(shared.result(of: index, from: result))) }
+        } catch let error as GoogleAPIError where [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains(error.status) {
+            // A document changed, vanished or exists: read them all to learn which, and who can go on.
+            guard let found = try? await firestore.batchGet(Array(Set(shared.writes.map(\.document))), transaction: nil) else {
+                return outcomes + live.map { ($0, .failure(error)) }
+            }
+            // A document whose version moved past the one known here was just committed by someone else
+            // (another instance, most likely): its next turn is an interval after that.
+            for case let document? in found.values {
+                guard let time = document.updateTime, let known = versions[document.name], time > known else { continue }
+                turns[document.name] = max(turns[document.name] ?? .distantPast, time.adding(interval))
+            }
+            observe(found.values.compactMap { $0 })
+            return outcomes
+                + live.map { entry in
+                    for write in entry.writes {
+                        let current = found[write.document] ?? nil
+                        switch write.precondition {
+                        case .exists(false)? where current != nil: return (entry, .failure(GoogleAPIError.exists(write.document)))
+                        case .exists(true)? where current == nil: return (entry, .failure(GoogleAPIError.missing(write.document)))
+                        case .updateTime(let time)? where current?.updateTime != time: return (entry, .failure(GoogleAPIError.stale(write.document)))
+                        default: continue
+                        }
+                    }
+                    if now() - entry.since > patience { return (entry, .failure(error)) }
+                    return (entry, nil)
+                }
+        } catch {
+            return outcomes + live.map { ($0, .failure(error)) }
+        }
+    }
+
+    private func now() -> ContinuousClock.Instant { .now }
+
+    /// A document the entry's plan read at a version older than the one known here.
+    private func staleWrite(in entry: Waiting) -> DocumentName? {
+        entry.writes.first { write in
+            if case .updateTime(let time) = write.precondition, let known = versions[write.document], time < known { return true }
+            return false
+        }?.document
+    }
+}
+
+extension GoogleAPIError {
+    /// The error a commit of this write alone would have met, so its event is handled as before.
+    static func stale(_ document: DocumentName) -> GoogleAPIError {
+        GoogleAPIError(httpStatus: 400, status: .failedPrecondition, message: "the stored version of \(document.path) is newer than the one read")
+    }
+    static func exists(_ document: DocumentName) -> GoogleAPIError {
+        GoogleAPIError(httpStatus: 409, status: .alreadyExists, message: "Document already exists: \(document.resourceName)")
+    }
+    static func missing(_ document: DocumentName) -> GoogleAPIError {
+        GoogleAPIError(httpStatus: 404, status: .notFound, message: "No document to update: \(document.resourceName)")
+    }
+}
+
+/// Several commits' writes as one: merged per document where they can be (the same condition; updates
+/// and transforms), and each original write's results read back from the write it joined.
+struct SharedCommit {
+    private(set) var writes: [Write] = []
+    /// For each commit, for each of its writes, the shared write it joined.
+    private var slots: [[Int]] = []
+    /// For each commit, for each of its writes, the fields its transforms touch, in order.
+    private var transformFields: [[[FieldPath]]] = []
+    private var lastByDocument: [DocumentName: Int] = [:]
+
+    init(_ commits: [[Write]]) {
+        for commit in commits { _ = add(commit, limit: .max) }
+    }
+
+    /// Takes in one commit's writes, unless one would be a second, unmergeable write to a document
+    /// already here, or the shared commit would pass `limit` writes: then nothing changes (false).
+    mutating func add(_ commit: [Write], limit: Int) -> Bool {
+        var trial = writes
+        var last = lastByDocument
+        var slotsOfCommit: [Int] = []
+        for write in commit {
+            if let index = last[write.document] {
+                guard let merged = trial[index].joined(with: write) else { return false }
+                trial[index] = merged
+                slotsOfCommit.append(index)
+            } else {
+                last[write.document] = trial.count
+                slotsOfCommit.append(trial.count)
+                trial.append(write)
+            }
+        }
+        guard trial.count <= limit else { return false }
+        writes = trial
+        lastByDocument = last
+        slots.append(slotsOfCommit)
+        transformFields.append(commit.map { $0.transforms.map(\.field) })
+        return true
+    }
+
+    /// Each write to a document whose version is known, and that asked for no more than its existence,
+    /// made conditional on that version: the commit goes only if nobody wrote the document since.
+    mutating func conditionOnVersions(_ versions: [DocumentName: Timestamp]) {
+        for index in writes.indices {
+            guard let known = versions[writes[index].document] else { continue }
+            switch writes[index].precondition {
+            case nil, .exists(true)?: writes[index].precondition = .updateTime(known)
+            default: continue
+            }
+        }
+    }
+
+    /// Commit `index`'s results: each write's update time, and each of its transforms' value as the
+    /// shared write left that field (after every commit's transforms on it: a count's committed total).
+    func result(of index: Int, from shared: FirestoreClient.CommitResult) -> FirestoreClient.CommitResult {
+        let own = slots[index]
+        return FirestoreClient.CommitResult(
+            commitTime: shared.commitTime,
+            updateTimes: own.map { $0 < shared.updateTimes.count ? shared.updateTimes[$0] : nil },
+            transformResults: own.enumerated().map { position, slot in
+                let sharedWrite = writes[slot]
+                let values = slot < shared.transformResults.count ? shared.transformResults[slot] : []
+                return transformFields[index][position].map { field in
+                    let last = sharedWrite.transforms.lastIndex { $0.field == field }
+                    return last.flatMap { $0 < values.count ? values[$0] : nil } ?? .null
+                }
+            })
+    }
+}

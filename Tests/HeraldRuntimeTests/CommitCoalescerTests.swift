@@ -1,0 +1,190 @@
+import FirestoreModel
+import GoogleClients
+import HeraldTesting
+import Synchronization
+import Testing
+
+@testable import HeraldRuntime
+
+/// Busy groups, item 2: one instance's commits to a busy document go about once a second, gathered,
+/// each caller getting its own results (a count's committed total); nothing waits when nothing is hot;
+/// a commit that cannot share (a duplicate's ledger entry) meets its own outcome and spoils no other.
+@Suite struct CommitCoalescerTests {
+    /// Counts the commits that reach Firestore and their sizes.
+    final class CountingFirestore: FirestoreAPI {
+        let inner: FirestoreClient
+        let commits = Mutex<[Int]>([])
+        /// The update times the commits gave `watched`.
+        let watchedTimes = Mutex<[Timestamp]>([])
+        let watched: DocumentName?
+        init(_ inner: FirestoreClient, watching watched: DocumentName? = nil) {
+            self.inner = inner
+            self.watched = watched
+        }
+        var project: String { inner.project }
+        var database: String { inner.database }
+        func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
+            try await inner.batchGet(names, transaction: transaction)
+        }
+        func runQuery(_ query: StructuredQuery, parent: DocumentName?, transaction: String?) async throws -> [FirestoreDocument] {
+            try await inner.runQuery(query, parent: parent, transaction: transaction)
+        }
+        func forEachPage(of query: StructuredQuery, parent: DocumentName?, pageSize: Int, _ body: ([FirestoreDocument]) async throws -> Void) async throws {
+            try await inner.forEachPage(of: query, parent: parent, pageSize: pageSize, body)
+        }
+        func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
+            commits.withLock { $0.append(writes.count) }
+            let result = try await inner.commit(writes, transaction: transaction)
+            for (write, time) in zip(writes, result.updateTimes) where write.document == watched {
+                if let time { watchedTimes.withLock { $0.append(time) } }
+            }
+            return result
+        }
+        func commitIdempotent(_ writes: [Write], retry: RetryPolicy?, deadline: ContinuousClock.Instant?, essential: Bool) async throws
+            -> FirestoreClient.CommitResult
+        {
+            try await inner.commitIdempotent(writes, retry: retry, deadline: deadline, essential: essential)
+        }
+        func batchWrite(_ writes: [Write]) async throws -> [FirestoreClient.WriteOutcome] { try await inner.batchWrite(writes) }
+    }
+
+    /// What one event commits: its own entry (created once) and one more on a shared counter.
+    static func event(_ n: Int, _ db: FirestoreClient) throws -> [Write] {
+        [
+            Write(.update(try db.name("entries/e\(n)"), fields: ["n": .integer(Int64(n))], mask: nil), precondition: .exists(false)),
+            Write(
+                .transform(try db.name("rooms/busy")),
+                transforms: [FieldTransform(FieldPath("count"), .maximum(.integer(0))), FieldTransform(FieldPath("count"), .increment(.integer(1)))],
+                precondition: .exists(true)),
+        ]
+    }
+
+    @Test func aBusyDocumentIsCommittedAboutOnceASecondAndEveryCountAddsUp() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            _ = try await db.commit([Write(.update(try db.name("rooms/busy"), fields: ["count": .integer(0)], mask: nil))])
+            let counting = CountingFirestore(db)
+            let coalescer = CommitCoalescer(firestore: counting)
+            let started = ContinuousClock.now
+            let totals = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for n in 0..<40 {
+                    group.addTask {
+                        let result = try await coalescer.commit(try Self.event(n, db), order: Timestamp(seconds: Int64(n)))
+                        #expect(result.updateTimes.count == 2 && result.transformResults[1].count == 2)
+                        return result.transformResults[1][1].integerValue ?? -1
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let commits = counting.commits.withLock { $0 }
+            // The first at once, the other 39 gathered into the next turn of the busy document.
+            #expect(commits.count == 2 && commits[1] == 39 + 1, "\(commits)")
+            #expect(ContinuousClock.now - started >= .milliseconds(900) && ContinuousClock.now - started < .seconds(5))
+            #expect(try await db.get(try db.name("rooms/busy"))?["count"] == .integer(40), "every increment counted")
+            // Each caller got the committed total its push would carry: 1 for the first, 40 for the others.
+            #expect(totals.sorted() == [1] + Array(repeating: 40, count: 39), "\(totals.sorted())")
+            for n in 0..<40 { #expect(try await db.get(try db.name("entries/e\(n)")) != nil) }
+        }
+    }
+
+    @Test func whenNothingIsHotNothingWaits() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            _ = try await db.commit([Write(.update(try db.name("rooms/busy"), fields: ["count": .integer(0)], mask: nil))])
+            let coalescer = CommitCoalescer(firestore: db)
+            let started = ContinuousClock.now
+            _ = try await coalescer.commit(try Self.event(1, db), order: .now())
+            #expect(ContinuousClock.now - started < .milliseconds(500), "\(ContinuousClock.now - started)")
+            // Another document, at once too.
+            let other = [Write(.update(try db.name("rooms/quiet"), fields: ["x": .integer(1)], mask: nil))]
+            let second = ContinuousClock.now
+            _ = try await coalescer.commit(other, order: .now())
+            #expect(ContinuousClock.now - second < .milliseconds(500))
+        }
+    }
+
+    /// A duplicate delivery's entry exists already: the shared commit fails, so each goes alone; the
+    /// duplicate meets ALREADY_EXISTS, the others are applied.
+    @Test func aCommitThatCannotShareMeetsItsOwnOutcome() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            _ = try await db.commit([Write(.update(try db.name("rooms/busy"), fields: ["count": .integer(0)], mask: nil))])
+            _ = try await db.commit([Write(.update(try db.name("entries/e3"), fields: [:], mask: nil))])
+            let coalescer = CommitCoalescer(firestore: db)
+            _ = try await coalescer.commit(try Self.event(0, db), order: .now())  // makes the document busy
+            let outcomes = await withTaskGroup(of: (Int, Bool).self) { group in
+                for n in 1..<6 {
+                    group.addTask {
+                        do {
+                            _ = try await coalescer.commit(try Self.event(n, db), order: Timestamp(seconds: Int64(n)))
+                            return (n, true)
+                        } catch let error as GoogleAPIError {
+                            #expect(error.status == .alreadyExists, "\(error)")
+                            return (n, false)
+                        } catch { return (n, false) }
+                    }
+                }
+                return await group.reduce(into: [:]) { $0[$1.0] = $1.1 }
+            }
+            #expect(outcomes == [1: true, 2: true, 3: false, 4: true, 5: true], "\(outcomes)")
+            #expect(try await db.get(try db.name("rooms/busy"))?["count"] == .integer(5))
+        }
+    }
+
+    /// Commits that cannot be one write (each replaces the document) are not committed back to back
+    /// in one turn: each waits for a turn of its own.
+    @Test func writesThatCannotJoinTakeTurnsOfTheirOwn() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            let busy = try db.name("rooms/busy")
+            let counting = CountingFirestore(db, watching: busy)
+            let coalescer = CommitCoalescer(firestore: counting)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<3 {
+                    group.addTask {
+                        _ = try await coalescer.commit(
+                            [Write(.update(busy, fields: ["n": .integer(Int64(n))], mask: nil))], order: Timestamp(seconds: Int64(n)))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let times = counting.watchedTimes.withLock { $0 }.sorted()
+            #expect(times.count == 3)
+            for (earlier, later) in zip(times, times.dropFirst()) {
+                #expect(later.duration(since: earlier) >= .milliseconds(1000), "\(times)")
+            }
+        }
+    }
+
+    /// Two instances (two coalescers) writing one busy document they read first: whichever commits,
+    /// consecutive commits are a turn apart, and every count adds up.
+    @Test func twoInstancesTakeTurnsOnABusyDocument() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            let busy = try db.name("rooms/busy")
+            _ = try await db.commit([Write(.update(busy, fields: ["count": .integer(0)], mask: nil))])
+            let instances = (0..<2).map { _ in CountingFirestore(db, watching: busy) }
+            let coalescers = instances.map { CommitCoalescer(firestore: $0) }
+            let started = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<30 {
+                    group.addTask {
+                        // Spread over about 3 s, alternating instances, as Eventarc spreads events.
+                        try await Task.sleep(until: started + .milliseconds(100 * n), clock: .continuous)
+                        let coalescer = coalescers[n % 2]
+                        // The plan's read, as the gateway passes it on: the version the instance knows.
+                        if let read = try await db.get(busy) { await coalescer.observe([read]) }
+                        _ = try await coalescer.commit(try Self.event(n, db), order: Timestamp(seconds: Int64(n)))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await db.get(busy)?["count"] == .integer(30), "every increment counted once")
+            let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
+            #expect(times.count >= 3 && times.count < 30, "gathered: \(times.count) commits for 30 events")
+            for (earlier, later) in zip(times, times.dropFirst()) {
+                #expect(later.duration(since: earlier) >= .milliseconds(1000), "\(times)")
+            }
+        }
+    }
+}
