@@ -71,7 +71,7 @@ import Testing
         #expect(counts.count == 1000)
         // The pushes' states, ~160 KB of keys, fit the main entry; writes of the first commit name every part.
         #expect(layout.pushShards.count == 1)
-        let first = ledger.firstCommit(
+        let first = try ledger.firstCommit(
             layout, event: DocumentChange(eventID: "e", kind: .created, time: Timestamp(seconds: 1), document: message),
             function: "f", holder: "h", expireAt: Timestamp(seconds: 9))
         #expect(first.count == layout.first.count + 1 + layout.partCount)

@@ -10,7 +10,7 @@ import Testing
 
 @testable import HeraldCLI
 
-/// `herald dev` as a newcomer runs it: the real binary, the four functions as separate processes,
+/// `herald dev` as a newcomer runs it: the real binary, every function as a separate process,
 /// the demo world and two messages; then the state it left is checked document by document. Once
 /// with the embedded Firestore, once with Google's emulator behind `--firestore`.
 @Suite(.serialized) struct HeraldDevEndToEndTests {

@@ -7,7 +7,7 @@ import GoogleClients
 import HeraldTesting
 import Testing
 
-/// A day in the life of each preset on `herald dev --ephemeral` with all four functions: people come
+/// A day in the life of each preset on `herald dev --ephemeral` with every function: people come
 /// online and stop heartbeating, a group message, a reader on one of two devices, a phone that changes
 /// accounts, a message after it; then the scheduler's presence sweep. The final documents and the raw
 /// push records are checked against what the PRDs describe.

@@ -80,7 +80,7 @@ import Testing
         if let failure { throw failure }
     }
 
-    /// All four images, each in its own container, serve one `herald dev` as Cloud Run would serve
+    /// Every function's image, each in its own container, serve one `herald dev` as Cloud Run would serve
     /// Google: a message (onMessageCreated's pushes), a read (onReadReceipt clears the reader's count
     /// and badge), a phone that changes accounts (tokenCleanup moves the token), and the presence
     /// job (presenceSweeper answers the scheduler). Needs buildah and the images `Benchmarks/run.sh` or

@@ -23,9 +23,14 @@ struct EventLedger: Sendable {
 
     let main: DocumentName
 
-    func part(_ index: Int) -> DocumentName {
-        // A sibling of the main entry: same collection, the key with a suffix.
-        try! DocumentName(project: main.project, database: main.database, segments: main.segments.dropLast() + ["\(main.documentID)-\(index)"])
+    /// A sibling of the main entry: same collection, the key with a suffix (a key Herald made is a
+    /// digest, so this fails only for a ledger collection whose names leave no room for the suffix).
+    func part(_ index: Int) throws(DownstreamError) -> DocumentName {
+        do {
+            return try DocumentName(project: main.project, database: main.database, segments: main.segments.dropLast() + ["\(main.documentID)-\(index)"])
+        } catch {
+            throw .rejected("the ledger part \(index) of \(main.path) cannot be named: \(error)")
+        }
     }
 
     /// How a push is named in the ledger's `pushes` maps: its token, or the token's digest when the token
@@ -90,7 +95,7 @@ struct EventLedger: Sendable {
 
     /// The first commit: the plan's first writes, the main entry (claimed by `holder` when there are
     /// pushes) and every part, each created only if it does not exist yet.
-    func firstCommit(_ layout: Layout, event: DocumentChange, function: String, holder: String, expireAt: Timestamp) -> [Write] {
+    func firstCommit(_ layout: Layout, event: DocumentChange, function: String, holder: String, expireAt: Timestamp) throws(DownstreamError) -> [Write] {
         func states(_ pushes: [PushMessage]) -> FirestoreValue {
             .map(Dictionary(pushes.map { (Self.key($0.token), PushState.pending.value) }, uniquingKeysWith: { first, _ in first }))
         }
@@ -103,14 +108,14 @@ struct EventLedger: Sendable {
                     "function": .string(function), "eventId": .string(event.eventID), "document": .string(event.document.path),
                     "expireAt": .timestamp(expireAt), "pushes": states(layout.pushShards[0]), "parts": .integer(Int64(layout.partCount)),
                 ], mask: nil), transforms: [FieldTransform(FieldPath("appliedAt"), .setToRequestTime)] + claim, precondition: .exists(false))
-        let parts = (0..<layout.partCount).map { $0 + 1 }.map { index in
+        let parts = try (0..<layout.partCount).map { $0 + 1 }.map { index throws(DownstreamError) in
             var fields: [String: FirestoreValue] = [
                 "expireAt": .timestamp(expireAt),
                 "pushes": states(index < layout.pushShards.count ? layout.pushShards[index] : []),
                 "state": (index <= layout.parts.count ? PartState.pending : .applied).value,
             ]
             if index <= layout.parts.count { fields["writes"] = .string(JSONValue.array(layout.parts[index - 1].map(\.json)).serialized()) }
-            return Write(.update(part(index), fields: fields, mask: nil), precondition: .exists(false))
+            return Write(.update(try part(index), fields: fields, mask: nil), precondition: .exists(false))
         }
         return layout.first + [entry] + parts
     }

@@ -159,7 +159,7 @@ public struct FirestoreGateway: DocumentGateway {
     /// Commits the plan's first writes with the ledger entries, or finds them committed before.
     func commitFirst(_ layout: EventLedger.Layout, ledger: EventLedger, event: DocumentChange, holder: String) async throws -> FirstCommit {
         let expireAt = Timestamp.now().adding(ledgerLifetime)
-        let writes = ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
+        let writes = try ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
         let hasPushes = !layout.pushShards.joined().isEmpty
         do {
             // A plan in one commit shares it with other events' writes to the same busy documents; a plan
@@ -170,12 +170,13 @@ public struct FirestoreGateway: DocumentGateway {
             // The entries as written, with their versions (the parts' are the preconditions of their own commits).
             let entries = writes.suffix(1 + layout.partCount)
             let times = result.updateTimes.suffix(1 + layout.partCount)
-            let documents = zip(entries, times).map { write, time -> FirestoreDocument in
-                guard case .update(let name, let fields, _) = write.operation else { preconditionFailure("ledger entries are updates") }
+            let documents = zip(entries, times).compactMap { write, time -> FirestoreDocument? in
+                guard case .update(let name, let fields, _) = write.operation else { return nil }  // ledger entries are updates
                 return FirestoreDocument(name: name, fields: fields, updateTime: time)
             }
+            guard let main = documents.first else { throw DownstreamError.rejected("the commit answered without the ledger entry") }
             return FirstCommit(
-                state: LedgerState(main: documents[0], parts: Array(documents.dropFirst())), committed: true, holdsClaim: hasPushes, counts: counts)
+                state: LedgerState(main: main, parts: Array(documents.dropFirst())), committed: true, holdsClaim: hasPushes, counts: counts)
         } catch let error as GoogleAPIError where error.status == .alreadyExists {
             // Applied before. Carry on from what the ledger says.
             guard let state = try await readState(ledger) else { throw Self.classify(error) }
@@ -200,7 +201,7 @@ public struct FirestoreGateway: DocumentGateway {
         guard let main = try await read([ledger.main])[ledger.main] else { return nil }
         let count = Int(clamping: min(max(main["parts"]?.integerValue ?? 0, 0), 10_000))
         guard count > 0 else { return LedgerState(main: main, parts: []) }
-        let names = (1...count).map(ledger.part)
+        let names = try (1...count).map { index throws(DownstreamError) in try ledger.part(index) }
         let found = try await read(names)
         return LedgerState(main: main, parts: names.compactMap { found[$0] })
     }
