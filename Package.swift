@@ -2,7 +2,7 @@
 import Foundation
 import PackageDescription
 
-let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
 // Compiled optimized in debug builds too: `swift test` runs `herald dev` and the functions as its
 // tests' servers, and their codecs, store and signatures unoptimized made a 1,000-member message take
 // seconds of CPU for what is milliseconds of work.
@@ -42,6 +42,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
     ],
     targets: [
         // Wire formats any server speaks: JSON (a value, a parser, writers), Base64, percent-encoding,
@@ -52,7 +53,7 @@ let package = Package(
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
         .target(name: "FirestoreModel", dependencies: ["WireFormats"], swiftSettings: optimizedInTests),
         // Firestore change notifications (Eventarc CloudEvents, 1st-gen events) decoded to one type.
-        .target(name: "FirestoreEvents", dependencies: ["FirestoreModel"], swiftSettings: optimizedInTests),
+        .target(name: "FirestoreEvents", dependencies: ["FirestoreModel", "WireFormats"], swiftSettings: optimizedInTests),
         // The same events through SwiftProtobuf's generated types: the reference FirestoreEvents' own protobuf
         // reader is checked against (tests, fuzzing); no function links it.
         .target(
@@ -91,7 +92,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "HeraldCrypto", "SystemAccess",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), "WireFormats",
             ],
             swiftSettings: optimizedInTests
         ),
@@ -102,7 +103,8 @@ let package = Package(
         .target(name: "COpenSSL"),
         .target(name: "HeraldCrypto", dependencies: ["COpenSSL"], swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
-        .target(name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto", "ZoneInfo"], swiftSettings: optimizedInTests),
+        .target(
+            name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto", "ZoneInfo", "WireFormats"], swiftSettings: optimizedInTests),
         // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
         .target(name: "ConcurrencyHook"),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
@@ -126,7 +128,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Prometheus", package: "swift-prometheus"), "Telemetry", "WireFormats", "ZoneInfo",
             ],
             swiftSettings: optimizedInTests
         ),
@@ -151,7 +153,8 @@ let package = Package(
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"), "WireFormats",
             ],
             // The browser console: compiled in, so `herald dev` needs no files beside it.
             resources: [
@@ -169,12 +172,13 @@ let package = Package(
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(
             name: "ChatFunctions",
-            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: optimizedInTests),
+            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "WireFormats", "ZoneInfo"], swiftSettings: optimizedInTests),
         // A team's own data model: a schema file proposed from their documents (`herald schema infer`) and
         // their documents checked against one (`herald schema check`). Pure, like the domain: the CLI reads the data.
-        .target(name: "ChatSchemaTools", dependencies: ["ChatFunctions", "HeraldCore", "FirestoreModel", "FirestoreEvents"], swiftSettings: strict),
+        .target(
+            name: "ChatSchemaTools", dependencies: ["ChatFunctions", "HeraldCore", "FirestoreModel", "FirestoreEvents", "WireFormats"], swiftSettings: strict),
         // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
-        .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel"], swiftSettings: strict),
+        .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel", "WireFormats"], swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
@@ -185,6 +189,8 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                "HeraldHTTPClient", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), "Telemetry",
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"), "WireFormats",
                 // Not linked: built with herald, so `herald dev` runs the executables that deploy.
             ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
@@ -200,20 +206,24 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), "FirestoreEvents", "FirestoreModel", .product(name: "HTTPTypes", package: "swift-http-types"),
+                "HeraldHTTPServer", .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), "WireFormats",
             ],
             swiftSettings: strict
         ),
         // How many tests run at once, set before Swift Testing starts (see the C file).
         .target(name: "TestRunSettings"),
         .executableTarget(
-            name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel"], path: "Fuzz/HeraldFuzz", swiftSettings: strict),
+            name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel", "WireFormats"], path: "Fuzz/HeraldFuzz",
+            swiftSettings: strict),
         .executableTarget(
             name: "HeraldBench",
             dependencies: [
                 "GoogleClients", "HeraldHTTPClient", "HeraldTesting", "HeraldRuntime", "HeraldCore", "ChatFunctions", "FirestoreEvents",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), "FirestoreModel", .product(name: "Logging", package: "swift-log"),
+                "WireFormats",
             ],
             path: "Benchmarks/HeraldBench",
             swiftSettings: strict
@@ -231,7 +241,7 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), "Telemetry", "WireFormats",
             ],
             swiftSettings: strict
         ),
@@ -245,7 +255,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "NIOEmbedded", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -253,7 +263,7 @@ let package = Package(
             name: "ChatFunctionsTests",
             dependencies: [
                 "ChatFunctions", "ChatSchemaTools", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"), "ChatDemo", "GoogleClients", "WireFormats", "ZoneInfo",
             ],
             swiftSettings: strict
         ),
@@ -268,7 +278,10 @@ let package = Package(
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"), .product(name: "NIOHTTP1", package: "swift-nio"), "Telemetry",
+                .product(name: "Tracing", package: "swift-distributed-tracing"), "WireFormats",
             ],
             swiftSettings: strict
         ),
@@ -279,7 +292,8 @@ let package = Package(
             dependencies: [
                 "HeraldTesting", "HeraldRuntime", "ChatFunctions", "ChatDemo", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldCLI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), "Supervision", "WireFormats",
             ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
         ),
@@ -287,15 +301,15 @@ let package = Package(
             name: "HeraldCryptoTests",
             dependencies: [
                 "HeraldCrypto", "HeraldTesting", "FirestoreModel", .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"), "WireFormats",
             ],
             swiftSettings: strict),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),
-        .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting"], swiftSettings: strict),
+        .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting", "WireFormats"], swiftSettings: strict),
         .testTarget(name: "WireFormatsTests", dependencies: ["WireFormats"], swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",
-            dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel", "HeraldTesting"],
+            dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel", "HeraldTesting", "HeraldRuntime", "WireFormats"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -304,7 +318,8 @@ let package = Package(
                 "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "FirestoreEvents", "FirestoreModel", "GoogleClients", "HeraldCLI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"), "HeraldHTTPClient",
+                "HeraldHTTPServer", .product(name: "Logging", package: "swift-log"), "Telemetry", "WireFormats",
             ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
         ),

@@ -5,9 +5,12 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldRuntime
 import HeraldTesting
 import Logging
+import Synchronization
+import WireFormats
 
 /// onMessageCreated end to end: event in, Firestore commit and FCM pushes out, exactly once.
 struct MessageEvents: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import FirestoreEvents
 import FirestoreEventsProtobuf
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// Every decoder that takes bytes from outside, on one input: the first byte picks the entry point
 /// (the JSON parser, a binary-mode CloudEvent with a protobuf or JSON body, a structured CloudEvent,

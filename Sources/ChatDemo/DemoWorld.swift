@@ -1,5 +1,6 @@
 import ChatFunctions
 import FirestoreModel
+import WireFormats
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// The `firestore.indexes.json` a deployment with this schema needs (the Firebase CLI's format): the
 /// composite index presenceSweeper's query uses, a collection-group index for token documents when

@@ -1,5 +1,7 @@
 import FirestoreModel
 import HeraldCore
+import WireFormats
+import ZoneInfo
 
 /// Whether a recipient hears a message (an alert) or only sees their badge change (a silent update),
 /// from what they set: a mute on the conversation (for good or until a time), a level for it (`all`,

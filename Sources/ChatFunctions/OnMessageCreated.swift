@@ -1,6 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
+import ZoneInfo
 
 /// A new message: denormalize it into its conversation, count it as unread for every recipient,
 /// mark it sent, and push it to the recipients' devices.

@@ -1,4 +1,5 @@
 import HeraldCore
+import WireFormats
 
 /// The one-line text a notification shows for a message.
 public enum Preview {

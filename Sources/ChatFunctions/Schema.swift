@@ -1,5 +1,6 @@
 import FirestoreModel
 import HeraldCore
+import WireFormats
 
 /// Where the chat app keeps things in Firestore. The product documents' apps differ
 /// (see shared/requirements/README.md); a preset or a JSON file says which layout this deployment uses.

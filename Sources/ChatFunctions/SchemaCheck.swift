@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// The checks of a schema file's values: what Firestore and Eventarc accept, and what Herald can read
 /// and write. Each problem names its key.

@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// Reads a schema JSON file over a preset and writes one back, through `Schema.keys`. A schema file is
 /// input like any other: every key, path, field name and template is checked, and the first problem

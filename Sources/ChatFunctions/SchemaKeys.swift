@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// One key of a schema file: the concept it names, the document it is in, who writes that field, and
 /// what Herald does with it. `SchemaFile` reads and writes the keys through this table, and

@@ -1,6 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
+import WireFormats
 
 /// Reading the chat's documents through the schema: which conversation a message is in, who its
 /// members are, where their user documents live, and whether it is a group.

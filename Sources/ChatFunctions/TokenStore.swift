@@ -1,5 +1,6 @@
 import FirestoreModel
 import HeraldCore
+import WireFormats
 
 /// Reads and removes push tokens however the schema stores them.
 struct TokenStore {

@@ -1,5 +1,6 @@
 import ChatFunctions
 import FirestoreModel
+import WireFormats
 
 /// The fields of messages, conversations and users, once the three collections are known.
 extension Inferring {

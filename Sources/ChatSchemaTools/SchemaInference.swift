@@ -1,5 +1,6 @@
 import ChatFunctions
 import FirestoreModel
+import WireFormats
 
 /// A schema file proposed from an app's data: each key with the evidence it rests on, and each key
 /// the data could not decide left out with the choices it leaves.

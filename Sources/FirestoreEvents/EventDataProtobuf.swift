@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// `google.events.cloud.firestore.v1.DocumentEventData` in protobuf's binary form, read straight into
 /// Firestore's values and written from them: no generated message types in between. Field numbers

@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// An HTTP request as far as event decoding cares: header names lowercased, and the body.
 public struct EventRequest: Sendable {

@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// 1st-gen (legacy) Cloud Functions Firestore events:
 /// `{"data": {value, oldValue, updateMask}, "context": {eventId, timestamp, eventType, resource}}`,

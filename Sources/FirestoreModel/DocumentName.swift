@@ -1,3 +1,5 @@
+import WireFormats
+
 /// A document's full resource name: `projects/{project}/databases/{database}/documents/{path}`,
 /// where the path alternates collection and document ids (`conversations/c1/messages/m1`).
 public struct DocumentName: Sendable, Hashable, Comparable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import WireFormats
+
 /// A document path pattern as Eventarc's Firestore triggers take it, e.g.
 /// `conversations/{conversationId}/messages/{messageId}`: literal segments, and `{name}` wildcards that
 /// each match one segment.

@@ -1,3 +1,5 @@
+import WireFormats
+
 /// Why a JSON value is not a valid Firestore value or document; `path` says where (`fields.text`).
 public struct FirestoreJSONError: Error, Sendable, Equatable, CustomStringConvertible {
     public var path: String

@@ -1,3 +1,5 @@
+import WireFormats
+
 /// Decoding of the request side of the Firestore REST API (writes, queries), for servers that speak
 /// it. Names are accepted in lowerCamelCase and snake_case, and enums by name or by number, as
 /// proto3 JSON allows and as Google's GAPIC REST clients send them (`enum-encoding=int`).

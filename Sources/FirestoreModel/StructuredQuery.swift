@@ -1,3 +1,5 @@
+import WireFormats
+
 /// A Firestore structured query (`google.firestore.v1.StructuredQuery`).
 public struct StructuredQuery: Sendable, Hashable {
     public enum Operator: String, Sendable {

@@ -1,3 +1,5 @@
+import WireFormats
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)

@@ -1,3 +1,5 @@
+import WireFormats
+
 /// A path to a field inside a document, one segment per map key.
 public struct FieldPath: Sendable, Hashable, Comparable, CustomStringConvertible {
     public var segments: [String]

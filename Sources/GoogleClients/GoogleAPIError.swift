@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// An error answer from a Google API, from its JSON body `{"error": {"code", "status", "message", "details"}}`.
 public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertible {

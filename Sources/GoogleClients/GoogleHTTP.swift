@@ -3,7 +3,9 @@ import HeraldHTTPClient
 import Logging
 import NIOCore
 import NIOHTTP1
+import Telemetry
 import Tracing
+import WireFormats
 
 /// How often to retry a call that failed transiently, and for how long. A function answers its
 /// trigger within seconds either way: a failure that outlasts the budget goes back to the trigger,

@@ -5,6 +5,8 @@ import FirestoreModel
 import Foundation
 import LocalCloud
 import NIOCore
+import NIOHTTP1
+import WireFormats
 
 /// An app's documents for `herald schema infer` and `check`: from a Herald export, Google's emulator's
 /// export, a `.jsonl` or `.json` file of documents, or a running Firestore emulator (or `herald dev`)

@@ -6,6 +6,7 @@ import Foundation
 import GoogleClients
 import NIOCore
 import NIOHTTP1
+import WireFormats
 
 /// `herald dead-letters PROJECT`: the events Eventarc gave up on (after its last delivery attempt Pub/Sub
 /// moved them to `herald-dead-letters`, kept 7 days), each with its function, document, first failure

@@ -3,6 +3,8 @@ import ChatFunctions
 import FirestoreModel
 import Foundation
 import LocalCloud
+import Synchronization
+import WireFormats
 
 /// The chat app's part of the console: a composer that writes what the app would (a message, or a
 /// conversation opened and read) and the names of the demo world's phones.

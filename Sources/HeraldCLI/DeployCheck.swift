@@ -1,6 +1,7 @@
 import ArgumentParser
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// `herald deploy --check PROJECT REGION`: what a deployment needs of the project and of this machine,
 /// read through gcloud before anything is built, each missing piece with the command that fixes it.

@@ -5,10 +5,14 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import Hummingbird
 import LocalCloud
 import Logging
 import ServiceLifecycle
+import Synchronization
+import UnixSignals
+import WireFormats
 
 struct Dev: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,11 +5,13 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldRuntime
 import LocalCloud
 import ServiceLifecycle
 import Supervision
 import Synchronization
+import WireFormats
 
 /// Once the local cloud listens: starts each function as a process, registers its trigger, seeds,
 /// sends, and on shutdown stops the functions.

@@ -5,6 +5,7 @@ import HeraldHTTPClient
 import LocalCloud
 import NIOCore
 import NIOHTTP1
+import WireFormats
 
 /// With `herald dev --firestore HOST:PORT`, the triggers go to that Firestore the way firebase-tools
 /// registers them with Google's emulator: one Eventarc trigger per document pattern (`written`, so the

@@ -3,6 +3,9 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import LocalCloud
+import NIOCore
+import NIOHTTP1
+import WireFormats
 
 /// Writes a running `herald dev`'s documents to a directory, in the format `--import` reads.
 struct Export: AsyncParsableCommand {

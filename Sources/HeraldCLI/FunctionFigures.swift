@@ -3,7 +3,10 @@ import FirestoreModel
 import Foundation
 import HeraldRuntime
 import LocalCloud
+import NIOCore
+import NIOHTTP1
 import Telemetry
+import WireFormats
 
 /// What `herald dev`'s console shows of each function process: the figures its `/metrics` reports
 /// (the same Prometheus text Cloud Run's scraper reads), summed over labels into what a developer

@@ -1,5 +1,6 @@
 import FirestoreModel
 import Synchronization
+import WireFormats
 
 /// The functions' own log lines (their Cloud Logging JSON), the newest `capacity` of them, for the
 /// console's Logs view: each with its function, and the trace that links it to its event.

@@ -1,8 +1,11 @@
 import AsyncHTTPClient
 import FirestoreModel
 import Foundation
+import NIOCore
+import NIOHTTP1
 import Supervision
 import Synchronization
+import WireFormats
 
 /// One function running as its own process (its own executable, `NAME serve`), as Cloud Run would run
 /// its container; its JSON log lines are turned into the live log. A process that dies (a crash, a

@@ -6,6 +6,7 @@ import GoogleClients
 import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
+import WireFormats
 
 /// Google's REST APIs as the developer tool calls them, with the developer's own credentials
 /// (Application Default Credentials: their gcloud login, a key file, or the metadata server). Emulators

@@ -3,6 +3,7 @@ import ChatFunctions
 import Foundation
 import HeraldCore
 import HeraldRuntime
+import WireFormats
 
 @main
 struct Herald: AsyncParsableCommand {

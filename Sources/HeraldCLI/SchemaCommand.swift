@@ -4,6 +4,7 @@ import ChatSchemaTools
 import FirestoreModel
 import Foundation
 import HeraldCore
+import WireFormats
 
 /// `herald schema`: the way in for a team's own data model (docs/schema.md).
 struct SchemaCommand: AsyncParsableCommand {

@@ -1,4 +1,5 @@
 import ChatFunctions
+import Foundation
 
 /// docs/schema.md, written from `Schema.keys` and the presets by `swift run herald infra` (InfraTests
 /// fails when the page and the code differ): every key of a schema file, what each preset calls it,

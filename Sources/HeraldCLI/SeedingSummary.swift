@@ -1,6 +1,7 @@
 import FirestoreModel
 import LocalCloud
 import Synchronization
+import WireFormats
 
 /// Seeding's own events (each seeded user fires tokenCleanup) as one line once they are handled,
 /// instead of two lines per event on the first screen. Only what went well is summed up: a failure,

@@ -4,6 +4,7 @@ import ChatFunctions
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 
 /// Writes a chat message into a running local cloud (or any Firestore emulator), as the app would.
 struct Send: AsyncParsableCommand {

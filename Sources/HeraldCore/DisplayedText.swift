@@ -7,6 +7,8 @@
 ///   (U+202A–U+202E embeddings and overrides, U+2066–U+2069 isolates, U+200E/U+200F/U+061C marks).
 /// - A text with right-to-left letters is wrapped in a first-strong isolate (U+2068 … U+2069), so its
 ///   direction stays inside it and cannot reorder the rest of the line ("Family • Alice: …").
+import WireFormats
+
 public enum DisplayedText {
     public static let firstStrongIsolate: Unicode.Scalar = "\u{2068}"
     public static let popDirectionalIsolate: Unicode.Scalar = "\u{2069}"

@@ -1,5 +1,6 @@
 import FirestoreEvents
 import FirestoreModel
+import WireFormats
 
 /// What handling one event did (or, in a dry run, would do): the `invoke` command's output and the
 /// basis of the serve log.

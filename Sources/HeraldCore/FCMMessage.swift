@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// An FCM HTTP v1 `Message` to one device token, with the Android and APNs options Herald uses.
 public struct FCMMessage: Sendable, Hashable {

@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// JSON text written member by member, for messages sent often: no tree of values in between.
 struct JSONObjectWriter {

@@ -1,4 +1,6 @@
 import FirestoreModel
+import WireFormats
+import ZoneInfo
 
 /// What a function is told about its deployment when it is built.
 public struct FunctionSettings: Sendable {

@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// What a function decided to do about one event. Built by a pure function; carried out by an executor.
 public struct Plan: Sendable, Hashable {

@@ -4,6 +4,7 @@ import ChatFunctions
 import FirestoreModel
 import Foundation
 import GoogleClients
+import WireFormats
 
 /// Busy groups and busy people, as a load on `herald dev` (run it with `--write-rate-limit` and
 /// `--instances 2`): one big group with `members` people writing `bigGroupRate` messages a second, and

@@ -3,6 +3,7 @@ import Foundation
 import HeraldHTTPClient
 import Hummingbird
 import Synchronization
+import WireFormats
 
 /// A stand-in for FCM that answers from a script per token and records what it was sent.
 public final class FakeFCM: Sendable {

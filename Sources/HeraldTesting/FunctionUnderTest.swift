@@ -5,7 +5,9 @@ import Foundation
 import Glibc
 import HeraldRuntime
 import NIOCore
+import NIOHTTP1
 import Supervision
+import WireFormats
 
 /// A function executable serving on a free loopback port, set up only by the environment the test
 /// gives it (Herald's and Google's own variables from the test's environment are dropped), with its

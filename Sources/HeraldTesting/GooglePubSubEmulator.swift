@@ -2,6 +2,7 @@ import Foundation
 import HeraldHTTPClient
 import HeraldRuntime
 import NIOCore
+import NIOHTTP1
 import Supervision
 
 /// Google's Pub/Sub emulator (Java, installed with gcloud), for the tests of what Herald does with

@@ -2,7 +2,9 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import Supervision
+import WireFormats
 
 /// `herald dev --ephemeral --port 0` running in the background, its output in a file.
 public final class RunningDev: Sendable {

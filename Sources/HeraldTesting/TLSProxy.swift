@@ -6,6 +6,7 @@ import HummingbirdCore
 import HummingbirdTLS
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOSSL
 
 /// A certificate authority of the test's own: one self-signed certificate for `127.0.0.1` and

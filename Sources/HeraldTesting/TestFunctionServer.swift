@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import Foundation
 import HeraldCore
+import HeraldHTTPServer
 import HeraldRuntime
 import Logging
 import NIOCore
+import NIOHTTP1
 
 /// A function's HTTP server running in the test's own process, on a free port.
 public struct TestFunctionServer: Sendable {

@@ -1,5 +1,6 @@
 import CryptoExtras
 import FirestoreModel
+import WireFormats
 
 /// RSA keys for tests, each made once per run and off the cooperative pool: a 2048-bit key takes
 /// seconds in a debug build, and dozens of tests making their own at once starved every other test.

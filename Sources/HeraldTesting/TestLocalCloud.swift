@@ -3,6 +3,7 @@ import ChatFunctions
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldRuntime
 import LocalCloud
 import Logging

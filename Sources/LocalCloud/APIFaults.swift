@@ -1,5 +1,6 @@
 import FirestoreModel
 import Synchronization
+import WireFormats
 
 /// Faults the local cloud injects on its Google APIs (Firestore, FCM, the OAuth token endpoint) to
 /// prove that functions lose nothing and do nothing twice when Google misbehaves.

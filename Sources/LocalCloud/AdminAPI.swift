@@ -1,5 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
+import Foundation
+import WireFormats
 
 /// `/herald/…`: what the local cloud adds for people and tests — recorded pushes, deliveries and
 /// dead letters, triggers, fault injection, the JWKS of its identity tokens.

@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// A failure answered the way Google's APIs answer: an HTTP status, a canonical status name and a
 /// message, as the JSON body `{"error": {"code", "message", "status"}}`.

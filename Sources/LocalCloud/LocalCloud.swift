@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import Synchronization
+import WireFormats
 
 public struct LocalCloudOptions: Sendable {
     public var host = "127.0.0.1"

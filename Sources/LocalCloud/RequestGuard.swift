@@ -7,6 +7,8 @@
 /// except where Google's own clients send otherwise: the OAuth token endpoint takes a form, WebChannel
 /// a form, the web SDK's REST calls are JSON sent as `text/plain` (to spare a preflight), and Google's
 /// emulator posts its events as `application/protobuf`.
+import Foundation
+
 struct RequestGuard {
     let allowedHosts: [String]
 

@@ -2,8 +2,10 @@ import ChatDemo
 import ChatFunctions
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// What the phone shows after a race, as a user meets it in `herald dev`: messages arriving together,
 /// a chat opened while they arrive, a phone and a tablet opening it at once. Each push's badge came

@@ -4,7 +4,9 @@ import FirestoreModel
 import Foundation
 import HeraldTesting
 import Hummingbird
+import NIOHTTP1
 import Testing
+import WireFormats
 
 /// `herald dead-letters`: events a function refused, held in a dead-letter subscription on Google's
 /// Pub/Sub emulator in the form Eventarc's push subscription leaves them (the CloudEvent's attributes as

@@ -4,8 +4,10 @@ import ChatFunctions
 import FirestoreEvents
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// Hostile data, tried as an adversary would: what any client can store, and events that are large,
 /// late or missing their data. Each test runs the real function executables against `herald dev`.

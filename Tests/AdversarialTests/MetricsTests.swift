@@ -4,7 +4,12 @@ import FirestoreModel
 import Foundation
 import HeraldRuntime
 import HeraldTesting
+import NIOCore
+import NIOHTTP1
+import Supervision
+import Synchronization
 import Testing
+import WireFormats
 
 /// `GET /metrics` on a function's own port, after known work: the counts are exact.
 @Suite struct MetricsTests {

@@ -5,7 +5,9 @@ import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Hummingbird
+import Synchronization
 import Testing
+import WireFormats
 
 /// Slow and failing downstreams, and settings that are wrong: the real executables answer fast with
 /// a status the trigger acts on, never hang, and never lose or duplicate what they were asked to do.

@@ -7,6 +7,7 @@ import HeraldTesting
 import Hummingbird
 import Synchronization
 import Testing
+import WireFormats
 
 /// Spans over OTLP: a function with `OTEL_EXPORTER_OTLP_ENDPOINT` set exports one server span per
 /// event, continuing Eventarc's `traceparent`, and a client span per call to Firestore and FCM under

@@ -7,6 +7,7 @@ import Foundation
 import GoogleClients
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// The demo world on `herald dev`, and the documents and events the adversarial tests need from it.
 struct DevWorld {

@@ -2,6 +2,7 @@ import FirestoreModel
 import HeraldCore
 import HeraldTesting
 import Testing
+import WireFormats
 
 @Suite struct FCMMessageSizeTests {
     /// `fitted()` skips writing the JSON when the bound says it fits, so the bound must never be lower.

@@ -5,6 +5,7 @@ import Foundation
 import HeraldCore
 import HeraldRuntime
 import Testing
+import WireFormats
 
 /// A conversation in one preset's own field names: Alice writes to Bob (and Carol in the group).
 struct PreferencesWorld {

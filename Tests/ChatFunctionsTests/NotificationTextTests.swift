@@ -2,6 +2,7 @@ import ChatFunctions
 import FirestoreModel
 import HeraldCore
 import Testing
+import WireFormats
 
 /// Each preset's alert text, as docs/notifications.md lists it: the WhatsApp-style document's one line
 /// for `default`, "sender name and message preview" for the others.

@@ -7,6 +7,7 @@ import HeraldRuntime
 import HeraldTesting
 import Logging
 import Testing
+import WireFormats
 
 /// Plans from a preset's fixtures: the message event and the documents snapshot, through the runtime's
 /// own read rounds (the snapshot gateway writes nothing).

@@ -3,6 +3,7 @@ import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 import Testing
+import WireFormats
 
 /// A group (alice, bob, carol) and one message from alice, as onMessageCreated left it.
 struct ReceiptWorld {

@@ -5,6 +5,7 @@ import HeraldCore
 import HeraldRuntime
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// Schema files: one table of keys behind reading, writing and docs/schema.md, and every value checked
 /// as the input it is (issue 47, class 2).

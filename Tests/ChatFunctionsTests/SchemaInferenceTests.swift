@@ -1,11 +1,13 @@
 import ChatDemo
 import ChatFunctions
 import ChatSchemaTools
+import FirestoreEvents
 import FirestoreModel
 import Foundation
 import HeraldCore
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// `herald schema infer` and `check` on data: the custom layout no preset has, every preset's demo
 /// world, planted misfits, and hostile or odd data.

@@ -2,6 +2,7 @@ import ChatFunctions
 import FirestoreModel
 import HeraldCore
 import Testing
+import WireFormats
 
 /// Hostile inputs, round 3, class 1: a notification cannot lie about its sender. Display names, group
 /// names and message texts are any client's to write; what Bob's phone shows about *who* wrote stays

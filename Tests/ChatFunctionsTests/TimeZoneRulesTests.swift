@@ -5,6 +5,8 @@ import HeraldRuntime
 import HeraldTesting
 import Synchronization
 import Testing
+import WireFormats
+import ZoneInfo
 
 /// Herald reads the IANA time zone database itself (the functions have no Foundation, so no ICU);
 /// Python's `zoneinfo` reads the same files with its own implementation and is the oracle.

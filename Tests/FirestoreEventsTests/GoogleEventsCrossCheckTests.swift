@@ -4,6 +4,7 @@ import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// Herald's decoding checked against Google's own `google-events` package (PyPI), both ways:
 /// events Google's library serializes decode in Herald to the values Google says they hold, and

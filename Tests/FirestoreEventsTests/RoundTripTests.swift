@@ -4,6 +4,7 @@ import Foundation
 import HeraldRuntime
 import HeraldTesting
 import Testing
+import WireFormats
 
 func randomChange(_ rng: inout SeededRandom, index: Int) throws -> DocumentChange {
     let name = try DocumentName(project: "p-x", path: "conversations/c\(index)/messages/m\(Int.random(in: 0...999, using: &rng))")

@@ -2,6 +2,7 @@ import FirestoreModel
 import Foundation
 import HeraldTesting
 import Testing
+import WireFormats
 
 @Suite struct FirestoreJSONTests {
     @Test func everyKindRoundTripsThroughRESTJSON() throws {

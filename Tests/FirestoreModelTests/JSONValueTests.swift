@@ -1,6 +1,7 @@
 import FirestoreModel
 import HeraldTesting
 import Testing
+import WireFormats
 
 @Suite struct JSONValueTests {
     @Test func keepsSixtyFourBitIntegersExactly() throws {

@@ -1,6 +1,7 @@
 import FirestoreModel
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// The byte-level text helpers and name parsing on every event's path, against the standard
 /// library's character-level forms they replace.

@@ -9,6 +9,7 @@ import Hummingbird
 import JWTKit
 import Synchronization
 import Testing
+import WireFormats
 
 /// A throwaway service account: a fresh RSA key and its key file, pointing at a local token endpoint.
 struct TestServiceAccount {

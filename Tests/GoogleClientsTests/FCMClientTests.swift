@@ -2,10 +2,12 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Hummingbird
 import Synchronization
 import Testing
+import WireFormats
 
 @Suite struct FCMClientTests {
     let fast = RetryPolicy(maximumAttempts: 4, initialDelay: .milliseconds(10), maximumDelay: .milliseconds(50), totalBudget: .seconds(60))

@@ -1,4 +1,5 @@
 import GoogleClients
+import Telemetry
 import Testing
 import Tracing
 

@@ -6,6 +6,7 @@ import HeraldTesting
 import Hummingbird
 import Synchronization
 import Testing
+import WireFormats
 
 /// A developer's own login, no key file: `gcloud auth application-default login` writes an
 /// `authorized_user` file, `--impersonate-service-account` an `impersonated_service_account` one. Each is

@@ -3,10 +3,12 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldTesting
 import Hummingbird
 import Synchronization
 import Testing
+import WireFormats
 
 /// Captures every request a client sends and answers like the API would, so the bodies can be
 /// checked against Google's own descriptions of them.

@@ -5,6 +5,7 @@ import Foundation
 import HeraldCrypto
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// Herald's SHA-256 and RS256 against BoringSSL's (swift-crypto): the same digests, the same
 /// signatures byte for byte (PKCS#1 v1.5 is deterministic), each accepting the other's. Key generation

@@ -2,11 +2,13 @@ import FirestoreEvents
 import FirestoreModel
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldRuntime
 import HeraldTesting
 import Logging
 import Synchronization
 import Testing
+import WireFormats
 
 /// Like `RelayFunction`, but each push carries a count: the room's `count` as it will be after this
 /// message (read + 1), stored where the executor can find the committed value.

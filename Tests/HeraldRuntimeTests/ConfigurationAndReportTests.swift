@@ -5,6 +5,7 @@ import HeraldRuntime
 import HeraldTesting
 import Logging
 import Testing
+import WireFormats
 
 @Suite struct ConfigurationTests {
     @Test func defaults() throws {

@@ -1,9 +1,13 @@
 import ChatFunctions
+import FirestoreEvents
 import FirestoreModel
 import Foundation
+import GoogleClients
+import HeraldCore
 import HeraldRuntime
 import HeraldTesting
 import Testing
+import WireFormats
 
 #if canImport(Glibc)
 import Glibc

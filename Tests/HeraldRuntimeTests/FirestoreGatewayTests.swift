@@ -3,11 +3,15 @@ import FirestoreEvents
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HTTPTypes
 import HeraldCore
+import HeraldHTTPClient
 import HeraldRuntime
 import HeraldTesting
 import Logging
+import Synchronization
 import Testing
+import WireFormats
 
 /// The executor against Google's Firestore emulator and a stand-in FCM: exactly once out.
 @Suite(.serialized) struct FirestoreGatewayTests {

@@ -8,6 +8,7 @@ import HeraldTesting
 import Logging
 import Synchronization
 import Testing
+import WireFormats
 
 @Suite struct FunctionServerTests {
     let client = HTTPClient.shared

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldHTTPServer
 import HeraldRuntime
 import HeraldTesting
 import Hummingbird

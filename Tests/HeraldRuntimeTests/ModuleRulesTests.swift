@@ -3,6 +3,7 @@ import FirestoreModel
 import Foundation
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// The rules the package's shape keeps, checked from its own description (`swift package describe`)
 /// and the imports of its sources: a function executable links no Foundation at all (full Foundation's
@@ -63,13 +64,20 @@ import Testing
 
     /// Every module a source file imports, except Foundation where it is only the fallback of
     /// `#if canImport(FoundationEssentials)` (the branch Linux never takes).
-    static func imports(of file: String) -> [String] {
+    static func imports(of file: String, reExportedOnly: Bool = false) -> [String] {
         var modules: [String] = []
         var fallback: [Bool] = []  // per open #if: are we in the #else of canImport(FoundationEssentials)?
         var essentialsIf: [Bool] = []
+        var inString = false  // inside a multi-line string literal (a test's Python, a file's text)
         for raw in file.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = raw.trimmingWhitespace
-            if line.hasPrefix("#if") {
+            if line.components(separatedBy: "\"\"\"").count % 2 == 0 {  // a line that opens or closes one
+                inString.toggle()
+                continue
+            }
+            if inString || line.hasPrefix("//") {
+                continue
+            } else if line.hasPrefix("#if") {
                 essentialsIf.append(line.contains("canImport(FoundationEssentials)"))
                 fallback.append(false)
             } else if line.hasPrefix("#else") || line.hasPrefix("#elseif") {
@@ -81,7 +89,7 @@ import Testing
                 let rest = line[range.upperBound...].split(separator: " ")
                 guard var module = rest.last.map(String.init) else { continue }
                 if rest.count > 1 { module = String(module.split(separator: ".").first ?? "") }  // import struct A.B
-                if fallback.contains(true) { continue }
+                if fallback.contains(true) || reExportedOnly && !line.hasPrefix("@_exported") { continue }
                 modules.append(module)
             }
         }
@@ -170,11 +178,64 @@ import Testing
         }
     }
 
+    /// Modules every target may import without naming them: the toolchain's own.
+    static let toolchainModules: Set<String> = [
+        "Foundation", "FoundationEssentials", "FoundationNetworking", "Glibc", "Darwin", "Musl", "Android", "Dispatch", "Synchronization",
+        "_Concurrency", "Testing", "XCTest", "RegexBuilder", "Observation", "_StringProcessing",
+    ]
+
+    /// A target's files import only what the target declares (its targets and products) and the toolchain's
+    /// own modules, and re-export nothing: where a type lives is what its file says.
+    static func undeclaredImports(of target: Target, root: URL = TestPaths.packageRoot) throws -> [String] {
+        // SQLite's C module comes with the SQLiteNIO product (the amalgamation it compiles), not as a product of its own.
+        let builtWith: [String: String] = ["VaporCSQLite": "SQLiteNIO"]
+        let allowed = toolchainModules.union(target.targets).union(target.products).union([target.name])
+            .union(builtWith.filter { target.products.contains($0.value) }.keys)
+        let folder = root.appendingPathComponent(target.path)
+        let files = FileManager.default.enumerator(atPath: folder.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        var found: [String] = []
+        for file in files.sorted() {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            if imports(of: text, reExportedOnly: true).count > 0 { found.append("\(target.name)/\(file) re-exports a module (@_exported)") }
+            for module in imports(of: text) where !allowed.contains(module) {
+                found.append("\(target.name)/\(file) imports \(module), which \(target.name) does not declare")
+            }
+        }
+        return found
+    }
+
+    @Test func everyImportIsDeclaredAndNothingIsReExported() async throws {
+        let targets = try await Self.describe()
+        #expect(targets.count > 20)
+        var found: [String] = []
+        for target in targets.values.sorted(by: { $0.name < $1.name }) { found += try Self.undeclaredImports(of: target) }
+        #expect(found.isEmpty, "\(found.joined(separator: "\n"))")
+    }
+
+    /// The check itself: an import the target does not declare, and a re-export, are found.
+    @Test func anUndeclaredImportAndAReExportAreFound() throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-imports-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        try FileManager.default.createDirectory(at: scratch.appendingPathComponent("Sources/Lib"), withIntermediateDirectories: true)
+        try "import WireFormats\nimport Logging\n".write(to: scratch.appendingPathComponent("Sources/Lib/A.swift"), atomically: true, encoding: .utf8)
+        try "@_exported import WireFormats\n".write(to: scratch.appendingPathComponent("Sources/Lib/B.swift"), atomically: true, encoding: .utf8)
+        let target = Target(name: "Lib", path: "Sources/Lib", targets: ["WireFormats"], products: [])
+        #expect(
+            try Self.undeclaredImports(of: target, root: scratch) == [
+                "Lib/A.swift imports Logging, which Lib does not declare", "Lib/B.swift re-exports a module (@_exported)",
+            ])
+        let declared = Target(name: "Lib", path: "Sources/Lib", targets: ["WireFormats"], products: ["Logging"])
+        #expect(try Self.undeclaredImports(of: declared, root: scratch) == ["Lib/B.swift re-exports a module (@_exported)"])
+    }
+
     /// The check itself: Foundation in the fallback branch is allowed, anywhere else it is found.
     @Test func importsAreReadAsTheCompilerReadsThem() {
         let guarded = "#if canImport(FoundationEssentials)\nimport FoundationEssentials\n#else\nimport Foundation\n#endif\nimport Logging\n"
         #expect(Self.imports(of: guarded) == ["FoundationEssentials", "Logging"])
         #expect(Self.imports(of: "import Foundation\n@preconcurrency import NIOCore\nimport struct GRDB.Row\n") == ["Foundation", "NIOCore", "GRDB"])
         #expect(Self.imports(of: "#if canImport(Glibc)\nimport Glibc\n#else\nimport Foundation\n#endif\n") == ["Glibc", "Foundation"])
+        let python = "let script = \"\"\"\n    import json\n    \"\"\"\nimport Logging\n@_exported import NIOCore\n"
+        #expect(Self.imports(of: python) == ["Logging", "NIOCore"])
+        #expect(Self.imports(of: python, reExportedOnly: true) == ["NIOCore"])
     }
 }

@@ -1,6 +1,7 @@
 import FirestoreModel
 import Foundation
 import Testing
+import WireFormats
 
 @testable import HeraldRuntime
 @testable import Telemetry

@@ -5,9 +5,11 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldRuntime
 import HeraldTesting
 import Logging
+import Synchronization
 import Testing
 
 /// onMessageCreated against Google's Firestore emulator and a stand-in FCM, with every preset's

@@ -4,6 +4,7 @@ import Foundation
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
+import WireFormats
 
 /// A small function for exercising the runtime: a new message in `rooms/{roomId}/messages/{id}`
 /// reads its room, copies the text to the room and pushes to every token the room lists.

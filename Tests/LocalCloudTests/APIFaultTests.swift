@@ -1,9 +1,11 @@
 import AsyncHTTPClient
 import FirestoreModel
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import LocalCloud
 import Testing
+import WireFormats
 
 /// The faults the chaos suite injects on Google's APIs mean what they say: the caller never sees a
 /// success, and only `resetAfterApplying` carries the request out.

@@ -1,4 +1,5 @@
 import FirestoreModel
+import Synchronization
 import Testing
 
 @testable import LocalCloud

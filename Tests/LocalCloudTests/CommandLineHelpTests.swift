@@ -1,5 +1,6 @@
 import ChatFunctions
 import Foundation
+import HeraldCore
 import HeraldTesting
 import Testing
 

@@ -1,13 +1,18 @@
 import AsyncHTTPClient
+import FirestoreEvents
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Hummingbird
 import LocalCloud
 import NIOCore
+import NIOHTTP1
 import Synchronization
+import Telemetry
 import Testing
+import WireFormats
 
 /// What the browser console reads: each event's path joined by trace, replaying dead letters, the
 /// change stream, and the page itself beside the metadata server's answer on `/`.

@@ -5,6 +5,7 @@ import GoogleClients
 import HeraldTesting
 import Hummingbird
 import Testing
+import WireFormats
 
 /// `herald dev`'s console in a real browser: Debian's Chromium driven by Playwright for Python
 /// (`Tests/Python/console_check.py`). The screenshots it saves are in `.build/console-screenshots/`.

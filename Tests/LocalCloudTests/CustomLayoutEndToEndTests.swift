@@ -2,8 +2,10 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// A team's own layout, end to end as a user meets it: `herald schema infer` on an export of their data
 /// proposes the mapping; `herald dev --schema` on that file pushes the right text to the right devices

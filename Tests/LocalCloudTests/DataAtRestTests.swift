@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldTesting
 import Testing
 

@@ -1,8 +1,10 @@
 import AsyncHTTPClient
 import ChatFunctions
 import Foundation
+import HeraldCore
 import HeraldTesting
 import NIOCore
+import NIOHTTP1
 import Testing
 
 /// What the docs state as facts is checked against the code: settings, endpoints, flags and links.

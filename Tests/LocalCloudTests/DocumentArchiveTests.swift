@@ -2,8 +2,11 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
+import Supervision
 import Testing
+import WireFormats
 
 @testable import LocalCloud
 

@@ -3,6 +3,7 @@ import FirestoreModel
 import Foundation
 import HeraldTesting
 import Supervision
+import WireFormats
 
 /// A command as README.md or a guide in docs/ writes it: in a fenced shell block (its continuation lines
 /// joined, its trailing comment removed), or in the text as a code span that starts with `swift run`

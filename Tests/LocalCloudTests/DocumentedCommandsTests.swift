@@ -3,7 +3,9 @@ import FirestoreModel
 import Foundation
 import HeraldTesting
 import NIOCore
+import NIOHTTP1
 import Testing
+import WireFormats
 
 /// Every command in a fenced shell block of README.md and docs/ runs as written, and does what the text
 /// around it says. Each command belongs to one check below (`everyCommandHasItsCheck` fails for a

@@ -1,5 +1,6 @@
 import FirestoreModel
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Testing
 

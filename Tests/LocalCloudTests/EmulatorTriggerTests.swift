@@ -2,8 +2,10 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// `herald dev --firestore` with Google's emulator as the store: the triggers registered with the
 /// emulator as firebase-tools registers them, each write's event sent by the emulator itself — not

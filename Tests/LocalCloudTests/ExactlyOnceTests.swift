@@ -6,6 +6,7 @@ import GoogleClients
 import HeraldTesting
 import LocalCloud
 import Testing
+import WireFormats
 
 /// onMessageCreated's real executable behind the local cloud, with deliveries duplicated, answers
 /// dropped (so events come again after they were applied) and events held back so they overtake

@@ -1,3 +1,4 @@
+import Telemetry
 import Testing
 
 @testable import HeraldCLI

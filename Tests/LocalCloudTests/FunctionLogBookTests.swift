@@ -1,5 +1,6 @@
 import FirestoreModel
 import Testing
+import WireFormats
 
 @testable import HeraldCLI
 

@@ -1,7 +1,10 @@
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldTesting
+import LocalCloud
 import Testing
+import WireFormats
 
 /// Google's own Python client (google-cloud-firestore, on its REST transport and on its default, gRPC)
 /// against Herald's local cloud: documents, transforms, queries, batches, collection groups,

@@ -4,9 +4,14 @@ import ChatFunctions
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import LocalCloud
+import NIOCore
+import NIOHTTP1
+import Supervision
 import Testing
+import WireFormats
 
 @testable import HeraldCLI
 

@@ -2,11 +2,14 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldRuntime
 import HeraldTesting
 import Hummingbird
+import LocalCloud
 import Logging
 import Testing
+import WireFormats
 
 /// HERALD_REQUIRE_OIDC_AUDIENCE: a function answers only callers with a valid identity token, verified
 /// against the JWKS the local cloud publishes, as a deployed one verifies Google's.

@@ -8,6 +8,7 @@ import HeraldRuntime
 import HeraldTesting
 import Supervision
 import Testing
+import WireFormats
 
 /// What deploys is what is tested: onMessageCreated's release build (the build the images carry,
 /// Infra/link/swift-build-release, cached in .build-release), put in an image's root file system by

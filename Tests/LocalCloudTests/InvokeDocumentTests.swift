@@ -1,7 +1,10 @@
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldTesting
+import LocalCloud
 import Testing
+import WireFormats
 
 /// `invoke --document PATH`, Herald's `functions:shell`: the event is built from a document as it is
 /// now, in a documents file or in the Firestore the function is configured for (here, the local cloud

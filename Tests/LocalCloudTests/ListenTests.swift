@@ -3,6 +3,7 @@ import Foundation
 import HeraldTesting
 import LocalCloud
 import Testing
+import WireFormats
 
 /// Real-time listeners over Firestore's gRPC `Listen`, driven by Google's own Python client
 /// (`Tests/Python/listen_check.py`); Google's emulator is the oracle where it is installed.

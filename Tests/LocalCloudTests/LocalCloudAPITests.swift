@@ -3,10 +3,12 @@ import CryptoExtras
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import JWTKit
 import LocalCloud
 import NIOCore
+import NIOHTTP1
 import Testing
 import WireFormats
 

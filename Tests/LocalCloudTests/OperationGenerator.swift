@@ -2,6 +2,7 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldTesting
+import WireFormats
 
 /// How a generated write states its precondition; `fresh` uses the version the backend last showed.
 enum PreconditionSpec: Sendable {

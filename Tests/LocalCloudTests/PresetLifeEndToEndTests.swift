@@ -4,8 +4,10 @@ import ChatFunctions
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// A day in the life of each preset on `herald dev --ephemeral` with every function: people come
 /// online and stop heartbeating, a group message, a reader on one of two devices, a phone that changes

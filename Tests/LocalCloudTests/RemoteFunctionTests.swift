@@ -5,10 +5,12 @@ import FirestoreModel
 import Foundation
 import Glibc
 import GoogleClients
+import HeraldHTTPClient
 import HeraldRuntime
 import HeraldTesting
 import Supervision
 import Testing
+import WireFormats
 
 /// A function running outside `herald dev` (another process, or the container image), wired as
 /// Infra/compose.yaml wires it: `herald dev --function NAME=URL` delivers to it with identity tokens,

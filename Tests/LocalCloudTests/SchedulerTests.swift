@@ -7,6 +7,7 @@ import JWTKit
 import LocalCloud
 import Synchronization
 import Testing
+import WireFormats
 
 @Suite struct SchedulerTests {
     @Test func cronSchedulesNameTheRightMinutes() throws {

@@ -4,7 +4,11 @@ import Foundation
 import GoogleClients
 import HeraldTesting
 import NIOCore
+import NIOHTTP1
+import Telemetry
 import Testing
+import Tracing
+import WireFormats
 
 /// The local cloud as an OpenTelemetry collector (`POST /herald/otlp/v1/traces`, OTLP/HTTP JSON):
 /// what Herald's own exporter sends is kept and listed by trace; what is malformed is refused whole.

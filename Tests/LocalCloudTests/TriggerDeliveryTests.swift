@@ -9,6 +9,7 @@ import Hummingbird
 import LocalCloud
 import Synchronization
 import Testing
+import WireFormats
 
 /// A function endpoint that decodes every event it is sent, and answers with a scripted status.
 final class EventReceiver: Sendable {

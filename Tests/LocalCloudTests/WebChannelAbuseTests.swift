@@ -2,7 +2,9 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import HeraldTesting
+import Supervision
 import Testing
+import WireFormats
 
 /// Hostile inputs, round 3, class 4: WebChannel under abuse, on a running `herald dev`. Session ids
 /// are unpredictable (128 random bits); ten thousand handshakes, a million tiny messages, an offset
@@ -48,6 +50,8 @@ import Testing
         let channel = Channel(base: dev.base)
         let (kept, _) = try await channel.open(0)
         let keptID = try #require(kept)
+        // A session id is base64 ('+', '/', '='): in a query it is percent-encoded, as the browser's client does.
+        let sid = try #require(keptID.addingPercentEncoding(withAllowedCharacters: .alphanumerics))
         let before = Self.residentMegabytes(dev.process.pid)
 
         // Ten thousand handshakes: every answer bounded, the ones past the cap a 503 that says when to come back.
@@ -69,10 +73,10 @@ import Testing
                     refused += 1
                 }
                 if next <= 10_000 { start() }
-                // The kept session is heard from now and then, as a browser's would be, so a slow machine's
-                // storm outlasting the idle timeout does not end it; it answers meanwhile.
+                // The kept session is heard from now and then, as a browser's would be (a slow machine's storm
+                // may outlast the idle timeout), and answers meanwhile.
                 if (ids.count + refused) % 500 == 0 {
-                    let heard = try await channel.post("SID=\(keptID)&RID=1&AID=0", "count=0&ofs=0")
+                    let heard = try await channel.post("SID=\(sid)&RID=1&AID=0", "count=0&ofs=0")
                     #expect(heard.status == 200, "the kept session, during the storm: \(heard.status) \(heard.body.prefix(200))")
                 }
             }
@@ -82,16 +86,16 @@ import Testing
         #expect(ids.allSatisfy { Data(base64Encoded: $0)?.count == 16 }, "\(ids.first ?? "")")
 
         // An offset that would overflow the messages' ids, and a count that lies: 400, and the process lives.
-        let overflow = try await channel.post("SID=\(keptID)&RID=2&AID=0", "count=2&ofs=9223372036854775807&req0___data__=%7B%7D&req1___data__=%7B%7D")
+        let overflow = try await channel.post("SID=\(sid)&RID=2&AID=0", "count=2&ofs=9223372036854775807&req0___data__=%7B%7D&req1___data__=%7B%7D")
         #expect(overflow.status == 400 && overflow.body.contains("ofs must be 0 to"), "\(overflow.status) \(overflow.body)")
-        let lying = try await channel.post("SID=\(keptID)&RID=3&AID=0", "count=1000&ofs=1&req0___data__=%7B%7D")
+        let lying = try await channel.post("SID=\(sid)&RID=3&AID=0", "count=1000&ofs=1&req0___data__=%7B%7D")
         #expect(lying.status == 400, "\(lying.body)")
 
         // A megabyte of req entries in one POST: refused whole or taken within the session's bounds.
         let megabyte = (0..<1000).map { "req\($0)___data__=\(Channel.target("users/\(String(repeating: "x", count: 900))\($0)", id: 10 + $0))" }.joined(
             separator: "&")
         #expect(megabyte.utf8.count > 1_000_000)
-        let big = try await channel.post("SID=\(keptID)&RID=4&AID=0", "count=1000&ofs=1&" + megabyte)
+        let big = try await channel.post("SID=\(sid)&RID=4&AID=0", "count=1000&ofs=1&" + megabyte)
         #expect([200, 400, 503].contains(big.status), "\(big.status) \(big.body.prefix(200))")
 
         // A million tiny messages, as fast as they can be posted: each answer bounded, the queue never past its limit.
@@ -99,7 +103,7 @@ import Testing
         var offset = 2000
         for _ in 0..<1000 {
             let body = "count=1000&ofs=\(offset)&" + (0..<1000).map { "req\($0)___data__=%7B%7D" }.joined(separator: "&")
-            let answer = try await channel.post("SID=\(keptID)&RID=\(offset)&AID=0", body)
+            let answer = try await channel.post("SID=\(sid)&RID=\(offset)&AID=0", body)
             answered[answer.status, default: 0] += 1
             offset += 1000
             if answer.status == 400 { break }  // the stream ended over the junk: the session is gone, as it should be

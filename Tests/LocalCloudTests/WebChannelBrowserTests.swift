@@ -2,6 +2,7 @@ import FirestoreModel
 import Foundation
 import HeraldTesting
 import Testing
+import WireFormats
 
 /// The web SDK's transport, WebChannel, in a real browser: a page served from its own loopback port
 /// (as Expo web or Vite serve an app) runs a client that sends exactly what firebase-js-sdk sends

@@ -1,8 +1,11 @@
 import AsyncHTTPClient
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldTesting
+import Logging
 import Testing
+import WireFormats
 
 @testable import LocalCloud
 

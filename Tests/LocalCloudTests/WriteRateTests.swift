@@ -3,6 +3,7 @@ import FirestoreModel
 import Foundation
 import HeraldTesting
 import Testing
+import WireFormats
 
 @testable import LocalCloud
 

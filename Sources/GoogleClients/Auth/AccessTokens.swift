@@ -3,6 +3,7 @@ import HeraldCrypto
 import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
+import WireFormats
 
 /// An OAuth access token and when it stops working.
 public struct AccessToken: Sendable, Equatable {

@@ -2,6 +2,8 @@ import FirestoreModel
 import HeraldCrypto
 import HeraldHTTPClient
 import NIOCore
+import NIOHTTP1
+import WireFormats
 
 /// Checks the OIDC identity token a caller sends (`Authorization: Bearer …`), as Cloud Run does for
 /// Eventarc and Cloud Scheduler: signed RS256 by a key in the issuer's JWKS, from an accepted issuer,

@@ -1,5 +1,6 @@
 import FirestoreModel
 import HeraldCrypto
+import WireFormats
 
 /// RS256 JSON Web Tokens (RFC 7519): what Google's auth needs, signing a service account's assertion
 /// and verifying identity tokens against a JWKS, without a JWT library (and the X.509 and ASN.1 code it

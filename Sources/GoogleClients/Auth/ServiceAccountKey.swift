@@ -1,6 +1,7 @@
 import FirestoreModel
 import HeraldCrypto
 import SystemAccess
+import WireFormats
 
 /// A service-account key file as the Cloud console downloads it. Its `description` never shows the key.
 public struct ServiceAccountKey: Sendable, CustomStringConvertible {

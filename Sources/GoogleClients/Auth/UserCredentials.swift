@@ -1,7 +1,9 @@
 import FirestoreModel
 import HeraldHTTPClient
 import NIOCore
+import NIOHTTP1
 import SystemAccess
+import WireFormats
 
 /// A credentials file as Google's tools write them (`"type"` says which): a service-account key, a
 /// person's own login (`gcloud auth application-default login`: `authorized_user`), or a login that

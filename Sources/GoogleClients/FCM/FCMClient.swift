@@ -2,6 +2,7 @@ import FirestoreModel
 import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
+import WireFormats
 
 /// What became of one message to one device.
 public enum SendResult: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import FirestoreModel
 import HeraldHTTPClient
 import NIOHTTP1
+import WireFormats
 
 /// The Firestore v1 REST API for one database.
 public struct FirestoreClient: Sendable {

@@ -1,6 +1,8 @@
 import FirestoreEvents
 import FirestoreModel
+import HeraldCore
 import SystemAccess
+import WireFormats
 
 /// `invoke --document PATH`, Herald's `functions:shell`: the event Eventarc would send for a document
 /// as it is now (in `--documents`, or in the configured Firestore such as `herald dev`), created,

@@ -1,5 +1,6 @@
 import FirestoreEvents
 import FirestoreModel
+import WireFormats
 
 /// A request saved in a file, as `invoke --event FILE` takes it: a structured CloudEvent, a legacy
 /// event, or `{"headers": {…}, "body": …}` for binary mode (body as JSON, or base64 for protobuf).

@@ -3,7 +3,11 @@ import FirestoreModel
 import GoogleClients
 import HeraldCore
 import HeraldCrypto
+import HeraldHTTPClient
+import HeraldHTTPServer
 import Logging
+import Telemetry
+import WireFormats
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import FirestoreModel
 import GoogleClients
 import HeraldCore
 import Logging
+import WireFormats
 
 /// What one run of a scheduled function did, per sweep.
 public struct SweepReport: Sendable, Hashable {

@@ -2,6 +2,7 @@ import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 import SystemAccess
+import WireFormats
 
 /// The runtime's side of a function's I/O: read documents, and carry out a plan.
 public protocol DocumentGateway: Sendable {

@@ -2,6 +2,7 @@ import FirestoreEvents
 import FirestoreModel
 import GoogleClients
 import HeraldCore
+import WireFormats
 
 /// The exactly-once record of one (function, event) in Firestore, and how a plan is laid out in it.
 ///

@@ -3,6 +3,7 @@ import FirestoreModel
 import HeraldCore
 import Logging
 import Synchronization
+import WireFormats
 
 /// The answer to one delivered event: an HTTP status, a JSON body, and the report when there is one.
 public struct EventResponse: Sendable {

@@ -1,6 +1,7 @@
 import FirestoreModel
 import Logging
 import Synchronization
+import WireFormats
 
 #if canImport(Glibc)
 import Glibc

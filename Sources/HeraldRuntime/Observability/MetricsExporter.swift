@@ -1,6 +1,7 @@
 import GoogleClients
 import HeraldHTTPClient
 import Logging
+import Telemetry
 import Tracing
 
 /// Where metrics are pushed over OTLP, besides `GET /metrics`: on when `OTEL_METRICS_EXPORTER=otlp`

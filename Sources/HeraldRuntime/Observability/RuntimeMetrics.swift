@@ -1,5 +1,6 @@
 import CoreMetrics
 import GoogleClients
+import NIOHTTP1
 import Prometheus
 import Synchronization
 

@@ -3,7 +3,10 @@ import GoogleClients
 import HeraldHTTPClient
 import Logging
 import NIOCore
+import NIOHTTP1
 import Synchronization
+import Telemetry
+import WireFormats
 
 /// Where one kind of OTLP data goes, from OpenTelemetry's standard variables: `OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`
 /// (the full URL) or `OTEL_EXPORTER_OTLP_ENDPOINT` (+ `/v1/<signal>`), `OTEL_EXPORTER_OTLP_<SIGNAL>_HEADERS` or

@@ -2,8 +2,12 @@ import FirestoreEvents
 import FirestoreModel
 import GoogleClients
 import HeraldCore
+import HeraldHTTPServer
 import Logging
+import NIOHTTP1
+import Telemetry
 import Tracing
+import WireFormats
 
 /// Handles one delivered event; `EventProcessor` is the one the runtime uses.
 public protocol EventHandling: Sendable {

@@ -2,6 +2,7 @@ import GoogleClients
 import HeraldHTTPClient
 import Logging
 import SystemAccess
+import WireFormats
 
 /// Everything a function reads from its environment, validated once at start.
 public struct RuntimeConfiguration: Sendable {

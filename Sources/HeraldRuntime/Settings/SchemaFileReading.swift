@@ -1,6 +1,8 @@
 import FirestoreModel
 import HeraldCore
 import SystemAccess
+import WireFormats
+import ZoneInfo
 
 extension FunctionSettings {
     /// A schema file larger than this is not one (a real one is a few kilobytes).

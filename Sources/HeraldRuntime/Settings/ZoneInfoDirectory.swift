@@ -1,6 +1,7 @@
 import HeraldCore
 import Synchronization
 import SystemAccess
+import ZoneInfo
 
 /// The IANA time zone database as the system installs it (`/usr/share/zoneinfo`, or `$TZDIR`): each
 /// zone read once, when first asked for, and kept. Images copy the same directory.

@@ -5,8 +5,11 @@ import FirestoreModel
 import Foundation
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 import HeraldRuntime
+import Supervision
 import Synchronization
+import WireFormats
 
 #if canImport(Glibc)
 import Glibc

@@ -3,6 +3,7 @@ import ChatFunctions
 import FirestoreModel
 import Foundation
 import GoogleClients
+import WireFormats
 
 /// What the documents and pushes must be, computed from the messages themselves, and every place
 /// where they are not.

@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// What an app built on the local cloud adds to its console: actions a person can take (a composer)
 /// and names for what the console shows (whose phone a token is). The local cloud itself knows no

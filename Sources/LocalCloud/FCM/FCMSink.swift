@@ -1,6 +1,7 @@
 import FirestoreModel
 import Foundation
 import Synchronization
+import WireFormats
 
 /// FCM HTTP v1's `messages:send`, locally: validates each request as FCM does, answers as FCM
 /// does (`UNREGISTERED` for tokens marked dead, injected 429/503), and records what it accepted.

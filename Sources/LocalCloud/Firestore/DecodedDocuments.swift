@@ -1,5 +1,6 @@
 import FirestoreModel
 import Synchronization
+import WireFormats
 
 /// Documents as decoded from their stored JSON, by name and version. A query reads every document of
 /// its collection, and parsing them again for each query was most of `herald dev`'s time: a lookup per

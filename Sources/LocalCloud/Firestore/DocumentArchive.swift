@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// The local cloud's documents in and out, as Herald's export format: a directory holding
 /// `documents.jsonl`, one Firestore REST `Document` per line (`name`, `fields` typed as the REST API

@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// One HTTP request, as the local cloud's handlers see it.
 public struct LocalRequest: Sendable {

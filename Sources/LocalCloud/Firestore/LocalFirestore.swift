@@ -1,6 +1,7 @@
 import FirestoreModel
 import Foundation
 import Synchronization
+import WireFormats
 
 /// Firestore's document semantics over SQLite: reads, atomic commits with preconditions and
 /// transforms, optimistic transactions, queries. Every committed change goes to the event outbox

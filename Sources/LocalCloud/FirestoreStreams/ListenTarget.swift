@@ -2,6 +2,7 @@ import FirestoreModel
 import FirestoreProtos
 import Foundation
 import SwiftProtobuf
+import WireFormats
 
 /// One target of a Listen stream: documents by name, or a query; and the documents of it the client
 /// holds (with their update times), so each commit sends only what changed for it.

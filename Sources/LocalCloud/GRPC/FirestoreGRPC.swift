@@ -2,6 +2,7 @@ import FirestoreModel
 import FirestoreProtos
 import Foundation
 import SwiftProtobuf
+import WireFormats
 
 /// Firestore's gRPC API (`google.firestore.v1.Firestore`) over the same semantics as the REST API: each
 /// call's request is read as protobuf, turned into the REST request it stands for (proto3's JSON

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldHTTPClient
 import NIOCore
+import NIOHTTP1
 import Supervision
 
 /// Google's Firestore emulator (Java), started on a port: by `herald dev --firestore google` (with

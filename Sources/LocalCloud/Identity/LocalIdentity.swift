@@ -4,6 +4,7 @@ import FirestoreModel
 import Foundation
 import JWTKit
 import Synchronization
+import WireFormats
 
 /// Google's identity side, locally: a service account whose key file `herald dev` writes for the
 /// functions, an OAuth token endpoint that verifies their JWT-bearer assertions, the metadata

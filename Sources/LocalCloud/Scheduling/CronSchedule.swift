@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// A unix-cron schedule (`minute hour day-of-month month day-of-week`), as Cloud Scheduler takes it:
 /// `*` (or `?`), numbers, `a-b` ranges, `*/n`, `a-b/n` and `a/n` steps, comma lists, month names

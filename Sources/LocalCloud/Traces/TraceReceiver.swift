@@ -1,5 +1,6 @@
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// An OpenTelemetry collector's trace endpoint, as `herald dev`'s functions export to it
 /// (`OTEL_EXPORTER_OTLP_ENDPOINT=<local cloud>/herald/otlp`): OTLP/HTTP with JSON bodies

@@ -1,6 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
 import Foundation
+import WireFormats
 
 /// Where Google's Firestore emulator sends the events of the triggers registered with it, when it is
 /// started with `--functions_emulator` at this local cloud (as firebase-tools starts it beside its

@@ -6,6 +6,7 @@ import NIOCore
 import NIOHTTP1
 import ServiceLifecycle
 import Synchronization
+import WireFormats
 
 /// How the local cloud retries a delivery, and the faults it injects to prove exactly-once.
 public struct DeliveryOptions: Sendable {

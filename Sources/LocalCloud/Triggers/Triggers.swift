@@ -2,6 +2,7 @@ import FirestoreEvents
 import FirestoreModel
 import Foundation
 import Synchronization
+import WireFormats
 
 /// One Eventarc-style trigger: Firestore events of one kind on documents matching a pattern,
 /// delivered to an HTTP endpoint as CloudEvents in binary mode.

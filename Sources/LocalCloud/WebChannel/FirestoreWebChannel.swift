@@ -2,6 +2,8 @@ import FirestoreModel
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import SwiftProtobuf
+import WireFormats
 
 /// Firestore's streams over WebChannel, the transport of firebase-js-sdk in browsers and React Native,
 /// on the local cloud's one port as Google's emulator serves them:

@@ -1,2 +1,0 @@
-// Google clients trace their calls: the trace context and its recorder come with them.
-@_exported import Telemetry

@@ -1,2 +1,0 @@
-// Functions serve over the HTTP server: its types (StopSignal, HTTPServer) come with the runtime.
-@_exported import HeraldHTTPServer
