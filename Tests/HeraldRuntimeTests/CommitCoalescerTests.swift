@@ -12,7 +12,7 @@ import Testing
 /// a commit that cannot share (a duplicate's ledger entry) meets its own outcome and spoils no other.
 @Suite struct CommitCoalescerTests {
     /// Counts the commits that reach Firestore and their sizes.
-    final class CountingFirestore: FirestoreAPI {
+    final class CountingFirestore: ForwardingFirestore {
         let inner: FirestoreClient
         let commits = Mutex<[Int]>([])
         /// The update times the commits gave `watched`.
@@ -22,17 +22,6 @@ import Testing
             self.inner = inner
             self.watched = watched
         }
-        var project: String { inner.project }
-        var database: String { inner.database }
-        func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
-            try await inner.batchGet(names, transaction: transaction)
-        }
-        func runQuery(_ query: StructuredQuery, parent: DocumentName?, transaction: String?) async throws -> [FirestoreDocument] {
-            try await inner.runQuery(query, parent: parent, transaction: transaction)
-        }
-        func forEachPage(of query: StructuredQuery, parent: DocumentName?, pageSize: Int, _ body: ([FirestoreDocument]) async throws -> Void) async throws {
-            try await inner.forEachPage(of: query, parent: parent, pageSize: pageSize, body)
-        }
         func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
             commits.withLock { $0.append(writes.count) }
             let result = try await inner.commit(writes, transaction: transaction)
@@ -41,12 +30,6 @@ import Testing
             }
             return result
         }
-        func commitIdempotent(_ writes: [Write], retry: RetryPolicy?, deadline: ContinuousClock.Instant?, essential: Bool) async throws
-            -> FirestoreClient.CommitResult
-        {
-            try await inner.commitIdempotent(writes, retry: retry, deadline: deadline, essential: essential)
-        }
-        func batchWrite(_ writes: [Write]) async throws -> [FirestoreClient.WriteOutcome] { try await inner.batchWrite(writes) }
     }
 
     /// What one event commits: its own entry (created once) and one more on a shared counter.

@@ -33,22 +33,10 @@ struct CountingRelay: EventFunction {
 
 /// Another event's commit landing between this event's read and its commit (an increment: no
 /// precondition notices it), once.
-final class InterferingFirestore: FirestoreAPI {
+final class InterferingFirestore: ForwardingFirestore {
     let inner: FirestoreClient
     let interfered = Mutex(false)
     init(inner: FirestoreClient) { self.inner = inner }
-    var project: String { inner.project }
-    var database: String { inner.database }
-
-    func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
-        try await inner.batchGet(names, transaction: transaction)
-    }
-    func runQuery(_ query: StructuredQuery, parent: DocumentName?, transaction: String?) async throws -> [FirestoreDocument] {
-        try await inner.runQuery(query, parent: parent, transaction: transaction)
-    }
-    func forEachPage(of query: StructuredQuery, parent: DocumentName?, pageSize: Int, _ body: ([FirestoreDocument]) async throws -> Void) async throws {
-        try await inner.forEachPage(of: query, parent: parent, pageSize: pageSize, body)
-    }
     func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
         let first = interfered.withLock { done in
             defer { done = true }
@@ -57,12 +45,6 @@ final class InterferingFirestore: FirestoreAPI {
         if first, writes.contains(where: { $0.document == Rooms.room }) { _ = try await inner.commit([CountedRooms.increment]) }
         return try await inner.commit(writes, transaction: transaction)
     }
-    func commitIdempotent(_ writes: [Write], retry: RetryPolicy?, deadline: ContinuousClock.Instant?, essential: Bool) async throws
-        -> FirestoreClient.CommitResult
-    {
-        try await inner.commitIdempotent(writes, retry: retry, deadline: deadline, essential: essential)
-    }
-    func batchWrite(_ writes: [Write]) async throws -> [FirestoreClient.WriteOutcome] { try await inner.batchWrite(writes) }
 }
 
 enum CountedRooms {

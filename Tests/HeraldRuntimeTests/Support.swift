@@ -1,6 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
@@ -87,4 +88,30 @@ enum Rooms {
         let request = try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
         return (request.headers.merging(extraHeaders) { $1 }, request.body)
     }
+}
+
+/// A `FirestoreAPI` that passes every call to a real client: a test that watches or changes only the
+/// commits implements `commit` and gets the rest from here.
+protocol ForwardingFirestore: FirestoreAPI {
+    var inner: FirestoreClient { get }
+}
+
+extension ForwardingFirestore {
+    var project: String { inner.project }
+    var database: String { inner.database }
+    func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
+        try await inner.batchGet(names, transaction: transaction)
+    }
+    func runQuery(_ query: StructuredQuery, parent: DocumentName?, transaction: String?) async throws -> [FirestoreDocument] {
+        try await inner.runQuery(query, parent: parent, transaction: transaction)
+    }
+    func forEachPage(of query: StructuredQuery, parent: DocumentName?, pageSize: Int, _ body: ([FirestoreDocument]) async throws -> Void) async throws {
+        try await inner.forEachPage(of: query, parent: parent, pageSize: pageSize, body)
+    }
+    func commitIdempotent(_ writes: [Write], retry: RetryPolicy?, deadline: ContinuousClock.Instant?, essential: Bool) async throws
+        -> FirestoreClient.CommitResult
+    {
+        try await inner.commitIdempotent(writes, retry: retry, deadline: deadline, essential: essential)
+    }
+    func batchWrite(_ writes: [Write]) async throws -> [FirestoreClient.WriteOutcome] { try await inner.batchWrite(writes) }
 }

@@ -210,11 +210,7 @@ actor CommitCoalescer {
                 return outcomes + live.map { ($0, .failure(error)) }
             }
             // A document whose version moved past the one known here was just committed by someone else
-            // (another instance, most likely): its next turn is an interval after that.
-            for case let document? in found.values {
-                guard let time = document.updateTime, let known = versions[document.name], time > known else { continue }
-                turns[document.name] = max(turns[document.name] ?? .distantPast, time.adding(interval))
-            }
+            // (another instance, most likely): observing it sets its next turn an interval after that.
             observe(found.values.compactMap { $0 })
             return outcomes
                 + live.map { entry in
@@ -227,15 +223,13 @@ actor CommitCoalescer {
                         default: continue
                         }
                     }
-                    if now() - entry.since > patience { return (entry, .failure(error)) }
+                    if ContinuousClock.now - entry.since > patience { return (entry, .failure(error)) }
                     return (entry, nil)
                 }
         } catch {
             return outcomes + live.map { ($0, .failure(error)) }
         }
     }
-
-    private func now() -> ContinuousClock.Instant { .now }
 
     /// A document the entry's plan read at a version older than the one known here.
     private func staleWrite(in entry: Waiting) -> DocumentName? {

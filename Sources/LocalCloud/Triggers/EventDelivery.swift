@@ -187,7 +187,7 @@ public final class EventDelivery: Service, Sendable {
             injected = "data omitted"
         }
         let started = ContinuousClock.now
-        let audience = trigger.audience ?? TriggerRegistration.audience(of: trigger.url)
+        let audience = trigger.tokenAudience
         var status = await post(sent, to: trigger.destination, audience: audience, timeout: options.timeout)
         let latency = ContinuousClock.now - started
         if Double.random(in: 0..<1) < faults.duplicateProbability {

@@ -37,6 +37,8 @@ public struct TriggerRegistration: Sendable, Hashable {
 
     public var eventType: String { "google.cloud.firestore.document.v1.\(kind.rawValue)" }
 
+    /// The audience of the identity token a delivery carries.
+    var tokenAudience: String { audience ?? Self.audience(of: url) }
     /// Where one delivery goes: the service, or one of its other instances.
     var destination: String { instances.isEmpty ? url : ([url] + instances).randomElement() ?? url }
 
