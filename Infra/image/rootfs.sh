@@ -28,7 +28,8 @@ install_binary() {
 install_binary "$binary" "$name"
 for more in "$@"; do install_binary "$more" "$(basename "$more")"; done
 # OpenSSL's libcrypto signs and hashes (HeraldCrypto): opened with dlopen at start, so ldd does not list it.
-libcrypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64|AArch64/ { print $NF; exit }')
+# awk reads to the end (no early exit): under pipefail, ldconfig killed by SIGPIPE would fail the script.
+libcrypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64|AArch64/ && found == "" { found = $NF } END { print found }')
 [ -n "$libcrypto" ] || { echo "error: no libcrypto.so.3 here (apt-get install libssl3)" >&2; exit 1; }
 mkdir -p "$out$(dirname "$libcrypto")"
 cp "$(readlink -f "$libcrypto")" "$out$libcrypto"
