@@ -91,17 +91,19 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                "HeraldCrypto", "SystemAccess",
+                "RSASignatures", "SystemAccess",
                 .product(name: "Logging", package: "swift-log"), "WireFormats",
             ],
             swiftSettings: optimizedInTests
         ),
         // Files and the environment on the C library alone (the functions link no Foundation).
         .target(name: "SystemAccess", swiftSettings: strict),
-        // SHA-256 and RS256 signatures in Swift: the functions link no BoringSSL besides the one TLS needs.
-        // OpenSSL's libcrypto, typed from its headers (libssl-dev) and opened at first use (libssl3).
-        .target(name: "COpenSSL"),
-        .target(name: "HeraldCrypto", dependencies: ["COpenSSL"], swiftSettings: optimizedInTests),
+        // SHA-256 of public identifiers (ledger keys) in Swift: the domain links no TLS library for it.
+        .target(name: "HeraldCrypto", swiftSettings: optimizedInTests),
+        // RS256 on the BoringSSL swift-nio-ssl compiles in for TLS (its headers come with the NIOSSL
+        // product): no second copy, no library to ship or open (docs/architecture.md).
+        .target(name: "CBoringSSLRSA", dependencies: [.product(name: "NIOSSL", package: "swift-nio-ssl")]),
+        .target(name: "RSASignatures", dependencies: ["CBoringSSLRSA"], swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
         .target(
             name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto", "ZoneInfo", "WireFormats"], swiftSettings: optimizedInTests),
@@ -120,7 +122,7 @@ let package = Package(
         .target(
             name: "HeraldRuntime",
             dependencies: [
-                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "HeraldHTTPServer", "HeraldCrypto",
+                "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "HeraldHTTPServer",
                 "ConcurrencyHook", "SystemAccess",
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -251,6 +253,7 @@ let package = Package(
                 "HeraldHTTPClient", "HeraldTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -300,7 +303,7 @@ let package = Package(
         .testTarget(
             name: "HeraldCryptoTests",
             dependencies: [
-                "HeraldCrypto", "HeraldTesting", "FirestoreModel", .product(name: "Crypto", package: "swift-crypto"),
+                "HeraldCrypto", "RSASignatures", "HeraldTesting", "FirestoreModel", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), "WireFormats",
             ],
             swiftSettings: strict),

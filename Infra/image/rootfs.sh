@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Assembles a minimal root filesystem for one executable: the binary (stripped) at
 # /usr/local/bin/NAME, exactly the shared libraries it loads (found with ldd; the Swift runtime is
-# linked in statically) and OpenSSL's libcrypto (which it opens itself), CA certificates, the IANA time zone database (users' quiet hours; 0.6 MB
-# without its posix/ and right/ copies), a non-root user and /tmp. The image is this folder on
+# linked in statically, and so is BoringSSL, for TLS and signatures), CA certificates, the IANA time
+# zone database (users' quiet hours: its zone files only, without the posix/ and right/ copies, the
+# source text tzdata.zi and the tables), a non-root user and /tmp. The image is this folder on
 # `FROM scratch`: nothing else is in it, not even a shell.
 # Usage: rootfs.sh BINARY OUT_DIR [NAME [MORE_BINARY ...]]   (NAME defaults to the binary's own name)
 # MORE_BINARY: executables installed beside it under their own names (the herald image carries the
@@ -27,15 +28,10 @@ install_binary() {
 }
 install_binary "$binary" "$name"
 for more in "$@"; do install_binary "$more" "$(basename "$more")"; done
-# OpenSSL's libcrypto signs and hashes (HeraldCrypto): opened with dlopen at start, so ldd does not list it.
-# awk reads to the end (no early exit): under pipefail, ldconfig killed by SIGPIPE would fail the script.
-libcrypto=$(ldconfig -p | awk '$1 == "libcrypto.so.3" && /x86-64|AArch64/ && found == "" { found = $NF } END { print found }')
-[ -n "$libcrypto" ] || { echo "error: no libcrypto.so.3 here (apt-get install libssl3)" >&2; exit 1; }
-mkdir -p "$out$(dirname "$libcrypto")"
-cp "$(readlink -f "$libcrypto")" "$out$libcrypto"
 cp /etc/ssl/certs/ca-certificates.crt "$out/etc/ssl/certs/ca-certificates.crt"
 [ -e /usr/share/zoneinfo/Europe/Berlin ] || { echo "error: no time zone database (apt-get install tzdata)" >&2; exit 1; }
 mkdir -p "$out/usr/share/zoneinfo"
-tar -C /usr/share/zoneinfo --exclude=./posix --exclude=./right -cf - . | tar -C "$out/usr/share/zoneinfo" -xf -
+tar -C /usr/share/zoneinfo --exclude=./posix --exclude=./right --exclude=./posixrules --exclude=./localtime --exclude='*.zi' \
+  --exclude='*.tab' --exclude='leap*' -cf - . | tar -C "$out/usr/share/zoneinfo" -xf -
 printf 'root:x:0:0:root:/root:/sbin/nologin\nherald:x:10001:10001:herald:/tmp:/sbin/nologin\n' >"$out/etc/passwd"
 printf 'root:x:0:\nherald:x:10001:\n' >"$out/etc/group"

@@ -1,9 +1,7 @@
-import COpenSSL
-
 /// SHA-256 (FIPS 180-4) of public data: ledger keys, names of tokens and ids too long for a header.
-/// Nothing secret is hashed here (a signature's digest is OpenSSL's, inside RS256), so nothing depends
-/// on its timing; it is Herald's own so that every event does not open libcrypto (2 ms and 1.4 MB
-/// resident, docs/architecture.md). `HeraldCryptoTests` checks it against BoringSSL and OpenSSL.
+/// Nothing secret is hashed here (a signature's digest is BoringSSL's, inside RS256), so nothing depends
+/// on its timing; it is Herald's own so that the domain (ledger keys) links no TLS library for it.
+/// `HeraldCryptoTests` checks it against BoringSSL (swift-crypto).
 public struct SHA256: Sendable {
     private var state: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (
         0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19
@@ -106,23 +104,4 @@ public struct SHA256: Sendable {
 
 extension UInt32 {
     fileprivate func rotatedRight(_ count: UInt32) -> UInt32 { (self >> count) | (self << (32 - count)) }
-}
-
-/// OpenSSL's libcrypto, opened at its first use.
-public enum OpenSSL {
-    /// Why libcrypto cannot be used here, or nil when it can (opens it if nothing has yet).
-    public static var problem: String? { herald_openssl_problem().map { String(cString: $0) } }
-
-    /// OpenSSL's SHA-256 of `bytes` (nil without libcrypto): the twin `SHA256` is tested against.
-    public static func sha256(_ bytes: [UInt8]) -> [UInt8]? {
-        var digest = [UInt8](repeating: 0, count: 32)
-        let done = digest.withUnsafeMutableBufferPointer { out in bytes.withUnsafeBufferPointer { herald_sha256($0.baseAddress, $0.count, out.baseAddress!) } }
-        return done == 1 ? digest : nil
-    }
-
-    /// Opens libcrypto on a thread of its own (about 2 ms), so that a first signature need not wait for it;
-    /// `failed` runs on that thread with the reason if it cannot be used.
-    public static func loadInBackground(failed: @escaping @convention(c) (UnsafePointer<CChar>) -> Void) {
-        herald_openssl_load_in_background(failed)
-    }
 }

@@ -1,12 +1,15 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
 
 /// Runs any Hummingbird router on a free loopback port for the duration of `body`: a stand-in
-/// for Google's token endpoint, metadata server or FCM in tests.
+/// for Google's token endpoint, metadata server or FCM in tests. `server` is HTTP/1.1 in the clear
+/// unless another is given (HummingbirdHTTP2's `.http2Upgrade`: HTTP/2 over TLS, as Google serves).
 public func withTestHTTPServer<Result: Sendable>(
     _ router: Router<BasicRequestContext>,
+    server: HTTPServerBuilder = .http1(),
     _ body: @Sendable (_ port: Int) async throws -> Result
 ) async throws -> Result {
     let logger = Logger(label: "test-server") { _ in SwiftLogNoOpLogHandler() }
@@ -14,7 +17,7 @@ public func withTestHTTPServer<Result: Sendable>(
         logger: logger,
         { onRunning in
             Application(
-                router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+                router: router, server: server, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                 onServerRunning: { await onRunning($0.localAddress?.port ?? 0) }, logger: logger)
         }, { port, _ in try await body(port) })
 }

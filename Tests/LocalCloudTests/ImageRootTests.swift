@@ -14,7 +14,7 @@ import WireFormats
 /// Infra/link/swift-build-release, cached in .build-release), put in an image's root file system by
 /// Infra/image/rootfs.sh, and run from that root (chroot, as the image's user 10001) against `herald dev`
 /// reached over TLS with a certificate authority of the test's own, added to the image's bundle. An
-/// event is applied and pushed: the image's certificates, libcrypto (identity tokens are verified with
+/// event is applied and pushed: the image's certificates, BoringSSL's RSA (identity tokens are verified with
 /// it) and time zones are what it ran on. Without its certificates, the image refuses the connection.
 @Suite(.serialized) struct ImageRootTests {
     static let scratch = TestPaths.packageRoot.appendingPathComponent(".build-release")
@@ -95,7 +95,7 @@ import WireFormats
             #expect(erin?["notification"] == nil && erin?["data"]?["reason"] == "quiet-hours", "\(String(describing: erin))")
             #expect(try await dev.deadLetters().isEmpty)
             let log = Self.log(root)
-            #expect(!log.contains("time zone") && !log.contains("libcrypto") && !log.contains("TLS failed"), "\(log)")
+            #expect(!log.contains("time zone") && !log.contains("RSA") && !log.contains("TLS failed"), "\(log)")
         }
     }
 

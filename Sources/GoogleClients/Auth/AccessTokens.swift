@@ -1,8 +1,8 @@
 import FirestoreModel
-import HeraldCrypto
 import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
+import RSASignatures
 import WireFormats
 
 /// An OAuth access token and when it stops working.

@@ -1,8 +1,8 @@
 import FirestoreModel
-import HeraldCrypto
 import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
+import RSASignatures
 import WireFormats
 
 /// Checks the OIDC identity token a caller sends (`Authorization: Bearer …`), as Cloud Run does for

@@ -1,5 +1,5 @@
 import FirestoreModel
-import HeraldCrypto
+import RSASignatures
 import WireFormats
 
 /// RS256 JSON Web Tokens (RFC 7519): what Google's auth needs, signing a service account's assertion

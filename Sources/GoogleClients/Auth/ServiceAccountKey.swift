@@ -1,5 +1,5 @@
 import FirestoreModel
-import HeraldCrypto
+import RSASignatures
 import SystemAccess
 import WireFormats
 

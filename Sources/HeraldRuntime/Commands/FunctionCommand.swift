@@ -2,7 +2,6 @@ import FirestoreEvents
 import FirestoreModel
 import GoogleClients
 import HeraldCore
-import HeraldCrypto
 import HeraldHTTPClient
 import HeraldHTTPServer
 import Logging
@@ -250,15 +249,6 @@ struct ServeCommand<Function: ConfigurableFunction> {
                 }
                 try await server.run(host: host, port: port, stop: stop) { bound in
                     logger.info("\(Function.name) listening on \(host):\(bound)")
-                    // A function that will sign (a key file) or verify (identity tokens) opens libcrypto now, on
-                    // a thread of its own: before the port, it held start-up 2-3 ms (the loader's lock); a
-                    // machine without it stops here, not at its first event.
-                    if configuration.requiredAudience != nil || configuration.environment["GOOGLE_APPLICATION_CREDENTIALS"].map({ !$0.isEmpty }) == true {
-                        OpenSSL.loadInBackground { problem in
-                            writeToStandardError("Error: \(String(cString: problem)). Herald signs and verifies with OpenSSL's libcrypto.")
-                            Glibc.exit(70)
-                        }
-                    }
                 }
                 stop.fire()
                 group.cancelAll()

@@ -1,8 +1,9 @@
-import COpenSSL
+import CBoringSSLRSA
 
 /// RSASSA-PKCS1-v1_5 with SHA-256 (RFC 8017, JWT's RS256): what Google's service-account auth and
-/// identity tokens use. Keys from 2048 to 8192 bits. The arithmetic is OpenSSL's (libcrypto: private
-/// operations in constant time, with blinding); what Herald adds is the limits on what it accepts.
+/// identity tokens use. Keys from 2048 to 8192 bits. The arithmetic is BoringSSL's (the copy TLS
+/// compiles in: private operations in constant time, with blinding); what Herald adds is the limits
+/// on what it accepts.
 public enum RSA {
     public struct KeyError: Error, CustomStringConvertible, Sendable, Equatable {
         public let description: String
@@ -11,15 +12,13 @@ public enum RSA {
 
     static let bitRange = 2048...8192
 
-    /// An OpenSSL key, freed with its last reference. OpenSSL's keys are safe to use from several
-    /// threads at once for signing and verifying (each call has its own digest context).
+    /// A BoringSSL key, freed with its last reference. BoringSSL's keys are safe to use from several
+    /// threads at once for signing and verifying.
     final class Key: @unchecked Sendable {
         let pointer: UnsafeMutableRawPointer
         init(_ pointer: UnsafeMutableRawPointer) { self.pointer = pointer }
         deinit { herald_rsa_free(pointer) }
     }
-
-    static func unavailable() -> KeyError { KeyError(OpenSSL.problem ?? "OpenSSL refused the key") }
 
     public struct PublicKey: Sendable {
         let key: Key
@@ -36,7 +35,7 @@ public enum RSA {
             guard (1...8).contains(e.count), e.last! & 1 == 1, e != [1] else {
                 throw KeyError("an RSA public exponent that is not an odd number from 3 to 2⁶⁴")
             }
-            guard let pointer = herald_rsa_public_key(n, n.count, e, e.count) else { throw RSA.unavailable() }
+            guard let pointer = herald_rsa_public_key(n, n.count, e, e.count) else { throw KeyError("BoringSSL refused the RSA key") }
             self.init(key: Key(pointer), size: n.count)
         }
 
@@ -59,7 +58,7 @@ public enum RSA {
 
         /// PKCS#8 PrivateKeyInfo holding an rsaEncryption key.
         public init(pkcs8 der: [UInt8]) throws(KeyError) {
-            // Versions as Python's cryptography takes them: OpenSSL reads any number there.
+            // Versions as Python's cryptography takes them: BoringSSL's parser is not relied on for it.
             guard let info = Self.versionAndRest(der), info.version == 0 || info.version == 1,
                 let algorithm = Self.element(der, at: info.rest), let key = Self.element(der, at: algorithm.end), der[algorithm.end] == 0x04,
                 Self.versionAndRest(Array(der[key.content..<key.end]))?.version == 0
@@ -99,7 +98,6 @@ public enum RSA {
 
         private init(der: [UInt8], pkcs8: Bool) throws(KeyError) {
             guard !der.isEmpty, let pointer = herald_rsa_private_key(der, der.count, pkcs8 ? 1 : 0) else {
-                if let problem = OpenSSL.problem { throw KeyError(problem) }
                 throw KeyError(pkcs8 ? "a malformed PKCS#8 RSA key" : "a malformed RSA key")
             }
             let key = Key(pointer)
@@ -117,7 +115,7 @@ public enum RSA {
             let length = signature.withUnsafeMutableBufferPointer { out in
                 herald_rs256_sign(publicKey.key.pointer, message, message.count, out.baseAddress!, out.count)
             }
-            guard length == publicKey.size else { throw OpenSSL.problem.map(KeyError.init) ?? KeyError("the key could not sign") }
+            guard length == publicKey.size else { throw KeyError("the key could not sign") }
             guard publicKey.isValidSignature(signature, for: message) else { throw KeyError("the signature did not verify") }
             return signature
         }
