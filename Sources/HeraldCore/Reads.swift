@@ -106,21 +106,59 @@ extension EventFunction {
         for change: DocumentChange, startingWith start: Reads,
         answering answer: (NotReadYet) -> DocumentsRead
     ) -> (plan: Plan, steps: [NotReadYet]) {
-        var reads = start
-        var steps: [NotReadYet] = []
-        while steps.count < Self.maximumReadSteps {
-            do {
-                return (try plan(for: change, reading: reads), steps)
-            } catch {
-                steps.append(error)
-                reads.add(answer(error), asked: error)
+        var steps = PlanSteps(self, for: change, startingWith: start)
+        while true {
+            switch steps.next() {
+            case .planned(let plan): return (plan, steps.asked)
+            case .read(let wanted): steps.add(answer(wanted), asked: wanted)
+            case .gaveUp: return (.skip("the function kept asking for more documents after \(steps.asked.count) steps"), steps.asked)
             }
         }
-        return (.skip("the function kept asking for more documents after \(steps.count) steps"), steps)
     }
 
-    /// A plan that keeps asking for more is stopped after this many steps.
+    /// A plan that keeps asking for more is stopped after this many reads.
     public static var maximumReadSteps: Int { 4 }
+}
+
+/// Plans one change step by step: plan with what is read; when the plan stops on `NotReadYet`, the
+/// caller reads what it names (from Firestore, a snapshot or a test's documents), adds it, and asks
+/// again. The one loop the runtime (`EventProcessor`) and the tests both run, so a plan a test
+/// passes is planned the same way in production.
+public struct PlanSteps<Function: EventFunction>: Sendable {
+    public enum Next: Sendable {
+        /// The plan, made from what is read.
+        case planned(Plan)
+        /// Read this, `add` it, and ask again.
+        case read(NotReadYet)
+        /// It kept asking for more after `Function.maximumReadSteps` reads.
+        case gaveUp
+    }
+
+    public let function: Function
+    public let change: DocumentChange
+    public private(set) var reads: Reads
+    /// What each read asked for, in order.
+    public private(set) var asked: [NotReadYet] = []
+
+    public init(_ function: Function, for change: DocumentChange, startingWith reads: Reads = Reads()) {
+        self.function = function
+        self.change = change
+        self.reads = reads
+    }
+
+    public func next() -> Next {
+        do {
+            return .planned(try function.plan(for: change, reading: reads))
+        } catch {
+            return asked.count < Function.maximumReadSteps ? .read(error) : .gaveUp
+        }
+    }
+
+    /// What a read found for `wanted` (which may ask for more than the step did: a prediction).
+    public mutating func add(_ read: DocumentsRead, asked wanted: NotReadYet) {
+        reads.add(read, asked: wanted)
+        asked.append(wanted)
+    }
 }
 
 extension DocumentsRead {

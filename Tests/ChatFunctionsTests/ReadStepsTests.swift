@@ -109,6 +109,50 @@ struct CountingGateway: DocumentGateway {
     }
 }
 
+/// The tests' way of planning (`plan(for:from:)`) and the runtime's (`EventProcessor`) are one loop,
+/// `PlanSteps`: a function that needs exactly the most reads allowed is planned by both, one that
+/// needs one more is given up by both. (Before, the tests' loop gave up a read earlier than production's.)
+@Suite struct OnePlanDriverTests {
+    /// Reads `c/0`, `c/1`, … one at a time until one is missing, then applies an empty plan.
+    struct Chain: EventFunction {
+        static let name = "chain", summary = "reads one document after another"
+        var trigger: Trigger { Trigger(pattern: "{any}/{id}", kinds: [.created]) }
+        func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
+            var next = 0
+            while next < 10, let name = try? DocumentName(project: "p", path: "c/\(next)"), try reading.document(name) != nil { next += 1 }
+            return Plan(writes: [Write(.delete(change.document))])
+        }
+    }
+
+    static func documents(_ count: Int) throws -> [FirestoreDocument] {
+        try (0..<count).map { FirestoreDocument(name: try DocumentName(project: "p", path: "c/\($0)"), fields: [:]) }
+    }
+
+    /// (the tests' decision, the runtime's HTTP status) for a world of `count` chained documents.
+    static func bothWays(count: Int) async throws -> (test: Plan.Decision, runtime: Int) {
+        let documents = try documents(count)
+        let event = try DocumentName(project: "p", path: "e/1")
+        let change = DocumentChange(
+            eventID: "chain-\(count)", kind: .created, time: Timestamp(seconds: 1), document: event,
+            newDocument: FirestoreDocument(name: event, fields: [:], createTime: Timestamp(seconds: 1)))
+        let tested = Chain().plan(for: change, from: documents)
+        let processor = EventProcessor(function: Chain(), gateway: SnapshotGateway(documents: documents))
+        let request = try EventarcRequest.make(id: change.eventID, kind: .created, document: change.newDocument, name: event, time: change.time)
+        let answer = await processor.process(request, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        return (tested.plan.decision, answer.status)
+    }
+
+    @Test func theTestsAndTheRuntimePlanAlikeAtTheLimit() async throws {
+        // The last document read is missing: `count` documents take count + 1 reads.
+        let atLimit = try await Self.bothWays(count: Chain.maximumReadSteps - 1)
+        #expect(atLimit.test == .apply)
+        #expect(atLimit.runtime == 200)
+        let over = try await Self.bothWays(count: Chain.maximumReadSteps)
+        #expect(over.test != .apply)
+        #expect(over.runtime >= 400, "the runtime gives up too")
+    }
+}
+
 /// A world a test can change between events; it records each batch of document names read.
 final class ChangingWorld: DocumentGateway {
     let documents: Mutex<[FirestoreDocument]>

@@ -16,8 +16,6 @@ public struct EventResponse: Sendable {
 /// Runs one function on one request: decode → check the trigger → read → plan → execute.
 /// Shared by `serve` and `invoke`, so both behave the same.
 public struct EventProcessor<Function: EventFunction>: Sendable {
-    /// A function that keeps asking for more documents is stopped after this many batches.
-    static var maximumReadRounds: Int { 4 }
     /// Reads and plans again at once when a document changed under the plan, up to this many times in all.
     static var maximumPlanAttempts: Int { 5 }
 
@@ -104,19 +102,18 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
             change.dataWasOmitted = true
         }
-        var reads = Reads(read)
-        var madePlan: Plan?
+        var steps = PlanSteps(function, for: change, startingWith: Reads(read))
+        let madePlan: Plan
         // The first step's documents without the event's own (new every time, a message): the key of
         // what the next steps asked for, next time's prediction.
         var firstStep: (asked: [DocumentName], key: [DocumentName], learn: Bool)?
         var laterStepsAskedForDocuments = false
-        for step in 0...Self.maximumReadRounds {
-            do {
-                madePlan = try function.plan(for: change, reading: reads)
-                break
-            } catch {
-                guard step < Self.maximumReadRounds else { break }
-                var wanted = error
+        planning: while true {
+            switch steps.next() {
+            case .planned(let plan):
+                madePlan = plan
+                break planning
+            case .read(var wanted):
                 if firstStep == nil, !wanted.documents.isEmpty {
                     let key = wanted.documents.filter { $0 != change.document }
                     let predicted = readAhead.prediction(after: key)
@@ -125,12 +122,12 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 } else if !wanted.documents.isEmpty {
                     laterStepsAskedForDocuments = true
                 }
-                reads.add(try await readAll(wanted), asked: wanted)
+                steps.add(try await readAll(wanted), asked: wanted)
+            case .gaveUp:
+                throw PlanningError("\(Function.name) kept asking for more documents after \(steps.asked.count) reads")
             }
         }
-        guard let madePlan else {
-            throw PlanningError("\(Function.name) kept asking for more documents after \(Self.maximumReadRounds) reads")
-        }
+        let reads = steps.reads
         // A write that would take a document past Firestore's size limit is left out here, with a
         // WARNING, rather than having Firestore refuse the whole commit on every retry.
         let plan = madePlan.fittingDocumentLimits(reads.read)
