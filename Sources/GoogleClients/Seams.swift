@@ -18,11 +18,4 @@ public protocol FirestoreAPI: Sendable {
     func batchWrite(_ writes: [Write]) async throws -> [FirestoreClient.WriteOutcome]
 }
 
-/// The FCM calls Herald's runtime makes: `FCMClient` makes them over FCM HTTP v1.
-public protocol FCMAPI: Sendable {
-    /// Each message as the JSON text of FCM's `message` object, `token` included.
-    func sendAll(texts messages: [String], validateOnly: Bool, deadlines: FCMClient.Deadlines?) async -> [SendResult]
-}
-
 extension FirestoreClient: FirestoreAPI {}
-extension FCMClient: FCMAPI {}

@@ -72,7 +72,7 @@ public struct SweepReport: Sendable, Hashable {
 public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     public let function: Function
     public let firestore: any FirestoreAPI
-    public let fcm: (any FCMAPI)?
+    public let fcm: FCMClient?
     public let dryRun: Bool
     public var pageSize: Int
 
@@ -81,7 +81,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     let deadTokens: DeadTokenGuard
 
     public init(
-        function: Function, firestore: any FirestoreAPI, fcm: (any FCMAPI)?, dryRun: Bool = false, pageSize: Int = 300,
+        function: Function, firestore: any FirestoreAPI, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300,
         logger: Logger = Logger(label: "herald.sweep")
     ) {
         self.function = function

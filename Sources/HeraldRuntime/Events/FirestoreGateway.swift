@@ -20,7 +20,7 @@ import Logging
 /// A dry run reads for real and writes and sends nothing.
 public struct FirestoreGateway: DocumentGateway {
     public let firestore: any FirestoreAPI
-    public let fcm: (any FCMAPI)?
+    public let fcm: FCMClient?
     public let isDryRun: Bool
     public let functionName: String
     /// Ledger documents live at `{ledgerCollection}/{key}`; they carry `expireAt` for a TTL policy.
@@ -35,7 +35,7 @@ public struct FirestoreGateway: DocumentGateway {
     let commits: CommitCoalescer
 
     public init(
-        firestore: any FirestoreAPI, fcm: (any FCMAPI)?, functionName: String, dryRun: Bool, logger: Logger,
+        firestore: any FirestoreAPI, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
         ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: Duration = .seconds(7 * 86_400), pushLease: Double = 60,
         metrics: RuntimeMetrics? = nil
     ) {

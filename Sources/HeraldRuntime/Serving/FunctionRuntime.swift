@@ -118,7 +118,7 @@ extension ConfigurableFunction {
         (self as? any ScheduledFunction)?.snapshotSweeper(documents: documents)
     }
 
-    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: any FCMAPI, dryRun: Bool) -> (any SweepRunning)? {
+    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: FCMClient, dryRun: Bool) -> (any SweepRunning)? {
         (self as? any ScheduledFunction)?.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
 }
@@ -132,7 +132,7 @@ extension EventFunction {
 extension ScheduledFunction {
     fileprivate func snapshotSweeper(documents: [FirestoreDocument]) -> any SweepRunning { SnapshotSweeper(function: self, documents: documents) }
 
-    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: any FCMAPI, dryRun: Bool) -> any SweepRunning {
+    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: FCMClient, dryRun: Bool) -> any SweepRunning {
         SweepRunner(function: self, firestore: firestore, fcm: fcm, dryRun: dryRun)
     }
 }
