@@ -1,34 +1,31 @@
 import FirestoreModel
 import GoogleClients
 
-/// Keeps the commits to any one document at least `interval` apart, across instances, so no document
-/// Herald writes goes past Firestore's sustained rate of about one write a second, and makes nobody wait
-/// when nothing is hot (docs/architecture.md, "Busy groups").
+/// Keeps every document Herald writes under Firestore's sustained rate of about one write a second,
+/// across instances, and makes nobody wait when nothing is hot (docs/architecture.md, "Busy groups").
 ///
-/// - A document's turn comes `interval` after Herald last committed it (as this instance committed it, or
-///   found it committed by another instance). A commit whose documents all have their turn goes at once;
-///   documents written by clients only are never waited for.
-/// - A commit touching a document whose turn has not come (a busy group's conversation, a busy person's
-///   user document) waits for it, and every commit waiting then goes together: their writes merged per
-///   document (a later event's fields over an earlier one's, increments one after the other, so counts
-///   add up), each event's ledger entry in the same commit, so exactly once holds for each. Each caller
-///   gets its own writes' results: a count's value is the total the shared commit produced.
+/// - A document's commits are admitted by its `CommitCadence`: a burst of two at once, then one every
+///   1.2 s; a document another writer committed lately goes strictly by turns. A commit whose documents
+///   may all be committed now goes at once; documents written by clients only are never waited for.
+/// - A commit touching a document that may not be committed yet (a busy group's conversation, a busy
+///   person's user document) waits, and every commit waiting when it may goes together: their writes
+///   merged per document (a later event's fields over an earlier one's, increments one after the other,
+///   so counts add up), each event's ledger entry in the same commit, so exactly once holds for each.
+///   Each caller gets its own writes' results: a count's value is the total the shared commit produced.
 /// - Every write to a document already written goes on the condition that it is still at the version
-///   known here: of two instances taking a turn at once, one commit fails that condition; that instance
-///   reads the new version and waits for the next turn. So consecutive commits to a document are always
-///   `interval` apart, whichever instance makes them.
+///   known here: of two instances committing at once, one commit fails that condition; that instance
+///   reads the new version and waits for its turn after it. So each commit follows one its maker knew.
 /// - A write the plan made conditional on an older version fails (its event is planned again); a ledger
 ///   entry that exists (a duplicate delivery) fails its own event; the others go on.
 actor CommitCoalescer {
     let firestore: any FirestoreAPI
-    let interval: Duration
     /// How long a commit may wait for its turns (it is then handed back to the trigger as a 503).
     let patience: Duration
 
     /// The latest version of each document known here: its update time, from a read or a commit.
     private var versions: [DocumentName: Timestamp] = [:]
-    /// When each document Herald committed lately may be committed again (wall-clock time).
-    private var turns: [DocumentName: Timestamp] = [:]
+    /// When each document may be committed next (wall-clock time, as update times are).
+    private var cadence: CommitCadence
     /// Documents in a commit now.
     private var busy: Set<DocumentName> = []
     private var waiting: [Waiting] = []
@@ -49,9 +46,9 @@ actor CommitCoalescer {
     /// At most this many writes in one shared commit (Firestore's limit is 500).
     static let maximumWrites = 500
 
-    init(firestore: any FirestoreAPI, interval: Duration = .milliseconds(1050), patience: Duration = .seconds(20)) {
+    init(firestore: any FirestoreAPI, cadence: CommitCadence = CommitCadence(), patience: Duration = .seconds(20)) {
         self.firestore = firestore
-        self.interval = interval
+        self.cadence = cadence
         self.patience = patience
     }
 
@@ -61,13 +58,12 @@ actor CommitCoalescer {
             guard let time = document.updateTime else { continue }
             if let known = versions[document.name], known >= time { continue }
             versions[document.name] = time
-            // Written since it was last seen here (or first seen, written a moment ago), by someone else:
-            // another instance, most likely. Its next turn is an interval after that write.
-            let next = time.adding(interval)
-            if next > Timestamp.now() { turns[document.name] = max(turns[document.name] ?? .distantPast, next) }
+            // Written since it was last seen here (or first seen), by someone else: another instance,
+            // most likely, or the app.
+            cadence.observed(document.name, writtenAt: time)
         }
-        if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < interval * 4 } }
-        if turns.count > 50_000 { turns = turns.filter { $0.value > Timestamp.now() } }
+        if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < cadence.strictness } }
+        cadence.forgetQuiet(now: .now())
     }
 
     func commit(_ writes: [Write], order: Timestamp) async throws -> FirestoreClient.CommitResult {
@@ -98,9 +94,10 @@ actor CommitCoalescer {
 
     private func turnHasCome(_ documents: Set<DocumentName>) -> Bool { turn(of: documents) <= Timestamp.now() && busy.isDisjoint(with: documents) }
 
-    /// When every one of the documents may be written next (wall-clock time, as update times are).
+    /// When every one of the documents may be committed next.
     private func turn(of documents: Set<DocumentName>) -> Timestamp {
-        documents.compactMap { turns[$0] }.max() ?? .distantPast
+        let now = Timestamp.now()
+        return documents.map { cadence.next($0, now: now) }.max() ?? .distantPast
     }
 
     private func scheduleFlush() {
@@ -112,7 +109,7 @@ actor CommitCoalescer {
         let soonest = waiting.map { turn(of: $0.documents) }.min() ?? .distantPast
         let delay = max(.zero, soonest.duration(since: Timestamp.now()))
         // A little jitter past the turn, so two instances that learned the same turn seldom both take it.
-        let jitter = delay > .zero ? Duration.milliseconds(Int64.random(in: 0...Int64(interval / .milliseconds(1) / 5))) : .zero
+        let jitter = delay > .zero ? Duration.milliseconds(Int64.random(in: 0...Int64(cadence.interval / .milliseconds(1) / 5))) : .zero
         Task {
             try? await Task.sleep(for: delay + jitter)
             await flush()
@@ -201,7 +198,7 @@ actor CommitCoalescer {
             for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
                 guard let time = result.updateTimes[index] else { continue }
                 versions[write.document] = time
-                turns[write.document] = time.adding(interval)
+                cadence.committed(write.document, at: time)
             }
             return outcomes + live.enumerated().map { index, entry in (entry, .success(shared.result(of: index, from: result))) }
         } catch let error as GoogleAPIError where [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains(error.status) {

@@ -1,0 +1,75 @@
+import FirestoreModel
+
+/// When each document Herald writes may be committed next, so no document goes past Firestore's
+/// sustained rate of about one write a second and a document that is not hot never waits
+/// (docs/architecture.md, "Busy groups").
+///
+/// Each document's commits are admitted as a token bucket (a generic cell rate algorithm): a burst of
+/// `burst` at once, then one every `interval`. With a burst of 2 and 1.2 s, any 10 s hold at most
+/// 2 + ⌊10 / 1.2⌋ = 10 commits, and a quick exchange (two messages in one conversation within a
+/// second, one person in two conversations at once) goes without waiting.
+///
+/// An instance knows its own commits but only the latest version of a document another writer
+/// committed, never how many came before it: a burst it did not see may lie behind that version. So a
+/// document another writer committed within the last `strictness` goes strictly by turns, `interval`
+/// after its latest known commit. Every commit of the coalescer is conditional on the version it knows,
+/// so each commit follows one its maker knew of: the turns of all instances together keep the bucket.
+struct CommitCadence: Sendable {
+    let interval: Duration
+    let burst: Int
+    let strictness: Duration
+
+    struct Document {
+        /// When the bucket is empty again ("theoretical arrival time"); commits may go while
+        /// `theoreticalArrival − (burst − 1) · interval` has passed.
+        var theoreticalArrival: Timestamp
+        /// The latest commit known, by anyone.
+        var latest: Timestamp
+        /// The latest commit by another writer.
+        var foreign: Timestamp?
+    }
+
+    private var documents: [DocumentName: Document] = [:]
+
+    init(interval: Duration = .milliseconds(1200), burst: Int = 2, strictness: Duration = .seconds(10)) {
+        self.interval = interval
+        self.burst = burst
+        self.strictness = strictness
+    }
+
+    /// This instance committed the document; `time` is the commit's update time.
+    mutating func committed(_ document: DocumentName, at time: Timestamp) {
+        record(document, at: time, foreign: false)
+    }
+
+    /// Another writer committed the document at `time` (a version newer than any known here).
+    mutating func observed(_ document: DocumentName, writtenAt time: Timestamp) {
+        record(document, at: time, foreign: true)
+    }
+
+    /// The earliest time the document may be committed again (the distant past when it may be now).
+    func next(_ document: DocumentName, now: Timestamp) -> Timestamp {
+        guard let state = documents[document] else { return .distantPast }
+        let bucket = state.theoreticalArrival.adding(.zero - interval * (burst - 1))
+        if let foreign = state.foreign, now.duration(since: foreign) < strictness {
+            return max(bucket, state.latest.adding(interval))
+        }
+        return bucket
+    }
+
+    /// Forgets documents whose history no longer bears on their next commit.
+    mutating func forgetQuiet(now: Timestamp) {
+        guard documents.count > 50_000 else { return }
+        documents = documents.filter { _, state in
+            state.theoreticalArrival > now || now.duration(since: state.foreign ?? .distantPast) < strictness
+        }
+    }
+
+    private mutating func record(_ document: DocumentName, at time: Timestamp, foreign: Bool) {
+        var state = documents[document] ?? Document(theoreticalArrival: .distantPast, latest: .distantPast)
+        state.theoreticalArrival = max(state.theoreticalArrival, time).adding(interval)
+        state.latest = max(state.latest, time)
+        if foreign { state.foreign = max(state.foreign ?? .distantPast, time) }
+        documents[document] = state
+    }
+}

@@ -1,0 +1,79 @@
+import FirestoreModel
+import Testing
+
+@testable import HeraldRuntime
+
+/// The cadence on its own, on a simulated clock: what a document that is not hot may do at once, and
+/// what no document ever gets past.
+@Suite struct CommitCadenceTests {
+    let document: DocumentName
+    let start = Timestamp(seconds: 1_800_000_000)
+
+    init() throws { document = try DocumentName(project: "p", path: "rooms/busy") }
+
+    /// A writer that commits whenever the cadence lets it, for `seconds`, checking every 10 ms.
+    func greedyCommits(_ cadence: inout CommitCadence, seconds: Int) -> [Timestamp] {
+        var times: [Timestamp] = []
+        for step in 0..<(seconds * 100) {
+            let now = start.adding(.milliseconds(10 * step))
+            // Two commits in one step if the bucket allows (a burst).
+            while cadence.next(document, now: now) <= now, times.filter({ $0 == now }).count < 5 {
+                cadence.committed(document, at: now)
+                times.append(now)
+            }
+        }
+        return times
+    }
+
+    @Test func aGreedyWriterGetsABurstOfTwoThenOneATurnAndNeverMoreThanTenIn10s() {
+        var cadence = CommitCadence()
+        let times = greedyCommits(&cadence, seconds: 60)
+        #expect(times.prefix(2) == [start, start], "two at once: \(times.prefix(3))")
+        #expect(times[2] == start.adding(.milliseconds(1200)), "then a turn later: \(times.prefix(3))")
+        for (index, time) in times.enumerated() {
+            let inWindow = times[index...].prefix { $0.duration(since: time) <= .seconds(10) }.count
+            #expect(inWindow <= 10, "\(inWindow) commits in the 10 s from \(time)")
+        }
+        // About 50 turns in 60 s (one every 1.2 s), plus the burst.
+        #expect((50...52).contains(times.count), "\(times.count)")
+    }
+
+    @Test func aQuietDocumentGetsItsBurstBack() {
+        var cadence = CommitCadence()
+        cadence.committed(document, at: start)
+        cadence.committed(document, at: start)
+        #expect(cadence.next(document, now: start) > start, "a third waits")
+        let later = start.adding(.milliseconds(2400))
+        #expect(cadence.next(document, now: later) <= later)
+        cadence.committed(document, at: later)
+        #expect(cadence.next(document, now: later) <= later, "two at once again after two turns of quiet")
+        // A message a second: quicker than a turn (1.2 s), so the bucket runs down and the eighth waits.
+        var paced = CommitCadence()
+        var waited: [Int] = []
+        for second in 0..<10 {
+            let now = start.adding(.seconds(second))
+            if paced.next(document, now: now) > now { waited.append(second) }
+            paced.committed(document, at: max(now, paced.next(document, now: now)))
+        }
+        #expect(waited.first == 7, "\(waited)")
+    }
+
+    /// Another writer's commit may hide a burst behind it: the document goes by turns after it.
+    @Test func afterAnotherWritersCommitTheDocumentGoesByTurns() {
+        var cadence = CommitCadence()
+        cadence.observed(document, writtenAt: start)
+        #expect(cadence.next(document, now: start) == start.adding(.milliseconds(1200)))
+        let turn = start.adding(.milliseconds(1200))
+        cadence.committed(document, at: turn)
+        #expect(cadence.next(document, now: turn) == turn.adding(.milliseconds(1200)), "no burst while another writer is about")
+        // Ten seconds after the other writer's last commit, the burst comes back.
+        let quiet = start.adding(.seconds(13))
+        #expect(cadence.next(document, now: quiet) <= quiet)
+        cadence.committed(document, at: quiet)
+        #expect(cadence.next(document, now: quiet) <= quiet)
+        // An old version seen for the first time holds nothing up.
+        var fresh = CommitCadence()
+        fresh.observed(document, writtenAt: start.adding(.seconds(-60)))
+        #expect(fresh.next(document, now: start) <= start)
+    }
+}
