@@ -66,8 +66,9 @@ import Testing
         let turn = start.adding(.milliseconds(1200))
         cadence.committed(document, at: turn)
         #expect(cadence.next(document, now: turn) == turn.adding(.milliseconds(1200)), "no burst while another writer is about")
-        // Ten seconds after the other writer's last commit, the burst comes back.
-        let quiet = start.adding(.seconds(13))
+        // Two turns after the other writer's last commit (as long as a burst it hid bears on the
+        // bucket), and the bucket full again, the burst comes back.
+        let quiet = start.adding(.seconds(5))
         #expect(cadence.next(document, now: quiet) <= quiet)
         cadence.committed(document, at: quiet)
         #expect(cadence.next(document, now: quiet) <= quiet)
@@ -75,5 +76,20 @@ import Testing
         var fresh = CommitCadence()
         fresh.observed(document, writtenAt: start.adding(.seconds(-60)))
         #expect(fresh.next(document, now: start) <= start)
+    }
+
+    /// A document just created by another writer (a message the app wrote) hides no burst: the
+    /// function's write to it goes at once, and the next waits a turn.
+    @Test func aDocumentJustCreatedIsWrittenAtOnce() {
+        var cadence = CommitCadence()
+        cadence.observed(document, writtenAt: start, created: true)
+        let now = start.adding(.milliseconds(5))
+        #expect(cadence.next(document, now: now) <= now)
+        cadence.committed(document, at: now)
+        #expect(cadence.next(document, now: now) > now, "its creation and this commit were the burst")
+        // Updated rather than created: the same write waits a turn.
+        var updated = CommitCadence()
+        updated.observed(document, writtenAt: start)
+        #expect(updated.next(document, now: now) == start.adding(.milliseconds(1200)))
     }
 }

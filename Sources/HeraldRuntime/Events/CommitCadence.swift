@@ -11,13 +11,16 @@ import FirestoreModel
 ///
 /// An instance knows its own commits but only the latest version of a document another writer
 /// committed, never how many came before it: a burst it did not see may lie behind that version. So a
-/// document another writer committed within the last `strictness` goes strictly by turns, `interval`
-/// after its latest known commit. Every commit of the coalescer is conditional on the version it knows,
-/// so each commit follows one its maker knew of: the turns of all instances together keep the bucket.
+/// document another writer updated within the last `burst · interval` (the longest a hidden burst
+/// bears on the bucket) goes strictly by turns, `interval` after its latest known commit. A version
+/// that is the document's creation hides nothing: a message the app just wrote is written again at
+/// once. Every commit of the coalescer is conditional on the version it knows, so each commit follows
+/// one its maker knew of: the turns of all instances together keep the bucket.
 struct CommitCadence: Sendable {
     let interval: Duration
     let burst: Int
-    let strictness: Duration
+    /// How long after another writer's update the document goes strictly by turns.
+    var strictness: Duration { interval * burst }
 
     struct Document {
         /// When the bucket is empty again ("theoretical arrival time"); commits may go while
@@ -31,10 +34,9 @@ struct CommitCadence: Sendable {
 
     private var documents: [DocumentName: Document] = [:]
 
-    init(interval: Duration = .milliseconds(1200), burst: Int = 2, strictness: Duration = .seconds(10)) {
+    init(interval: Duration = .milliseconds(1200), burst: Int = 2) {
         self.interval = interval
         self.burst = burst
-        self.strictness = strictness
     }
 
     /// This instance committed the document; `time` is the commit's update time.
@@ -42,9 +44,10 @@ struct CommitCadence: Sendable {
         record(document, at: time, foreign: false)
     }
 
-    /// Another writer committed the document at `time` (a version newer than any known here).
-    mutating func observed(_ document: DocumentName, writtenAt time: Timestamp) {
-        record(document, at: time, foreign: true)
+    /// Another writer committed the document at `time` (a version newer than any known here);
+    /// `created`: that commit created it, so no commit of theirs came before it.
+    mutating func observed(_ document: DocumentName, writtenAt time: Timestamp, created: Bool = false) {
+        record(document, at: time, foreign: !created)
     }
 
     /// The earliest time the document may be committed again (the distant past when it may be now).

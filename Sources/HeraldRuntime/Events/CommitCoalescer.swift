@@ -5,7 +5,7 @@ import GoogleClients
 /// across instances, and makes nobody wait when nothing is hot (docs/architecture.md, "Busy groups").
 ///
 /// - A document's commits are admitted by its `CommitCadence`: a burst of two at once, then one every
-///   1.2 s; a document another writer committed lately goes strictly by turns. A commit whose documents
+///   1.2 s; a document another writer updated in the last 2.4 s goes strictly by turns. A commit whose documents
 ///   may all be committed now goes at once; documents written by clients only are never waited for.
 /// - A commit touching a document that may not be committed yet (a busy group's conversation, a busy
 ///   person's user document) waits, and every commit waiting when it may goes together: their writes
@@ -60,9 +60,9 @@ actor CommitCoalescer {
             versions[document.name] = time
             // Written since it was last seen here (or first seen), by someone else: another instance,
             // most likely, or the app.
-            cadence.observed(document.name, writtenAt: time)
+            cadence.observed(document.name, writtenAt: time, created: document.createTime == time)
         }
-        if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < cadence.strictness } }
+        if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < .seconds(10) } }
         cadence.forgetQuiet(now: .now())
     }
 
