@@ -60,6 +60,6 @@ public struct FunctionDeclaration: Sendable {
     /// The document trigger the function needs with these settings (its schema's paths); nil for one
     /// that only runs on a schedule.
     public func trigger(settings: FunctionSettings) throws -> Trigger? {
-        (try type.init(settings: settings) as? any EventFunction)?.trigger
+        try type.visitKind(TriggerOfKind())?(settings)
     }
 }

@@ -57,6 +57,9 @@ public protocol ConfigurableFunction: HeraldFunction {
     /// `--help` lists them, and a test checks them against what the function reads.
     static var settings: [String] { get }
     init(settings: FunctionSettings) throws
+    /// Hands the function's type to the visitor's method for its kind. Written for every function by
+    /// the extensions in FunctionKind.swift, so the compiler, not a cast, tells the kinds apart.
+    static func visitKind<Visitor: FunctionKindVisitor>(_ visitor: Visitor) -> Visitor.Result
 }
 
 extension ConfigurableFunction {

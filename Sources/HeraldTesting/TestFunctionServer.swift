@@ -26,12 +26,13 @@ public func withFunctionServer<Function: EventFunction, Result: Sendable>(
 ) async throws -> Result {
     let logger = Logger(label: Function.name) { label in CloudLogHandler(label: label, level: .debug, format: .json, sink: logSink) }
     return try await withFunctionServer(
-        FunctionServer(processor: EventProcessor(function: function, gateway: gateway, project: "herald-test"), logger: logger), body)
+        FunctionServer(host: EventFunctionHost(processor: EventProcessor(function: function, gateway: gateway, project: "herald-test")), logger: logger),
+        body)
 }
 
 /// Runs any function server (events, sweeps, identity checks) on a free port around `body`.
-public func withFunctionServer<Result: Sendable>(
-    _ server: FunctionServer, _ body: @Sendable (TestFunctionServer) async throws -> Result
+public func withFunctionServer<Host: FunctionHost, Result: Sendable>(
+    _ server: FunctionServer<Host>, _ body: @Sendable (TestFunctionServer) async throws -> Result
 ) async throws -> Result {
     let stop = StopSignal()
     let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)

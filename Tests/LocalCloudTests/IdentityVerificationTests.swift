@@ -2,7 +2,9 @@ import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldCore
 import HeraldHTTPClient
+import HeraldHTTPServer
 import HeraldRuntime
 import HeraldTesting
 import Hummingbird
@@ -16,11 +18,16 @@ import WireFormats
 @Suite struct IdentityVerificationTests {
     static let audience = "https://presencesweeper-abc123-ew.a.run.app/"
 
-    struct CountingSweeper: SweepRunning {
+    /// A scheduled function's host that counts the runs it is asked for.
+    struct CountingSweeper: FunctionHost {
+        struct Function: HeraldFunction {
+            static let name = "presenceSweeper"
+            static let summary = "counts its runs"
+        }
         let runs = Counter()
-        func run(at date: Timestamp, logger: Logger) async throws -> SweepReport {
+        func respond(toPost request: HTTPServer.Request, on server: FunctionServer<Self>) async -> EventResponse {
             runs.increment()
-            return SweepReport(function: "test", at: Timestamp(seconds: 0), dryRun: false, sweeps: [])
+            return EventResponse(status: 200, body: .object([:]))
         }
     }
 
@@ -28,9 +35,7 @@ import WireFormats
         try await withLocalCloud { cloud in
             let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/oidc/jwks", httpClient: .shared)
             let sweeper = CountingSweeper()
-            let server = FunctionServer(
-                name: "presenceSweeper", events: nil, sweeper: sweeper, identity: verifier,
-                logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
+            let server = FunctionServer(host: sweeper, identity: verifier, logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
             try await withFunctionServer(server) { try await body(cloud, $0, sweeper) }
         }
     }
@@ -149,9 +154,7 @@ import WireFormats
     @Test func keysThatCannotBeFetchedAnswer503SoTheCallerRetries() async throws {
         try await withLocalCloud { cloud in
             let verifier = IdentityTokenVerifier(audience: Self.audience, jwksURL: "\(cloud.baseURL)/herald/no-such-jwks", httpClient: .shared)
-            let server = FunctionServer(
-                name: "presenceSweeper", events: nil, sweeper: CountingSweeper(), identity: verifier,
-                logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
+            let server = FunctionServer(host: CountingSweeper(), identity: verifier, logger: Logger(label: "t") { _ in SwiftLogNoOpLogHandler() })
             try await withFunctionServer(server) { server in
                 let response = try await post(server, token: "a.b.c")
                 #expect(response.status == 503 && response.body.contains("JWKS"), "\(response.body)")

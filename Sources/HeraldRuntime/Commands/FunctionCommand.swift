@@ -14,27 +14,9 @@ import SystemAccess
 #endif
 
 /// The command line of every function executable: `NAME serve` (the default), `NAME invoke` for a
-/// function that takes events, `NAME sweep` for one that runs on a schedule.
+/// function that takes events, `NAME sweep` for one that runs on a schedule, each on the host for the
+/// function's kind (`FunctionHost`).
 public enum FunctionCommand<Function: ConfigurableFunction> {
-    static var discussion: String {
-        """
-        Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS, \
-        FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA \
-        (default, prd000, prd001, prd004, or a schema JSON file), HERALD_REQUIRE_OIDC_AUDIENCE and \
-        HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), HERALD_ALLOWED_CALLERS \
-        (service-account emails allowed to call), HERALD_ALLOW_UNAUTHENTICATED (serve a non-loopback address without \
-        identity checks, where the platform checks callers), HERALD_API_TIMEOUT, HERALD_PUSH_LEASE, LOG_LEVEL, \
-        LOG_FORMAT (json or text), PORT.\(Function.settings.isEmpty ? "" : " \(Function.name) also reads \(Function.settings.joined(separator: ", ")).")
-        """
-    }
-
-    static var commands: [CommandLineArguments.Command] {
-        var commands = [ServeCommand<Function>.command]
-        if Function.self is any EventFunction.Type { commands.append(InvokeCommand<Function>.command) }
-        if Function.self is any ScheduledFunction.Type { commands.append(SweepCommand<Function>.command) }
-        return commands
-    }
-
     /// The executable's entry point (the first line of its `main.swift`). Swift's tasks then run on the
     /// NIO event loops that serve the requests, not on a pool of their own: a request's work starts on
     /// the thread that read it, without handing over between threads twice per request. On the main
@@ -64,12 +46,36 @@ public enum FunctionCommand<Function: ConfigurableFunction> {
 
     /// Runs the subcommand `arguments` name (the process's own by default) and exits with its status.
     public static func run(arguments: [String]? = nil) async -> Never {
-        var arguments = arguments ?? Array(CommandLine.arguments.dropFirst())
+        await Function.visitKind(HostOfKind(arguments: arguments ?? Array(CommandLine.arguments.dropFirst())))()
+    }
+}
+
+/// The command line of one host.
+enum HostCommandLine<Host: CommandLineHost> {
+    typealias Function = Host.Function
+
+    static var discussion: String {
+        """
+        Configuration comes from the environment: GOOGLE_CLOUD_PROJECT, GOOGLE_APPLICATION_CREDENTIALS, \
+        FIRESTORE_EMULATOR_HOST, FIRESTORE_DATABASE (default "(default)"), FCM_ENDPOINT, HERALD_SCHEMA \
+        (default, prd000, prd001, prd004, or a schema JSON file), HERALD_REQUIRE_OIDC_AUDIENCE and \
+        HERALD_OIDC_JWKS_URL (callers must send an OIDC identity token for this audience), HERALD_ALLOWED_CALLERS \
+        (service-account emails allowed to call), HERALD_ALLOW_UNAUTHENTICATED (serve a non-loopback address without \
+        identity checks, where the platform checks callers), HERALD_API_TIMEOUT, HERALD_PUSH_LEASE, LOG_LEVEL, \
+        LOG_FORMAT (json or text), PORT.\(Function.settings.isEmpty ? "" : " \(Function.name) also reads \(Function.settings.joined(separator: ", ")).")
+        """
+    }
+
+    static var commands: [CommandLineArguments.Command] { [ServeCommand<Host>.command] + Host.subcommands }
+
+    /// Runs the subcommand `arguments` name and exits with its status.
+    static func run(arguments: [String]) async -> Never {
+        var arguments = arguments
         let asksForHelp = arguments.first == "help" || arguments.contains { $0 == "-h" || $0 == "--help" }
         let named = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 }
         // `serve`, the default, is every function's: its options are read without listing (or casting
         // to find) the other subcommands, which would be work before the port opens.
-        var command = ServeCommand<Function>.command
+        var command = ServeCommand<Host>.command
         if asksForHelp || (named != nil && named != "serve") {
             let commands = commands
             let rootHelp = CommandLineArguments.help(name: Function.name, abstract: Function.summary, discussion: discussion, commands: commands)
@@ -90,10 +96,10 @@ public enum FunctionCommand<Function: ConfigurableFunction> {
         if named != nil { arguments.removeFirst() }
         do {
             let options = try CommandLineArguments(arguments, for: command)
-            switch command.name {
-            case "invoke": try await InvokeCommand<Function>(options).run()
-            case "sweep": try await SweepCommand<Function>(options).run()
-            default: try await ServeCommand<Function>(options).run()
+            if command.name == ServeCommand<Host>.command.name {
+                try await ServeCommand<Host>(options).run()
+            } else {
+                try await Host.run(command.name, options: options)
             }
             Glibc.exit(0)
         } catch let error as CommandLineArguments.UsageError {
@@ -142,17 +148,17 @@ struct SourceOptions {
         schema = options["schema"]
     }
 
-    /// The function assembled on the documents these options name (call `shutdown` on it when done).
+    /// The function and the platform these options name (call `shutdown` on it when done).
     func setUp<Function: ConfigurableFunction>(
         _: Function.Type, configuration: RuntimeConfiguration, logger: Logger,
         eventDocument: FirestoreDocument? = nil, metrics: RuntimeMetrics? = nil
-    ) async throws -> FunctionRuntime {
+    ) async throws -> (Function, FunctionPlatform) {
         do {
-            return try await FunctionRuntime.assemble(
+            return try await FunctionPlatform.assemble(
                 Function.self, schema: schema, configuration: configuration,
                 source: documents.map { .snapshot(path: $0, eventDocument: eventDocument) } ?? .google(dryRun: dryRun),
                 logger: logger, metrics: metrics)
-        } catch let error as FunctionRuntime.SettingsError {
+        } catch let error as FunctionPlatform.SettingsError {
             throw CommandLineArguments.UsageError(error.description)
         }
     }
@@ -172,7 +178,9 @@ func loadConfiguration() throws -> RuntimeConfiguration {
     }
 }
 
-struct ServeCommand<Function: ConfigurableFunction> {
+struct ServeCommand<Host: CommandLineHost> {
+    typealias Function = Host.Function
+
     static var command: CommandLineArguments.Command {
         CommandLineArguments.Command(
             name: "serve",
@@ -221,7 +229,7 @@ struct ServeCommand<Function: ConfigurableFunction> {
         }
         let logger = Logger.herald(Function.name, configuration: configuration)
         let metrics = configuration.metricsEnabled ? RuntimeMetrics(function: Function.name) : nil
-        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger, metrics: metrics)
+        let (function, wiring) = try await source.setUp(Function.self, configuration: configuration, logger: logger, metrics: metrics)
         let identity = configuration.requiredAudience.map { audience in
             IdentityTokenVerifier(
                 audience: audience, jwksURL: configuration.oidcJWKSURL ?? IdentityTokenVerifier.googleJWKS,
@@ -234,8 +242,7 @@ struct ServeCommand<Function: ConfigurableFunction> {
             configuration.metricsExport.map { MetricsExporter(metrics: metrics, settings: $0, service: Function.name, logger: logger) }
         }
         let server = FunctionServer(
-            name: Function.name, events: wiring.events, sweeper: wiring.sweeper, identity: identity, logger: logger,
-            metrics: metrics, spans: exporter?.recorder)
+            host: Host(function, on: wiring, metrics: metrics), identity: identity, logger: logger, metrics: metrics, spans: exporter?.recorder)
         let port = self.port ?? configuration.port
         let stop = StopSignal()
         stop.listenForTermination()
@@ -266,7 +273,7 @@ struct ServeCommand<Function: ConfigurableFunction> {
     }
 }
 
-struct InvokeCommand<Function: ConfigurableFunction> {
+struct InvokeCommand<Function: EventFunction & ConfigurableFunction> {
     static var command: CommandLineArguments.Command {
         CommandLineArguments.Command(
             name: "invoke",
@@ -303,10 +310,10 @@ struct InvokeCommand<Function: ConfigurableFunction> {
                 writeToStandardError(line)
             })
         let fixture = try event.map(Self.request(fromFixture:))
-        let wiring = try await source.setUp(
+        let (function, wiring) = try await source.setUp(
             Function.self, configuration: configuration, logger: logger,
             eventDocument: fixture.flatMap { try? EventDecoder.decode($0) }?.change.newDocument)
-        guard let events = wiring.events else { throw CommandLineArguments.UsageError("\(Function.name) takes no events") }
+        let events = EventFunctionHost(function, on: wiring, metrics: nil).processor
         let request: EventRequest
         if let fixture {
             request = fixture
@@ -349,7 +356,7 @@ struct InvokeCommand<Function: ConfigurableFunction> {
     }
 }
 
-struct SweepCommand<Function: ConfigurableFunction> {
+struct SweepCommand<Function: ScheduledFunction & ConfigurableFunction> {
     static var command: CommandLineArguments.Command {
         CommandLineArguments.Command(
             name: "sweep",
@@ -386,11 +393,8 @@ struct SweepCommand<Function: ConfigurableFunction> {
             }
             date = time
         }
-        let wiring = try await source.setUp(Function.self, configuration: configuration, logger: logger)
-        guard let sweeper = wiring.sweeper else {
-            await wiring.shutdown()
-            throw CommandLineArguments.UsageError("\(Function.name) does not run on a schedule")
-        }
+        let (function, wiring) = try await source.setUp(Function.self, configuration: configuration, logger: logger)
+        let sweeper = ScheduledFunctionHost(function, on: wiring, metrics: nil).sweeper
         do {
             let report = try await sweeper.run(at: date, logger: logger)
             await wiring.shutdown()

@@ -11,6 +11,13 @@ public struct EventResponse: Sendable {
     public var body: JSONValue
     public var report: EffectsReport?
     public var retryAfterSeconds: Int?
+
+    public init(status: Int, body: JSONValue, report: EffectsReport? = nil, retryAfterSeconds: Int? = nil) {
+        self.status = status
+        self.body = body
+        self.report = report
+        self.retryAfterSeconds = retryAfterSeconds
+    }
 }
 
 /// Runs one function on one request: decode → check the trigger → read → plan → execute.

@@ -4,11 +4,10 @@ import HeraldCore
 import HeraldHTTPClient
 import Logging
 
-/// One function assembled with everything it runs on: its settings, its documents (Firestore or a
-/// snapshot) and FCM, the processor for its events and the runner for its schedule. The only place a
-/// function is wired: `serve`, `invoke` and `sweep` use it, so do `herald dev` (which runs the
-/// executables) and the tests that run them.
-public struct FunctionRuntime: Sendable {
+/// What a function runs on: its documents (Firestore or a snapshot), FCM, and the project. The only
+/// place a function is wired: `serve`, `invoke` and `sweep` assemble it, and its host
+/// (`FunctionHost`) takes the function's events or runs its schedule on it.
+public struct FunctionPlatform: Sendable {
     /// Where the documents come from.
     public enum Source: Sendable {
         /// A JSON snapshot file: fully offline, nothing written. `eventDocument`: the event's own document
@@ -24,10 +23,15 @@ public struct FunctionRuntime: Sendable {
         public let description: String
     }
 
-    public let events: (any EventHandling)?
-    public let sweeper: (any SweepRunning)?
+    /// Where a scheduled function's sweeps read and write.
+    enum Sweeping: Sendable {
+        case snapshot([FirestoreDocument])
+        case google(firestore: FirestoreClient, fcm: FCMClient, dryRun: Bool)
+    }
+
     /// Where the function reads (and, unless a dry run, writes), and the project it is in (a snapshot's: nil).
     let documents: any DocumentGateway
+    let sweeping: Sweeping
     let project: String?
     let transport: HTTPTransport?
 
@@ -43,7 +47,7 @@ public struct FunctionRuntime: Sendable {
     public static func assemble<Function: ConfigurableFunction>(
         _: Function.Type, schema: String? = nil, configuration: RuntimeConfiguration, source: Source, logger: Logger,
         metrics: RuntimeMetrics? = nil
-    ) async throws -> FunctionRuntime {
+    ) async throws -> (Function, FunctionPlatform) {
         var settings = FunctionSettings(
             schema: schema ?? configuration.schema, database: configuration.database,
             environment: configuration.environment,
@@ -63,10 +67,11 @@ public struct FunctionRuntime: Sendable {
                 documents[eventDocument.name] = eventDocument
                 gateway = SnapshotGateway(documents: Array(documents.values))
             }
-            return FunctionRuntime(
-                events: function.processor(gateway: gateway, project: configuration.project, metrics: metrics),
-                sweeper: function.snapshotSweeper(documents: Array(gateway.documents.values)), documents: gateway,
-                project: configuration.project, transport: nil)
+            return (
+                function,
+                FunctionPlatform(
+                    documents: gateway, sweeping: .snapshot(Array(gateway.documents.values)), project: configuration.project, transport: nil)
+            )
         case .google(let dryRun):
             // One transport for every Google API the function calls (its connections are per host).
             let transport = HTTPTransport()
@@ -91,10 +96,12 @@ public struct FunctionRuntime: Sendable {
             let gateway = FirestoreGateway(
                 firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
                 ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
-            return FunctionRuntime(
-                events: function.processor(gateway: gateway, project: credentials.project, metrics: metrics),
-                sweeper: function.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun), documents: gateway,
-                project: credentials.project, transport: transport)
+            return (
+                function,
+                FunctionPlatform(
+                    documents: gateway, sweeping: .google(firestore: firestore, fcm: fcm, dryRun: dryRun), project: credentials.project,
+                    transport: transport)
+            )
         }
     }
 
@@ -107,32 +114,4 @@ public struct FunctionRuntime: Sendable {
 struct StartupError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-extension ConfigurableFunction {
-    fileprivate func processor(gateway: any DocumentGateway, project: String?, metrics: RuntimeMetrics?) -> (any EventHandling)? {
-        (self as? any EventFunction)?.processor(gateway: gateway, project: project, metrics: metrics)
-    }
-
-    fileprivate func snapshotSweeper(documents: [FirestoreDocument]) -> (any SweepRunning)? {
-        (self as? any ScheduledFunction)?.snapshotSweeper(documents: documents)
-    }
-
-    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: FCMClient, dryRun: Bool) -> (any SweepRunning)? {
-        (self as? any ScheduledFunction)?.sweepRunner(firestore: firestore, fcm: fcm, dryRun: dryRun)
-    }
-}
-
-extension EventFunction {
-    fileprivate func processor(gateway: any DocumentGateway, project: String?, metrics: RuntimeMetrics?) -> any EventHandling {
-        EventProcessor(function: self, gateway: gateway, project: project, metrics: metrics)
-    }
-}
-
-extension ScheduledFunction {
-    fileprivate func snapshotSweeper(documents: [FirestoreDocument]) -> any SweepRunning { SnapshotSweeper(function: self, documents: documents) }
-
-    fileprivate func sweepRunner(firestore: any FirestoreAPI, fcm: FCMClient, dryRun: Bool) -> any SweepRunning {
-        SweepRunner(function: self, firestore: firestore, fcm: fcm, dryRun: dryRun)
-    }
 }

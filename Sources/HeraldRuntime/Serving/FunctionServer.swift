@@ -9,29 +9,22 @@ import Telemetry
 import Tracing
 import WireFormats
 
-/// Handles one delivered event; `EventProcessor` is the one the runtime uses.
-public protocol EventHandling: Sendable {
-    func process(_ request: EventRequest, logger: Logger) async -> EventResponse
-}
-
-/// Runs a scheduled function once; `SweepRunner` is the one the runtime uses.
+/// Runs a scheduled function once: over Firestore (`SweepRunner`) or over a snapshot (`SnapshotSweeper`).
 public protocol SweepRunning: Sendable {
     func run(at date: Timestamp, logger: Logger) async throws -> SweepReport
 }
 
-extension EventProcessor: EventHandling {}
 extension SweepRunner: SweepRunning {}
 
 /// The HTTP face of one function, as Cloud Run, Eventarc and Cloud Scheduler expect: `POST /` takes one
 /// event (or, for a function that only runs on a schedule, runs it), `POST /sweep` runs a scheduled
-/// function, `GET /healthz` answers 200. With an identity verifier, every POST needs an OIDC token.
-/// SIGTERM stops accepting, finishes in-flight requests, and exits.
-public struct FunctionServer: Sendable {
+/// function (its host says which, `FunctionHost`), `GET /healthz` answers 200. With an identity
+/// verifier, every POST needs an OIDC token. SIGTERM stops accepting, finishes in-flight requests, and exits.
+public struct FunctionServer<Host: FunctionHost>: Sendable {
     public static var maximumBodyBytes: Int { 10 * 1024 * 1024 }
 
-    public let name: String
-    let events: (any EventHandling)?
-    let sweeper: (any SweepRunning)?
+    public var name: String { Host.Function.name }
+    let host: Host
     let identity: IdentityTokenVerifier?
     public let logger: Logger
     /// Served at `GET /metrics` (Prometheus text), when given.
@@ -40,20 +33,13 @@ public struct FunctionServer: Sendable {
     let spans: SpanRecorder?
 
     public init(
-        name: String, events: (any EventHandling)?, sweeper: (any SweepRunning)?, identity: IdentityTokenVerifier? = nil, logger: Logger,
-        metrics: RuntimeMetrics? = nil, spans: SpanRecorder? = nil
+        host: Host, identity: IdentityTokenVerifier? = nil, logger: Logger, metrics: RuntimeMetrics? = nil, spans: SpanRecorder? = nil
     ) {
-        self.name = name
-        self.events = events
-        self.sweeper = sweeper
+        self.host = host
         self.identity = identity
         self.logger = logger
         self.metrics = metrics
         self.spans = spans
-    }
-
-    public init<Function: EventFunction>(processor: EventProcessor<Function>, identity: IdentityTokenVerifier? = nil, logger: Logger) {
-        self.init(name: Function.name, events: processor, sweeper: nil, identity: identity, logger: logger)
     }
 
     /// Serves on `host:port` until `stop` fires, then finishes the requests in flight and returns.
@@ -103,12 +89,8 @@ public struct FunctionServer: Sendable {
             return EventResponse(status: 200, body: ["status": "ok"])
         case (.GET, "/metrics"):
             return failure(404, "NOT_FOUND", "\(name) keeps no metrics here")
-        case (.POST, "/"):
-            if events != nil { return await handleEvent(request) }
-            return await tracedSweep(request)
-        case (.POST, "/sweep"):
-            guard sweeper != nil else { return failure(404, "NOT_FOUND", "\(name) does not run on a schedule") }
-            return await tracedSweep(request)
+        case (.POST, "/"), (.POST, "/sweep"):
+            return await host.respond(toPost: request, on: self)
         case (_, "/healthz"), (_, "/metrics"), (_, "/"), (_, "/sweep"):
             return failure(405, "METHOD_NOT_ALLOWED", "\(request.method) is not served at \(request.path)")
         default:
@@ -140,20 +122,26 @@ public struct FunctionServer: Sendable {
         }
     }
 
-    func tracedSweep(_ request: HTTPServer.Request) async -> EventResponse {
+    /// A scheduled run, traced, answered with its report.
+    func tracedSweep(_ request: HTTPServer.Request, run: (Logger) async throws -> SweepReport) async -> EventResponse {
         await OutboundTrace.handling("\(name) sweep", incoming: request.headers["traceparent"], recorder: spans) { span in
-            let response = await sweep()
+            let response: EventResponse
+            do {
+                response = EventResponse(status: 200, body: try await run(logger).json)
+            } catch {
+                response = responseToFailure(error, logger: logger)
+            }
             Self.annotate(span, response)
             return response
         }
     }
 
-    func handleEvent(_ request: HTTPServer.Request) async -> EventResponse {
-        guard let events else { return failure(404, "NOT_FOUND", "\(name) takes no events") }
+    /// One event, traced and (with metrics) measured.
+    func handleEvent(_ request: HTTPServer.Request, process: (EventRequest, Logger) async -> EventResponse) async -> EventResponse {
         let event = EventRequest(headers: request.headers, body: request.body)
         // The calls made for this event carry its trace, so they can be told apart from other events'.
         return await OutboundTrace.handling("\(name) event", incoming: request.headers["traceparent"], recorder: spans) { span in
-            let response = if let metrics { await measured(event, events: events, metrics: metrics) } else { await events.process(event, logger: logger) }
+            let response = if let metrics { await measured(event, process: process, metrics: metrics) } else { await process(event, logger) }
             Self.annotate(span, response)
             return response
         }
@@ -173,11 +161,11 @@ public struct FunctionServer: Sendable {
         if response.status >= 500 { span.setStatus(SpanStatus(code: .error, message: "HTTP \(response.status)")) }
     }
 
-    func measured(_ event: EventRequest, events: any EventHandling, metrics: RuntimeMetrics) async -> EventResponse {
+    func measured(_ event: EventRequest, process: (EventRequest, Logger) async -> EventResponse, metrics: RuntimeMetrics) async -> EventResponse {
         let started = ContinuousClock.now
         metrics.eventsInFlight(1)
         defer { metrics.eventsInFlight(-1) }
-        let response = await events.process(event, logger: logger)
+        let response = await process(event, logger)
         metrics.event(
             encoding: response.report?.event.envelope.encoding.rawValue ?? "unknown", outcome: Self.outcome(of: response),
             duration: .now - started)
@@ -191,16 +179,6 @@ public struct FunctionServer: Sendable {
         case .duplicate?: "duplicate"
         case .skipped?: "skipped"
         case nil: (400..<500).contains(response.status) && response.status != 429 ? "refused" : "failed"
-        }
-    }
-
-    func sweep() async -> EventResponse {
-        guard let sweeper else { return failure(404, "NOT_FOUND", "\(name) does not run on a schedule") }
-        do {
-            let report = try await sweeper.run(at: .now(), logger: logger)
-            return EventResponse(status: 200, body: report.json)
-        } catch {
-            return responseToFailure(error, logger: logger)
         }
     }
 
