@@ -45,7 +45,7 @@ import Testing
 
     /// Commit times `k` apart in a sorted list span at least a turn: the cadence's bucket (a burst of 2,
     /// then one a turn) allows no third commit within one turn of the first of them.
-    static func expectBucketKept(_ times: [Timestamp], turn: Duration = .milliseconds(1150), sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectBucketKept(_ times: [Timestamp], turn: Duration = .milliseconds(1250), sourceLocation: SourceLocation = #_sourceLocation) {
         for (earlier, later) in zip(times, times.dropFirst(2)) {
             #expect(later.duration(since: earlier) >= turn, "\(times)", sourceLocation: sourceLocation)
         }
@@ -73,7 +73,7 @@ import Testing
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             let times = counting.watchedTimes.withLock { $0 }.sorted()
-            // Two at once, then one a turn (1.2 s) for the rest of the 3 s: about five commits.
+            // Two at once, then one a turn (1.3 s) for the rest of the 3 s: about five commits.
             #expect(times.count >= 3 && times.count <= 6, "\(times.count) commits for \(events) events")
             Self.expectBucketKept(times)
             #expect(try await db.get(busy)?["count"] == .integer(Int64(events)), "every increment counted")

@@ -5,7 +5,7 @@ import GoogleClients
 /// across instances, and makes nobody wait when nothing is hot (docs/architecture.md, "Busy groups").
 ///
 /// - A document's commits are admitted by its `CommitCadence`: a burst of two at once, then one every
-///   1.2 s; a document another writer updated in the last 2.4 s goes strictly by turns. A commit whose documents
+///   1.3 s; a document another writer updated in the last 10 s goes strictly by turns. A commit whose documents
 ///   may all be committed now goes at once; documents written by clients only are never waited for.
 /// - A commit touching a document that may not be committed yet (a busy group's conversation, a busy
 ///   person's user document) waits, and every commit waiting when it may goes together: their writes
