@@ -218,9 +218,9 @@ def wrk(port, event, seconds, connections=16):
 class LocalCloud:
     """`herald dev --no-functions`: Firestore REST, the FCM sink and trigger delivery, nothing else."""
 
-    def __init__(self, herald):
+    def __init__(self, herald, extra=()):
         self.log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
-        self.process = subprocess.Popen([herald, "dev", "--ephemeral", "--port", "0", "--no-functions", "--project", PROJECT],
+        self.process = subprocess.Popen([herald, "dev", "--ephemeral", "--port", "0", "--no-functions", "--project", PROJECT, *extra],
                                         stdout=self.log, stderr=self.log, start_new_session=True)
         for _ in range(300):
             text = open(self.log.name).read()

@@ -2,7 +2,8 @@
 # Herald beside its Python peer, in one run: installs wrk and buildah (apt) and the peer (PyPI, into
 # Benchmarks/peer/.venv), builds Herald's release binaries as the images ship them (static Swift
 # runtime) and, with buildah, the images; builds a minimal C server as the floor for start-up; then
-# prints one table (Benchmarks/compare.py).
+# prints one table (Benchmarks/compare.py), and a second of busy groups on `herald dev
+# --write-rate-limit` (Benchmarks/busy_side_by_side.py).
 #   Benchmarks/run.sh [--quick] [--dry-run]
 # --dry-run prints the builds and the comparison it would run (`+ command`), installs and runs nothing.
 set -euo pipefail
@@ -12,6 +13,7 @@ if [ "${1:-}" = --dry-run ] || [ "${2:-}" = --dry-run ]; then
   for product in herald "${FUNCTIONS[@]}" herald-bench; do echo "+ Infra/link/swift-build-release $product"; done
   echo "+ Infra/build-images.sh --from-host"
   echo "+ Benchmarks/compare.py (functions: $(python3 -c 'import sys; sys.path.insert(0, "Benchmarks"); import compare; print(" ".join(compare.FUNCTIONS))'))"
+  echo "+ Benchmarks/busy_side_by_side.py"
   exit 0
 fi
 for tool in wrk buildah; do
@@ -33,4 +35,6 @@ done
 if command -v buildah >/dev/null 2>&1; then
   Infra/build-images.sh --from-host >&2 || echo "the images did not build; their sizes are not measured" >&2
 fi
-exec Benchmarks/peer/.venv/bin/python Benchmarks/compare.py --herald-bin "$SCRATCH/release" --peer-venv Benchmarks/peer/.venv "$@"
+Benchmarks/peer/.venv/bin/python Benchmarks/compare.py --herald-bin "$SCRATCH/release" --peer-venv Benchmarks/peer/.venv "$@"
+echo
+exec Benchmarks/peer/.venv/bin/python Benchmarks/busy_side_by_side.py --herald-bin "$SCRATCH/release" --peer-venv Benchmarks/peer/.venv

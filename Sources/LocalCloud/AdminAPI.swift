@@ -66,7 +66,8 @@ struct AdminAPI: Sendable {
             }
             return LocalResponse(json: [
                 "hot": .array(hot), "peak": peak(byFunctions: false), "peakByFunctions": peak(byFunctions: true),
-                "limited": .bool(rates.options.limit),
+                "limited": .bool(rates.options.limit), "written": .integer(Int64(rates.totals.written)),
+                "refusedForContention": .integer(Int64(rates.totals.refused)),
             ])
         case ("GET", "requests"):
             return LocalResponse(json: .object(cloud.faults.requests.mapValues { JSONValue.integer(Int64($0)) }))

@@ -32,6 +32,7 @@ import WireFormats
         #expect(hot["document"] == "counters/hot" && hot["writers"]?["app"] == .number("25"), "\(writes)")
         #expect((writes["peak"]?["perSecond"]?.serialized()).flatMap(Double.init) ?? 0 >= 2.5)
         #expect(writes["limited"] == false)
+        #expect(writes["written"] == .number("25") && writes["refusedForContention"] == .number("0"), "\(writes)")
     }
 
     @Test func beyondTheSustainedRateCommitsWaitThenFailAborted() async throws {
@@ -61,6 +62,10 @@ import WireFormats
                 let error = try JSONValue(parsing: Array(body.utf8))["error"]
                 #expect(error?["status"] == "ABORTED" && error?["message"]?.stringValue == Self.contention && error?["code"] == .number("409"), "\(body)")
             }
+            // Counted as billed writes and refusals.
+            let totals = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(local.baseURL)/herald/writes").body.utf8))
+            #expect(
+                totals["written"] == .number("\(admitted.count)") && totals["refusedForContention"] == .number("\(aborted.count)"), "\(totals)")
             // gRPC: the same refusal, as status 10.
             let python = try await PythonReference.forTest(importing: "google.cloud.firestore_v1")
             let run = try await ProcessRunner.run(

@@ -40,9 +40,17 @@ public final class DocumentWriteRates: Sendable {
         var peakByFunctions: Int = 0
     }
 
+    /// Since the start: document writes applied (what Firestore bills as writes) and commits refused
+    /// for contention (with `limit` on).
+    public struct Totals: Sendable, Equatable {
+        public var written = 0
+        public var refused = 0
+    }
+
     public let options: Options
     let logger: Logger
     private let documents = Mutex<[String: Document]>([:])
+    private let counted = Mutex(Totals())
     static let maximumTracked = 200_000
 
     public init(options: Options = Options(), logger: Logger) {
@@ -75,6 +83,7 @@ public final class DocumentWriteRates: Sendable {
             return longest
         }
         guard let wait else {
+            counted.withLock { $0.refused += 1 }
             throw LocalAPIError(code: 409, status: "ABORTED", message: "Too much contention on these documents. Please try again.")
         }
         if wait > .zero { try? await Task.sleep(for: wait) }
@@ -82,6 +91,7 @@ public final class DocumentWriteRates: Sendable {
 
     /// Records a committed write to each document, and warns about one written too often.
     func record(_ paths: [String], writer: String) {
+        counted.withLock { $0.written += paths.count }
         let now = ContinuousClock.now
         let window = Options.window
         var warnings: [String] = []
@@ -125,6 +135,8 @@ public final class DocumentWriteRates: Sendable {
             }.sorted { $0.perSecond > $1.perSecond }
         }
     }
+
+    public var totals: Totals { counted.withLock { $0 } }
 
     /// The highest rate any document reached over a 10 s window, and which (for load tests); `byFunctions`:
     /// counting the functions' writes only, not the app's.
