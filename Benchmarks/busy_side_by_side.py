@@ -14,7 +14,6 @@ Usage: busy_side_by_side.py --herald-bin DIR --peer-venv DIR [--seconds N]
 (Benchmarks/run.sh builds DIR = .build-release/release and the peer's venv.)
 """
 import argparse
-import http.client
 import os
 import sys
 import threading
@@ -41,14 +40,7 @@ def run(function, herald, seconds, rate=2.0):
         seed += [cloud.document(f"conversations/{g}", {"members": {"arrayValue": {"values": [string(m) for m in PEOPLE]}},
                                                       "isGroup": {"booleanValue": True}, "name": string(f"Group {g}")}) for g in GROUPS]
         cloud.commit(seed)
-        for _ in range(100):
-            try:
-                http.client.HTTPConnection("127.0.0.1", port, timeout=5).connect()
-                break
-            except ConnectionRefusedError:
-                time.sleep(0.1)
-        cloud.call("PUT", "/herald/triggers", {"name": "onMessageCreated", "pattern": "conversations/{conversationId}/messages/{messageId}",
-                                               "kind": "created", "url": f"http://127.0.0.1:{port}/", "contentType": "protobuf"})
+        cloud.trigger_on_messages(port)
         before = cloud.call("GET", "/herald/requests").get("firestore", 0)
         written_before = cloud.call("GET", "/herald/writes")["written"]
         written = {}

@@ -244,6 +244,17 @@ class LocalCloud:
     def document(self, path, fields):
         return {"update": {"name": f"projects/{PROJECT}/databases/(default)/documents/{path}", "fields": fields}}
 
+    def trigger_on_messages(self, port):
+        """Once the function serves on `port`, deliver new messages to it as onMessageCreated (protobuf)."""
+        for _ in range(100):
+            try:
+                http.client.HTTPConnection("127.0.0.1", port, timeout=5).connect()
+                break
+            except ConnectionRefusedError:
+                time.sleep(0.1)
+        self.call("PUT", "/herald/triggers", {"name": "onMessageCreated", "pattern": "conversations/{conversationId}/messages/{messageId}",
+                                              "kind": "created", "url": f"http://127.0.0.1:{port}/", "contentType": "protobuf"})
+
     def stop(self):
         os.killpg(self.process.pid, signal.SIGTERM)
         self.process.wait()
@@ -271,14 +282,7 @@ def end_to_end(function, herald, conversations=50, messages=500, writers=4):
                  for c, g in enumerate(groups)]
         for i in range(0, len(seed), 400):
             cloud.commit(seed[i:i + 400])
-        for _ in range(100):
-            try:
-                http.client.HTTPConnection("127.0.0.1", port, timeout=5).connect()
-                break
-            except ConnectionRefusedError:
-                time.sleep(0.1)
-        cloud.call("PUT", "/herald/triggers", {"name": "onMessageCreated", "pattern": "conversations/{conversationId}/messages/{messageId}",
-                                               "kind": "created", "url": f"http://127.0.0.1:{port}/", "contentType": "protobuf"})
+        cloud.trigger_on_messages(port)
         before = cloud.call("GET", "/herald/requests").get("firestore", 0)
         written = {}
 
