@@ -22,10 +22,15 @@ struct EmulatorTriggers {
     static let probeCollection = "herald-probe"
 
     /// Registers every pattern and the probe, then writes and deletes a probe document: true once its
-    /// event has come back (`probes` counts them), false when none comes within `wait`.
-    func connect(_ triggers: [TriggerRegistration], probes: ActivityCounter, wait: Duration = .seconds(3)) async throws -> Int {
+    /// event has come back (`probes` counts them), false when none comes within the wait. The wait grows
+    /// with how slowly the Firestore answered the registrations (a busy machine, a JVM still warming up),
+    /// so a slow emulator is not taken for one that sends no events.
+    func connect(_ triggers: [TriggerRegistration], probes: ActivityCounter, leastWait: Duration = .seconds(3)) async throws -> Int {
+        let clock = ContinuousClock()
+        let started = clock.now
         let count = try await register(triggers)
         try await register(pattern: "\(Self.probeCollection)/{probe}", key: "herald-probe")
+        let wait = min(max(leastWait, (clock.now - started) * 5), .seconds(30))
         let before = probes.current
         let probe = try firestore.name("\(Self.probeCollection)/\(UUID().uuidString)")
         _ = try await firestore.commit([Write(.update(probe, fields: ["at": .string("herald dev's trigger check")], mask: nil))])
@@ -57,7 +62,8 @@ struct EmulatorTriggers {
         let request = HTTPRequest(
             method: .POST, url: "http://\(endpointHost)/emulator/v1/projects/\(project)/eventarcTrigger?eventarcTriggerId=\(key)", headers: headers,
             body: ByteBuffer(string: body.serialized()))
-        let answer = try await transport.execute(request, timeout: .seconds(10))
+        // Generous: the emulator's first answers can take seconds while its JVM warms up on a busy machine.
+        let answer = try await transport.execute(request, timeout: .seconds(45))
         guard (200..<300).contains(Int(answer.status.code)) else {
             throw NoTriggers(reason: "it answered \(answer.status.code) to a trigger registration: \(String(buffer: answer.body).prefix(200))")
         }

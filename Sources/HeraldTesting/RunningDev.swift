@@ -41,7 +41,9 @@ public final class RunningDev: Sendable {
             arguments: ["dev"] + (scratch.map { ["--data", $0.path] } ?? []) + ["--port", "0", "--project", "e2e"] + arguments,
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, output: .file(log.path))
         let dev = RunningDev(process: process, log: log, base: "", scratch: scratch)
-        for _ in 0..<600 where !process.hasExited {
+        // Generous: with Google's emulator as the store, its first answers can take long on a busy machine.
+        let deadline = ContinuousClock.now + .seconds(180)
+        while !process.hasExited, ContinuousClock.now < deadline {
             let text = dev.output
             if let base = address(inOutput: text) { return RunningDev(process: process, log: log, base: base, scratch: scratch) }
             try await Task.sleep(for: .milliseconds(100))

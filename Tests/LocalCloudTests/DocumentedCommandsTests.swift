@@ -327,7 +327,7 @@ import WireFormats
             }
             let dev = try await Background.startDev(commands[1].shell(ports) + " --port \(devPort)", in: directory)
             defer { dev.terminate() }
-            try await dev.waitFor { $0.contains("sends each write's event") || $0.contains("polling") }
+            try await dev.waitFor(timeout: .seconds(180)) { $0.contains("sends each write's event") || $0.contains("polling") }
             #expect(dev.output.contains("127.0.0.1:\(emulatorPort) sends each write's event"), "\(dev.output.prefix(2000))")
             #expect(try await dev.interrupt() == 0)
         }
