@@ -257,7 +257,10 @@ final class DevSupervisor: Service, Sendable {
         audience: String? = nil
     ) throws {
         if let trigger {
-            cloud.triggers.register(function: name, pattern: trigger.pattern, kinds: trigger.kinds, url: service, instances: instances, audience: audience)
+            // As many deliveries in flight as the deployed service takes (Infra/: its concurrency per instance).
+            cloud.triggers.register(
+                function: name, pattern: trigger.pattern, kinds: trigger.kinds, url: service, instances: instances, audience: audience,
+                concurrency: FunctionCatalog.named(name)?.deployment.concurrency)
         }
         if let job {
             // Cloud Scheduler's jobs, as Infra/ declares them (run one now: POST /herald/scheduler/jobs/NAME:run).

@@ -42,10 +42,13 @@ public struct BusyGroupsLoad: Sendable {
         public var p99 = 0.0
         public var contentionRefusals = 0
         public var settled: Duration = .zero
+        /// From the first read mark written to the last read's event handled.
+        public var readsSettled: Duration?
+        public var readEvents = 0
 
         public var description: String {
             """
-            busy groups: \(messages) messages, \(alertsRecorded) of \(alertsExpected) alerts recorded (\(pushesRecorded) pushes in all), settled in \(settled)
+            busy groups: \(messages) messages, \(alertsRecorded) of \(alertsExpected) alerts recorded (\(pushesRecorded) pushes in all), settled in \(settled)\(readsSettled.map { ", reads: \(readEvents) marks settled in \($0)" } ?? "")
               write → last alert p50 \(Int(p50)) ms, p99 \(Int(p99)) ms; Firestore requests per message event \(String(format: "%.2f", requestsPerMessage))
               most writes to one document in 10 s: by the functions \(peakByFunctions.map { String(format: "%.2f/s (%@)", $0.perSecond, $0.document) } ?? "none"), with the app's \(peakAll.map { String(format: "%.2f/s (%@)", $0.perSecond, $0.document) } ?? "none")
               commits refused for contention \(contentionRefusals), dead letters \(deadLetters), mismatches \(mismatches.count)
@@ -115,15 +118,18 @@ public struct BusyGroupsLoad: Sendable {
         try await check(sent: sent, pushes: pushes, readsDone: false, into: &report)
 
         if settings.readEverything {
+            let readsStarted = ContinuousClock.now
             for person in people {
                 var writes: [Write] = []
                 for group in groups {
                     let (parent, query) = try world.messagesQuery(in: group.id)
                     writes += world.reads(by: person.id, of: try await app.runQuery(query, parent: parent))
                 }
+                report.readEvents += writes.count
                 for chunk in stride(from: 0, to: writes.count, by: 400) { _ = try await app.commit(Array(writes[chunk..<min(chunk + 400, writes.count)])) }
             }
             try await dev.waitUntilIdle(timeout: .seconds(600))
+            report.readsSettled = ContinuousClock.now - readsStarted
             try await check(sent: sent, pushes: Array(try await dev.pushes().dropFirst(pushesBefore)), readsDone: true, into: &report)
         }
         report.pushesRecorded = try await dev.pushes().count - pushesBefore

@@ -147,6 +147,11 @@ public struct LocalCloudDatabase: Sendable {
                             """)
                 }
             ),
+            (
+                // Each trigger's due deliveries, claimed up to its service's concurrency (EventDelivery.claim).
+                "v5-deliveries-by-trigger",
+                { db in try db.execute(sql: "CREATE INDEX deliveries_due_by_trigger ON deliveries(state, trigger, next_attempt_at)") }
+            ),
         ]
     }
 

@@ -74,6 +74,52 @@ final class EventReceiver: Sendable {
         }
     }
 
+    /// Each service takes as many deliveries at once as Cloud Run gives it (its concurrency per instance
+    /// times its instances), never more; a service whose events all wait holds back no other service's.
+    @Test func eachServiceTakesItsConcurrencyTimesItsInstancesAndNoMore() async throws {
+        let slow = Mutex((now: 0, most: 0, fast: 0))
+        let release = Flag()
+        let router = Router()
+        for path in ["/slow", "/slow-2"] {
+            router.post(RouterPath(path)) { _, _ -> Response in
+                slow.withLock {
+                    $0.now += 1
+                    $0.most = max($0.most, $0.now)
+                }
+                while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
+                slow.withLock { $0.now -= 1 }
+                return Response(status: .ok)
+            }
+        }
+        router.post("/fast") { _, _ -> Response in
+            slow.withLock { $0.fast += 1 }
+            return Response(status: .ok)
+        }
+        try await withTestHTTPServer(router) { port in
+            try await withLocalCloud { local in
+                var busy = TriggerRegistration(name: "slow", pattern: "rooms/{r}", kind: .created, url: "http://127.0.0.1:\(port)/slow")
+                busy.instances = ["http://127.0.0.1:\(port)/slow-2"]
+                busy.concurrency = 3
+                local.cloud.triggers.register(busy)
+                local.cloud.triggers.register(TriggerRegistration(name: "fast", pattern: "users/{u}", kind: .created, url: "http://127.0.0.1:\(port)/fast"))
+                let db = local.firestore()
+                // More than the local cloud's default of 16, so one shared limit would leave the other service none.
+                _ = try await db.commit(try (0..<20).map { Write(.update(try db.name("rooms/r\($0)"), fields: ["n": .integer(1)], mask: nil)) })
+                for _ in 0..<500 where slow.withLock({ $0.now }) < 6 { try await Task.sleep(for: .milliseconds(20)) }
+                _ = try await db.commit([Write(.update(try db.name("users/u1"), fields: ["n": .integer(1)], mask: nil))])
+                for _ in 0..<500 where slow.withLock({ $0.fast }) == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(slow.withLock { $0.fast } == 1, "the other service's event waited for the busy one")
+                // A moment for any delivery beyond the limit to arrive.
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(slow.withLock { $0.most } == 6, "\(slow.withLock { $0.most }) deliveries at once; 3 per instance × 2 instances is 6")
+                release.set()
+                #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)))
+                #expect(try await local.cloud.deliveries(state: "delivered").count == 21)
+                #expect(slow.withLock { $0.most } == 6)
+            }
+        }
+    }
+
     @Test func everyCommittedChangeProducesExactlyTheMatchingEvents() async throws {
         let receiver = EventReceiver()
         try await withTestHTTPServer(receiver.router) { port in

@@ -15,7 +15,10 @@ public struct DeliveryOptions: Sendable {
     public var minimumBackoff: Duration = .seconds(1)
     public var maximumBackoff: Duration = .seconds(60)
     public var timeout: Duration = .seconds(60)
+    /// Deliveries in flight to one service whose trigger names no concurrency of its own.
     public var concurrency = 16
+    /// Deliveries in flight at once in all.
+    public var totalConcurrency = 1_000
     public var faults = DeliveryFaults()
 
     public init() {}
@@ -74,7 +77,8 @@ public final class EventDelivery: Service, Sendable {
     let onReport: @Sendable (DeliveryReport) -> Void
     let signal: AsyncStream<Void>
     let signalContinuation: AsyncStream<Void>.Continuation
-    let inFlight = Mutex(0)
+    /// Deliveries in flight to each service (its first URL: a function's triggers and instances share it).
+    let inFlight = Mutex<[String: Int]>([:])
     /// The function each recent delivery's trace went to: who wrote what (DocumentWriteRates).
     private let traceFunctions = Mutex<[String: String]>([:])
     /// Signs the identity token each delivery carries, as Eventarc's trigger service account does.
@@ -114,13 +118,11 @@ public final class EventDelivery: Service, Sendable {
                 }
             }
             for await _ in signal.cancelOnGracefulShutdown() {
-                let free = options.withLock { $0.concurrency } - inFlight.withLock { $0 }
-                guard free > 0, let due = try? await claim(limit: free) else { continue }
-                for delivery in due {
-                    inFlight.withLock { $0 += 1 }
+                guard let due = try? await claim() else { continue }
+                for (service, delivery) in due {
                     group.addTask {
                         await self.deliver(delivery)
-                        self.inFlight.withLock { $0 -= 1 }
+                        self.inFlight.withLock { $0[service, default: 1] -= 1 }
                         self.wake()
                     }
                 }
@@ -141,25 +143,78 @@ public final class EventDelivery: Service, Sendable {
         var traceID: String?
     }
 
-    func claim(limit: Int) async throws(LocalAPIError) -> [Claimed] {
+    /// The service a trigger's deliveries count against, and how many it takes at once: as Cloud Run,
+    /// its concurrency per instance times its instances.
+    func service(of trigger: String, options: DeliveryOptions) -> (key: String, limit: Int) {
+        guard let registration = registry[trigger] else { return ("", 0) }
+        let limit = registration.concurrency.map { $0 * (1 + registration.instances.count) } ?? options.concurrency
+        return (registration.url, max(1, limit))
+    }
+
+    /// Due deliveries, as many of each service's as it has room for (its triggers in turn, each's oldest
+    /// first); each is counted in flight to its service before it is returned.
+    func claim() async throws(LocalAPIError) -> [(service: String, delivery: Claimed)] {
         let now = Date().timeIntervalSince1970
-        return try await database.write { db in
-            let rows = try Row.fetchAll(
-                db, sql: "SELECT * FROM deliveries WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?",
-                arguments: [now, limit])
-            var claimed: [Claimed] = []
-            for row in rows {
-                let id: Int64 = row["id"]
-                try db.execute(sql: "UPDATE deliveries SET state = 'in_flight' WHERE id = ?", arguments: [id])
-                let headersText: String = row["headers"]
-                let headers = (try? JSONValue(parsing: headersText))?.objectValue?.compactMapValues(\.stringValue) ?? [:]
-                claimed.append(
-                    Claimed(
-                        id: id, trigger: row["trigger"], eventType: row["event_type"], document: row["document"],
-                        headers: headers, body: row["body"], attempts: row["attempts"], traceID: row["trace_id"]))
+        let options = self.options.withLock { $0 }
+        // A trigger not registered (yet) keeps its events pending until it is.
+        let triggers = registry.all.map(\.name).map { ($0, service(of: $0, options: options)) }
+        // The room each service has, taken whole here and what is not used given back below.
+        let room: [String: Int] = inFlight.withLock { inFlight in
+            var room: [String: Int] = [:]
+            var total = inFlight.values.reduce(0, +)
+            for (_, (service, limit)) in triggers where room[service] == nil {
+                let count = min(limit - inFlight[service, default: 0], options.totalConcurrency - total)
+                guard count > 0 else { continue }
+                inFlight[service, default: 0] += count
+                total += count
+                room[service] = count
             }
-            return claimed
+            return room
         }
+        guard !room.isEmpty else { return [] }
+        let byService = Dictionary(grouping: triggers, by: \.1.key).mapValues { $0.map(\.0) }
+        let claimed = try await database.write { db in
+            try room.flatMap { service, free in
+                try Self.claim(triggers: byService[service] ?? [], limit: free, dueBy: now, in: db).map { (service: service, delivery: $0) }
+            }
+        }
+        let used = Dictionary(claimed.map { ($0.service, 1) }, uniquingKeysWith: +)
+        inFlight.withLock { inFlight in
+            for (service, count) in room { inFlight[service, default: count] -= count - used[service, default: 0] }
+        }
+        return claimed
+    }
+
+    /// The oldest due deliveries of a service's triggers, `limit` at most, marked in flight: each
+    /// trigger's oldest from its index, then the oldest of those.
+    static func claim(triggers: [String], limit: Int, dueBy now: Double, in db: Database) throws -> [Claimed] {
+        var candidates: [(at: Double, id: Int64)] = []
+        for trigger in triggers {
+            for row in try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT id, next_attempt_at FROM deliveries WHERE state = 'pending' AND trigger = ? AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?",
+                arguments: [trigger, now, limit])
+            {
+                candidates.append((row["next_attempt_at"], row["id"]))
+            }
+        }
+        var rows: [Row] = []
+        for candidate in candidates.sorted(by: { ($0.at, $0.id) < ($1.at, $1.id) }).prefix(limit) {
+            if let row = try Row.fetchOne(db, sql: "SELECT * FROM deliveries WHERE id = ?", arguments: [candidate.id]) { rows.append(row) }
+        }
+        var claimed: [Claimed] = []
+        for row in rows {
+            let id: Int64 = row["id"]
+            try db.execute(sql: "UPDATE deliveries SET state = 'in_flight' WHERE id = ?", arguments: [id])
+            let headersText: String = row["headers"]
+            let headers = (try? JSONValue(parsing: headersText))?.objectValue?.compactMapValues(\.stringValue) ?? [:]
+            claimed.append(
+                Claimed(
+                    id: id, trigger: row["trigger"], eventType: row["event_type"], document: row["document"],
+                    headers: headers, body: row["body"], attempts: row["attempts"], traceID: row["trace_id"]))
+        }
+        return claimed
     }
 
     func deliver(_ delivery: Claimed) async {

@@ -22,6 +22,9 @@ public struct TriggerRegistration: Sendable, Hashable {
     public var instances: [String] = []
     /// The identity token's audience: the service's URL (by default `url`'s scheme, host and port).
     public var audience: String?
+    /// Requests one instance takes at once (Cloud Run's `containerConcurrency`): the service has at most
+    /// this many deliveries per instance in flight; nil, the local cloud's default for a service.
+    public var concurrency: Int?
     public var contentType: ContentType
     /// `projects/P/databases/D`; nil matches every database.
     public var database: String?
@@ -73,7 +76,8 @@ public final class TriggerRegistry: Sendable {
     /// A function's trigger for these kinds of change: one registration per kind, as Eventarc takes one
     /// event type per trigger (the first named after the function); every kind at once is `written`.
     public func register(
-        function name: String, pattern: String, kinds: Set<DocumentChange.Kind>, url: String, instances: [String] = [], audience: String? = nil
+        function name: String, pattern: String, kinds: Set<DocumentChange.Kind>, url: String, instances: [String] = [], audience: String? = nil,
+        concurrency: Int? = nil
     ) {
         let each: [DocumentChange.Kind] =
             kinds.contains(.written) || kinds.isSuperset(of: [.created, .updated, .deleted])
@@ -82,6 +86,7 @@ public final class TriggerRegistry: Sendable {
             var registration = TriggerRegistration(name: index == 0 ? name : "\(name)-\(kind.rawValue)", pattern: pattern, kind: kind, url: url)
             registration.instances = instances
             registration.audience = audience
+            registration.concurrency = concurrency
             register(registration)
         }
     }
