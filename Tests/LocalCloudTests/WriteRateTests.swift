@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import FirestoreModel
 import Foundation
+import GoogleClients
 import HeraldTesting
 import Testing
 import WireFormats
@@ -73,6 +74,21 @@ import WireFormats
             #expect(run.status == 0, "\(run.stderr.suffix(1500))")
             let result = try JSONValue(parsing: run.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect((result["codes"]?["ABORTED"]?.int64Value ?? 0) > 0 && result["aborted"]?.stringValue == Self.contention, "\(result)")
+        }
+    }
+
+    /// A batchWrite's writes are applied one by one: only those applied count as written (billed).
+    @Test func onlyTheWritesABatchAppliedAreCounted() async throws {
+        try await withLocalCloud { local in
+            let db = local.firestore()
+            let outcomes = try await db.batchWrite([
+                Write(.update(try db.name("counters/a"), fields: ["n": .integer(1)], mask: nil)),
+                Write(.update(try db.name("counters/missing"), fields: ["n": .integer(1)], mask: nil), precondition: .exists(true)),
+                Write(.update(try db.name("counters/b"), fields: ["n": .integer(1)], mask: nil)),
+            ])
+            #expect(outcomes.count == 3)
+            let totals = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(local.baseURL)/herald/writes").body.utf8))
+            #expect(totals["written"] == .number("2"), "\(totals)")
         }
     }
 }

@@ -73,8 +73,8 @@ enum HostCommandLine<Host: CommandLineHost> {
         var arguments = arguments
         let asksForHelp = arguments.first == "help" || arguments.contains { $0 == "-h" || $0 == "--help" }
         let named = arguments.first.flatMap { $0.hasPrefix("-") ? nil : $0 }
-        // `serve`, the default, is every function's: its options are read without listing (or casting
-        // to find) the other subcommands, which would be work before the port opens.
+        // `serve`, the default, is every function's: its options are read without listing the other
+        // subcommands, which would be work before the port opens.
         var command = ServeCommand<Host>.command
         if asksForHelp || (named != nil && named != "serve") {
             let commands = commands

@@ -6,8 +6,9 @@ import FirestoreModel
 ///
 /// Each document's commits are admitted as a token bucket (a generic cell rate algorithm): a burst of
 /// `burst` at once, then one every `interval`. With a burst of 2 and 1.3 s, any 10 s hold at most
-/// 2 + ⌊10 / 1.3⌋ = 9 commits (a write short of Firestore's one a second, for clocks and delays), and a quick exchange (two messages in one conversation within a
-/// second, one person in two conversations at once) goes without waiting.
+/// 2 + ⌊10 / 1.3⌋ = 9 commits (a write short of Firestore's one a second, for clocks and delays),
+/// and a quick exchange (two messages in one conversation within a second, one person in two
+/// conversations at once) goes without waiting.
 ///
 /// An instance knows its own commits but only the latest version of a document another writer
 /// committed, never how many came before it: a burst it did not see may lie behind that version. So a

@@ -62,7 +62,7 @@ actor CommitCoalescer {
             // most likely, or the app.
             cadence.observed(document.name, writtenAt: time, created: document.createTime == time)
         }
-        if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < .seconds(10) } }
+        if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < cadence.strictness } }
         cadence.forgetQuiet(now: .now())
     }
 

@@ -35,7 +35,12 @@ public struct EventFunctionHost<Function: EventFunction>: FunctionHost {
 
     public func respond(toPost request: HTTPServer.Request, on server: FunctionServer<Self>) async -> EventResponse {
         guard request.path == "/" else { return failure(404, "NOT_FOUND", "\(Function.name) does not run on a schedule") }
-        return await server.handleEvent(request) { event, logger in await processor.process(event, logger: logger) }
+        return await handle(request, on: server)
+    }
+
+    /// One event, on any host's server (a host of both kinds hands its events here).
+    func handle<Host>(_ request: HTTPServer.Request, on server: FunctionServer<Host>) async -> EventResponse {
+        await server.handleEvent(request) { event, logger in await processor.process(event, logger: logger) }
     }
 }
 
@@ -52,6 +57,11 @@ public struct ScheduledFunctionHost<Function: ScheduledFunction>: FunctionHost {
     }
 
     public func respond(toPost request: HTTPServer.Request, on server: FunctionServer<Self>) async -> EventResponse {
+        await sweep(request, on: server)
+    }
+
+    /// One scheduled run, on any host's server (a host of both kinds hands `POST /sweep` here).
+    func sweep<Host>(_ request: HTTPServer.Request, on server: FunctionServer<Host>) async -> EventResponse {
         await server.tracedSweep(request) { logger in try await sweeper.run(at: .now(), logger: logger) }
     }
 }
@@ -68,10 +78,7 @@ public struct EventAndScheduledFunctionHost<Function: EventFunction & ScheduledF
     }
 
     public func respond(toPost request: HTTPServer.Request, on server: FunctionServer<Self>) async -> EventResponse {
-        if request.path == "/sweep" {
-            return await server.tracedSweep(request) { logger in try await schedule.sweeper.run(at: .now(), logger: logger) }
-        }
-        return await server.handleEvent(request) { event, logger in await events.processor.process(event, logger: logger) }
+        request.path == "/sweep" ? await schedule.sweep(request, on: server) : await events.handle(request, on: server)
     }
 }
 

@@ -207,8 +207,7 @@ public final class LocalFirestore: Sendable {
         let outbox = self.outbox
         let changes = self.changes
         defer { outbox.wake() }
-        defer { writeRates.record(writes.map(\.document.path), writer: writer(trace)) }
-        return try await database.write(
+        let outcomes = try await database.write(
             { db in
                 var outcomes: [Result<CommitResult, LocalAPIError>] = []
                 for write in writes {
@@ -229,6 +228,10 @@ public final class LocalFirestore: Sendable {
             afterCommit: { outcomes in
                 for case .success(let result) in outcomes { changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) }
             })
+        // Only the writes applied count toward a document's rate (and the writes billed).
+        let applied = zip(writes, outcomes).compactMap { write, outcome in (try? outcome.get()).map { _ in write.document.path } }
+        writeRates.record(applied, writer: writer(trace))
+        return outcomes
     }
 
     /// Applies `writes` atomically inside the caller's SQLite transaction and queues their events.
