@@ -1,6 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
 import GoogleClients
+import HTTPTypes
 import HeraldCore
 import HeraldHTTPClient
 import HeraldRuntime
@@ -140,5 +141,27 @@ enum CountedRooms {
         }
         let alerts = fake.bodies.withLock { $0 }.filter { $0["message"]?["notification"] != nil }
         #expect(alerts.count == 2, "one alert per device, whatever the corrections")
+    }
+
+    /// A correction that fails (FCM's quota, a timeout) is sent on the next delivery, though the ledger
+    /// recorded it before sending: the device still shows the count of its alert.
+    @Test func aCorrectionThatFailedIsSentAgainOnTheNextDelivery() async throws {
+        // tok-a's second push (the correction) meets FCM's quota once; everything else goes out.
+        let fake = FakeFCM(delay: .milliseconds(600), slowAttempts: 1) { token, attempt in
+            token == "tok-a" && attempt == 2 ? FakeFCM.error(.tooManyRequests, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED") : FakeFCM.ok(token)
+        }
+        try await withRoom(fake) { firestore, processor in
+            async let delivered = deliver(Rooms.created(id: "evt-correction-failed"), to: processor)
+            for _ in 0..<200 where fake.inFlight.withLock({ $0.now }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            _ = try await firestore.commit([CountedRooms.increment])
+            let response = try await delivered
+            #expect(response.status == 503, "the failed correction makes the trigger deliver again: \(response.body)")
+            let again = try await deliver(Rooms.created(id: "evt-correction-failed"), to: processor)
+            #expect(again.status == 200, "\(again.body)")
+        }
+        // The badges each device got, its failed attempt (tok-a's second) left out.
+        let toA = fake.bodies.withLock { $0 }.filter { $0["message"]?["token"] == "tok-a" }
+        let shown = toA.enumerated().filter { $0.offset != 1 }.compactMap { $0.element["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value }
+        #expect(shown.last == 6, "tok-a was sent \(shown), its last the stored 6")
     }
 }

@@ -26,6 +26,12 @@ struct CommittedCounts: Sendable {
     mutating func merge(_ other: CommittedCounts) { values.merge(other.values) { _, new in new } }
 }
 
+extension CountSource {
+    /// Recorded for a device whose badge is not known (a correction not known to have gone out): no
+    /// stored count is equal to it, so the next check corrects the device.
+    static let unknownBadge = -1
+}
+
 extension FirestoreGateway {
     /// The pushes with the counts they carry as committed: from this delivery's commits, else as stored
     /// now (another delivery committed them, or its answer was lost). A read that fails leaves the
@@ -61,7 +67,10 @@ extension FirestoreGateway {
                 return badge == item.badge ? nil : (item.push, badge)
             }.sorted { $0.push.token < $1.push.token }
             guard !corrections.isEmpty else { return }
-            try await record(corrections, in: state)
+            // Until a correction is known to have gone out, the device may show either count: recorded as
+            // unknown, a later delivery corrects it whatever the store says (a correction that failed,
+            // or a delivery that died sending it).
+            try await record(corrections.map { ($0.push, CountSource.unknownBadge) }, in: state)
             let now = ContinuousClock.now
             let deadlines = FCMClient.Deadlines(lastStart: now + pushLease * 0.4, finish: now + pushLease * 0.6)
             let texts = corrections.map {
@@ -76,7 +85,10 @@ extension FirestoreGateway {
                 default: shown[correction.push.token] = nil
                 }
             }
-            metrics?.push(result: "corrected", count: results.filter { if case .sent = $0 { true } else { false } }.count)
+            let delivered = zip(corrections, results).compactMap { correction, result in if case .sent = result { correction } else { nil } }
+            metrics?.push(result: "corrected", count: delivered.count)
+            // What those devices show now; without this record, a redelivery only corrects them once more.
+            if !delivered.isEmpty { try? await record(delivered, in: state) }
             if let transient {
                 // The trigger delivers the event again; the ledger's record of the counts sent tells it what to correct.
                 throw DownstreamError.unavailable("a push correcting a badge failed transiently (\(transient))", retryAfterSeconds: 1)
