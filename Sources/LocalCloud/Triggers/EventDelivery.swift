@@ -158,7 +158,7 @@ public final class EventDelivery: Service, Sendable {
         let options = self.options.withLock { $0 }
         // A trigger not registered (yet) keeps its events pending until it is.
         let triggers = registry.all.map(\.name).map { ($0, service(of: $0, options: options)) }
-        // The room each service has, taken whole here and what is not used given back below.
+        // The room each service has, taken whole here and what is not used given back when claimed.
         let room: [String: Int] = inFlight.withLock { inFlight in
             var room: [String: Int] = [:]
             var total = inFlight.values.reduce(0, +)
@@ -173,14 +173,18 @@ public final class EventDelivery: Service, Sendable {
         }
         guard !room.isEmpty else { return [] }
         let byService = Dictionary(grouping: triggers, by: \.1.key).mapValues { $0.map(\.0) }
-        let claimed = try await database.write { db in
+        var claimed: [(service: String, delivery: Claimed)] = []
+        defer {
+            // Room not used (all of it when the database refused) is given back.
+            let used = Dictionary(claimed.map { ($0.service, 1) }, uniquingKeysWith: +)
+            inFlight.withLock { inFlight in
+                for (service, count) in room { inFlight[service, default: count] -= count - used[service, default: 0] }
+            }
+        }
+        claimed = try await database.write { db in
             try room.flatMap { service, free in
                 try Self.claim(triggers: byService[service] ?? [], limit: free, dueBy: now, in: db).map { (service: service, delivery: $0) }
             }
-        }
-        let used = Dictionary(claimed.map { ($0.service, 1) }, uniquingKeysWith: +)
-        inFlight.withLock { inFlight in
-            for (service, count) in room { inFlight[service, default: count] -= count - used[service, default: 0] }
         }
         return claimed
     }
