@@ -90,7 +90,7 @@ import Testing
         await #expect {
             _ = try await transport.execute(HTTPRequest(url: "\(server.url)/never"), timeout: .milliseconds(300))
         } throws: { ($0 as? HTTPTransportError)?.timedOut == true }
-        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(ContinuousClock.now - started < .seconds(30), "the server never answers: only the deadline ends it")
         // The one connection allowed was closed with the request, so the next one gets a new one.
         #expect(try await transport.execute(HTTPRequest(url: "\(server.url)/after"), timeout: .seconds(10)).status == .ok)
         await transport.shutdown()
@@ -163,12 +163,14 @@ import Testing
             .bind(host: "127.0.0.1", port: 0).get()
         let url = "https://localhost:\(silent.localAddress!.port!)/"
         let transport = HTTPTransport(connectTimeout: .milliseconds(300))
+        // Far from the request's own limit, not close to the connect limit: a busy machine may take
+        // seconds to load the trust roots for the first attempt (3.4 s once in CI).
         for _ in 0..<2 {
             let started = ContinuousClock.now
             await #expect {
-                _ = try await transport.execute(HTTPRequest(url: url), timeout: .seconds(10))
+                _ = try await transport.execute(HTTPRequest(url: url), timeout: .seconds(120))
             } throws: { ($0 as? HTTPTransportError)?.kind == .connect }
-            #expect(ContinuousClock.now - started < .seconds(3))
+            #expect(ContinuousClock.now - started < .seconds(40))
         }
         await transport.shutdown()
         try await silent.close()

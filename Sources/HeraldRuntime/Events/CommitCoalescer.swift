@@ -31,6 +31,8 @@ actor CommitCoalescer {
     private var waiting: [Waiting] = []
     private var flushScheduled = false
     private var nextID = 0
+    /// Commits that could not go at once and waited for a turn (the tests' measure of "nothing waits").
+    private(set) var commitsThatWaited = 0
 
     struct Waiting {
         var id: Int
@@ -88,6 +90,7 @@ actor CommitCoalescer {
             var waiter = entry
             waiter.continuation = continuation
             waiting.append(waiter)
+            commitsThatWaited += 1
             scheduleFlush()
         }
     }
