@@ -31,6 +31,26 @@ struct Message {
 
     func isCountedAsUnread(by user: String) -> Bool { document.value(at: [schema.unreadMarkField, user]) == .boolean(true) }
 
+    /// The recipients this version shows both counted (marked) and reading it: each owes one decrement.
+    func readAndCounted(among recipients: [String]) -> Set<String> {
+        let readers = readBy
+        return Set(recipients.filter { readers.contains($0) && isCountedAsUnread(by: $0) })
+    }
+
+    /// The record that `reader`'s read of this message was counted down, made in the decrement's commit
+    /// (`{message}/heraldReads/{reader}`): whichever event comes to it first decrements, once.
+    func receipt(of reader: String) -> DocumentName? {
+        try? DocumentName(project: name.project, database: name.database, segments: name.segments + [Self.receiptCollection, reader])
+    }
+
+    /// Kept as long as the event ledger, for a TTL policy on `expireAt` to remove.
+    static func recordReceipt(_ receipt: DocumentName, expireAt: Timestamp) -> Write {
+        Write(.update(receipt, fields: ["expireAt": .timestamp(expireAt)], mask: nil), precondition: .exists(false))
+    }
+
+    static let receiptCollection = "heraldReads"
+    static let receiptLifetime = Duration.seconds(7 * 86_400)
+
     func ids(in field: String) -> Set<String> { Set(document[field]?.arrayValue?.compactMap(\.stringValue) ?? []) }
 
     /// `sent`, for a message its client left `sending` (or without a status).
@@ -38,28 +58,24 @@ struct Message {
         Write(.update(name, fields: [schema.statusField: .string("sent")], mask: [FieldPath(schema.statusField)]), precondition: .exists(true))
     }
 
-    /// The mark saying `recipient`'s unread count holds this message (onReadReceipt clears it when it uncounts).
+    /// The mark saying `recipient`'s unread count holds this message (it stays: a receipt records the read's decrement).
     func markCounted(for recipient: String) -> Write {
         Write(
             .update(name, fields: [schema.unreadMarkField: .map([recipient: .boolean(true)])], mask: [FieldPath(schema.unreadMarkField, recipient)]),
             precondition: .exists(true))
     }
 
-    /// A new status and read count, and the marks of `uncounted` removed, all conditional on this
-    /// version of the message; nil when nothing changes.
-    func update(status: String?, readCount: Int64?, clearingMarksOf uncounted: [String]) -> Write? {
-        var fields: [String: FirestoreValue] = [:]
-        var mask: [FieldPath] = uncounted.map { FieldPath(schema.unreadMarkField, $0) }  // masked but absent: removed
-        if let status {
-            fields[schema.statusField] = .string(status)
-            mask.append(FieldPath(schema.statusField))
-        }
-        if let readCount, let field = schema.readCountField {
-            fields[field] = .integer(readCount)
-            mask.append(FieldPath(field))
-        }
-        guard !mask.isEmpty else { return nil }
-        return Write(.update(name, fields: fields, mask: mask), precondition: document.updateTime.map { .updateTime($0) } ?? .exists(true))
+    /// A new status, conditional on this version of the message (a status only moves forward).
+    func update(status: String) -> Write {
+        Write(
+            .update(name, fields: [schema.statusField: .string(status)], mask: [FieldPath(schema.statusField)]),
+            precondition: document.updateTime.map { .updateTime($0) } ?? .exists(true))
+    }
+
+    /// "Read by N": never lowered, so any version's count may be written without a condition.
+    func raiseReadCount(to count: Int64) -> Write? {
+        guard let field = schema.readCountField else { return nil }
+        return Write(.transform(name), transforms: [FieldTransform(FieldPath(field), .maximum(.integer(count)))], precondition: .exists(true))
     }
 }
 

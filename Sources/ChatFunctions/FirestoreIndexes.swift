@@ -3,7 +3,8 @@ import WireFormats
 
 /// The `firestore.indexes.json` a deployment with this schema needs (the Firebase CLI's format): the
 /// composite index presenceSweeper's query uses, a collection-group index for token documents when
-/// tokens live in a subcollection, and the TTL policy that expires the exactly-once ledger.
+/// tokens live in a subcollection, and the TTL policies that expire the exactly-once ledger and the
+/// read receipts.
 extension Schema {
     public func firestoreIndexes(ledgerCollection: String = "_herald/events/ledger") -> JSONValue {
         func field(_ path: String) -> JSONValue { ["fieldPath": .string(path), "order": "ASCENDING"] }
@@ -22,6 +23,8 @@ extension Schema {
         let ledgerGroup = ledgerCollection.split(separator: "/").last.map(String.init) ?? ledgerCollection
         // Ledger documents are only ever read by name: no index on them, and a TTL on expireAt.
         overrides.append(["collectionGroup": .string(ledgerGroup), "fieldPath": "expireAt", "ttl": true, "indexes": []])
+        // Read receipts likewise: onReadReceipt reads them by name, and they live as long as the ledger.
+        overrides.append(["collectionGroup": .string(Message.receiptCollection), "fieldPath": "expireAt", "ttl": true, "indexes": []])
         return ["indexes": .array(indexes), "fieldOverrides": .array(overrides)]
     }
 }

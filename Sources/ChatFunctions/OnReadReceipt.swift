@@ -6,11 +6,15 @@ import HeraldCore
 /// the conversation's last message, and bring each new reader's unread count and badge down, once.
 /// A message was deleted (unsent): the recipients it still counted as unread are uncounted, once.
 ///
-/// Exactness comes from the message itself: onMessageCreated marks each recipient it counted
-/// (`heraldUnread.{uid}: true`); this function decrements only marked readers and clears their marks
-/// in the same commit, conditional on the message's version. Every change to the message — including
-/// onMessageCreated's marks landing after a receipt — triggers this function again, and each run
-/// works from the message as it is now, so any order of events ends at the exact counts.
+/// Exactness without writing the message: onMessageCreated marks each recipient it counted
+/// (`heraldUnread.{uid}: true`), and a reader owes one decrement once a version of the message shows
+/// them both marked and reading. Each update event compares its two versions: the readers who owe in
+/// the new one and did not in the old one are this event's (every version's event comes, so each
+/// reader is found by exactly one; an event without data reads the message as it is now and finds
+/// them all). A receipt per reader and message (`{message}/heraldReads/{uid}`), created with the
+/// decrement, makes the decrement happen once whichever event comes to it first. The message itself
+/// is written only when its status moves forward (and "read by N" rises): a group's readers keep
+/// writing it, and a decrement conditional on it would wait for them.
 public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     public static let name = "onReadReceipt"
     public static let summary = "On a message update or deletion: advance its status and bring unread counts and badges down."
@@ -25,46 +29,80 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         if change.effectiveKind == .deleted { return try planDeletion(change, reading: reading) }
         guard let conversationName = schema.conversationName(for: change) else { return .skip("the message's conversation does not exist") }
-        // The message as it is now (not as the event saw it), and its conversation.
-        try reading.need(documents: [change.document, conversationName])
-        guard let now = try reading.document(change.document) else { return .skip("the message no longer exists") }
+        // The message's two versions from the event; an event without them reads the message as it is now.
+        let before: Message?
+        let message: Message
+        if let old = change.oldDocument, let new = change.newDocument {
+            try reading.need(documents: [conversationName])
+            (before, message) = (schema.message(old), schema.message(new))
+        } else {
+            try reading.need(documents: [change.document, conversationName])
+            guard let now = try reading.document(change.document) else { return .skip("the message no longer exists") }
+            (before, message) = (nil, schema.message(now))
+        }
         guard let found = try reading.document(conversationName) else { return .skip("the message's conversation does not exist") }
-        let message = schema.message(now)
         let conversation = schema.conversation(found)
         let recipients = conversation.members.filter { $0 != message.senderID }
         guard !recipients.isEmpty else { return .skip("the message has no recipients") }
-        let readers = message.readBy.intersection(recipients)
-        let received = message.deliveredTo.union(readers)
-        // Readers whose unread count still holds this message.
-        let toUncount = recipients.filter { readers.contains($0) && message.isCountedAsUnread(by: $0) }
 
-        // Status only moves forward: read when every recipient read it (a group too), delivered when every one received it.
-        let current = message.status ?? "sent"
-        var status = current
-        if readers.count == recipients.count { status = "read" } else if received.isSuperset(of: recipients) { status = "delivered" }
-        if (Self.statusOrder.firstIndex(of: status) ?? 0) <= (Self.statusOrder.firstIndex(of: current) ?? 0) { status = current }
-        let readCount = conversation.isGroup && message.readCount != Int64(readers.count) ? Int64(readers.count) : nil
-
-        // Conditional on the message as read: a concurrent receipt makes the runtime plan again from the newer one.
-        guard let update = message.update(status: status == current ? nil : status, readCount: readCount, clearingMarksOf: toUncount) else {
-            return .skip("read and delivered state unchanged")
+        // The readers this event owes a decrement, less those another event already counted down.
+        let owed = message.readAndCounted(among: recipients).subtracting(before?.readAndCounted(among: recipients) ?? [])
+        let receipts = Dictionary(owed.compactMap { reader in message.receipt(of: reader).map { (reader, $0) } }) { first, _ in first }
+        try reading.need(documents: receipts.values.sorted())
+        var toUncount: [String] = []
+        for (reader, receipt) in receipts.sorted(by: { $0.key < $1.key }) {
+            if try reading.document(receipt) == nil { toUncount.append(reader) }
         }
-        var writes = [update]
-        if status != current, let shown = conversation.setLastMessageStatus(status, of: message) { writes.append(shown) }
+
+        var writes: [Write] = []
+        if let advance = try advanceStatus(message, recipients: recipients, conversation: conversation, change: change, reading: reading) {
+            writes += advance
+        }
+        let readers = message.readBy.intersection(recipients)
+        if conversation.isGroup, message.readCount ?? -1 < Int64(readers.count), let raise = message.raiseReadCount(to: Int64(readers.count)) {
+            writes.append(raise)
+        }
+        guard !writes.isEmpty || !toUncount.isEmpty else { return .skip("read and delivered state unchanged") }
+        let expireAt = change.time.adding(Message.receiptLifetime)
+        writes += toUncount.compactMap { receipts[$0].map { Message.recordReceipt($0, expireAt: expireAt) } }
         let users = try schema.users(toUncount, notifying: toUncount, near: conversationName, reading: reading)
         let uncounted = uncount(toUncount, users: users, in: conversation, reading: reading, reason: "read", messageID: message.id)
         return Plan(writes: Write.merging(writes + uncounted.writes), pushes: uncounted.pushes, warnings: uncounted.warnings)
     }
 
-    /// A deleted message leaves no unread count behind. Its marks as it was say whom it still counted;
-    /// a receipt handled before the deletion cleared its readers' marks, and a message deleted before
-    /// onMessageCreated handled it was never counted (onMessageCreated then skips it).
+    /// The status moves forward: read when every recipient read it (a group too), delivered when every
+    /// one received it. Written on the message as it is now, conditional on that version (another
+    /// event may have moved it further meanwhile), and mirrored on the conversation's last message.
+    func advanceStatus(
+        _ message: Message, recipients: [String], conversation: Conversation, change: DocumentChange, reading: Reads
+    ) throws(NotReadYet) -> [Write]? {
+        guard let due = Self.status(of: message, recipients: recipients), due != message.status else { return nil }
+        try reading.need(documents: [change.document])
+        guard let found = try reading.document(change.document) else { return nil }
+        let now = schema.message(found)
+        guard let status = Self.status(of: now, recipients: recipients), status != now.status else { return nil }
+        return [now.update(status: status)] + (conversation.setLastMessageStatus(status, of: now).map { [$0] } ?? [])
+    }
+
+    /// The status the message's readers and receivers give it, if further than the one it has.
+    static func status(of message: Message, recipients: [String]) -> String? {
+        let readers = message.readBy.intersection(recipients)
+        let received = message.deliveredTo.union(readers)
+        let current = message.status ?? "sent"
+        let status = readers.count == recipients.count ? "read" : received.isSuperset(of: recipients) ? "delivered" : current
+        return (statusOrder.firstIndex(of: status) ?? 0) > (statusOrder.firstIndex(of: current) ?? 0) ? status : nil
+    }
+
+    /// A deleted message leaves no unread count behind. Its marks as it was say whom it counted, and its
+    /// readers then are counted down by their reads' events (receipts), so the others are uncounted here;
+    /// a message deleted before onMessageCreated handled it was never counted (onMessageCreated then skips it).
     func planDeletion(_ change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         guard let old = change.oldDocument else { return .skip("the deletion event carries no data: whom the message counted is unknown") }
         guard let conversationName = schema.conversationName(for: change), let found = try reading.document(conversationName) else {
             return .skip("the message's conversation does not exist")
         }
-        let counted = schema.message(old).countedAsUnread
+        let message = schema.message(old)
+        let counted = message.countedAsUnread.filter { !message.readBy.contains($0) }
         guard !counted.isEmpty else { return .skip("the deleted message counted nobody as unread") }
         let users = try schema.users(counted, notifying: counted, near: conversationName, reading: reading)
         let uncounted = uncount(counted, users: users, in: schema.conversation(found), reading: reading, reason: "deleted", messageID: old.name.documentID)

@@ -5,7 +5,7 @@ import HeraldCore
 import Testing
 import WireFormats
 
-/// A group (alice, bob, carol) and one message from alice, as onMessageCreated left it.
+/// A group (alice, bob, carol) and one message from alice, as onMessageCreated left it, just read by bob.
 struct ReceiptWorld {
     var schema = Schema.presets["default"]!
     var message: [String: FirestoreValue] = [
@@ -13,6 +13,12 @@ struct ReceiptWorld {
         "readBy": .array([.string("alice"), .string("bob")]),
         "heraldUnread": .map(["bob": .boolean(true), "carol": .boolean(true)]),
     ]
+    /// The version before the event's write: by default the same message before bob read it.
+    var previous: [String: FirestoreValue]? = nil
+    /// The event carries both versions (else it reads the message as it is now, `message`).
+    var withData = true
+    /// Readers whose read another event already counted down.
+    var receipts: Set<String> = []
     var conversation: [String: FirestoreValue] = [
         "members": .array([.string("alice"), .string("bob"), .string("carol")]), "isGroup": .boolean(true), "name": .string("Family"),
         "lastMessage": .map(["messageId": .string("m1"), "text": .string("Dinner at 6pm")]),
@@ -26,9 +32,12 @@ struct ReceiptWorld {
         let function = OnReadReceipt(schema: schema)
         let messageName = try DocumentName(project: "p", path: "conversations/family/messages/m1")
         let current = FirestoreDocument(name: messageName, fields: message, updateTime: Timestamp(seconds: 20))
-        let change = DocumentChange(
-            eventID: "e", kind: .updated, time: Timestamp(seconds: 20), document: messageName,
-            oldDocument: current, newDocument: current)
+        var before = message
+        before["readBy"] = .array([.string("alice")])
+        let old = FirestoreDocument(name: messageName, fields: previous ?? before, updateTime: Timestamp(seconds: 19))
+        var change = DocumentChange(
+            eventID: "e", kind: .updated, time: Timestamp(seconds: 20), document: messageName, oldDocument: old, newDocument: current)
+        if !withData { (change.oldDocument, change.newDocument, change.dataWasOmitted) = (nil, nil, true) }
         var read = DocumentsRead()
         read.found[messageName] = current
         read.found[try DocumentName(project: "p", path: "conversations/family")] =
@@ -37,6 +46,10 @@ struct ReceiptWorld {
             let name = try DocumentName(project: "p", path: "users/\(id)")
             read.found[name] = FirestoreDocument(name: name, fields: fields)
         }
+        for reader in ["bob", "carol"] {
+            let receipt = try DocumentName(project: "p", path: "conversations/family/messages/m1/heraldReads/\(reader)")
+            if receipts.contains(reader) { read.found[receipt] = FirestoreDocument(name: receipt, fields: [:]) } else { read.missing.insert(receipt) }
+        }
         let (plan, steps) = function.plan(for: change, given: read)
         #expect(steps.flatMap(\.documents).isEmpty, "everything the plan reads is in this world")
         return plan
@@ -44,19 +57,12 @@ struct ReceiptWorld {
 }
 
 @Suite struct OnReadReceiptTests {
-    @Test func aReadCountsOnceAndClearsTheMark() throws {
+    @Test func aReadCountsDownOnceWithAReceiptAndLeavesTheMessageAlone() throws {
         let plan = try ReceiptWorld().plan()
-        let message = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1" })
-        // Bob's mark goes (masked, absent); the status stays: carol has not read it, and a group is read only when all have.
-        guard case .update(_, let fields, let mask) = message.operation else {
-            Issue.record("not an update")
-            return
-        }
-        #expect(mask == [FieldPath("heraldUnread", "bob")] && fields.isEmpty)
-        guard case .updateTime = message.precondition else {
-            Issue.record("the message write must be conditional on its version")
-            return
-        }
+        // Nothing written to the message (its readers keep writing it): the status stays, carol has not read it.
+        #expect(plan.writes.first { $0.document.path == "conversations/family/messages/m1" } == nil)
+        let receipt = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
+        #expect(receipt.precondition == .exists(false), "made once, by whichever event comes first")
         let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
         #expect(
             conversation.transforms == [
@@ -66,6 +72,7 @@ struct ReceiptWorld {
         let badge = try #require(plan.writes.first { $0.document.path == "users/bob" })
         #expect(badge.transforms.first == FieldTransform(FieldPath("unreadTotal"), .increment(.integer(-1))))
         #expect(plan.writes.first { $0.document.path == "users/carol" } == nil)
+        #expect(plan.writes.allSatisfy { if case .updateTime = $0.precondition { false } else { true } }, "no write waits on a version")
         // Bob's other devices hear the new badge silently.
         #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad"])
         for push in plan.pushes {
@@ -79,10 +86,38 @@ struct ReceiptWorld {
         }
     }
 
+    @Test func aReadAnotherEventCountedDownIsNotCountedAgain() throws {
+        var world = ReceiptWorld()
+        world.receipts = ["bob"]
+        #expect(try world.plan().decision == .skip(reason: "read and delivered state unchanged"))
+    }
+
+    @Test func aMarkLandingAfterTheReadCountsItDown() throws {
+        var world = ReceiptWorld()
+        var before = world.message
+        before["heraldUnread"] = nil  // bob read before onMessageCreated's marks landed
+        world.previous = before
+        let plan = try world.plan()
+        #expect(plan.writes.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
+        #expect(plan.writes.contains { $0.document.path == "users/bob" } && !plan.writes.contains { $0.document.path == "users/carol" })
+    }
+
+    @Test func anEventWithoutDataCountsDownEveryReaderWithoutAReceipt() throws {
+        var world = ReceiptWorld()
+        world.withData = false
+        world.message["readBy"] = .array([.string("alice"), .string("bob"), .string("carol")])
+        world.receipts = ["bob"]
+        let plan = try world.plan()
+        #expect(plan.writes.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/carol" })
+        #expect(!plan.writes.contains { $0.document.path.hasSuffix("heraldReads/bob") || $0.document.path == "users/bob" })
+        #expect(plan.pushes.map(\.token) == ["c-phone"])
+    }
+
     @Test func theLastReaderMakesItReadAndTheChatListShowsIt() throws {
         var world = ReceiptWorld()
         world.message["readBy"] = .array([.string("alice"), .string("bob"), .string("carol")])
         world.message["heraldUnread"] = .map(["carol": .boolean(true)])
+        world.previous = world.message.merging(["readBy": .array([.string("alice"), .string("bob")])]) { _, new in new }
         let plan = try world.plan()
         let message = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1" })
         guard case .update(_, let fields, _) = message.operation else {
@@ -90,6 +125,10 @@ struct ReceiptWorld {
             return
         }
         #expect(fields["status"] == .string("read"))
+        guard case .updateTime = message.precondition else {
+            Issue.record("the status write must be conditional on the version it moves forward")
+            return
+        }
         let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
         guard case .update(_, let conversationFields, let mask) = conversation.operation else {
             Issue.record("not an update")
@@ -100,7 +139,7 @@ struct ReceiptWorld {
 
     @Test func nothingNewIsANoOp() throws {
         var world = ReceiptWorld()
-        world.message["heraldUnread"] = .map(["carol": .boolean(true)])  // bob's read already counted
+        world.previous = world.message  // bob read it before this version: an earlier event's
         #expect(try world.plan().decision == .skip(reason: "read and delivered state unchanged"))
     }
 
@@ -119,23 +158,21 @@ struct ReceiptWorld {
         delivered.message["heraldUnread"] = nil
         delivered.message["deliveredTo"] = .array([.string("carol")])
         let plan = try delivered.plan()
-        guard case .update(_, let fields, _)? = plan.writes.first?.operation else {
+        guard case .update(_, let fields, _)? = plan.writes.first(where: { $0.document.path.hasSuffix("/m1") })?.operation else {
             Issue.record("no message write")
             return
         }
         #expect(fields["status"] == .string("delivered"))
     }
 
-    @Test func prd000KeepsAReadByCountForGroups() throws {
+    @Test func prd000KeepsAReadByCountForGroupsThatNeverGoesDown() throws {
         var world = ReceiptWorld()
         world.schema = Schema.presets["prd000"]!
         world.conversation = ["participants": .array([.string("alice"), .string("bob"), .string("carol")]), "isGroup": .boolean(true)]
         let plan = try world.plan()
-        guard case .update(_, let fields, _)? = plan.writes.first?.operation else {
-            Issue.record("no message write")
-            return
-        }
-        #expect(fields["readCount"] == .integer(1))
+        let message = try #require(plan.writes.first { $0.document.path.hasSuffix("/m1") })
+        #expect(message.transforms == [FieldTransform(FieldPath("readCount"), .maximum(.integer(1)))])
+        #expect(message.precondition == .exists(true), "an older version's count can only leave a newer one as it is")
     }
 }
 
@@ -160,20 +197,17 @@ struct ReceiptWorld {
     @Test func theRecipientsStillCountedAreUncounted() throws {
         let world = ReceiptWorld()
         let (plan, wanted) = try plan(of: world.message)
-        // Bob read it but onReadReceipt had not counted it yet (his mark is there): both marks go down.
-        #expect(wanted.map(\.path) == ["users/bob", "users/carol"])
+        // Bob read it: his read's own event counts him down (with a receipt), whenever it comes; carol is uncounted here.
+        #expect(wanted.map(\.path) == ["users/carol"])
         let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
         #expect(
-            conversation.transforms
-                == ["bob", "carol"].flatMap {
-                    [
-                        FieldTransform(FieldPath("unreadCount", $0), .increment(.integer(-1))),
-                        FieldTransform(FieldPath("unreadCount", $0), .maximum(.integer(0))),
-                    ]
-                })
-        #expect(plan.writes.filter { $0.document.path.hasPrefix("users/") }.count == 2)
-        #expect(plan.writes.first { $0.document.path.hasSuffix("/m1") } == nil, "the message is gone: nothing to write to it")
-        #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad", "c-phone"])
+            conversation.transforms == [
+                FieldTransform(FieldPath("unreadCount", "carol"), .increment(.integer(-1))),
+                FieldTransform(FieldPath("unreadCount", "carol"), .maximum(.integer(0))),
+            ])
+        #expect(plan.writes.filter { $0.document.path.hasPrefix("users/") }.count == 1)
+        #expect(plan.writes.first { $0.document.path.contains("/m1") } == nil, "the message is gone: nothing to write to it")
+        #expect(plan.pushes.map(\.token) == ["c-phone"])
         #expect(plan.pushes.allSatisfy { $0.content["notification"] == nil })
         #expect(plan.pushes.allSatisfy { $0.content["data"]?["reason"] == "deleted" && $0.content["data"]?["messageId"] == "m1" })
     }

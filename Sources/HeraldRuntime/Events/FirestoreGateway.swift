@@ -178,8 +178,11 @@ public struct FirestoreGateway: DocumentGateway {
             return FirstCommit(
                 state: LedgerState(main: main, parts: Array(documents.dropFirst())), committed: true, holdsClaim: hasPushes, counts: counts)
         } catch let error as GoogleAPIError where error.status == .alreadyExists {
-            // Applied before. Carry on from what the ledger says.
-            guard let state = try await readState(ledger) else { throw Self.classify(error) }
+            // Applied before: carry on from what the ledger says. Without a ledger entry, another
+            // document the plan creates exists now (a read's receipt another event made): plan again.
+            guard let state = try await readState(ledger) else {
+                throw DownstreamError.changedDuringPlanning("a document the plan creates exists now (\(error.message))")
+            }
             return FirstCommit(state: state, committed: false, holdsClaim: false)
         } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition {
             // A document the plan relied on changed between the read and the commit. Nothing was
