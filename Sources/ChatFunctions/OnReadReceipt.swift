@@ -33,8 +33,15 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         let before: Message?
         let message: Message
         if let old = change.oldDocument, let new = change.newDocument {
-            try reading.need(documents: [conversationName])
             (before, message) = (schema.message(old), schema.message(new))
+            // Nobody read or received it in this write, and no reader became counted: nothing to do,
+            // nothing to read (onMessageCreated's own write to the message is one of these, mostly).
+            if before?.readBy == message.readBy, before?.deliveredTo == message.deliveredTo,
+                message.readAndCounted(among: Array(message.readBy)) == before?.readAndCounted(among: Array(message.readBy))
+            {
+                return .skip("read and delivered state unchanged")
+            }
+            try reading.need(documents: [conversationName])
         } else {
             try reading.need(documents: [change.document, conversationName])
             guard let now = try reading.document(change.document) else { return .skip("the message no longer exists") }

@@ -143,6 +143,23 @@ struct ReceiptWorld {
         #expect(try world.plan().decision == .skip(reason: "read and delivered state unchanged"))
     }
 
+    /// onMessageCreated's marks and status, before anyone read: the event that write makes needs nothing read.
+    @Test func aWriteThatChangesNoReadStateReadsNothing() throws {
+        let world = ReceiptWorld()
+        let name = try DocumentName(project: "p", path: "conversations/family/messages/m1")
+        var old = world.message
+        old["readBy"] = .array([.string("alice")])
+        var new = old
+        old["heraldUnread"] = nil
+        new["status"] = .string("sent")
+        let change = DocumentChange(
+            eventID: "e", kind: .updated, time: Timestamp(seconds: 20), document: name,
+            oldDocument: FirestoreDocument(name: name, fields: old), newDocument: FirestoreDocument(name: name, fields: new))
+        let (plan, steps) = OnReadReceipt(schema: world.schema).plan(for: change, given: DocumentsRead())
+        #expect(plan.decision == .skip(reason: "read and delivered state unchanged"))
+        #expect(steps.isEmpty, "\(steps)")
+    }
+
     @Test func aReadBeforeTheMessageWasCountedIsNotCountedDown() throws {
         var world = ReceiptWorld()
         world.message["heraldUnread"] = nil  // onMessageCreated has not run yet; it will not count bob
