@@ -33,14 +33,16 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         let before: Message?
         let message: Message
         if let old = change.oldDocument, let new = change.newDocument {
-            (before, message) = (schema.message(old), schema.message(new))
-            // Nobody read or received it in this write, and no reader became counted: nothing to do,
-            // nothing to read (onMessageCreated's own write to the message is one of these, mostly).
-            if before?.readBy == message.readBy, before?.deliveredTo == message.deliveredTo,
-                message.readAndCounted(among: Array(message.readBy)) == before?.readAndCounted(among: Array(message.readBy))
+            let (previous, current) = (schema.message(old), schema.message(new))
+            // Nobody read or received it in this write, and no reader became counted: nothing to do and
+            // nothing to read (onMessageCreated's marks, and Herald's own status writes, are such writes).
+            let everyReader = Array(current.readBy)
+            if previous.readBy == current.readBy, previous.deliveredTo == current.deliveredTo,
+                previous.readAndCounted(among: everyReader) == current.readAndCounted(among: everyReader)
             {
                 return .skip("read and delivered state unchanged")
             }
+            (before, message) = (previous, current)
             try reading.need(documents: [conversationName])
         } else {
             try reading.need(documents: [change.document, conversationName])

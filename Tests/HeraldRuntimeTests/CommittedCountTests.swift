@@ -48,6 +48,27 @@ final class InterferingFirestore: ForwardingFirestore {
     }
 }
 
+/// Counts the requests the executor makes.
+final class RequestCountingFirestore: ForwardingFirestore {
+    let inner: FirestoreClient
+    let requests = Mutex<[String]>([])
+    init(inner: FirestoreClient) { self.inner = inner }
+    func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
+        requests.withLock { $0.append("commit") }
+        return try await inner.commit(writes, transaction: transaction)
+    }
+    func commitIdempotent(_ writes: [Write], retry: RetryPolicy?, deadline: ContinuousClock.Instant?, essential: Bool) async throws
+        -> FirestoreClient.CommitResult
+    {
+        requests.withLock { $0.append("commit") }
+        return try await inner.commitIdempotent(writes, retry: retry, deadline: deadline, essential: essential)
+    }
+    func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
+        requests.withLock { $0.append("read") }
+        return try await inner.batchGet(names, transaction: transaction)
+    }
+}
+
 enum CountedRooms {
     static let increment = Write(.transform(Rooms.room), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))])
 
@@ -105,6 +126,29 @@ enum CountedRooms {
         }
         let badges = fake.bodies.withLock { $0 }.map { $0["message"]?["apns"]?["payload"]?["aps"]?["badge"] }
         #expect(badges == [.integer(6), .integer(6)], "\(badges)")
+    }
+
+    /// The usual event: its pushes out and no count changed since. The check after sending goes in the
+    /// record's commit: read, plan, commit, send, read the counts, one commit (it was two: the record,
+    /// then "checked").
+    @Test func anEventWhoseCountsStandRecordsItsPushesAndTheCheckInOneCommit() async throws {
+        let fake = FakeFCM()
+        let counting = Mutex<RequestCountingFirestore?>(nil)
+        let wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { inner in
+            let wrapper = RequestCountingFirestore(inner: inner)
+            counting.withLock { $0 = wrapper }
+            return wrapper
+        }
+        try await withRoom(fake, firestore: wrap) { firestore, processor in
+            let response = try await deliver(Rooms.created(id: "evt-usual"), to: processor)
+            #expect(response.status == 200, "\(response.body)")
+            let requests = try #require(counting.withLock { $0 }).requests.withLock { $0 }
+            #expect(requests.filter { $0 == "commit" }.count == 2, "\(requests)")
+            #expect(requests.last == "commit" && requests.dropLast().last == "read", "\(requests)")
+            let ledger = try #require(processor.gateway as? FirestoreGateway).ledgerName(for: try #require(response.report?.event.change))
+            #expect(try await firestore.get(ledger)?["countsChecked"] == .boolean(true))
+        }
+        #expect(CountedRooms.lastBadges(fake) == ["tok-a": 5, "tok-b": 5])
     }
 
     /// A later event's commit lands while this event's push is on its way, and that event sends no push

@@ -41,9 +41,6 @@ actor CommitCoalescer {
         /// Merged in this order: the event's time, so a later event's fields win.
         var order: Timestamp
         var since: ContinuousClock.Instant
-        /// It lost a turn to another writer once: its increments and bounds go without a condition now
-        /// (they are right on any version), so a document someone keeps writing cannot hold it back.
-        var yielded = false
         /// Nil for a commit tried at once (it answers its caller itself).
         var continuation: CheckedContinuation<FirestoreClient.CommitResult, any Error>?
     }
@@ -74,7 +71,7 @@ actor CommitCoalescer {
     func commit(_ writes: [Write], order: Timestamp) async throws -> FirestoreClient.CommitResult {
         let documents = Set(writes.map(\.document))
         nextID += 1
-        var entry = Waiting(id: nextID, writes: writes, documents: documents, order: order, since: .now, continuation: nil)
+        let entry = Waiting(id: nextID, writes: writes, documents: documents, order: order, since: .now, continuation: nil)
         if turnHasCome(documents), !waiting.contains(where: { !$0.documents.isDisjoint(with: documents) }) {
             // Nothing hot: at once, as one commit of its own.
             busy.formUnion(documents)
@@ -86,7 +83,7 @@ actor CommitCoalescer {
             case .failure(let error)?: throw error
             case nil:
                 // Its documents changed under it: it waits for their next turn like any other.
-                entry.yielded = true
+                break
             }
         }
         return try await withCheckedThrowingContinuation { continuation in
@@ -174,10 +171,7 @@ actor CommitCoalescer {
                 switch result {
                 case .success(let value)?: entry.continuation?.resume(returning: value)
                 case .failure(let error)?: entry.continuation?.resume(throwing: error)
-                case nil:  // its next turn
-                    var again = entry
-                    again.yielded = true
-                    waiting.append(again)
+                case nil: waiting.append(entry)  // its next turn
                 }
             }
         }
@@ -201,7 +195,7 @@ actor CommitCoalescer {
         }
         guard !live.isEmpty else { return outcomes }
         var shared = SharedCommit(live.map(\.writes))
-        shared.conditionOnVersions(versions, except: live.filter(\.yielded).reduce(into: Set()) { $0.formUnion($1.documents) })
+        shared.conditionOnVersions(versions)
         do {
             let result = try await firestore.commit(shared.writes, transaction: nil)
             for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
@@ -299,12 +293,10 @@ struct SharedCommit {
     }
 
     /// Each write to a document whose version is known, and that asked for no more than its existence,
-    /// made conditional on that version: the commit goes only if nobody wrote the document since. Not
-    /// increments and bounds to the `except` documents (a commit that lost a turn to another writer).
-    mutating func conditionOnVersions(_ versions: [DocumentName: Timestamp], except: Set<DocumentName> = []) {
+    /// made conditional on that version: the commit goes only if nobody wrote the document since.
+    mutating func conditionOnVersions(_ versions: [DocumentName: Timestamp]) {
         for index in writes.indices {
             guard let known = versions[writes[index].document] else { continue }
-            if except.contains(writes[index].document), writes[index].isCommutative { continue }
             switch writes[index].precondition {
             case nil, .exists(true)?: writes[index].precondition = .updateTime(known)
             default: continue
@@ -327,18 +319,5 @@ struct SharedCommit {
                     return last.flatMap { $0 < values.count ? values[$0] : nil } ?? .null
                 }
             })
-    }
-}
-
-extension Write {
-    /// Increments and bounds only: applied in any order to any version, they need no condition.
-    var isCommutative: Bool {
-        guard case .transform = operation, !transforms.isEmpty else { return false }
-        return transforms.allSatisfy {
-            switch $0.operation {
-            case .increment, .maximum, .minimum: true
-            default: false
-            }
-        }
     }
 }

@@ -140,7 +140,8 @@ public struct FirestoreGateway: DocumentGateway {
             try await claim(state, holder: holder)
         }
         let counted = await withCommittedCounts(pending, committed: counts)
-        let (sent, retry) = try await send(counted, state: state, holder: holder, claimedAt: claimed, eventID: event.eventID)
+        let (sent, retry, checked) = try await send(counted, state: state, holder: holder, claimedAt: claimed, eventID: event.eventID)
+        if checked { return .applied }
         do { try await correctCounts(sent, state: state) } catch { throw retry ?? Self.classify(error) }
         if let retry { throw retry }
         await markCountsChecked(sent, state: state)

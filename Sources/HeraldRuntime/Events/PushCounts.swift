@@ -96,6 +96,16 @@ extension FirestoreGateway {
         }
     }
 
+    /// Every device that was sent a count still shows the stored one (a count whose document is gone
+    /// has nothing to correct); false when the read fails, so the correction path reads again.
+    func countsStillShown(_ sent: [(push: PushMessage, badge: Int)]) async -> Bool {
+        guard let stored = try? await read(Array(Set(sent.compactMap { $0.push.count?.document }))) else { return false }
+        return sent.allSatisfy { item in
+            guard let source = item.push.count, let document = stored[source.document] else { return true }
+            return CountSource.badge(document.value(at: source.field)) == item.badge
+        }
+    }
+
     /// Records that the devices' counts were checked after this event's pushes (and corrected where they
     /// had changed), so a later delivery of the event does not correct them again: the events that
     /// changed the counts since sent their own. Best effort: without it, a redelivery sends the stored

@@ -53,10 +53,12 @@ extension FirestoreGateway {
     /// it), with the same collapse identifiers, so a device that got it shows one alert; and the
     /// record is retried until 95%, so that losing it, which would send the pushes again, takes Firestore
     /// failing for a third of the lease.
-    /// Returns the pushes sent, each with the badge it carried, and the failure to hand back to the
-    /// trigger when some failed transiently (they stay pending for a redelivery).
+    /// Returns the pushes sent, each with the badge it carried, the failure to hand back to the trigger
+    /// when some failed transiently (they stay pending for a redelivery), and whether the counts were
+    /// checked: every push went out and every device's count was still the stored one when read after
+    /// the sends, recorded in the same commit (else `correctCounts` follows).
     func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant, eventID: String) async throws -> (
-        sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?
+        sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?, checked: Bool
     ) {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
         let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
@@ -92,14 +94,19 @@ extension FirestoreGateway {
             countsByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = .integer(Int64(badge))
         }
         if marksByDocument[state.main.name] == nil { marksByDocument[state.main.name] = [:] }
+        // The usual case, in one commit with the record: every push out and no count changed since.
+        var checked = false
+        if outcome.retryable.isEmpty, sent.contains(where: { $0.push.count != nil }) { checked = await countsStillShown(sent) }
         let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
             let counts = countsByDocument[name] ?? [:]
+            let isMain = name == state.main.name
             let mask =
                 marks.keys.sorted().map { FieldPath("pushes", $0) } + counts.keys.sorted().map { FieldPath("counts", $0) }
-                + (name == state.main.name ? [FieldPath("claims", holder)] : [])
+                + (isMain ? [FieldPath("claims", holder)] : []) + (isMain && checked ? [FieldPath("countsChecked")] : [])
             var fields: [String: FirestoreValue] = [:]
             if !marks.isEmpty { fields["pushes"] = .map(marks) }
             if !counts.isEmpty { fields["counts"] = .map(counts) }
+            if isMain && checked { fields["countsChecked"] = .boolean(true) }
             return Write(.update(name, fields: fields, mask: mask), precondition: .exists(true))
         }
         let recordBy = claimedAt + pushLease * 0.95
@@ -122,10 +129,13 @@ extension FirestoreGateway {
                 logger.info("kept a dead token that changed since it was read: \(error)")
             }
         }
-        guard let (reason, _) = outcome.retryable.first else { return (sent, nil) }
+        guard let (reason, _) = outcome.retryable.first else { return (sent, nil, checked) }
         let after = outcome.retryable.compactMap(\.1).max()
         let message = "\(outcome.retryable.count) of \(pushes.count) pushes failed transiently (\(reason))"
-        return (sent, after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message, retryAfterSeconds: 1))
+        return (
+            sent, after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message, retryAfterSeconds: 1),
+            false
+        )
     }
 }
 
