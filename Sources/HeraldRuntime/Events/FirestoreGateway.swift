@@ -140,11 +140,14 @@ public struct FirestoreGateway: DocumentGateway {
             try await claim(state, holder: holder)
         }
         let counted = await withCommittedCounts(pending, committed: counts)
-        let (sent, retry, checked) = try await send(counted, state: state, holder: holder, claimedAt: claimed, eventID: event.eventID)
+        // What an earlier delivery sent and did not get to check (it failed or died after its sends):
+        // checked with this delivery's own pushes.
+        let unchecked = state.main["countsChecked"] == .boolean(true) ? [] : sentBefore(plan.pushes.filter { !state.isDue($0.token) }, state: state)
+        let (sent, retry, checked) = try await send(counted, state: state, holder: holder, claimedAt: claimed, eventID: event.eventID, alsoChecking: unchecked)
         if checked { return .applied }
-        do { try await correctCounts(sent, state: state) } catch { throw retry ?? Self.classify(error) }
+        do { try await correctCounts(sent + unchecked, state: state) } catch { throw retry ?? Self.classify(error) }
         if let retry { throw retry }
-        await markCountsChecked(sent, state: state)
+        await markCountsChecked(sent + unchecked, state: state)
         return .applied
     }
 

@@ -121,13 +121,18 @@ extension FirestoreGateway {
     /// devices whose recorded count is no longer the stored one are corrected (the delivery that sent
     /// them died before it checked).
     func correctCountsAfterEarlierDelivery(_ pushes: [PushMessage], state: LedgerState) async throws {
-        let sent = pushes.compactMap { push -> (push: PushMessage, badge: Int)? in
-            guard push.count != nil, let badge = state.sentCount(of: push.token) else { return nil }
-            return (push, badge)
-        }
+        let sent = sentBefore(pushes, state: state)
         guard !sent.isEmpty else { return }
         do { try await correctCounts(sent, state: state) } catch { throw Self.classify(error) }
         await markCountsChecked(sent, state: state)
+    }
+
+    /// The pushes carrying a count that the ledger records as sent, with the count each carried.
+    func sentBefore(_ pushes: [PushMessage], state: LedgerState) -> [(push: PushMessage, badge: Int)] {
+        pushes.compactMap { push in
+            guard push.count != nil, let badge = state.sentCount(of: push.token) else { return nil }
+            return (push, badge)
+        }
     }
 
     /// The counts about to be sent, as the ledger's record of what each device was last sent.

@@ -56,8 +56,12 @@ extension FirestoreGateway {
     /// Returns the pushes sent, each with the badge it carried, the failure to hand back to the trigger
     /// when some failed transiently (they stay pending for a redelivery), and whether the counts were
     /// checked: every push went out and every device's count was still the stored one when read after
-    /// the sends, recorded in the same commit (else `correctCounts` follows).
-    func send(_ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant, eventID: String) async throws -> (
+    /// the sends (those of `alsoChecking` too: an earlier delivery's), recorded in the same commit (else
+    /// `correctCounts` follows).
+    func send(
+        _ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant, eventID: String,
+        alsoChecking earlier: [(push: PushMessage, badge: Int)] = []
+    ) async throws -> (
         sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?, checked: Bool
     ) {
         guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
@@ -96,7 +100,7 @@ extension FirestoreGateway {
         if marksByDocument[state.main.name] == nil { marksByDocument[state.main.name] = [:] }
         // The usual case, in one commit with the record: every push out and no count changed since.
         var checked = false
-        if outcome.retryable.isEmpty, sent.contains(where: { $0.push.count != nil }) { checked = await countsStillShown(sent) }
+        if outcome.retryable.isEmpty, (sent + earlier).contains(where: { $0.push.count != nil }) { checked = await countsStillShown(sent + earlier) }
         let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
             let counts = countsByDocument[name] ?? [:]
             let isMain = name == state.main.name
