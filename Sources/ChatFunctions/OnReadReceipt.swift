@@ -34,11 +34,15 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         let message: Message
         if let old = change.oldDocument, let new = change.newDocument {
             let (previous, current) = (schema.message(old), schema.message(new))
-            // Nobody read or received it in this write, and no reader became counted: nothing to do and
-            // nothing to read (onMessageCreated's marks, and Herald's own status writes, are such writes).
+            // Nobody read or received it in this write, no reader became counted, and its status did not
+            // change where readers could move it on: nothing to do and nothing to read (onMessageCreated's
+            // marks and "sent" before anyone read it, Herald's own status writes). A status set back under
+            // its readers (onMessageCreated's "sent" landing after a receipt made it "read") is not skipped.
             let everyReader = Array(current.readBy)
+            let nobodyElse = current.readBy.union(current.deliveredTo).subtracting([current.senderID ?? ""]).isEmpty
             if previous.readBy == current.readBy, previous.deliveredTo == current.deliveredTo,
-                previous.readAndCounted(among: everyReader) == current.readAndCounted(among: everyReader)
+                previous.readAndCounted(among: everyReader) == current.readAndCounted(among: everyReader),
+                previous.status == current.status || nobodyElse
             {
                 return .skip("read and delivered state unchanged")
             }

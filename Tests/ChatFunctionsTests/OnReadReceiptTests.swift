@@ -160,6 +160,24 @@ struct ReceiptWorld {
         #expect(steps.isEmpty, "\(steps)")
     }
 
+    /// onMessageCreated's "sent" landed after a receipt made the message "read" (the chaos test found
+    /// c6/m36 left "sent", read by everyone): that write's event moves the status on again.
+    @Test func aStatusSetBackUnderItsReadersIsMovedOnAgain() throws {
+        var world = ReceiptWorld()
+        world.message["readBy"] = .array([.string("alice"), .string("bob"), .string("carol")])
+        world.message["heraldUnread"] = nil
+        var before = world.message
+        before["status"] = .string("read")
+        world.previous = before
+        let plan = try world.plan()
+        let message = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1" })
+        guard case .update(_, let fields, _) = message.operation else {
+            Issue.record("not an update")
+            return
+        }
+        #expect(fields["status"] == .string("read"))
+    }
+
     @Test func aReadBeforeTheMessageWasCountedIsNotCountedDown() throws {
         var world = ReceiptWorld()
         world.message["heraldUnread"] = nil  // onMessageCreated has not run yet; it will not count bob
