@@ -25,6 +25,9 @@ public final class FakeFCM: Sendable {
     let delay: Duration
     /// Attempts per token that wait `delay` before answering; later ones answer at once.
     let slowAttempts: Int
+    /// While held, every send waits (after being counted) until `release()`: a test can act while a
+    /// push is surely in flight instead of guessing how long that takes.
+    let held = Mutex(false)
 
     public init(
         delay: Duration = .zero, slowAttempts: Int = .max, script: @escaping @Sendable (String, Int) -> Answer = { token, _ in FakeFCM.ok(token) }
@@ -32,6 +35,18 @@ public final class FakeFCM: Sendable {
         self.script = script
         self.delay = delay
         self.slowAttempts = slowAttempts
+    }
+
+    public func hold() { held.withLock { $0 = true } }
+    public func release() { held.withLock { $0 = false } }
+
+    /// Waits until a send is in flight (counted, not yet answered).
+    public func waitForASendInFlight(timeout: Duration = .seconds(60)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while inFlight.withLock({ $0.now }) == 0 {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(10))
+        }
     }
 
     public static func ok(_ token: String) -> Answer { Answer(status: .ok, body: #"{"name": "projects/p/messages/\#(token)"}"#) }
@@ -58,6 +73,7 @@ public final class FakeFCM: Sendable {
                 $0.peak = max($0.peak, $0.now)
             }
             if attempt <= self.slowAttempts { try await Task.sleep(for: self.delay) }
+            while self.held.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
             self.inFlight.withLock { $0.now -= 1 }
             let answer = self.script(token, attempt)
             var headers: HTTPFields = [.contentType: "application/json"]

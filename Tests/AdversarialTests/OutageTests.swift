@@ -102,7 +102,7 @@ import WireFormats
             let message = try await world.message("m-slow")
             let event = try world.created(message, id: "evt-slow")
             async let first = function.post(event)
-            try await Task.sleep(for: .seconds(2))
+            try await fcm.waitForASendInFlight()
             let meanwhile = try await function.post(event)
             #expect(meanwhile.status == 503 && meanwhile.elapsed < .seconds(3), "the claim holds: \(meanwhile.status) \(meanwhile.body)")
             let answer = try await first

@@ -157,11 +157,13 @@ enum CountedRooms {
     /// corrects nothing (later changes come with their own pushes); one after a delivery that died
     /// before it checked corrects from the counts the ledger recorded as sent.
     @Test func aCountChangedWhileItsPushWasInFlightIsCorrectedAfterwards() async throws {
-        let fake = FakeFCM(delay: .milliseconds(600))
+        let fake = FakeFCM()
+        fake.hold()
         try await withRoom(fake) { firestore, processor in
             async let delivered = deliver(Rooms.created(id: "evt-overtaken"), to: processor)
-            for _ in 0..<200 where fake.inFlight.withLock({ $0.now }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await fake.waitForASendInFlight()
             _ = try await firestore.commit([CountedRooms.increment])
+            fake.release()
             let response = try await delivered
             #expect(response.status == 200, "\(response.body)")
             #expect(CountedRooms.lastBadges(fake) == ["tok-a": 6, "tok-b": 6], "\(fake.bodies.withLock { $0 })")
@@ -191,13 +193,15 @@ enum CountedRooms {
     /// recorded it before sending: the device still shows the count of its alert.
     @Test func aCorrectionThatFailedIsSentAgainOnTheNextDelivery() async throws {
         // tok-a's second push (the correction) meets FCM's quota once; everything else goes out.
-        let fake = FakeFCM(delay: .milliseconds(600), slowAttempts: 1) { token, attempt in
+        let fake = FakeFCM { token, attempt in
             token == "tok-a" && attempt == 2 ? FakeFCM.error(.tooManyRequests, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED") : FakeFCM.ok(token)
         }
+        fake.hold()
         try await withRoom(fake) { firestore, processor in
             async let delivered = deliver(Rooms.created(id: "evt-correction-failed"), to: processor)
-            for _ in 0..<200 where fake.inFlight.withLock({ $0.now }) == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            try await fake.waitForASendInFlight()
             _ = try await firestore.commit([CountedRooms.increment])
+            fake.release()
             let response = try await delivered
             #expect(response.status == 503, "the failed correction makes the trigger deliver again: \(response.body)")
             let again = try await deliver(Rooms.created(id: "evt-correction-failed"), to: processor)
