@@ -53,6 +53,26 @@ public final class RawHTTPConnection: Sendable {
             data.append(contentsOf: buffer[0..<n])
         }
     }
+
+    /// What arrives until it contains `text` (an answer, a `100 Continue`: evidence of how far the server
+    /// got), the peer closes the connection, or `timeout` passes in all.
+    public func read(until text: String, timeout: TimeInterval) -> String {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while !String(decoding: data, as: UTF8.self).contains(text) {
+            let left = (deadline - ContinuousClock.now) / .seconds(1)
+            guard left > 0 else { break }
+            // At least a millisecond: a zero timeout would wait forever.
+            let wait = max(left, 0.001)
+            var tv = timeval(tv_sec: Int(wait), tv_usec: Int((wait - wait.rounded(.down)) * 1_000_000))
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { break }
+            data.append(contentsOf: buffer[0..<n])
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
 }
 
 public struct RawHTTPError: Error, CustomStringConvertible {

@@ -155,16 +155,22 @@ import Testing
     }
 
     @Test func stoppingClosesIdleConnectionsAtOnceAndBusyOnesAfterTheirAnswer() async throws {
-        try await Self.withServer(delay: .milliseconds(500)) { port, stop in
+        try await Self.withServer(delay: .seconds(1)) { port, stop in
             let idle = try RawHTTPConnection(port: port)
             try idle.send("GET /first HTTP/1.1\r\nHost: x\r\n\r\n")
             let busy = try RawHTTPConnection(port: port)
-            try busy.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(100))
+            try busy.send("GET /slow HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n\r\n")
+            // Stopped once the first connection is idle again (answered) and the second's head is read (busy).
+            let (idleBefore, busyBefore) = try await offThePool {
+                (idle.read(until: "GET /first 0", timeout: 30), busy.read(until: "100 Continue", timeout: 30))
+            }
             stop.fire()
-            let (idleRead, busyRead) = try await offThePool { (idle.read(timeout: 3), busy.read(timeout: 3)) }
-            #expect(idleRead.text.contains("GET /first 0") && idleRead.closedByPeer, "\(idleRead)")
-            #expect(busyRead.text.contains("GET /slow 0") && busyRead.closedByPeer, "the answer in flight is sent, then the connection closed: \(busyRead)")
+            let (idleRead, busyRead) = try await offThePool { (idle.read(timeout: 10), busy.read(timeout: 10)) }
+            #expect(idleBefore.contains("GET /first 0") && idleRead.closedByPeer, "\(idleBefore) \(idleRead)")
+            #expect(busyBefore.contains("100 Continue"), "\(busyBefore)")
+            #expect(
+                (busyBefore + busyRead.text).contains("GET /slow 0") && busyRead.closedByPeer,
+                "the answer in flight is sent, then the connection closed: \(busyBefore) \(busyRead)")
             #expect((try? RawHTTPConnection(port: port)) == nil, "no new connection is accepted")
         }
     }
@@ -182,12 +188,14 @@ import Testing
     @Test func stoppingWhileARequestIsHalfReadAnswersItBeforeClosing() async throws {
         try await Self.withServer { port, stop in
             let connection = try RawHTTPConnection(port: port)
-            try connection.send("POST /half HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nab")
-            try await Task.sleep(for: .milliseconds(100))
+            try connection.send("POST /half HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\nab")
+            // Stopped once the server has read the head: the request is under way, not a connection yet to be read.
+            let interim = try await offThePool { connection.read(until: "100 Continue", timeout: 30) }
+            #expect(interim.contains("100 Continue"), "\(interim)")
             stop.fire()
             try await Task.sleep(for: .milliseconds(100))
             try connection.send("cde")
-            let read = try await offThePool { connection.read(timeout: 3) }
+            let read = try await offThePool { connection.read(timeout: 10) }
             #expect(read.text.contains("POST /half 5") && read.closedByPeer, "\(read)")
         }
     }

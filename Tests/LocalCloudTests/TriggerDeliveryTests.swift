@@ -53,19 +53,22 @@ final class EventReceiver: Sendable {
     /// must not stop while a slow function is still handling an event (the chaos suite once did).
     @Test func aDeliveryInFlightIsListedAsPending() async throws {
         let answering = Flag()
+        let release = Flag()
         let slow = Router()
         slow.post("/") { _, _ -> Response in
             answering.set()
-            try await Task.sleep(for: .seconds(1))
+            while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
             return Response(status: .ok)
         }
         try await withTestHTTPServer(slow) { port in
             try await withLocalCloud { local in
+                defer { release.set() }
                 local.cloud.triggers.register(TriggerRegistration(name: "slow", pattern: "rooms/{r}", kind: .created, url: "http://127.0.0.1:\(port)/"))
                 _ = try await local.firestore().commit([Write(.update(try local.firestore().name("rooms/r1"), fields: ["a": .integer(1)], mask: nil))])
                 while !answering.isSet { try await Task.sleep(for: .milliseconds(10)) }
                 let pending = try await local.cloud.deliveries(state: "pending")
                 #expect(pending.map { $0["state"]?.stringValue } == ["in_flight"])
+                release.set()
                 #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(30)))
                 let after = try await local.cloud.deliveries(state: "pending")
                 let delivered = try await local.cloud.deliveries(state: "delivered")

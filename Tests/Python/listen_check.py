@@ -56,19 +56,21 @@ def snapshots():
     r1 = rooms.document("r1")
     r1.set({"title": "Family", "n": 1})
     watches = [r1.on_snapshot(on_document), rooms.where(filter=FieldFilter("n", ">", 0)).on_snapshot(on_query)]
+    # Each write and the callbacks it makes: the document's listener's and the query's, or the query's alone.
     steps = [
-        lambda: r1.update({"n": 2}),
-        lambda: rooms.document("r2").set({"n": 5}),
-        lambda: rooms.document("r2").update({"n": 0}),  # leaves the query, still exists
-        lambda: rooms.document("other").set({"n": 7, "elsewhere": True}),
-        lambda: r1.delete(),
+        (lambda: r1.update({"n": 2}), 2),
+        (lambda: rooms.document("r2").set({"n": 5}), 1),
+        (lambda: rooms.document("r2").update({"n": 0}), 1),  # leaves the query, still exists
+        (lambda: rooms.document("other").set({"n": 7, "elsewhere": True}), 1),
+        (lambda: r1.delete(), 2),
     ]
-    wait_for(lambda: len(events) >= 2)
-    for step in steps:
+    wait_for(lambda: len(events) >= 2, 30)
+    for step, callbacks in steps:
         count = len(events)
         step()
-        wait_for(lambda: len(events) > count, 5)
-        time.sleep(0.3)  # a callback per write, not several writes in one snapshot
+        # Every callback of this write before the next one: a callback per write, not several writes in one snapshot.
+        wait_for(lambda: len(events) >= count + callbacks, 30)
+        time.sleep(0.1)  # time for a callback too many to show
     for watch in watches:
         watch.unsubscribe()
     return seen
