@@ -1,5 +1,4 @@
 // swift-tools-version:6.2
-import Foundation
 import PackageDescription
 
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
@@ -8,9 +7,9 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny"), .enableU
 // seconds of CPU for what is milliseconds of work.
 let optimizedInTests: [SwiftSetting] = strict + [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
-// One executable per folder of Functions/ (`swift run herald infra` writes them from FunctionCatalog.all).
-let functionNames = ((try? FileManager.default.contentsOfDirectory(atPath: Context.packageDirectory + "/Functions")) ?? [])
-    .filter { !$0.hasPrefix(".") }.sorted()
+// One executable per function, in Functions/NAME: this line and those folders are written by `swift run herald infra`
+// from FunctionCatalog.all. A list, not the folder's listing: SwiftPM reuses a manifest's result until its text changes.
+let functionNames = ["onMessageCreated", "onReadReceipt", "presenceSweeper", "tokenCleanup"]
 
 let package = Package(
     name: "Herald",

@@ -5,8 +5,8 @@ import Foundation
 import HeraldCore
 import HeraldRuntime
 
-/// The files `FunctionCatalog.all` decides, written from it: each function's executable
-/// (`Functions/NAME/main.swift`), its Cloud Run manifest (`Infra/cloudrun/NAME.yaml`), the lists
+/// The files `FunctionCatalog.all` decides, written from it: Package.swift's list of executables, each
+/// function's executable (`Functions/NAME/main.swift`), its Cloud Run manifest (`Infra/cloudrun/NAME.yaml`), the lists
 /// deploy.sh, build-images.sh and the benchmarks work through (`Infra/functions.sh`: which functions,
 /// which push, who calls each, the scheduler's jobs), the containers
 /// (`Infra/compose.yaml`), and the schema's reference (`docs/schema.md`, from `Schema.keys`). Adding a function is its type, one line in the catalog, and `swift run herald infra`.
@@ -14,15 +14,28 @@ enum InfraFiles {
     /// Every file, by its path under the package's root.
     static func all(root: URL, functions: [FunctionDeclaration] = FunctionCatalog.all) throws -> [(path: String, text: String)] {
         let containers = try String(contentsOf: root.appendingPathComponent("Infra/cloudrun/containers.yaml.part"), encoding: .utf8)
-        return try functions.flatMap { function in
-            [
-                ("Functions/\(function.name)/main.swift", executable(function)),
-                ("Infra/cloudrun/\(function.name).yaml", try manifest(function, containers: containers)),
+        let package = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        return try [("Package.swift", try packageManifest(package, functions: functions))]
+            + functions.flatMap { function in
+                [
+                    ("Functions/\(function.name)/main.swift", executable(function)),
+                    ("Infra/cloudrun/\(function.name).yaml", try manifest(function, containers: containers)),
+                ]
+            } + [
+                ("Infra/functions.sh", try deployLists(functions)), ("Infra/compose.yaml", compose(functions)),
+                ("docs/schema.md", SchemaDocument.text()),
             ]
-        } + [
-            ("Infra/functions.sh", try deployLists(functions)), ("Infra/compose.yaml", compose(functions)),
-            ("docs/schema.md", SchemaDocument.text()),
-        ]
+    }
+
+    /// Package.swift with its list of function executables (`let functionNames = [...]`) as the catalog says.
+    static func packageManifest(_ text: String, functions: [FunctionDeclaration]) throws -> String {
+        let prefix = "let functionNames = ["
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        guard let index = lines.firstIndex(where: { $0.hasPrefix(prefix) }) else {
+            throw ValidationError("Package.swift has no line starting \"\(prefix)\" for herald infra to write the functions into")
+        }
+        lines[index] = prefix + functions.map { "\"\($0.name)\"" }.joined(separator: ", ") + "]"
+        return lines.joined(separator: "\n")
     }
 
     static func executable(_ function: FunctionDeclaration) -> String {

@@ -25,7 +25,10 @@ public final class RunningDev: Sendable {
     /// - ephemeral: fresh state in a directory of its own, removed at the end (else pass `--data DIR`
     ///   in `arguments`). The directory holds the run's shared test key: `--ephemeral` would make a
     ///   key of its own, seconds of CPU in a debug build, times every test that starts one.
-    public static func start(_ arguments: [String], environment: [String: String] = [:], ephemeral: Bool = true) async throws -> RunningDev {
+    /// - herald: the executable (another build's, for a test that builds one of its own).
+    public static func start(
+        _ arguments: [String], environment: [String: String] = [:], ephemeral: Bool = true, herald: URL = TestPaths.executable("herald")
+    ) async throws -> RunningDev {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("herald-dev-\(UUID().uuidString).log")
         var scratch: URL?
         if ephemeral {
@@ -37,7 +40,7 @@ public final class RunningDev: Sendable {
             scratch = directory
         }
         let process = try await ChildProcess.start(
-            TestPaths.executable("herald").path,
+            herald.path,
             arguments: ["dev"] + (scratch.map { ["--data", $0.path] } ?? []) + ["--port", "0", "--project", "e2e"] + arguments,
             environment: ProcessInfo.processInfo.environment.merging(environment) { _, new in new }, output: .file(log.path))
         let dev = RunningDev(process: process, log: log, base: "", scratch: scratch)

@@ -1,78 +1,149 @@
+import ChatDemo
 import ChatFunctions
-import FirestoreEvents
+import FirestoreModel
 import Foundation
-import HeraldCore
+import GoogleClients
+import HeraldHTTPClient
 import HeraldTesting
 import Testing
+import WireFormats
 
-@testable import HeraldCLI
-
-/// "Adding a function: its type, one catalog line, `swift run herald infra`." A throwaway fifth
-/// function is added to the catalog in a scratch copy of the package, the infra files are written as
-/// `herald infra` writes them, and every place that lists the functions must then cover it with no
-/// other edit: the executables and the module rules, Cloud Run, deploy.sh, the images, compose and the benchmarks.
+/// "Adding a function: its type, one catalog line, `swift run herald infra`", done for real: a scratch
+/// copy of the package gets a fifth function's source and its catalog line by text edit, the copy's own
+/// `herald infra` writes the rest, the copy builds `herald` with the new executable, and its `herald dev`
+/// runs it on one event. Every place that lists the functions must then cover it with no other edit:
+/// the executables and the module rules, Cloud Run, deploy.sh, the images, compose and the benchmarks.
 @Suite struct OneFunctionListTests {
-    struct OnReaction: EventFunction, ConfigurableFunction {
-        static let name = "onReaction"
-        static let summary = "A throwaway fifth function: reactions on messages."
-        init(settings: FunctionSettings) {}
-        var trigger: Trigger { Trigger(pattern: "conversations/{conversationId}/reactions/{reactionId}", kinds: [.created]) }
-        func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan { Plan(writes: []) }
-    }
+    /// The fifth function, as its author writes it: a reaction under a message counts on the message.
+    static let source = """
+        import FirestoreEvents
+        import FirestoreModel
+        import HeraldCore
 
-    /// The package's files as git sees them (tracked and new, not ignored), without its build.
+        /// Counts a message's reactions: one per person, `…/messages/{messageId}/reactions/{userId}`.
+        public struct OnReaction: EventFunction, ConfigurableFunction {
+            public static let name = "onReaction"
+            public static let summary = "Counts a message's reactions."
+            public init(settings: FunctionSettings) {}
+
+            public var trigger: Trigger {
+                Trigger(pattern: "conversations/{conversationId}/messages/{messageId}/reactions/{userId}", kinds: [.created])
+            }
+
+            public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
+                guard let message = change.document.parent else { return .skip("a reaction outside a message") }
+                guard try reading.document(message) != nil else { return .skip("message \\(message.path) is gone") }
+                let counted = FieldTransform(FieldPath("reactionCount"), .increment(.integer(1)))
+                return Plan(writes: [Write(.transform(message), transforms: [counted], precondition: .exists(true))])
+            }
+        }
+
+        """
+
+    static let catalogFile = "Sources/ChatFunctions/FunctionCatalog.swift"
+    static let catalogLine = "        FunctionDeclaration(OnReaction.self, sendsPushes: false),\n"
+
+    /// The package's files as git sees them (tracked and new, not ignored), the function's source and its
+    /// catalog line added, in a folder kept between runs (outside the package, one per checkout): a file
+    /// is written only when it differs, so after the first run the copy's build is incremental.
     static func scratchCopy() async throws -> URL {
         let root = TestPaths.packageRoot
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-fifth-\(UUID().uuidString)")
-        let files = try await ProcessRunner.run(
+        let key = String(root.path.utf8.reduce(UInt64(14_695_981_039_346_656_037)) { ($0 ^ UInt64($1)) &* 1_099_511_628_211 }, radix: 36)
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-fifth-function-\(key)")
+        let listed = try await ProcessRunner.run(
             URL(fileURLWithPath: "/usr/bin/env"), ["git", "-C", root.path, "ls-files", "--cached", "--others", "--exclude-standard", "-z"])
-        guard files.status == 0 else { throw StillBusy(description: "git ls-files: \(files.stderr)") }
-        for path in files.stdout.split(separator: 0).map({ String(decoding: $0, as: UTF8.self) }) {
-            let source = root.appendingPathComponent(path)
-            guard FileManager.default.fileExists(atPath: source.path) else { continue }  // deleted, not yet committed
+        guard listed.status == 0 else { throw StillBusy(description: "git ls-files: \(listed.stderr)") }
+        var wanted: [String: Data] = [:]
+        for path in listed.stdout.split(separator: 0).map({ String(decoding: $0, as: UTF8.self) }) {
+            guard let contents = FileManager.default.contents(atPath: root.appendingPathComponent(path).path) else { continue }  // deleted, not committed
+            wanted[path] = contents
+        }
+        // The author's two edits.
+        wanted["Sources/ChatFunctions/OnReaction.swift"] = Data(source.utf8)
+        var catalog = String(decoding: try #require(wanted[catalogFile]), as: UTF8.self)
+        let end = try #require(catalog.range(of: "    ]\n\n    public static var names"), "the end of FunctionCatalog.all")
+        catalog.insert(contentsOf: catalogLine, at: end.lowerBound)
+        wanted[catalogFile] = Data(catalog.utf8)
+
+        // What an earlier run left (its generated files, the fifth executable's folder) goes: `herald infra` writes them again.
+        if let files = FileManager.default.enumerator(atPath: scratch.path) {
+            while let path = files.nextObject() as? String {
+                if path == ".build" || path == ".git" {
+                    files.skipDescendants()
+                    continue
+                }
+                var isFolder: ObjCBool = false
+                FileManager.default.fileExists(atPath: scratch.appendingPathComponent(path).path, isDirectory: &isFolder)
+                if !isFolder.boolValue, wanted[path] == nil { try FileManager.default.removeItem(at: scratch.appendingPathComponent(path)) }
+            }
+        }
+        try? FileManager.default.removeItem(at: scratch.appendingPathComponent("Functions/onReaction"))
+        for (path, contents) in wanted {
             let target = scratch.appendingPathComponent(path)
+            guard FileManager.default.contents(atPath: target.path) != contents else { continue }
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try FileManager.default.copyItem(at: source, to: target)
+            try contents.write(to: target)
+        }
+        let mode = try FileManager.default.attributesOfItem(atPath: root.appendingPathComponent("Infra/deploy.sh").path)[.posixPermissions]
+        for script in ["Infra/deploy.sh", "Infra/build-images.sh", "Benchmarks/run.sh", "Infra/link/swift-build-release"] {
+            try FileManager.default.setAttributes([.posixPermissions: mode ?? 0o755], ofItemAtPath: scratch.appendingPathComponent(script).path)
         }
         return scratch
     }
 
-    @Test func aFifthFunctionNeedsItsTypeAndOneCatalogLineOnly() async throws {
+    /// `swift build --product herald` in the copy; herald depends on every function executable, so this builds them too.
+    static func buildHerald(in scratch: URL) async throws -> URL {
+        let built = try await ProcessRunner.run(
+            URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", scratch.path, "--product", "herald"])
+        try #require(built.status == 0, "swift build in \(scratch.path): \(built.stdoutText.suffix(3000)) \(built.stderr.suffix(2000))")
+        return scratch.appendingPathComponent(".build/debug/herald")
+    }
+
+    @Test(.timeLimit(.minutes(40)))
+    func aFifthFunctionIsItsSourceAndOneCatalogLine() async throws {
         let scratch = try await Self.scratchCopy()
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let catalog = FunctionCatalog.all + [FunctionDeclaration(OnReaction.self, sendsPushes: true)]
-        for (path, text) in try InfraFiles.all(root: scratch, functions: catalog) {
-            let url = scratch.appendingPathComponent(path)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            try Data(text.utf8).write(to: url)
-        }
         func text(_ path: String) throws -> String { try String(contentsOf: scratch.appendingPathComponent(path), encoding: .utf8) }
 
-        // Its executable, and the module rules hold it to what every function executable is held to.
+        // Before `herald infra` the function has no executable; the copy's herald (with the new catalog) writes it.
+        var herald = try await Self.buildHerald(in: scratch)
+        let infra = try await ProcessRunner.run(herald, ["infra", "--package-path", scratch.path])
+        try #require(infra.status == 0, "herald infra: \(infra.stderr)")
+        #expect(infra.stdoutText.contains("Package.swift") && infra.stdoutText.contains("Functions/onReaction/main.swift"), "\(infra.stdoutText)")
         #expect(try text("Functions/onReaction/main.swift").contains("FunctionCommand<OnReaction>"))
+        herald = try await Self.buildHerald(in: scratch)
+        #expect(FileManager.default.isExecutableFile(atPath: scratch.appendingPathComponent(".build/debug/onReaction").path))
+
+        // The module rules hold it to what every function executable is held to.
         let targets = try await ModuleRulesTests.describe(root: scratch)
         #expect(ModuleRulesTests.functions(in: targets) == (FunctionCatalog.names + ["onReaction"]).sorted())
         #expect(try ModuleRulesTests.violations(of: "onReaction", forbidden: ModuleRulesTests.forbiddenForFunctions, in: targets, root: scratch).isEmpty)
 
-        // Cloud Run and deploy.sh: its service, account, invoker and trigger.
+        // It runs under the copy's `herald dev`: a reaction to a message is counted on the message, once.
+        let dev = try await RunningDev.start(["--seed", "demo"], herald: herald)
+        defer { dev.kill() }
+        let world = DemoWorld(schema: Schema.presets["default"]!, project: "e2e")
+        let message = try world.message(from: "alice", in: "family", text: "Dinner at 6pm", id: "m-fifth", at: Timestamp.now())
+        _ = try await dev.app.commit([message])
+        let reaction = try message.document.sibling(path: message.document.path + "/reactions/bob")
+        _ = try await dev.app.commit([Write(.update(reaction, fields: ["emoji": .string("👍")], mask: nil), precondition: .exists(false))])
+        try await dev.waitUntilIdle(timeout: .seconds(120))
+        #expect(try await dev.app.get(message.document)?["reactionCount"] == .integer(1), "\(dev.output.suffix(3000))")
+        let delivered = try await dev.deliveries(state: "delivered").filter { $0["trigger"] == "onReaction" }
+        #expect(delivered.count == 1, "\(delivered)")
+        #expect(try await dev.deadLetters().isEmpty)
+        #expect(try await dev.stop() == 0)
+
+        // Cloud Run and deploy.sh (the copy's herald derives the triggers): its service, account and trigger.
         #expect(try text("Infra/cloudrun/onReaction.yaml").contains("name: herald-onreaction"))
-        // deploy.sh derives triggers with `herald schema deployment`; a herald built with the fifth function
-        // would write these files (the catalog here is in memory, so a stand-in copies them out).
-        let rendered = scratch.appendingPathComponent("deployment")
-        try FileManager.default.createDirectory(at: rendered, withIntermediateDirectories: true)
-        for (name, text) in try DeploymentFiles.files(schema: "default", ledgerCollection: "_herald/events/ledger", functions: catalog) {
-            try Data(text.utf8).write(to: rendered.appendingPathComponent(name))
-        }
-        let herald = scratch.appendingPathComponent("herald-with-onReaction")
-        try Data("#!/bin/sh\nmkdir -p \"$5\" && cp '\(rendered.path)'/* \"$5\"/\n".utf8).write(to: herald)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: herald.path)
         let (status, run, stderr) = try await InfraTests().dryRun(
             ["herald-demo", "europe-west1", "--dry-run"], script: scratch.appendingPathComponent("Infra/deploy.sh"), herald: herald)
         defer { try? FileManager.default.removeItem(at: run.rendered) }
         #expect(status == 0, "\(stderr)")
         #expect(run.index("service-accounts create herald-onreaction") != nil)
-        #expect(run.index("eventarc triggers create herald-onreaction", #"document=conversations/\{conversationId\}/reactions/\{reactionId\}"#) != nil)
-        #expect(run.index("herald-onreaction@", "roles/firebasecloudmessaging.admin") != nil, "it sends pushes")
+        #expect(
+            run.index("eventarc triggers create herald-onreaction", #"document=conversations/\{conversationId\}/messages/\{messageId\}/reactions/\{userId\}"#)
+                != nil)
+        #expect(run.index("herald-onreaction@", "roles/firebasecloudmessaging.admin") == nil, "it sends no pushes")
 
         // Its image, its container beside the others, and the benchmarks.
         let images = try await ProcessRunner.run(
@@ -86,6 +157,7 @@ import Testing
             URL(fileURLWithPath: "/bin/bash"), [scratch.appendingPathComponent("Benchmarks/run.sh").path, "--dry-run"])
         #expect(benchmarks.status == 0, "\(benchmarks.stderr)")
         #expect(benchmarks.stdoutText.contains("swift-build-release onReaction"))
-        #expect(benchmarks.stdoutText.contains("functions: \((FunctionCatalog.names + ["onReaction"]).joined(separator: " ")))"))
+        let functions = FunctionCatalog.names + ["onReaction"]
+        #expect(benchmarks.stdoutText.contains("functions: \(functions.joined(separator: " ")))"), "\(benchmarks.stdoutText)")
     }
 }
