@@ -317,7 +317,7 @@ let package = Package(
         .testTarget(
             name: "HeraldRuntimeTests",
             dependencies: [
-                "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "FirestoreEvents", "FirestoreModel", "GoogleClients", "HeraldCLI",
+                "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "ChatDemo", "FirestoreEvents", "FirestoreModel", "GoogleClients", "HeraldCLI",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"), "HeraldHTTPClient",
