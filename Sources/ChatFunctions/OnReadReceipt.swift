@@ -89,11 +89,11 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     func advanceStatus(
         _ message: Message, recipients: [String], conversation: Conversation, change: DocumentChange, reading: Reads
     ) throws(NotReadYet) -> [Write]? {
-        guard let due = Self.status(of: message, recipients: recipients), due != message.status else { return nil }
+        guard Self.status(of: message, recipients: recipients) != nil else { return nil }
         try reading.need(documents: [change.document])
         guard let found = try reading.document(change.document) else { return nil }
         let now = schema.message(found)
-        guard let status = Self.status(of: now, recipients: recipients), status != now.status else { return nil }
+        guard let status = Self.status(of: now, recipients: recipients) else { return nil }
         return [now.update(status: status)] + (conversation.setLastMessageStatus(status, of: now).map { [$0] } ?? [])
     }
 

@@ -61,11 +61,7 @@ extension FirestoreGateway {
         for item in sent where item.push.count != nil { shown[item.push.token] = item }
         for _ in 0..<3 where !shown.isEmpty {
             let stored = try await read(Array(Set(shown.values.compactMap { $0.push.count?.document })))
-            let corrections = shown.values.compactMap { item -> (push: PushMessage, badge: Int)? in
-                guard let source = item.push.count, let document = stored[source.document] else { return nil }
-                let badge = CountSource.badge(document.value(at: source.field))
-                return badge == item.badge ? nil : (item.push, badge)
-            }.sorted { $0.push.token < $1.push.token }
+            let corrections = Self.correctionsDue(shown.values, stored: stored).sorted { $0.push.token < $1.push.token }
             guard !corrections.isEmpty else { return }
             // Until a correction is known to have gone out, the device may show either count: recorded as
             // unknown, a later delivery corrects it whatever the store says (a correction that failed,
@@ -100,9 +96,16 @@ extension FirestoreGateway {
     /// has nothing to correct); false when the read fails, so the correction path reads again.
     func countsStillShown(_ sent: [(push: PushMessage, badge: Int)]) async -> Bool {
         guard let stored = try? await read(Array(Set(sent.compactMap { $0.push.count?.document }))) else { return false }
-        return sent.allSatisfy { item in
-            guard let source = item.push.count, let document = stored[source.document] else { return true }
-            return CountSource.badge(document.value(at: source.field)) == item.badge
+        return Self.correctionsDue(sent, stored: stored).isEmpty
+    }
+
+    /// The devices whose stored count is no longer the one they were sent, each with the count stored; a
+    /// count whose document is gone has nothing to correct.
+    static func correctionsDue(_ shown: some Sequence<(push: PushMessage, badge: Int)>, stored: DocumentsRead) -> [(push: PushMessage, badge: Int)] {
+        shown.compactMap { item in
+            guard let source = item.push.count, let document = stored[source.document] else { return nil }
+            let badge = CountSource.badge(document.value(at: source.field))
+            return badge == item.badge ? nil : (item.push, badge)
         }
     }
 
