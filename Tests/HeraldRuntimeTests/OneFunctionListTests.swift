@@ -83,10 +83,10 @@ import WireFormats
             guard FileManager.default.contents(atPath: target.path) != contents else { continue }
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             try contents.write(to: target)
-        }
-        let mode = try FileManager.default.attributesOfItem(atPath: root.appendingPathComponent("Infra/deploy.sh").path)[.posixPermissions]
-        for script in ["Infra/deploy.sh", "Infra/build-images.sh", "Benchmarks/run.sh", "Infra/link/swift-build-release"] {
-            try FileManager.default.setAttributes([.posixPermissions: mode ?? 0o755], ofItemAtPath: scratch.appendingPathComponent(script).path)
+            // Its mode too: scripts stay executable.
+            if let mode = try? FileManager.default.attributesOfItem(atPath: root.appendingPathComponent(path).path)[.posixPermissions] {
+                try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target.path)
+            }
         }
         return scratch
     }
