@@ -136,26 +136,39 @@ let package = Package(
         // Firestore's v1 API as protobuf messages (generated: Scripts/generate-protos.py firestore), for the local cloud's gRPC.
         .target(
             name: "FirestoreProtos", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], exclude: ["Generated/README.md"]),
-        // Google's cloud on one port for local runs and tests: Firestore REST and gRPC over SQLite, trigger delivery, FCM sink, auth.
+        // Firestore on one machine, for any app: documents over SQLite, queries, transactions, import and
+        // export, and its REST, gRPC (Listen, Write) and WebChannel protocols. No triggers, no chat.
         .target(
-            name: "LocalCloud",
+            name: "EmbeddedFirestore",
             dependencies: [
-                "FirestoreModel", "FirestoreEvents", "FirestoreProtos", "HeraldHTTPClient", "Supervision",
+                "FirestoreModel", "FirestoreProtos", "WireFormats",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: optimizedInTests
+        ),
+        // Google's cloud on one port around the embedded Firestore, for local runs and tests: trigger
+        // delivery, the FCM sink, the scheduler, identity (tokens, metadata server) and the console.
+        .target(
+            name: "LocalCloud",
+            dependencies: [
+                "EmbeddedFirestore", "FirestoreModel", "FirestoreEvents", "HeraldHTTPClient", "Supervision", "WireFormats",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "NIOCore", package: "swift-nio"), "WireFormats",
             ],
             // The browser console: compiled in, so `herald dev` needs no files beside it.
             resources: [
@@ -183,7 +196,8 @@ let package = Package(
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
-                "HeraldRuntime", "LocalCloud", "ChatFunctions", "ChatSchemaTools", "ChatDemo", "GoogleClients", "HeraldCore", "FirestoreModel",
+                "HeraldRuntime", "LocalCloud", "EmbeddedFirestore", "ChatFunctions", "ChatSchemaTools", "ChatDemo", "GoogleClients", "HeraldCore",
+                "FirestoreModel",
                 "FirestoreEvents", "Supervision",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -272,7 +286,8 @@ let package = Package(
         .testTarget(
             name: "LocalCloudTests",
             dependencies: [
-                "LocalCloud", "HeraldTesting", "GoogleClients", "HeraldHTTPClient", "FirestoreModel", "FirestoreEvents", "HeraldCore", "HeraldRuntime",
+                "LocalCloud", "EmbeddedFirestore", "HeraldTesting", "GoogleClients", "HeraldHTTPClient", "FirestoreModel", "FirestoreEvents", "HeraldCore",
+                "HeraldRuntime",
                 "ChatFunctions", "ChatDemo",
                 "HeraldCLI", "onMessageCreated", "onReadReceipt", "Supervision",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import AsyncHTTPClient
 import ChatSchemaTools
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import LocalCloud

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChatDemo
 import ChatFunctions
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import GoogleClients

@@ -1,5 +1,6 @@
 import ChatDemo
 import ChatFunctions
+import EmbeddedFirestore
 import FirestoreEvents
 import FirestoreModel
 import Foundation

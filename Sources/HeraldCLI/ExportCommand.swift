@@ -1,5 +1,6 @@
 import ArgumentParser
 import AsyncHTTPClient
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import LocalCloud

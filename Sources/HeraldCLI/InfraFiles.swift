@@ -15,7 +15,7 @@ enum InfraFiles {
     static func all(root: URL, functions: [FunctionDeclaration] = FunctionCatalog.all) throws -> [(path: String, text: String)] {
         let containers = try String(contentsOf: root.appendingPathComponent("Infra/cloudrun/containers.yaml.part"), encoding: .utf8)
         let package = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
-        return try [("Package.swift", try packageManifest(package, functions: functions))]
+        return try [("Package.swift", try packageManifest(package, names: functions.map(\.name)))]
             + functions.flatMap { function in
                 [
                     ("Functions/\(function.name)/main.swift", executable(function)),
@@ -27,14 +27,19 @@ enum InfraFiles {
             ]
     }
 
-    /// Package.swift with its list of function executables (`let functionNames = [...]`) as the catalog says.
-    static func packageManifest(_ text: String, functions: [FunctionDeclaration]) throws -> String {
+    /// Package.swift with its list of function executables (`let functionNames = [...]`, on one line or
+    /// several) as the catalog says: on one line while it fits swift-format's 160 columns, else one a line.
+    static func packageManifest(_ text: String, names functionNames: [String]) throws -> String {
         let prefix = "let functionNames = ["
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        guard let index = lines.firstIndex(where: { $0.hasPrefix(prefix) }) else {
-            throw ValidationError("Package.swift has no line starting \"\(prefix)\" for herald infra to write the functions into")
+        guard let start = lines.firstIndex(where: { $0.hasPrefix(prefix) }),
+            let end = lines[start...].firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).hasSuffix("]") })
+        else {
+            throw ValidationError("Package.swift has no list \"\(prefix)…]\" for herald infra to write the functions into")
         }
-        lines[index] = prefix + functions.map { "\"\($0.name)\"" }.joined(separator: ", ") + "]"
+        let names = functionNames.map { "\"\($0)\"" }
+        let oneLine = prefix + names.joined(separator: ", ") + "]"
+        lines.replaceSubrange(start...end, with: oneLine.count <= 160 ? [oneLine] : [prefix] + names.map { "    \($0)," } + ["]"])
         return lines.joined(separator: "\n")
     }
 

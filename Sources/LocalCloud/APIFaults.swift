@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreModel
 import Synchronization
 import WireFormats

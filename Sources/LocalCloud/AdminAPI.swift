@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreEvents
 import FirestoreModel
 import Foundation

@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import Hummingbird
 
 /// CORS for the pages `RequestGuard` lets in (a web app on another loopback port, with the Firestore

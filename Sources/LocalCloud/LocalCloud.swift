@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import HTTPTypes
@@ -44,13 +45,15 @@ public struct LocalCloudOptions: Sendable {
 /// an FCM v1 sink, an OAuth token endpoint, the metadata server and OIDC identity tokens.
 public final class LocalCloud: Sendable {
     public let options: LocalCloudOptions
-    public let database: LocalCloudDatabase
+    public let database: LocalDatabase
     public let firestore: LocalFirestore
     public let fcm: FCMSink
     public let identity: LocalIdentity
     public let triggers: TriggerRegistry
     public let delivery: EventDelivery
     public let scheduler: Scheduler
+    /// Writes each commit's events into `deliveries`, in the commit's own transaction.
+    let outbox: EventOutbox
     /// The web SDK's streams (WebChannel sessions).
     public let webChannels: WebChannelSessions
     public let faults = APIFaults()
@@ -73,7 +76,7 @@ public final class LocalCloud: Sendable {
         self.logger = logger
         let activity = ActivityCounter()
         self.activity = activity
-        database = try LocalCloudDatabase(directory: options.dataDirectory)
+        database = try LocalCloudDatabase.open(directory: options.dataDirectory)
         stateDirectory = options.dataDirectory ?? (NSTemporaryDirectory() + "herald-\(UUID().uuidString)")
         triggers = TriggerRegistry(options.triggers)
         identity = try await LocalIdentity(
@@ -87,15 +90,14 @@ public final class LocalCloud: Sendable {
                 onDelivery(report)
             })
         let delivery = self.delivery
+        outbox = EventOutbox(
+            registry: triggers,
+            wake: {
+                activity.bump()
+                delivery.wake()
+            })
         firestore = LocalFirestore(
-            database: database,
-            outbox: EventOutbox(
-                registry: triggers,
-                wake: {
-                    activity.bump()
-                    delivery.wake()
-                }),
-            writeRates: DocumentWriteRates(options: options.writeRates, logger: logger),
+            database: database, observer: outbox.observer, writeRates: DocumentWriteRates(options: options.writeRates, logger: logger),
             writerOfTrace: { trace in delivery.function(ofTrace: trace) })
         fcm = FCMSink(
             database: database,
@@ -175,7 +177,7 @@ public final class LocalCloud: Sendable {
 
     /// Queues the events of changes made elsewhere (an external Firestore that `herald dev` watches).
     public func enqueueEvents(for changes: [LocalFirestore.Change], at time: Timestamp) async throws(LocalAPIError) {
-        let outbox = firestore.outbox
+        let outbox = self.outbox
         try await database.write { db in try outbox.enqueue(changes, commitTime: time, db) }
         delivery.wake()
     }
@@ -208,7 +210,7 @@ public final class LocalCloud: Sendable {
         }
         return Application(
             router: router,
-            server: .http1AndGRPC(FirestoreGRPC(handler: handler)),
+            server: .http1AndFirestoreGRPC(handler.streamHost),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "herald-local-cloud"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger
@@ -235,34 +237,38 @@ struct LocalCloudHandler: Sendable {
         if let authority = request.head.authority { headers["host"] = authority }
         let body: ByteBuffer
         do { body = try await request.collectBody(upTo: Self.maximumBodyBytes) } catch {
-            return Self.response(LocalResponse(.invalidArgument("request body over 16 MiB")))
+            return Response(LocalResponse(.invalidArgument("request body over 16 MiB")))
         }
         let local = LocalRequest(method: request.method.rawValue, path: request.uri.path, query: request.uri.query, headers: headers, body: Array(buffer: body))
-        if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Self.response(LocalResponse(refusal)) }
-        if let refusal = cloud.options.peerAccess.refusal(of: local, from: peer) { return Self.response(LocalResponse(refusal)) }
+        if let refusal = RequestGuard(allowedHosts: cloud.options.allowedHosts).refusal(of: local) { return Response(LocalResponse(refusal)) }
+        if let refusal = cloud.options.peerAccess.refusal(of: local, from: peer) { return Response(LocalResponse(refusal)) }
         if let preflight = CrossOrigin.preflight(local) { return preflight }
         return CrossOrigin.allowing(headers["origin"], await respond(checked: local))
     }
 
     /// A request the guard let in.
     func respond(checked local: LocalRequest) async -> Response {
-        if let stream = FirestoreWebChannel.stream(of: local) { return await FirestoreWebChannel(handler: self).respond(local, stream: stream) }
+        if let stream = FirestoreWebChannel.stream(of: local) { return await FirestoreWebChannel(host: streamHost).respond(local, stream: stream) }
         if local.method == "GET", local.segments == ["herald", "export"] { return exportResponse() }
         if local.method == "GET", local.segments == ["herald", "console", "stream"] { return ConsoleFiles.changeStream(cloud.activity) }
         switch await answer(local) {
-        case .response(let result): return Self.response(result)
+        case .response(let result): return Response(result)
         case .reset: return Self.reset
         }
     }
 
-    /// What a request gets once it is past the HTTP layer's checks: an answer, or (an injected fault)
-    /// the connection reset. REST over HTTP/1.1 and gRPC over HTTP/2 both come here.
-    enum Answer {
-        case response(LocalResponse)
-        case reset
+    /// What the Firestore streams ask of this server: REST over HTTP/1.1 and gRPC over HTTP/2 both come
+    /// to `answer`, past the same checks.
+    var streamHost: FirestoreStreamHost {
+        let (cloud, handler) = (cloud, self)
+        return FirestoreStreamHost(
+            firestore: cloud.firestore, webChannels: cloud.webChannels, allowedHosts: cloud.options.allowedHosts,
+            authorize: { header throws(LocalAPIError) in try cloud.identity.authorize(header) },
+            checkServed: { project throws(LocalAPIError) in try handler.checkServed(project: project) },
+            answer: { request in await handler.answer(request) })
     }
 
-    func answer(_ local: LocalRequest) async -> Answer {
+    func answer(_ local: LocalRequest) async -> FirestoreStreamHost.Answer {
         if !["GET", "HEAD"].contains(local.method) { cloud.activity.bump() }
         defer { if !["GET", "HEAD"].contains(local.method) { cloud.activity.bump() } }
         let fault = Self.api(of: local).flatMap {
@@ -328,12 +334,6 @@ struct LocalCloudHandler: Sendable {
     }
 
     struct ConnectionReset: Error {}
-
-    static func response(_ result: LocalResponse) -> Response {
-        var fields: HTTPFields = [.contentType: result.contentType]
-        for (name, value) in result.headers { if let n = HTTPField.Name(name) { fields[n] = value } }
-        return Response(status: .init(code: result.status), headers: fields, body: .init(byteBuffer: ByteBuffer(string: result.body)))
-    }
 
     /// In single-project mode, a request for another project is refused, naming the one served.
     func checkServed(project: some StringProtocol) throws(LocalAPIError) {

@@ -1,67 +1,30 @@
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 
-/// The local cloud's state in one SQLite file: documents, pending and dead event deliveries,
-/// recorded FCM messages and dead tokens, so a restart keeps all of it.
-public struct LocalCloudDatabase: Sendable {
-    let store: SQLiteStore
-    /// The file, and whether it goes away on `close()`.
-    public let path: String
-    let isTemporary: Bool
-
+/// The local cloud's state in one SQLite file: the local Firestore's documents beside pending and dead
+/// event deliveries, recorded FCM messages and dead tokens, so a restart keeps all of it.
+enum LocalCloudDatabase {
     /// Opens (creating if needed) `DIR/herald.sqlite`, or a temporary file when `directory` is nil.
-    public init(directory: String?) throws {
+    static func open(directory: String?) throws -> LocalDatabase {
+        var path: String?
         if let directory {
             try PrivateFiles.directory(directory)
             path = (directory as NSString).appendingPathComponent("herald.sqlite")
-            isTemporary = false
-        } else {
-            path = NSTemporaryDirectory() + "herald-\(UUID().uuidString).sqlite"
-            isTemporary = true
         }
-        // WAL with synchronous NORMAL survives a crash of the process (not of the machine) without a disk
-        // sync per commit.
-        do {
-            store = try SQLiteStore(path: path)
-            try store.check()
-            try store.migrate(Self.migrations)
-        } catch let error as DatabaseError {
-            // A file that is not a database, one cut short, or one made by a newer herald: said, with what to do.
-            throw DatabaseError(
-                code: error.code,
-                message: "\(path) cannot be used: \(error.message). Move it away (or start with --fresh, or --data ANOTHER_DIR); herald export reads a good one"
-            )
-        }
+        return try LocalDatabase(path: path, migrations: migrations)
     }
 
-    /// Closes the database and removes a temporary one.
-    public func close() {
-        store.close()
-        guard isTemporary else { return }
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
-    }
-
+    /// The local Firestore's, then the cloud's own. Until the two were modules, "v1" made the tables of
+    /// both: "v1-cloud" makes the cloud's only where they are missing, so a file from then opens as it was.
     static var migrations: [(identifier: String, apply: (Database) throws -> Void)] {
-        [
+        LocalFirestore.migrations + [
             (
-                "v1",
+                "v1-cloud",
                 { db in
                     try db.execute(
                         sql: """
-                            CREATE TABLE documents (
-                                database TEXT NOT NULL,
-                                path TEXT NOT NULL,
-                                collection TEXT NOT NULL,
-                                collection_id TEXT NOT NULL,
-                                fields TEXT NOT NULL,
-                                create_time INTEGER NOT NULL,
-                                update_time INTEGER NOT NULL,
-                                PRIMARY KEY (database, path)
-                            ) WITHOUT ROWID;
-                            CREATE INDEX documents_by_collection ON documents(database, collection);
-                            CREATE INDEX documents_by_collection_id ON documents(database, collection_id);
-                            CREATE TABLE commit_clock (id INTEGER PRIMARY KEY CHECK (id = 1), last_nanos INTEGER NOT NULL);
-                            CREATE TABLE deliveries (
+                            CREATE TABLE IF NOT EXISTS deliveries (
                                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                                 trigger TEXT NOT NULL,
                                 event_id TEXT NOT NULL,
@@ -76,8 +39,8 @@ public struct LocalCloudDatabase: Sendable {
                                 finished_at REAL,
                                 last_error TEXT
                             );
-                            CREATE INDEX deliveries_due ON deliveries(state, next_attempt_at);
-                            CREATE TABLE fcm_messages (
+                            CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries(state, next_attempt_at);
+                            CREATE TABLE IF NOT EXISTS fcm_messages (
                                 id INTEGER PRIMARY KEY AUTOINCREMENT,
                                 project TEXT NOT NULL,
                                 name TEXT NOT NULL,
@@ -87,8 +50,8 @@ public struct LocalCloudDatabase: Sendable {
                                 message TEXT NOT NULL,
                                 received_at REAL NOT NULL
                             );
-                            CREATE INDEX fcm_messages_by_token ON fcm_messages(token);
-                            CREATE TABLE fcm_dead_tokens (token TEXT PRIMARY KEY, since REAL NOT NULL);
+                            CREATE INDEX IF NOT EXISTS fcm_messages_by_token ON fcm_messages(token);
+                            CREATE TABLE IF NOT EXISTS fcm_dead_tokens (token TEXT PRIMARY KEY, since REAL NOT NULL);
                             """)
                 }
             ),
@@ -153,36 +116,5 @@ public struct LocalCloudDatabase: Sendable {
                 { db in try db.execute(sql: "CREATE INDEX deliveries_due_by_trigger ON deliveries(state, trigger, next_attempt_at)") }
             ),
         ]
-    }
-
-    func write<T: Sendable>(
-        _ body: @escaping @Sendable (Database) throws -> T, afterCommit: (@Sendable (T) -> Void)? = nil
-    ) async throws(LocalAPIError) -> T {
-        do { return try await store.write(body, afterCommit: afterCommit) } catch { throw Self.apiError(error) }
-    }
-
-    func snapshot() async throws(LocalAPIError) -> SQLiteStore.Snapshot {
-        do { return try await store.snapshot() } catch { throw Self.apiError(error) }
-    }
-
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws(LocalAPIError) -> T {
-        do { return try await store.read(body) } catch { throw Self.apiError(error) }
-    }
-
-    static func apiError(_ error: any Error) -> LocalAPIError {
-        if let api = error as? LocalAPIError { return api }
-        if let db = error as? DatabaseError, db.resultCode == .busy || db.resultCode == .locked {
-            return .unavailable("the local database is busy; retry")
-        }
-        return .internalError("local database: \(error)")
-    }
-}
-
-extension Timestamp {
-    var nanosSinceEpoch: Int64 { seconds &* 1_000_000_000 &+ Int64(nanos) }
-
-    init(nanosSinceEpoch n: Int64) {
-        let seconds = n >= 0 ? n / 1_000_000_000 : (n - 999_999_999) / 1_000_000_000
-        self.init(seconds: seconds, nanos: Int32(n - seconds * 1_000_000_000))
     }
 }

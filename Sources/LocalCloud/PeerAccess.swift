@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import Foundation
 import Hummingbird
 import NIOCore

@@ -23,7 +23,7 @@ import WireFormats
     }
 
     static let forbiddenForFunctions: Set<String> = [
-        "Foundation", "FoundationInternationalization", "LocalCloud", "SQLiteNIO", "VaporCSQLite", "HeraldCLI", "HeraldTesting",
+        "Foundation", "FoundationInternationalization", "LocalCloud", "EmbeddedFirestore", "SQLiteNIO", "VaporCSQLite", "HeraldCLI", "HeraldTesting",
         "JWTKit", "X509", "Supervision", "Subprocess", "Hummingbird", "HummingbirdCore", "ServiceLifecycle", "AsyncAlgorithms", "ArgumentParser",
         "SwiftProtobuf", "FirestoreEventsProtobuf", "FoundationEssentials", "AsyncHTTPClient", "Crypto", "CryptoExtras", "_CryptoExtras",
     ]
@@ -139,10 +139,23 @@ import WireFormats
         #expect(found.isEmpty, "\(found)")
     }
 
+    /// The local Firestore is Firestore for any server: documents, queries and its protocols. Triggers,
+    /// Google's other APIs and identity are the local cloud's, around it.
+    @Test func theLocalFirestoreKnowsNoTriggersCloudOrChat() async throws {
+        let targets = try await Self.describe()
+        let forbidden: Set<String> = [
+            "LocalCloud", "FirestoreEvents", "HeraldHTTPClient", "JWTKit", "Crypto", "HeraldCore", "ChatFunctions", "HeraldRuntime", "HeraldCLI",
+        ]
+        let found = try Self.violations(of: "EmbeddedFirestore", forbidden: forbidden, in: targets)
+        #expect(found.isEmpty, "\(found)")
+        #expect(targets["LocalCloud"]?.targets.contains("EmbeddedFirestore") == true)
+    }
+
     @Test func theDomainReachesNoIOModule() async throws {
         let targets = try await Self.describe()
         let forbidden: Set<String> = [
-            "GoogleClients", "HeraldHTTPClient", "HeraldRuntime", "LocalCloud", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO", "NIOCore",
+            "GoogleClients", "HeraldHTTPClient", "HeraldRuntime", "LocalCloud", "EmbeddedFirestore", "HeraldCLI", "HeraldTesting", "AsyncHTTPClient", "NIO",
+            "NIOCore",
             "NIOPosix", "NIOHTTP1", "Hummingbird", "JWTKit", "SQLiteNIO", "VaporCSQLite", "Logging", "Supervision", "Subprocess", "Foundation",
             "FoundationInternationalization",
         ]
@@ -159,7 +172,7 @@ import WireFormats
         let tests = targets.values.filter { $0.path.hasPrefix("Tests/") || $0.path.hasPrefix("Benchmarks/") || $0.path.hasPrefix("Fuzz/") }
         #expect(tests.count > 5, "\(tests.map(\.name))")
         for target in tests where target.name != "LocalCloudTests" {
-            let found = try Self.violations(of: target.name, forbidden: ["LocalCloud"], in: targets, direct: true)
+            let found = try Self.violations(of: target.name, forbidden: ["LocalCloud", "EmbeddedFirestore"], in: targets, direct: true)
             #expect(found.isEmpty, "\(found)")
         }
     }

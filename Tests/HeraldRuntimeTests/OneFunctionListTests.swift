@@ -8,6 +8,8 @@ import HeraldTesting
 import Testing
 import WireFormats
 
+@testable import HeraldCLI
+
 /// "Adding a function: its type, one catalog line, `swift run herald infra`", done for real: a scratch
 /// copy of the package gets a fifth function's source and its catalog line by text edit, the copy's own
 /// `herald infra` writes the rest, the copy builds `herald` with the new executable, and its `herald dev`
@@ -97,6 +99,20 @@ import WireFormats
             URL(fileURLWithPath: "/usr/bin/env"), ["swift", "build", "--package-path", scratch.path, "--product", "herald"])
         try #require(built.status == 0, "swift build in \(scratch.path): \(built.stdoutText.suffix(3000)) \(built.stderr.suffix(2000))")
         return scratch.appendingPathComponent(".build/debug/herald")
+    }
+
+    /// `herald infra` writes the list of executables into Package.swift: on one line while it fits
+    /// swift-format's 160 columns, else one a line (which swift-format leaves as it is), and it reads
+    /// either form back, so a long list never leaves a broken manifest.
+    @Test func thePackagesListOfExecutablesIsRewrittenWhole() throws {
+        let manifest = "import PackageDescription\nlet functionNames = [\"a\", \"b\"]\nlet package = 1\n"
+        let many = (0..<12).map { "onSomethingWithALongName\($0)" }
+        let long = try InfraFiles.packageManifest(manifest, names: many)
+        #expect(long.contains("let functionNames = [\n    \"onSomethingWithALongName0\",\n"), "\(long)")
+        #expect(long.hasSuffix("    \"onSomethingWithALongName11\",\n]\nlet package = 1\n"), "\(long)")
+        #expect(try InfraFiles.packageManifest(long, names: many) == long)
+        #expect(try InfraFiles.packageManifest(long, names: ["a", "b"]) == manifest)
+        #expect(throws: (any Error).self) { try InfraFiles.packageManifest("let package = 1\n", names: ["a"]) }
     }
 
     @Test(.timeLimit(.minutes(40)))

@@ -2,6 +2,7 @@ import FirestoreModel
 import Synchronization
 import Testing
 
+@testable import EmbeddedFirestore
 @testable import LocalCloud
 
 /// The commit feed behind Listen: what a slow subscriber is told, what a resuming one can get.

@@ -8,6 +8,7 @@ import Supervision
 import Testing
 import WireFormats
 
+@testable import EmbeddedFirestore
 @testable import LocalCloud
 
 /// `herald dev --import`, `--export-on-exit`, `--seed FILE` and `herald export`: Herald's own format,

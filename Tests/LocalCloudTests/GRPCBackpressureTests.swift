@@ -6,6 +6,7 @@ import NIOHPACK
 import NIOHTTP2
 import Testing
 
+@testable import EmbeddedFirestore
 @testable import LocalCloud
 
 /// A gRPC call that takes its requests slower than the client sends them: the stream stops being

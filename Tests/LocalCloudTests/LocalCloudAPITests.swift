@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import CryptoExtras
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import GoogleClients

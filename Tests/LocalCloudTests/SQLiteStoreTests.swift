@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 
+@testable import EmbeddedFirestore
 @testable import LocalCloud
 
 /// The local cloud's SQLite store: values as stored, transactions, concurrency, and the databases
@@ -99,17 +100,20 @@ import Testing
         do {
             let old = try Database(path: file, create: true)
             try old.execute(sql: "CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY); INSERT INTO grdb_migrations VALUES ('v1')")
+            // GRDB's "v1" made the documents' tables and the cloud's: now Firestore's "v1" and "v1-cloud".
             try LocalCloudDatabase.migrations[0].apply(old)
+            try LocalCloudDatabase.migrations[1].apply(old)
             try old.execute(
                 sql: "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?)",
                 arguments: ["projects/p/databases/(default)", "users/alice", "users", "users", #"{"n":{"integerValue":"1"}}"#, 1, 2])
             old.close()
         }
-        let database = try LocalCloudDatabase(directory: directory)
+        let database = try LocalCloudDatabase.open(directory: directory)
         defer { database.close() }
         let paths = try await database.read { db in try String.fetchAll(db, sql: "SELECT path FROM documents") }
         #expect(paths == ["users/alice"])
-        // v1 is not applied again (it would fail: its tables exist); the later ones are, once.
+        // v1 is not applied again (it would fail: its tables exist); the later ones are, once ("v1-cloud"
+        // finds its tables there).
         let applied = try await database.read { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier") }
         #expect(applied == LocalCloudDatabase.migrations.map(\.identifier).sorted())
         #expect(try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM deliveries WHERE trace_id IS NULL") } == 0)

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import HeraldTesting

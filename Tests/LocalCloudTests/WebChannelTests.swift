@@ -7,6 +7,7 @@ import Logging
 import Testing
 import WireFormats
 
+@testable import EmbeddedFirestore
 @testable import LocalCloud
 
 /// WebChannel on the local cloud's port, request by request as firebase-js-sdk makes them (the browser

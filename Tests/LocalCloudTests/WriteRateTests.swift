@@ -6,6 +6,7 @@ import HeraldTesting
 import Testing
 import WireFormats
 
+@testable import EmbeddedFirestore
 @testable import LocalCloud
 
 /// Busy groups, item 1: `herald dev` shows Firestore's per-document write limit and, with

@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import WireFormats

@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import Synchronization
@@ -26,7 +27,7 @@ public final class FCMSink: Sendable {
         }
     }
 
-    let database: LocalCloudDatabase
+    let database: LocalDatabase
     let pendingFailures = Mutex<[InjectedFailure]>([])
     /// Probability that any send is answered 503 (or 429), with Retry-After.
     let failureRate = Mutex(0.0)
@@ -38,7 +39,7 @@ public final class FCMSink: Sendable {
 
     let onRecord: @Sendable (Recorded) -> Void
 
-    init(database: LocalCloudDatabase, onRecord: @escaping @Sendable (Recorded) -> Void = { _ in }) {
+    init(database: LocalDatabase, onRecord: @escaping @Sendable (Recorded) -> Void = { _ in }) {
         self.database = database
         self.onRecord = onRecord
     }

@@ -1,5 +1,6 @@
 import Crypto
 import CryptoExtras
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import JWTKit

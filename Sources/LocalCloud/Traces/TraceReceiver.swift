@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import WireFormats
@@ -7,7 +8,7 @@ import WireFormats
 /// (`POST /herald/otlp/v1/traces`). Spans are kept in the local database, the newest
 /// `capacity`, for the console to show under the event whose trace they continue.
 struct TraceReceiver: Sendable {
-    let database: LocalCloudDatabase
+    let database: LocalDatabase
     var capacity = 50_000
     static let maximumSpansPerRequest = 10_000
 

@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreModel
 import Foundation
 import HeraldHTTPClient
@@ -69,7 +70,7 @@ public struct DeliveryReport: Sendable {
 /// Delivers pending events (Eventarc's part): POSTs each to its trigger's URL, retries non-2xx and
 /// timeouts with exponential backoff, and dead-letters after the last attempt.
 public final class EventDelivery: Service, Sendable {
-    let database: LocalCloudDatabase
+    let database: LocalDatabase
     let registry: TriggerRegistry
     let httpClient: HTTPTransport
     let options: Mutex<DeliveryOptions>
@@ -85,7 +86,7 @@ public final class EventDelivery: Service, Sendable {
     let identity: LocalIdentity
 
     init(
-        database: LocalCloudDatabase, registry: TriggerRegistry, httpClient: HTTPTransport, options: DeliveryOptions,
+        database: LocalDatabase, registry: TriggerRegistry, httpClient: HTTPTransport, options: DeliveryOptions,
         identity: LocalIdentity, logger: Logger, onReport: @escaping @Sendable (DeliveryReport) -> Void
     ) {
         self.identity = identity

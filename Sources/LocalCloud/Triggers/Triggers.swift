@@ -1,3 +1,4 @@
+import EmbeddedFirestore
 import FirestoreEvents
 import FirestoreModel
 import Foundation
@@ -106,6 +107,11 @@ final class EventOutbox: Sendable {
         self.registry = registry
         self.location = location
         self.wake = wake
+    }
+
+    /// What the local Firestore calls with each commit.
+    var observer: CommitObserver {
+        CommitObserver(record: { changes, time, trace, db in try self.enqueue(changes, commitTime: time, trace: trace, db) }, committed: wake)
     }
 
     /// - trace: the trace of the event whose function made the changes: recorded with each change, and as

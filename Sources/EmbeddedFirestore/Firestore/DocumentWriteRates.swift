@@ -30,14 +30,14 @@ public final class DocumentWriteRates: Sendable {
         public var peakPerSecond: Double
     }
 
-    struct Document {
-        var writes: [(at: ContinuousClock.Instant, writer: String)] = []
-        var tokens: Double
-        var refilled: ContinuousClock.Instant
-        var warned: ContinuousClock.Instant?
-        var peak: Int = 0
+    package struct Document {
+        package var writes: [(at: ContinuousClock.Instant, writer: String)] = []
+        package var tokens: Double
+        package var refilled: ContinuousClock.Instant
+        package var warned: ContinuousClock.Instant?
+        package var peak: Int = 0
         /// The most writes by functions (not the app) in one window.
-        var peakByFunctions: Int = 0
+        package var peakByFunctions: Int = 0
     }
 
     /// Since the start: document writes applied (what Firestore bills as writes) and commits refused
@@ -48,10 +48,10 @@ public final class DocumentWriteRates: Sendable {
     }
 
     public let options: Options
-    let logger: Logger
+    package let logger: Logger
     private let documents = Mutex<[String: Document]>([:])
     private let counted = Mutex(Totals())
-    static let maximumTracked = 200_000
+    package static let maximumTracked = 200_000
 
     public init(options: Options = Options(), logger: Logger) {
         self.options = options
@@ -59,7 +59,7 @@ public final class DocumentWriteRates: Sendable {
     }
 
     /// Waits until every document of a commit may be written (with `limit` on), or throws ABORTED.
-    func admit(_ paths: [String]) async throws(LocalAPIError) {
+    package func admit(_ paths: [String]) async throws(LocalAPIError) {
         guard options.limit, !paths.isEmpty else { return }
         let now = ContinuousClock.now
         let wait: Duration? = documents.withLock { documents in
@@ -90,7 +90,7 @@ public final class DocumentWriteRates: Sendable {
     }
 
     /// Records a committed write to each document, and warns about one written too often.
-    func record(_ paths: [String], writer: String) {
+    package func record(_ paths: [String], writer: String) {
         counted.withLock { $0.written += paths.count }
         let now = ContinuousClock.now
         let window = Options.window

@@ -11,7 +11,7 @@ import SwiftProtobuf
 /// that reconnects with a resume token gets only what changed since, checked by an existence filter;
 /// when the feed no longer holds that far back, the target is RESET and sent whole.
 struct FirestoreListen {
-    let handler: LocalCloudHandler
+    let host: FirestoreStreamHost
     let metadata: [String: String]
 
     enum Event: Sendable {
@@ -22,8 +22,8 @@ struct FirestoreListen {
     }
 
     func run(requests: some AsyncSequence<StreamRequest, Never> & Sendable, answers: StreamAnswers) async throws(GRPCStatus) {
-        do { try handler.cloud.identity.authorize(metadata["authorization"]) } catch { throw GRPCStatus(name: error.status, message: error.message) }
-        let feed = handler.cloud.firestore.changes
+        do { try host.authorize(metadata["authorization"]) } catch { throw GRPCStatus(name: error.status, message: error.message) }
+        let feed = host.firestore.changes
         let subscription = feed.subscribe()
         defer { subscription.cancel() }
         let (events, sink) = AsyncStream.makeStream(of: Event.self)
@@ -33,7 +33,7 @@ struct FirestoreListen {
         // And one request at a time, for the same reason: the stream stops reading a client that sends
         // faster than its requests are handled.
         let (requestHandled, requestHandledSink) = AsyncStream.makeStream(of: Void.self)
-        var listener = Listener(handler: handler, answers: answers)
+        var listener = Listener(host: host, answers: answers)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 var turns = requestHandled.makeAsyncIterator()
@@ -83,7 +83,7 @@ struct FirestoreListen {
 
 /// One Listen stream's targets and what it has sent of each.
 struct Listener {
-    let handler: LocalCloudHandler
+    let host: FirestoreStreamHost
     let answers: StreamAnswers
     var targets: [Int32: ListenTarget] = [:]
     var database: String?
@@ -91,7 +91,7 @@ struct Listener {
     var sentUpTo = Timestamp(seconds: 0)
     var failure: GRPCStatus?
 
-    var feed: ChangeFeed { handler.cloud.firestore.changes }
+    var feed: ChangeFeed { host.firestore.changes }
 
     mutating func handle(request: Google_Firestore_V1_ListenRequest) async throws {
         if !request.database.isEmpty {
@@ -116,14 +116,14 @@ struct Listener {
         guard parts.count == 4, parts[0] == "projects", parts[2] == "databases" else {
             throw GRPCStatus.invalidArgument("database must be projects/PROJECT/databases/DATABASE, not \(database)")
         }
-        do { try handler.checkServed(project: parts[1]) } catch { throw GRPCStatus(name: error.status, message: error.message) }
+        do { try host.checkServed(String(parts[1])) } catch { throw GRPCStatus(name: error.status, message: error.message) }
     }
 
     mutating func add(_ proto: Google_Firestore_V1_Target, database: String) async throws {
         guard targets[proto.targetID] == nil else { throw GRPCStatus.invalidArgument("target \(proto.targetID) is already being listened to") }
         var target = try ListenTarget(proto, database: database)
         try await send(targetChange: .add, ids: [target.id])
-        let now = try await target.read(handler.cloud.firestore)
+        let now = try await target.read(host.firestore)
         var resumedSince: Timestamp?
         switch proto.resumeType {
         case .resumeToken(let token)?: resumedSince = ListenTarget.time(token: token)
@@ -178,7 +178,7 @@ struct Listener {
             let relevant = commit.changes.filter { target.covers($0.name) }
             guard !relevant.isEmpty else { continue }
             touched = true
-            let updates = try await target.updates(for: relevant, at: commit.time, store: handler.cloud.firestore)
+            let updates = try await target.updates(for: relevant, at: commit.time, store: host.firestore)
             for update in updates { try await send(update) }
             targets[id] = target
         }
@@ -190,7 +190,7 @@ struct Listener {
         for id in targets.keys.sorted() {
             guard var target = targets[id] else { continue }
             try await send(targetChange: .reset, ids: [id])
-            let now = try await target.read(handler.cloud.firestore)
+            let now = try await target.read(host.firestore)
             for document in now.values.sorted(by: { $0.name < $1.name }) { try await send(.documentChange(ListenTarget.change(document, ids: [id]))) }
             target.members = now.mapValues(\.updateTime)
             targets[id] = target

@@ -9,10 +9,12 @@
 /// emulator posts its events as `application/protobuf`.
 import Foundation
 
-struct RequestGuard {
-    let allowedHosts: [String]
+package struct RequestGuard {
+    package let allowedHosts: [String]
 
-    func refusal(of request: LocalRequest) -> LocalAPIError? {
+    package init(allowedHosts: [String]) { self.allowedHosts = allowedHosts }
+
+    package func refusal(of request: LocalRequest) -> LocalAPIError? {
         if let host = request.headers["host"], !isAllowed(Self.hostName(host)) {
             return LocalAPIError(
                 code: 403, status: "PERMISSION_DENIED",
@@ -50,31 +52,31 @@ struct RequestGuard {
 
     /// A page on this machine (`scheme://host[:port]` with a loopback host) or on an allowed host. A
     /// sandboxed page or a file sends "null", which names no host.
-    func isAllowed(origin: String) -> Bool {
+    package func isAllowed(origin: String) -> Bool {
         let authority = origin.split(separator: "/", omittingEmptySubsequences: true).dropFirst().first.map(String.init) ?? ""
         let host = Self.hostName(authority)
         return Self.isLoopback(host) || allowedHosts.contains { $0.lowercased() == host }
     }
 
-    static func isLoopback(_ host: String) -> Bool {
+    package static func isLoopback(_ host: String) -> Bool {
         if host == "localhost" || host == "::1" { return true }
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         return octets.count == 4 && octets.allSatisfy { UInt8($0) != nil } && octets[0] == "127"
     }
 
-    func isAllowed(_ host: String) -> Bool {
+    package func isAllowed(_ host: String) -> Bool {
         host == "localhost" || Self.isAddress(host) || allowedHosts.contains { $0.lowercased() == host }
     }
 
     /// The host of a `Host` header or an origin's authority, lowercased, without port or brackets.
-    static func hostName(_ authority: String) -> String {
+    package static func hostName(_ authority: String) -> String {
         let lower = authority.lowercased()
         if lower.hasPrefix("[") { return String(lower.dropFirst().prefix { $0 != "]" }) }
         return String(lower.prefix { $0 != ":" })
     }
 
     /// An IPv4 or IPv6 literal: no DNS name, so nothing a rebinding page could make point here.
-    static func isAddress(_ host: String) -> Bool {
+    package static func isAddress(_ host: String) -> Bool {
         let octets = host.split(separator: ".", omittingEmptySubsequences: false)
         if octets.count == 4, octets.allSatisfy({ UInt8($0) != nil }) { return true }
         return host.contains(":") && host.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }

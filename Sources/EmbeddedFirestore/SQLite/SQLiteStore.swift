@@ -4,25 +4,25 @@ import Synchronization
 /// A database file in WAL mode: one writer connection (each write a transaction that takes the write
 /// lock at once) and up to four reader connections, each read a transaction over one snapshot. Work
 /// runs on dispatch threads, never on Swift's cooperative pool, which SQLite's waits would stall.
-final class SQLiteStore: Sendable {
-    let path: String
+package final class SQLiteStore: Sendable {
+    package let path: String
     private let writer: Database
     private let writerQueue = DispatchQueue(label: "herald.sqlite.writer")
     private let idleReaders = Mutex<[Database]>([])
     private let closed = Atomic<Bool>(false)
-    static let maximumIdleReaders = 4
+    package static let maximumIdleReaders = 4
 
-    init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         writer = try Database(path: path, create: true)
         try writer.execute(sql: "PRAGMA journal_mode = WAL")
     }
 
-    static let closedError = DatabaseError(code: 21, message: "the database is closed")
+    package static let closedError = DatabaseError(code: 21, message: "the database is closed")
 
     /// `afterCommit` runs on the writer's queue once the transaction is committed, so what it sees
     /// of successive writes comes in their commit order.
-    func write<T: Sendable>(
+    package func write<T: Sendable>(
         _ body: @escaping @Sendable (Database) throws -> T, afterCommit: (@Sendable (T) -> Void)? = nil
     ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
@@ -38,7 +38,7 @@ final class SQLiteStore: Sendable {
         }
     }
 
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { [self] in
                 continuation.resume(
@@ -54,19 +54,19 @@ final class SQLiteStore: Sendable {
 
     /// A read transaction kept open across many reads (an export of a running instance): every read
     /// sees the database as it was when the snapshot began, whatever is written meanwhile.
-    final class Snapshot: Sendable {
+    package final class Snapshot: Sendable {
         private let connection: Database
         private let queue = DispatchQueue(label: "herald.sqlite.snapshot")
 
         fileprivate init(_ connection: Database) { self.connection = connection }
 
-        func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        package func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
             try await withCheckedThrowingContinuation { continuation in
                 queue.async { [connection] in continuation.resume(with: Result { try body(connection) }) }
             }
         }
 
-        func end() {
+        package func end() {
             queue.sync {
                 try? connection.execute(sql: "COMMIT")
                 connection.close()
@@ -74,7 +74,7 @@ final class SQLiteStore: Sendable {
         }
     }
 
-    func snapshot() async throws -> Snapshot {
+    package func snapshot() async throws -> Snapshot {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async { [self] in
                 continuation.resume(
@@ -92,7 +92,7 @@ final class SQLiteStore: Sendable {
 
     /// Refuses a file that is not a sound SQLite database (random bytes, one cut short), before anything
     /// reads or writes it: SQLite's quick check of every page, its first finding as the reason.
-    func check() throws {
+    package func check() throws {
         try writerQueue.sync {
             let verdict = try String.fetchOne(writer, sql: "PRAGMA quick_check(1)") ?? "no answer"
             guard verdict == "ok" else { throw DatabaseError(code: 11, message: "SQLite's check of the file found: \(verdict.prefix(300))") }
@@ -102,7 +102,7 @@ final class SQLiteStore: Sendable {
     /// Runs each migration not applied yet, in order, each in its own transaction (before the store is
     /// used). Applied migrations are kept in `grdb_migrations`, the table GRDB kept them in, so a
     /// database GRDB created opens as it was.
-    func migrate(_ migrations: [(identifier: String, apply: (Database) throws -> Void)]) throws {
+    package func migrate(_ migrations: [(identifier: String, apply: (Database) throws -> Void)]) throws {
         try writerQueue.sync {
             try writer.execute(sql: "CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
             // A migration this version does not know was applied by a newer herald: its tables may mean
@@ -128,7 +128,7 @@ final class SQLiteStore: Sendable {
     }
 
     /// Closes the connections once what is running is done; later reads and writes fail.
-    func close() {
+    package func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         writerQueue.sync { writer.close() }
         for reader in idleReaders.withLock({ readers in

@@ -4,8 +4,9 @@ import Synchronization
 import WireFormats
 
 /// Firestore's document semantics over SQLite: reads, atomic commits with preconditions and
-/// transforms, optimistic transactions, queries. Every committed change goes to the event outbox
-/// in the same SQLite transaction, so no change is ever committed without its events.
+/// transforms, optimistic transactions, queries. Every commit's changes go to its `CommitObserver` in
+/// the same SQLite transaction (the local cloud writes its triggers' events there), so no change is
+/// ever committed without what the server records of it.
 public final class LocalFirestore: Sendable {
     public struct CommitResult: Sendable {
         public var commitTime: Timestamp
@@ -33,8 +34,8 @@ public final class LocalFirestore: Sendable {
         var reads: [DocumentName: Int64?] = [:]
     }
 
-    let database: LocalCloudDatabase
-    let outbox: EventOutbox
+    let database: LocalDatabase
+    let observer: CommitObserver
     /// Every commit's changes, in commit order, for real-time listeners.
     public let changes = ChangeFeed()
     let transactions = Mutex<[String: Transaction]>([:])
@@ -47,12 +48,12 @@ public final class LocalFirestore: Sendable {
     /// Who wrote, from the trace of the event whose function wrote (else a client: "app").
     let writerOfTrace: @Sendable (String) -> String?
 
-    init(
-        database: LocalCloudDatabase, outbox: EventOutbox, writeRates: DocumentWriteRates,
+    package init(
+        database: LocalDatabase, observer: CommitObserver = .none, writeRates: DocumentWriteRates,
         writerOfTrace: @escaping @Sendable (String) -> String? = { _ in nil }
     ) {
         self.database = database
-        self.outbox = outbox
+        self.observer = observer
         self.writeRates = writeRates
         self.writerOfTrace = writerOfTrace
     }
@@ -184,12 +185,12 @@ public final class LocalFirestore: Sendable {
         }
         let paths = writes.map(\.document.path)
         try await writeRates.admit(paths)
-        let outbox = self.outbox
+        let observer = self.observer
         let reads = transactionReads
-        defer { outbox.wake() }
+        defer { observer.committed() }
         let changes = self.changes
         let result = try await database.write(
-            { db in try Self.apply(writes, checking: reads, outbox: outbox, trace: trace, db) },
+            { db in try Self.apply(writes, checking: reads, observer: observer, trace: trace, db) },
             afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
         writeRates.record(paths, writer: writer(trace))
         return result
@@ -204,9 +205,9 @@ public final class LocalFirestore: Sendable {
             throw .invalidArgument("write to \(write.document.resourceName) is not in \(databaseName)")
         }
         try await writeRates.admit(writes.map(\.document.path))
-        let outbox = self.outbox
+        let observer = self.observer
         let changes = self.changes
-        defer { outbox.wake() }
+        defer { observer.committed() }
         let outcomes = try await database.write(
             { db in
                 var outcomes: [Result<CommitResult, LocalAPIError>] = []
@@ -214,7 +215,7 @@ public final class LocalFirestore: Sendable {
                     var outcome: Result<CommitResult, LocalAPIError> = .failure(.internalError("not applied"))
                     try db.inSavepoint {
                         do {
-                            outcome = .success(try Self.apply([write], checking: [:], outbox: outbox, trace: trace, db))
+                            outcome = .success(try Self.apply([write], checking: [:], observer: observer, trace: trace, db))
                             return .commit
                         } catch let error as LocalAPIError {
                             outcome = .failure(error)
@@ -234,9 +235,9 @@ public final class LocalFirestore: Sendable {
         return outcomes
     }
 
-    /// Applies `writes` atomically inside the caller's SQLite transaction and queues their events.
+    /// Applies `writes` atomically inside the caller's SQLite transaction and hands their changes to `observer`.
     static func apply(
-        _ writes: [Write], checking reads: [DocumentName: Int64?], outbox: EventOutbox, trace: String? = nil, _ db: Database
+        _ writes: [Write], checking reads: [DocumentName: Int64?], observer: CommitObserver, trace: String? = nil, _ db: Database
     ) throws -> CommitResult {
         let commitTime = try nextCommitTime(db)
         let names = Array(Set(writes.map(\.document)).union(reads.keys))
@@ -273,7 +274,7 @@ public final class LocalFirestore: Sendable {
                 try db.execute(sql: "DELETE FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
             }
         }
-        try outbox.enqueue(changes, commitTime: commitTime, trace: trace, db)
+        try observer.record(changes, commitTime, trace, db)
         results.changes = changes
         return results
     }

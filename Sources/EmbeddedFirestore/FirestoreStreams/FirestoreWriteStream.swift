@@ -8,14 +8,14 @@ import SwiftProtobuf
 /// token), or with no writes just asks for a token. A stream cannot be resumed from an old token: a
 /// client opens a new one and sends what was not acknowledged. Each commit is the REST API's.
 struct FirestoreWriteStream {
-    let handler: LocalCloudHandler
+    let host: FirestoreStreamHost
     let metadata: [String: String]
 
     func run(requests: some AsyncSequence<StreamRequest, Never>, answers: StreamAnswers) async throws(GRPCStatus) {
         var database: String?
         var sequence = 0
         let streamID = FirestoreREST.autoID()
-        let bridge = FirestoreGRPC(handler: handler)
+        let bridge = FirestoreGRPC(host: host)
         for await message in requests {
             let request: Google_Firestore_V1_WriteRequest = try message.decode()
             var response = Google_Firestore_V1_WriteResponse()

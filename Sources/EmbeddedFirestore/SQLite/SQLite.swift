@@ -4,16 +4,16 @@ import VaporCSQLite
 /// One SQLite connection, to the amalgamation the package compiles itself (sqlite-nio vendors it), so
 /// nothing needs the system's SQLite or its headers. Not thread-safe: `SQLiteStore` hands each
 /// connection to one thread at a time.
-final class Database: @unchecked Sendable {
+package final class Database: @unchecked Sendable {
     private let handle: OpaquePointer
     private var isClosed = false
     /// Statements prepared before, by their SQL: `herald dev` runs the same few statements for every
     /// event, and parsing them again was a tenth of its time.
     private var prepared: [String: OpaquePointer] = [:]
-    static let maximumPreparedStatements = 128
+    package static let maximumPreparedStatements = 128
 
     /// Opens `path`, creating the file only when `create` is true (a reader never does).
-    init(path: String, create: Bool) throws(DatabaseError) {
+    package init(path: String, create: Bool) throws(DatabaseError) {
         var opened: OpaquePointer?
         let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let code = sqlite_nio_sqlite3_open_v2(path, &opened, flags, nil)
@@ -30,7 +30,7 @@ final class Database: @unchecked Sendable {
 
     deinit { close() }
 
-    func close() {
+    package func close() {
         guard !isClosed else { return }
         isClosed = true
         for statement in prepared.values { sqlite_nio_sqlite3_finalize(statement) }
@@ -39,7 +39,7 @@ final class Database: @unchecked Sendable {
     }
 
     /// Runs SQL: one statement with `arguments`, or a script of several without.
-    func execute(sql: String, arguments: StatementArguments = []) throws(DatabaseError) {
+    package func execute(sql: String, arguments: StatementArguments = []) throws(DatabaseError) {
         if arguments.values.isEmpty, sql.utf8.contains(UInt8(ascii: ";")) {
             let code = sqlite_nio_sqlite3_exec(handle, sql, nil, nil, nil)
             guard code == SQLITE_OK else { throw DatabaseError(handle, code: code) }
@@ -50,14 +50,14 @@ final class Database: @unchecked Sendable {
         }
     }
 
-    var lastInsertedRowID: Int64 { sqlite_nio_sqlite3_last_insert_rowid(handle) }
+    package var lastInsertedRowID: Int64 { sqlite_nio_sqlite3_last_insert_rowid(handle) }
     /// Rows the last statement changed.
-    var changes: Int { Int(sqlite_nio_sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite_nio_sqlite3_changes(handle)) }
 
-    enum TransactionCompletion { case commit, rollback }
+    package enum TransactionCompletion { case commit, rollback }
 
     /// Runs `body` in a savepoint: kept on `.commit`, undone on `.rollback` or a throw.
-    func inSavepoint(_ body: () throws -> TransactionCompletion) throws {
+    package func inSavepoint(_ body: () throws -> TransactionCompletion) throws {
         try execute(sql: "SAVEPOINT herald")
         do {
             switch try body() {
@@ -71,7 +71,7 @@ final class Database: @unchecked Sendable {
     }
 
     /// Runs `body` in a transaction (`IMMEDIATE` takes the write lock at once), rolled back if it throws.
-    func inTransaction<T>(immediate: Bool, _ body: (Database) throws -> T) throws -> T {
+    package func inTransaction<T>(immediate: Bool, _ body: (Database) throws -> T) throws -> T {
         try execute(sql: immediate ? "BEGIN IMMEDIATE" : "BEGIN")
         do {
             let result = try body(self)
@@ -83,7 +83,7 @@ final class Database: @unchecked Sendable {
         }
     }
 
-    func rows(_ sql: String, _ arguments: StatementArguments, limit: Int = .max) throws(DatabaseError) -> [Row] {
+    package func rows(_ sql: String, _ arguments: StatementArguments, limit: Int = .max) throws(DatabaseError) -> [Row] {
         try withStatement(sql, arguments) { statement throws(DatabaseError) in
             var rows: [Row] = []
             let count = sqlite_nio_sqlite3_column_count(statement)
@@ -160,31 +160,31 @@ final class Database: @unchecked Sendable {
 }
 
 /// A failure SQLite reported, with its result code (busy and locked are told apart: those are retried).
-struct DatabaseError: Error, CustomStringConvertible {
-    struct ResultCode: Equatable {
-        let primary: Int32
-        static let busy = ResultCode(primary: VaporCSQLite.SQLITE_BUSY)
-        static let locked = ResultCode(primary: VaporCSQLite.SQLITE_LOCKED)
+package struct DatabaseError: Error, CustomStringConvertible {
+    package struct ResultCode: Equatable {
+        package let primary: Int32
+        package static let busy = ResultCode(primary: VaporCSQLite.SQLITE_BUSY)
+        package static let locked = ResultCode(primary: VaporCSQLite.SQLITE_LOCKED)
     }
 
-    let code: Int32
-    let message: String
-    var resultCode: ResultCode { ResultCode(primary: code & 0xff) }
-    var description: String { "SQLite error \(code): \(message)" }
+    package let code: Int32
+    package let message: String
+    package var resultCode: ResultCode { ResultCode(primary: code & 0xff) }
+    package var description: String { "SQLite error \(code): \(message)" }
 
-    init(code: Int32, message: String) {
+    package init(code: Int32, message: String) {
         self.code = code
         self.message = message
     }
 
-    init(_ handle: OpaquePointer, code: Int32, sql: String? = nil) {
+    package init(_ handle: OpaquePointer, code: Int32, sql: String? = nil) {
         self.code = code
         let text = String(cString: sqlite_nio_sqlite3_errmsg(handle))
         self.message = sql.map { "\(text) in \($0.prefix(200))" } ?? text
     }
 }
 
-enum DatabaseValue: Sendable {
+package enum DatabaseValue: Sendable {
     case null
     case integer(Int64)
     case real(Double)
@@ -193,11 +193,11 @@ enum DatabaseValue: Sendable {
 }
 
 /// A result row: its values by column name.
-struct Row: Sendable {
-    let columns: [String]
-    let values: [DatabaseValue]
+package struct Row: Sendable {
+    package let columns: [String]
+    package let values: [DatabaseValue]
 
-    subscript<Value: DatabaseValueConvertible>(_ column: String) -> Value {
+    package subscript<Value: DatabaseValueConvertible>(_ column: String) -> Value {
         let value = columns.firstIndex(of: column).map { values[$0] } ?? .null
         guard let converted = Value.fromDatabaseValue(value) else {
             preconditionFailure("column \(column) holds \(value), not \(Value.self)")
@@ -205,34 +205,34 @@ struct Row: Sendable {
         return converted
     }
 
-    static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Row] { try db.rows(sql, arguments) }
+    package static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Row] { try db.rows(sql, arguments) }
 
-    static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Row? {
+    package static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Row? {
         try db.rows(sql, arguments, limit: 1).first
     }
 }
 
 /// What statement arguments and column values convert from and to.
-protocol DatabaseValueConvertible: Sendable {
+package protocol DatabaseValueConvertible: Sendable {
     var databaseValue: DatabaseValue { get }
     static func fromDatabaseValue(_ value: DatabaseValue) -> Self?
 }
 
 extension DatabaseValueConvertible {
     /// The first column of the first row.
-    static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Self? {
+    package static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Self? {
         try db.rows(sql, arguments, limit: 1).first?.values.first.flatMap(Self.fromDatabaseValue)
     }
 
     /// The first column of every row.
-    static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
+    package static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Self] {
         try db.rows(sql, arguments).compactMap { $0.values.first.flatMap(Self.fromDatabaseValue) }
     }
 }
 
 extension Int64: DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { .integer(self) }
-    static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
+    package var databaseValue: DatabaseValue { .integer(self) }
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Int64? {
         switch value {
         case .integer(let integer): integer
         case .real(let real): Int64(exactly: real)
@@ -242,18 +242,18 @@ extension Int64: DatabaseValueConvertible {
 }
 
 extension Int: DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { .integer(Int64(self)) }
-    static func fromDatabaseValue(_ value: DatabaseValue) -> Int? { Int64.fromDatabaseValue(value).flatMap { Int(exactly: $0) } }
+    package var databaseValue: DatabaseValue { .integer(Int64(self)) }
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Int? { Int64.fromDatabaseValue(value).flatMap { Int(exactly: $0) } }
 }
 
 extension Bool: DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
-    static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? { Int64.fromDatabaseValue(value).map { $0 != 0 } }
+    package var databaseValue: DatabaseValue { .integer(self ? 1 : 0) }
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Bool? { Int64.fromDatabaseValue(value).map { $0 != 0 } }
 }
 
 extension Double: DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { .real(self) }
-    static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
+    package var databaseValue: DatabaseValue { .real(self) }
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Double? {
         switch value {
         case .real(let real): real
         case .integer(let integer): Double(integer)
@@ -263,8 +263,8 @@ extension Double: DatabaseValueConvertible {
 }
 
 extension String: DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { .text(self) }
-    static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
+    package var databaseValue: DatabaseValue { .text(self) }
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> String? {
         switch value {
         case .text(let text): text
         case .blob(let data): String(data: data, encoding: .utf8)
@@ -274,8 +274,8 @@ extension String: DatabaseValueConvertible {
 }
 
 extension Data: DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { .blob(self) }
-    static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
+    package var databaseValue: DatabaseValue { .blob(self) }
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Data? {
         switch value {
         case .blob(let data): data
         case .text(let text): Data(text.utf8)
@@ -285,24 +285,24 @@ extension Data: DatabaseValueConvertible {
 }
 
 extension Optional: DatabaseValueConvertible where Wrapped: DatabaseValueConvertible {
-    var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
-    static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
+    package var databaseValue: DatabaseValue { self?.databaseValue ?? .null }
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Wrapped?? {
         if case .null = value { return .some(nil) }
         return Wrapped.fromDatabaseValue(value).map { .some($0) }
     }
 }
 
 /// The values bound to a statement's `?`s, in order.
-struct StatementArguments: ExpressibleByArrayLiteral, Sendable {
-    var values: [DatabaseValue]
+package struct StatementArguments: ExpressibleByArrayLiteral, Sendable {
+    package var values: [DatabaseValue]
 
-    init(arrayLiteral elements: (any DatabaseValueConvertible)?...) { values = elements.map { $0?.databaseValue ?? .null } }
+    package init(arrayLiteral elements: (any DatabaseValueConvertible)?...) { values = elements.map { $0?.databaseValue ?? .null } }
 
-    init(_ elements: some Sequence<some DatabaseValueConvertible>) { values = elements.map(\.databaseValue) }
+    package init(_ elements: some Sequence<some DatabaseValueConvertible>) { values = elements.map(\.databaseValue) }
 
-    static func += (arguments: inout StatementArguments, more: StatementArguments) { arguments.values += more.values }
+    package static func += (arguments: inout StatementArguments, more: StatementArguments) { arguments.values += more.values }
 
-    static func + (arguments: StatementArguments, more: StatementArguments) -> StatementArguments {
+    package static func + (arguments: StatementArguments, more: StatementArguments) -> StatementArguments {
         var all = arguments
         all += more
         return all

@@ -16,7 +16,7 @@ public final class WebChannelSessions: Service, Sendable {
     private let startSink: AsyncStream<(WebChannelSession, Start)>.Continuation
     let logger: Logger
 
-    init(maximumSessions: Int = 2000, idleTimeout: Duration = .seconds(60), logger: Logger) {
+    package init(maximumSessions: Int = 2000, idleTimeout: Duration = .seconds(60), logger: Logger) {
         self.maximumSessions = maximumSessions
         self.idleTimeout = idleTimeout
         self.logger = logger

@@ -19,8 +19,10 @@ import WireFormats
 ///   which React Native and proxies that buffer need) ending after the first arrays.
 /// - `TYPE=terminate` ends the session; an unknown `SID` is 400 `Unknown SID`, which the client takes
 ///   as the session gone and opens another. A stream's error is a message `{"error": {…}}`.
-struct FirestoreWebChannel {
-    let handler: LocalCloudHandler
+package struct FirestoreWebChannel {
+    let host: FirestoreStreamHost
+
+    package init(host: FirestoreStreamHost) { self.host = host }
 
     static let service = "google.firestore.v1.Firestore"
     static let noopInterval: Duration = .seconds(20)
@@ -28,16 +30,16 @@ struct FirestoreWebChannel {
     /// how far it got: what it acknowledged is let go.
     static let streamingBytesPerBackChannel = 1024 * 1024
 
-    var sessions: WebChannelSessions { handler.cloud.webChannels }
+    var sessions: WebChannelSessions { host.webChannels }
 
     /// The stream a request's path names (`/google.firestore.v1.Firestore/Listen/channel`), if any.
-    static func stream(of request: LocalRequest) -> WebChannelSession.Stream? {
+    package static func stream(of request: LocalRequest) -> WebChannelSession.Stream? {
         let s = request.segments
         guard s.count == 3, s[0] == service, s[2] == "channel" else { return nil }
         return WebChannelSession.Stream(rawValue: s[1])
     }
 
-    func respond(_ request: LocalRequest, stream: WebChannelSession.Stream) async -> Response {
+    package func respond(_ request: LocalRequest, stream: WebChannelSession.Stream) async -> Response {
         let query = request.query
         let sessionID = query["SID"]?.first
         if query["TYPE"]?.first == "terminate" {
@@ -74,16 +76,16 @@ struct FirestoreWebChannel {
         guard parts.count == 4, parts[0] == "projects", parts[2] == "databases", !parts[1].isEmpty, !parts[3].isEmpty else {
             return Self.error(.invalidArgument("database must be projects/PROJECT/databases/DATABASE, not \(database.prefix(200))"))
         }
-        do { try handler.checkServed(project: parts[1]) } catch { return Self.error(error) }
+        do { try host.checkServed(String(parts[1])) } catch { return Self.error(error) }
         let body: WebChannelWire.ForwardBody
         do { body = try WebChannelWire.forwardBody(request.body) } catch { return Self.error(error) }
         var metadata = request.headers
         if let overwritten = request.query["$httpHeaders"]?.first { metadata.merge(WebChannelWire.headerLines(overwritten)) { $1 } }
         metadata.merge(body.headers) { $1 }
         metadata[":authority"] = request.headers["host"]
-        let handler = handler
+        let host = host
         let opened = sessions.open(stream: stream, database: database, metadata: metadata, firstMapID: body.maps.first?.id ?? 0) { session in
-            await Self.run(stream, of: session, handler: handler)
+            await Self.run(stream, of: session, host: host)
         }
         guard let session = opened else {
             return Self.error(
@@ -100,7 +102,7 @@ struct FirestoreWebChannel {
     }
 
     /// Runs the session's stream to its end; an error goes to the client as the stream's last message.
-    static func run(_ stream: WebChannelSession.Stream, of session: WebChannelSession, handler: LocalCloudHandler) async {
+    static func run(_ stream: WebChannelSession.Stream, of session: WebChannelSession, host: FirestoreStreamHost) async {
         let requests = session.requests.map { request in
             session.took()
             return request
@@ -108,8 +110,8 @@ struct FirestoreWebChannel {
         let answers = StreamAnswers { message in try await session.send(try message.jsonString()) }
         do throws(GRPCStatus) {
             switch stream {
-            case .listen: try await FirestoreListen(handler: handler, metadata: session.metadata).run(requests: requests, answers: answers)
-            case .write: try await FirestoreWriteStream(handler: handler, metadata: session.metadata).run(requests: requests, answers: answers)
+            case .listen: try await FirestoreListen(host: host, metadata: session.metadata).run(requests: requests, answers: answers)
+            case .write: try await FirestoreWriteStream(host: host, metadata: session.metadata).run(requests: requests, answers: answers)
             }
         } catch {
             guard session.end == nil else { return }
@@ -164,5 +166,5 @@ struct FirestoreWebChannel {
         Response(status: .init(code: status), headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
 
-    static func error(_ error: LocalAPIError) -> Response { LocalCloudHandler.response(LocalResponse(error)) }
+    static func error(_ error: LocalAPIError) -> Response { Response(LocalResponse(error)) }
 }

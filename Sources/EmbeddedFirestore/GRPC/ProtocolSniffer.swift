@@ -6,10 +6,11 @@ import NIOHPACK
 import NIOHTTP2
 import ServiceLifecycle
 
-/// The local cloud's one port speaks HTTP/1.1 (Firestore's REST API, FCM, the console, the admin API)
+/// One port speaks HTTP/1.1 (Firestore's REST API and whatever else the server routes: the local
+/// cloud's FCM, console and admin API)
 /// and cleartext HTTP/2 with gRPC (Firestore's gRPC API, the default transport of Google's SDKs), told
 /// apart by a connection's first bytes, as Google's emulator does: HTTP/2 starts with its preface.
-struct LocalCloudChildChannel: ServerChildChannel {
+struct HTTP1OrGRPCChannel: ServerChildChannel {
     /// A connection, and what its first bytes will say it is.
     struct Value: ServerChildChannelValue {
         let channel: any Channel
@@ -88,8 +89,11 @@ struct LocalCloudChildChannel: ServerChildChannel {
 extension HTTPServerBuilder {
     /// HTTP/1.1, and gRPC over cleartext HTTP/2 on the same port.
     static func http1AndGRPC(_ grpc: any GRPCService) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in LocalCloudChildChannel(http1: HTTP1Channel(responder: responder), grpc: grpc) }
+        HTTPServerBuilder { responder in HTTP1OrGRPCChannel(http1: HTTP1Channel(responder: responder), grpc: grpc) }
     }
+
+    /// HTTP/1.1 for the server's own routes, and Firestore's gRPC API over HTTP/2 on the same port.
+    package static func http1AndFirestoreGRPC(_ host: FirestoreStreamHost) -> HTTPServerBuilder { http1AndGRPC(FirestoreGRPC(host: host)) }
 }
 
 /// Holds a connection's first bytes until they say which protocol it speaks, has the pipeline set up
@@ -99,17 +103,17 @@ final class ProtocolSniffer: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundOut = ByteBuffer
 
     enum Kind { case http1, http2 }
-    typealias Configure = (Kind, any Channel) -> EventLoopFuture<LocalCloudChildChannel.Spoken>
+    typealias Configure = (Kind, any Channel) -> EventLoopFuture<HTTP1OrGRPCChannel.Spoken>
 
     static let preface = Array("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".utf8)
 
     let configure: Configure
-    let decided: (Result<LocalCloudChildChannel.Spoken, any Error>) -> Void
+    let decided: (Result<HTTP1OrGRPCChannel.Spoken, any Error>) -> Void
     var buffered: ByteBuffer?
     var deciding = false
     var timeout: Scheduled<Void>?
 
-    init(configure: @escaping Configure, decided: @escaping (Result<LocalCloudChildChannel.Spoken, any Error>) -> Void) {
+    init(configure: @escaping Configure, decided: @escaping (Result<HTTP1OrGRPCChannel.Spoken, any Error>) -> Void) {
         self.configure = configure
         self.decided = decided
     }

@@ -37,7 +37,7 @@ public struct LocalRequest: Sendable {
         self.body = body
     }
 
-    func json() throws(LocalAPIError) -> JSONValue {
+    package func json() throws(LocalAPIError) -> JSONValue {
         if body.isEmpty { return .object([:]) }
         do { return try JSONValue(parsing: body) } catch { throw .invalidArgument("Invalid JSON payload received. \(error)") }
     }
@@ -68,10 +68,12 @@ public struct LocalResponse: Sendable {
 }
 
 /// The Firestore v1 REST API over `LocalFirestore`: `/v1/projects/P/databases/D/documents…`.
-struct FirestoreREST: Sendable {
-    let firestore: LocalFirestore
+package struct FirestoreREST: Sendable {
+    package let firestore: LocalFirestore
 
-    func handle(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
+    package init(firestore: LocalFirestore) { self.firestore = firestore }
+
+    package func handle(_ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         // v1 / projects / P / databases / D / documents[:method] / path…[:method]
         let s = request.segments
         guard s.count >= 6, s[0] == "v1", s[1] == "projects", s[3] == "databases" else { throw .notFound("Unknown resource path.") }

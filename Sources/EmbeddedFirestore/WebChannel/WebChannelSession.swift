@@ -6,8 +6,8 @@ import Synchronization
 /// again); its answers wait here as numbered arrays until a back channel takes them, and stay until the
 /// client acknowledges them (`AID`), so a back channel that breaks loses nothing: the next one starts
 /// after the last array the client saw.
-final class WebChannelSession: Sendable {
-    enum Stream: String, Sendable {
+package final class WebChannelSession: Sendable {
+    package enum Stream: String, Sendable {
         case listen = "Listen"
         case write = "Write"
     }

@@ -6,23 +6,24 @@ import WireFormats
 
 /// Firestore's gRPC API (`google.firestore.v1.Firestore`) over the same semantics as the REST API: each
 /// call's request is read as protobuf, turned into the REST request it stands for (proto3's JSON
-/// mapping is the REST API's format), answered by the same handler — identity, single-project mode,
-/// injected faults, the store, preconditions, transforms, triggers — and the answer turned back into
-/// protobuf. One implementation of Firestore, two wire formats. The streams are `FirestoreListen` and
+/// mapping is the REST API's format), answered by the host's own routing (`FirestoreStreamHost.answer`:
+/// in the local cloud identity, single-project mode, injected faults, the store, preconditions,
+/// transforms, triggers) and the answer turned back into protobuf. One implementation of Firestore,
+/// two wire formats. The streams are `FirestoreListen` and
 /// `FirestoreWriteStream`, which WebChannel carries too.
 struct FirestoreGRPC: GRPCService {
     static let service = "/google.firestore.v1.Firestore/"
-    let handler: LocalCloudHandler
+    let host: FirestoreStreamHost
 
     func handle(method: String, metadata: [String: String], requests: GRPCRequests, responses: GRPCResponseWriter) async throws(GRPCStatus) {
         guard method.hasPrefix(Self.service) else { throw .unimplemented("herald dev serves google.firestore.v1.Firestore, not \(method)") }
         let name = String(method.dropFirst(Self.service.count))
         if name == "Listen" {
-            try await FirestoreListen(handler: handler, metadata: metadata).run(requests: requests.streamRequests, answers: .grpc(responses))
+            try await FirestoreListen(host: host, metadata: metadata).run(requests: requests.streamRequests, answers: .grpc(responses))
             return
         }
         if name == "Write" {
-            try await FirestoreWriteStream(handler: handler, metadata: metadata).run(requests: requests.streamRequests, answers: .grpc(responses))
+            try await FirestoreWriteStream(host: host, metadata: metadata).run(requests: requests.streamRequests, answers: .grpc(responses))
             return
         }
         guard let message = try await Self.only(requests) else { throw .invalidArgument("\(name) takes one request message") }
@@ -157,10 +158,10 @@ struct FirestoreGRPC: GRPCService {
         let request = LocalRequest(
             method: method, segments: ["v1"] + path.split(separator: "/", omittingEmptySubsequences: false).map(String.init), query: query,
             headers: headers, body: body == nil ? [] : Array(json.serialized().utf8))
-        if let refusal = RequestGuard(allowedHosts: handler.cloud.options.allowedHosts).refusal(of: request) {
+        if let refusal = RequestGuard(allowedHosts: host.allowedHosts).refusal(of: request) {
             throw GRPCStatus(name: refusal.status, message: refusal.message)
         }
-        switch await handler.answer(request) {
+        switch await host.answer(request) {
         case .reset: throw .unavailable("the connection was reset (a fault herald dev injected)")
         case .response(let response):
             let answer = (try? JSONValue(parsing: Array(response.body.utf8))) ?? .null
