@@ -71,6 +71,18 @@ public final class RunningDev: Sendable {
 
     public var output: String { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
 
+    /// Waits until herald dev's output holds every one of `texts` (a line it logs once something has
+    /// happened); false if it still did not at `timeout`.
+    @discardableResult
+    public func waitForOutput(containing texts: String..., timeout: Duration = .seconds(30)) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let output = self.output
+            if texts.allSatisfy({ output.contains($0) }) { return true }
+            guard ContinuousClock.now < deadline, (try? await Task.sleep(for: .milliseconds(100))) != nil else { return false }
+        }
+    }
+
     /// Until no delivery is pending for a moment (a function's writes make new events): the local cloud's
     /// own wait, asked for a few seconds at a time so no answer is long in coming.
     public func waitUntilIdle(timeout: Duration = .seconds(30)) async throws {

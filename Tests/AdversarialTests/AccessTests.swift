@@ -32,8 +32,7 @@ import Glibc
         let stranger = try await function(allowing: "eventarc-trigger@someone-else.iam.gserviceaccount.com")
         _ = try await world.message("m-callers")
         // herald dev signs as its own account, which this function does not allow.
-        for _ in 0..<100 where !dev.output.contains("→ onMessageCreated: 401") { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(dev.output.contains("→ onMessageCreated: 401"), "\(dev.output.suffix(1500))")
+        #expect(await dev.waitForOutput(containing: "→ onMessageCreated: 401"), "\(dev.output.suffix(1500))")
         #expect(stranger.output.contains("is not one of HERALD_ALLOWED_CALLERS"))
         #expect(try await world.pushedTokens().isEmpty)
         stranger.stop()

@@ -31,8 +31,7 @@ import WireFormats
         #expect(badges["tok-bob-phone"] == .integer(Int64(Int32.max)), "\(badges)")
         #expect(badges["tok-carol-phone"] == .integer(1))
         // herald dev relays its functions' output as it comes: a line may follow the end of its event.
-        for _ in 0..<300 where !dev.output.contains("unreadTotal holds 9223372036854775807") { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(dev.output.contains("unreadTotal holds 9223372036854775807"), "the clamped badge is logged as a WARNING")
+        #expect(await dev.waitForOutput(containing: "unreadTotal holds 9223372036854775807"), "the clamped badge is logged as a WARNING")
         // Firestore's increment saturates: the stored badge stays at its maximum.
         #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(.max))
 
@@ -147,9 +146,7 @@ import WireFormats
         let unread = try await world.document("conversations/family")?["unreadCount"]?.mapValue ?? [:]
         #expect(unread["bob"] == .integer(1) && unread["carol"] == .integer(1), "\(unread)")
         for user in ["bob", "carol"] { #expect(try await world.document("users/\(user)")?["unreadTotal"] == .integer(1), "\(user)") }
-        let warned = { dev.output.contains("an id of 1600 bytes") && dev.output.contains("not a user id, left out") }
-        for _ in 0..<300 where !warned() { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(warned(), "a WARNING names the id left out")
+        #expect(await dev.waitForOutput(containing: "an id of 1600 bytes", "not a user id, left out"), "a WARNING names the id left out")
     }
 
     /// Any client can fill a conversation to just under Firestore's 1 MiB (a long description): the
@@ -177,8 +174,7 @@ import WireFormats
         #expect(unread["bob"] == .integer(1) && unread["carol"] == .integer(1), "\(unread)")
         for user in ["bob", "carol"] { #expect(try await world.document("users/\(user)")?["unreadTotal"] == .integer(1), "\(user)") }
         let warning = "over Firestore's limit of 1048576: that write is left out"
-        for _ in 0..<300 where !dev.output.contains(warning) { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(dev.output.contains(warning), "a WARNING names the write left out")
+        #expect(await dev.waitForOutput(containing: warning), "a WARNING names the write left out")
     }
 
     /// Decoding built a field path for every value, quadratic in nesting and key length: a 4 MiB event

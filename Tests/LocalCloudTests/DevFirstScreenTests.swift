@@ -6,8 +6,7 @@ import Testing
 /// run's (a second `--seed demo` is not a new demo), how to start fresh, and why an event did nothing.
 @Suite struct DevFirstScreenTests {
     static func waitFor(_ text: String, in dev: RunningDev) async throws {
-        for _ in 0..<600 where !dev.output.contains(text) { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(dev.output.contains(text), "\(dev.output.suffix(2000))")
+        #expect(await dev.waitForOutput(containing: text, timeout: .seconds(60)), "\(dev.output.suffix(2000))")
     }
 
     @Test func aSecondRunSaysItKeptTheFirstsDataAndFreshStartsEmpty() async throws {

@@ -26,9 +26,9 @@ import WireFormats
                 "PATCH", url, headers: ["content-type": "application/json"], body: Array(#"{"fields": {"n": {"integerValue": "\#(n)"}}}"#.utf8))
             #expect(answer.status == 200, "\(answer.body)")
         }
-        for _ in 0..<100 where !dev.output.contains("counters/hot was written") { try await Task.sleep(for: .milliseconds(100)) }
         #expect(
-            dev.output.contains("by app 11") && dev.output.contains("Firestore sustains about one write a second per document"), "\(dev.output.suffix(1500))")
+            await dev.waitForOutput(containing: "counters/hot was written", "by app 11", "Firestore sustains about one write a second per document"),
+            "\(dev.output.suffix(1500))")
         let writes = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/writes").body.utf8))
         let hot = try #require(writes["hot"]?.arrayValue?.first, "\(writes)")
         #expect(hot["document"] == "counters/hot" && hot["writers"]?["app"] == .number("25"), "\(writes)")
