@@ -89,7 +89,7 @@ struct Dev: AsyncParsableCommand {
     var adminNetworks: [String] = []
     @Option(
         help: ArgumentHelp(
-            "Processes per event function, each delivery going to one of them at random, as Eventarc spreads events over a service's instances (1 to 8).",
+            "Processes per event function, each delivery going to the one with the fewest in flight, as Cloud Run routes to an instance with a free slot (1 to 8).",
             valueName: "n"))
     var instances = 1
     @Flag(

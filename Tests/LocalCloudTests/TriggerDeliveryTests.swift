@@ -123,6 +123,44 @@ final class EventReceiver: Sendable {
         }
     }
 
+    /// Each delivery goes to an instance with the fewest in flight, as Cloud Run routes a request to an
+    /// instance with a free slot: at concurrency 1 over two instances, neither ever holds two at once
+    /// (sent at random, one would within a few of the eight rounds).
+    @Test func eachDeliveryGoesToAnInstanceWithAFreeSlot() async throws {
+        let load = Mutex<[String: (now: Int, most: Int, calls: Int)]>([:])
+        let router = Router()
+        for path in ["/a", "/b"] {
+            router.post(RouterPath(path)) { _, _ -> Response in
+                load.withLock { load in
+                    var instance = load[path, default: (0, 0, 0)]
+                    instance.now += 1
+                    instance.most = max(instance.most, instance.now)
+                    instance.calls += 1
+                    load[path] = instance
+                }
+                // The function's work: long enough for the other delivery to be in flight meanwhile.
+                try await Task.sleep(for: .milliseconds(50))
+                load.withLock { $0[path]?.now -= 1 }
+                return Response(status: .ok)
+            }
+        }
+        try await withTestHTTPServer(router) { port in
+            try await withLocalCloud { local in
+                var service = TriggerRegistration(name: "rooms", pattern: "rooms/{r}", kind: .created, url: "http://127.0.0.1:\(port)/a")
+                service.instances = ["http://127.0.0.1:\(port)/b"]
+                service.concurrency = 1
+                local.cloud.triggers.register(service)
+                let db = local.firestore()
+                _ = try await db.commit(try (0..<16).map { Write(.update(try db.name("rooms/r\($0)"), fields: ["n": .integer(1)], mask: nil)) })
+                #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)))
+                #expect(try await local.cloud.deliveries(state: "delivered").count == 16)
+                let seen = load.withLock { $0 }
+                #expect(seen["/a"]?.most == 1 && seen["/b"]?.most == 1, "\(seen)")
+                #expect((seen["/a"]?.calls ?? 0) + (seen["/b"]?.calls ?? 0) == 16, "\(seen)")
+            }
+        }
+    }
+
     @Test func everyCommittedChangeProducesExactlyTheMatchingEvents() async throws {
         let receiver = EventReceiver()
         try await withTestHTTPServer(receiver.router) { port in

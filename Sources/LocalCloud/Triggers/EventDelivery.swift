@@ -80,6 +80,8 @@ public final class EventDelivery: Service, Sendable {
     let signalContinuation: AsyncStream<Void>.Continuation
     /// Deliveries in flight to each service (its first URL: a function's triggers and instances share it).
     let inFlight = Mutex<[String: Int]>([:])
+    /// Deliveries in flight to each instance (by URL), so each goes to one of the least busy.
+    let instanceLoad = Mutex<[String: Int]>([:])
     /// The function each recent delivery's trace went to: who wrote what (DocumentWriteRates).
     private let traceFunctions = Mutex<[String: String]>([:])
     /// Signs the identity token each delivery carries, as Eventarc's trigger service account does.
@@ -222,6 +224,26 @@ public final class EventDelivery: Service, Sendable {
         return claimed
     }
 
+    /// Posts to one of the service's instances with the fewest deliveries in flight (ties at random), as
+    /// Cloud Run routes a request to an instance with a free slot: with at most concurrency × instances
+    /// in flight (`claim`), no instance takes more than its concurrency.
+    func post(_ delivery: Claimed, toAnInstanceOf trigger: TriggerRegistration, audience: String, timeout: Duration) async -> PostResult {
+        let instances = [trigger.url] + trigger.instances
+        let chosen = instanceLoad.withLock { load in
+            let fewest = instances.map { load[$0, default: 0] }.min() ?? 0
+            let url = instances.filter { load[$0, default: 0] == fewest }.randomElement() ?? trigger.url
+            load[url, default: 0] += 1
+            return url
+        }
+        defer {
+            instanceLoad.withLock { load in
+                load[chosen, default: 1] -= 1
+                if load[chosen] == 0 { load[chosen] = nil }
+            }
+        }
+        return await post(delivery, to: chosen, audience: audience, timeout: timeout)
+    }
+
     func deliver(_ delivery: Claimed) async {
         let options = self.options.withLock { $0 }
         guard let trigger = registry[delivery.trigger] else {
@@ -248,13 +270,13 @@ public final class EventDelivery: Service, Sendable {
         }
         let started = ContinuousClock.now
         let audience = trigger.tokenAudience
-        var status = await post(sent, to: trigger.destination, audience: audience, timeout: options.timeout)
+        var status = await post(sent, toAnInstanceOf: trigger, audience: audience, timeout: options.timeout)
         let latency = ContinuousClock.now - started
         if Double.random(in: 0..<1) < faults.duplicateProbability {
             // The copy's answer is not the delivery's, but is told: a copy cut off by a dying function
             // may have sent pushes it never recorded.
             let copy: String =
-                switch await post(sent, to: trigger.destination, audience: audience, timeout: options.timeout) {
+                switch await post(sent, toAnInstanceOf: trigger, audience: audience, timeout: options.timeout) {
                 case .success(let code, _), .rejected(let code, _): "duplicate, answered \(code)"
                 case .failure(let reason): "duplicate, which got no answer: \(reason.prefix(300))"
                 }

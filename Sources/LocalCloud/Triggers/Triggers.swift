@@ -18,8 +18,8 @@ public struct TriggerRegistration: Sendable, Hashable {
     public var kind: DocumentChange.Kind
     public var url: String
     /// Other instances of the same service (`herald dev --instances N`): each delivery goes to one of
-    /// `url` and these at random, as Eventarc's spread over a service's instances; the identity token's
-    /// audience stays `url`'s, the service's.
+    /// `url` and these with the fewest deliveries in flight, as Cloud Run routes Eventarc's requests to
+    /// an instance with a free slot; the identity token's audience stays `url`'s, the service's.
     public var instances: [String] = []
     /// The identity token's audience: the service's URL (by default `url`'s scheme, host and port).
     public var audience: String?
@@ -43,8 +43,6 @@ public struct TriggerRegistration: Sendable, Hashable {
 
     /// The audience of the identity token a delivery carries.
     var tokenAudience: String { audience ?? Self.audience(of: url) }
-    /// Where one delivery goes: the service, or one of its other instances.
-    var destination: String { instances.isEmpty ? url : ([url] + instances).randomElement() ?? url }
 
     /// The audience of the identity token a delivery carries: the destination's scheme, host and port
     /// with a `/` path, as a Cloud Run service URL is.
