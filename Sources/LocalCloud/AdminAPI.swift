@@ -70,6 +70,19 @@ struct AdminAPI: Sendable {
                 "limited": .bool(rates.options.limit), "written": .integer(Int64(rates.totals.written)),
                 "refusedForContention": .integer(Int64(rates.totals.refused)),
             ])
+        case ("GET", "billed"):
+            let invocations = try await cloud.database.read { db in
+                try Row.fetchAll(db, sql: "SELECT trigger, SUM(attempts) AS attempts FROM deliveries GROUP BY trigger").map { row in
+                    (row["trigger"] as String, row["attempts"] as Int64)
+                }
+            }
+            let operations = cloud.firestore.billed.byRequester.mapValues { counts -> JSONValue in
+                ["reads": .integer(Int64(counts.reads)), "writes": .integer(Int64(counts.writes)), "deletes": .integer(Int64(counts.deletes))]
+            }
+            return LocalResponse(json: [
+                "firestore": .object(operations),
+                "invocations": .object(Dictionary(invocations.map { ($0.0, JSONValue.integer($0.1)) }, uniquingKeysWith: { a, _ in a })),
+            ])
         case ("GET", "requests"):
             return LocalResponse(json: .object(cloud.faults.requests.mapValues { JSONValue.integer(Int64($0)) }))
         case ("POST", "idle"):

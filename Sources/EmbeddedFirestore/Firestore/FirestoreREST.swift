@@ -141,6 +141,7 @@ package struct FirestoreREST: Sendable {
 
     func get(_ name: DocumentName, _ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         let found = try await firestore.get([name], transaction: request.query["transaction"]?.first)
+        firestore.billed.read(1, by: firestore.writer(TraceParent.traceID(request.headers["traceparent"])))
         guard let document = found[name] else { throw .notFound("Document \"\(name.resourceName)\" not found.") }
         return LocalResponse(json: masked(document, try mask(request)))
     }
@@ -183,6 +184,7 @@ package struct FirestoreREST: Sendable {
 
     func list(databaseName: String, parent: String, collectionID: String, _ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         var documents = try await firestore.list(parent: parent, database: databaseName, collectionID: collectionID)
+        defer { firestore.billed.queried(returning: documents.count, by: firestore.writer(TraceParent.traceID(request.headers["traceparent"]))) }
         if let token = request.query["pageToken"]?.first, !token.isEmpty {
             guard let data = Data(base64Encoded: token), let after = String(data: data, encoding: .utf8) else { throw .invalidArgument("invalid page token") }
             documents.removeAll { ValueOrder.referencePaths($0.name.path, after) <= 0 }
@@ -207,8 +209,9 @@ package struct FirestoreREST: Sendable {
     func call(_ method: String, parent: String, databaseName: String, body: JSONValue, trace: String? = nil) async throws(LocalAPIError)
         -> LocalResponse
     {
+        let requester = firestore.writer(trace)
         switch method {
-        case "batchGet": return try await batchGet(databaseName, body)
+        case "batchGet": return try await batchGet(databaseName, body, requester: requester)
         case "commit": return try await commit(databaseName, body, trace: trace)
         case "batchWrite": return try await batchWrite(databaseName, body, trace: trace)
         case "beginTransaction":
@@ -218,8 +221,8 @@ package struct FirestoreREST: Sendable {
             guard let id = body.member("transaction")?.stringValue else { throw .invalidArgument("transaction is required") }
             try firestore.rollback(id)
             return LocalResponse(json: .object([:]))
-        case "runQuery": return try await runQuery(databaseName, parent, body)
-        case "runAggregationQuery": return try await runAggregation(databaseName, parent, body)
+        case "runQuery": return try await runQuery(databaseName, parent, body, requester: requester)
+        case "runAggregationQuery": return try await runAggregation(databaseName, parent, body, requester: requester)
         case "listCollectionIds":
             let ids = try await firestore.collectionIDs(parent: parent, database: databaseName)
             return LocalResponse(json: ids.isEmpty ? .object([:]) : ["collectionIds": .array(ids.map { .string($0) })])
@@ -234,7 +237,7 @@ package struct FirestoreREST: Sendable {
         return (nil, false)
     }
 
-    func batchGet(_ databaseName: String, _ body: JSONValue) async throws(LocalAPIError) -> LocalResponse {
+    func batchGet(_ databaseName: String, _ body: JSONValue, requester: String) async throws(LocalAPIError) -> LocalResponse {
         var names: [DocumentName] = []
         for (i, item) in (body.member("documents")?.arrayValue ?? []).enumerated() {
             do { names.append(try RequestDecoding.name(item, path: "documents[\(i)]")) } catch { throw .invalid(error) }
@@ -242,6 +245,7 @@ package struct FirestoreREST: Sendable {
         let transaction = try readTransaction(body)
         let mask = try body.member("mask")?.member("fieldPaths")?.arrayValue.map { p throws(LocalAPIError) in try parse(p.map { $0.stringValue ?? "" }) }
         let found = try await firestore.get(names, transaction: transaction.id)
+        firestore.billed.read(names.count, by: requester)
         let time = readTime()
         var items: [JSONValue] = names.map { name in
             if let document = found[name] { return ["found": masked(document, mask), "readTime": time] }
@@ -310,10 +314,11 @@ package struct FirestoreREST: Sendable {
         do { return try StructuredQuery(json: json) } catch { throw .invalid(error) }
     }
 
-    func runQuery(_ databaseName: String, _ parent: String, _ body: JSONValue) async throws(LocalAPIError) -> LocalResponse {
+    func runQuery(_ databaseName: String, _ parent: String, _ body: JSONValue, requester: String) async throws(LocalAPIError) -> LocalResponse {
         let query = try query(body.member("structuredQuery"))
         let transaction = try readTransaction(body)
         let documents = try await firestore.runQuery(query, parent: parent, database: databaseName, transaction: transaction.id)
+        firestore.billed.queried(returning: documents.count, by: requester)
         let time = readTime()
         var items: [JSONValue] = documents.map { ["document": FirestoreJSON.json($0), "readTime": time] }
         if items.isEmpty { items = [["readTime": time]] }
@@ -322,10 +327,11 @@ package struct FirestoreREST: Sendable {
     }
 
     /// `count`, `sum` and `avg` aggregations over a structured query.
-    func runAggregation(_ databaseName: String, _ parent: String, _ body: JSONValue) async throws(LocalAPIError) -> LocalResponse {
+    func runAggregation(_ databaseName: String, _ parent: String, _ body: JSONValue, requester: String) async throws(LocalAPIError) -> LocalResponse {
         guard let aggregation = body.member("structuredAggregationQuery") else { throw .invalidArgument("structuredAggregationQuery is required") }
         var query = try query(aggregation.member("structuredQuery"))
         let documents = try await firestore.runQuery(query, parent: parent, database: databaseName, transaction: body.member("transaction")?.stringValue)
+        firestore.billed.read(documents.count / 1000 + 1, by: requester)
         query.limit = nil
         var fields: [String: JSONValue] = [:]
         for (i, item) in (aggregation.member("aggregations")?.arrayValue ?? []).enumerated() {

@@ -45,6 +45,8 @@ public final class LocalFirestore: Sendable {
 
     /// Every document's writes, measured (and admitted at Firestore's sustained rate when asked).
     public let writeRates: DocumentWriteRates
+    /// What Firestore would bill, by who asked.
+    public let billed = BilledOperations()
     /// Who wrote, from the trace of the event whose function wrote (else a client: "app").
     let writerOfTrace: @Sendable (String) -> String?
 
@@ -58,7 +60,7 @@ public final class LocalFirestore: Sendable {
         self.writerOfTrace = writerOfTrace
     }
 
-    func writer(_ trace: String?) -> String { trace.flatMap(writerOfTrace) ?? "app" }
+    package func writer(_ trace: String?) -> String { trace.flatMap(writerOfTrace) ?? "app" }
 
     // MARK: Reads
 
@@ -193,6 +195,7 @@ public final class LocalFirestore: Sendable {
             { db in try Self.apply(writes, checking: reads, observer: observer, trace: trace, db) },
             afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
         writeRates.record(paths, writer: writer(trace))
+        billed.applied(writes, by: writer(trace))
         return result
     }
 
@@ -230,8 +233,9 @@ public final class LocalFirestore: Sendable {
                 for case .success(let result) in outcomes { changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) }
             })
         // Only the writes applied count toward a document's rate (and the writes billed).
-        let applied = zip(writes, outcomes).compactMap { write, outcome in (try? outcome.get()).map { _ in write.document.path } }
-        writeRates.record(applied, writer: writer(trace))
+        let applied = zip(writes, outcomes).compactMap { write, outcome in (try? outcome.get()).map { _ in write } }
+        writeRates.record(applied.map(\.document.path), writer: writer(trace))
+        billed.applied(applied, by: writer(trace))
         return outcomes
     }
 

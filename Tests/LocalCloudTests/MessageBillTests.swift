@@ -1,0 +1,99 @@
+import AsyncHTTPClient
+import ChatDemo
+import ChatFunctions
+import FirestoreModel
+import Foundation
+import GoogleClients
+import HeraldTesting
+import Testing
+import WireFormats
+
+/// What one message costs on Firestore and Cloud Run, from `herald dev`'s own count (`GET /herald/billed`),
+/// for a 3-member and a 100-member group: documents the functions read, wrote and deleted, and the
+/// function invocations the message caused. Printed for BENCHMARKS.md; checked against what the plan
+/// must do and against herald dev's independent count of document writes applied.
+@Suite struct MessageBillTests {
+    struct Bill: CustomStringConvertible {
+        var reads = 0
+        var writes = 0
+        var deletes = 0
+        var appWrites = 0
+        var invocations: [String: Int] = [:]
+        /// Reads and writes (deletes included) by each function.
+        var byFunction: [String: [Int]] = [:]
+        var description: String {
+            func list(_ items: [String: String]) -> String { items.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ") }
+            return
+                "reads \(reads), writes \(writes), deletes \(deletes) (\(list(byFunction.mapValues { "\($0[0])r/\($0[1])w" }))); invocations \(list(invocations.mapValues { String($0) }))"
+        }
+    }
+
+    static func billed(_ dev: RunningDev) async throws -> (bill: Bill, written: Int) {
+        let json = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/billed").body.utf8))
+        var bill = Bill()
+        for (requester, counts) in json["firestore"]?.objectValue ?? [:] {
+            let (reads, writes, deletes) = (counts["reads"]?.int64Value ?? 0, counts["writes"]?.int64Value ?? 0, counts["deletes"]?.int64Value ?? 0)
+            if requester == "app" {
+                bill.appWrites += Int(writes + deletes)
+            } else {
+                (bill.reads, bill.writes, bill.deletes) = (bill.reads + Int(reads), bill.writes + Int(writes), bill.deletes + Int(deletes))
+                bill.byFunction[requester] = [Int(reads), Int(writes + deletes)]
+            }
+        }
+        for (trigger, attempts) in json["invocations"]?.objectValue ?? [:] { bill.invocations[trigger] = Int(attempts.int64Value ?? 0) }
+        let writes = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/writes").body.utf8))
+        return (bill, Int(writes["written"]?.int64Value ?? 0))
+    }
+
+    static func difference(_ after: Bill, _ before: Bill) -> Bill {
+        var bill = Bill(
+            reads: after.reads - before.reads, writes: after.writes - before.writes, deletes: after.deletes - before.deletes,
+            appWrites: after.appWrites - before.appWrites)
+        for (trigger, count) in after.invocations where count != before.invocations[trigger, default: 0] {
+            bill.invocations[trigger] = count - before.invocations[trigger, default: 0]
+        }
+        for (function, counts) in after.byFunction {
+            let was = before.byFunction[function] ?? [0, 0]
+            if counts != was { bill.byFunction[function] = [counts[0] - was[0], counts[1] - was[1]] }
+        }
+        return bill
+    }
+
+    @Test func aMessagesBillInASmallAndABigGroup() async throws {
+        let dev = try await RunningDev.start([])
+        defer { dev.kill() }
+        try await dev.pauseJobs()
+        let world = DemoWorld(schema: Schema.presets["default"]!, project: "e2e")
+        let people = (0..<100).map { DemoWorld.Person(id: "u\($0)", name: "User \($0)", tokens: ["tok-u\($0)"]) }
+        let small = DemoWorld.Conversation(id: "small", members: ["u0", "u1", "u2"], group: "Small")
+        let big = DemoWorld.Conversation(id: "big", members: people.map(\.id), group: "Big")
+        _ = try await dev.app.commit(try world.seed(people: people, conversations: [small, big]))
+        try await dev.waitUntilIdle()
+        for conversation in [small, big] {
+            let (before, writtenBefore) = try await Self.billed(dev)
+            let pushesBefore = try await dev.pushes().count
+            _ = try await dev.app.commit([
+                try world.message(from: "u0", in: conversation.id, text: "hello", id: "m-\(conversation.id)", at: Timestamp(seconds: 1_800_000_000, nanos: 0))
+            ])
+            try await dev.waitUntilIdle()
+            let (after, writtenAfter) = try await Self.billed(dev)
+            let bill = Self.difference(after, before)
+            let recipients = conversation.members.count - 1
+            print("a message to \(conversation.members.count) members: \(bill)")
+            #expect(try await dev.deadLetters().isEmpty)
+            #expect(try await dev.pushes().count - pushesBefore == recipients, "one alert per recipient device")
+            // The app wrote the message; the functions wrote the rest, and herald dev's other count agrees.
+            #expect(bill.appWrites == 1, "\(bill)")
+            #expect(bill.writes + bill.deletes + bill.appWrites == writtenAfter - writtenBefore, "\(bill), \(writtenAfter - writtenBefore) written")
+            // Writes: each recipient's unread total once (the badge), the conversation, the message's status and
+            // the event's ledger entry (made, then its pushes recorded): no more.
+            #expect(bill.writes == recipients + 4, "\(bill)")
+            // Reads: the message and its conversation, each member's user document, and each recipient's again
+            // after sending (the stored counts the badges sent are checked against).
+            #expect(bill.reads == 2 + conversation.members.count + recipients, "\(bill)")
+            // The message's event, its status change (onReadReceipt's trigger) and each badge write (tokenCleanup's:
+            // Eventarc cannot filter by field).
+            #expect(bill.invocations == ["onMessageCreated": 1, "onReadReceipt": 1, "tokenCleanup": recipients], "\(bill)")
+        }
+    }
+}
