@@ -92,4 +92,14 @@ import WireFormats
             #expect(totals["written"] == .number("2"), "\(totals)")
         }
     }
+
+    /// Firestore bills an aggregation one read per 1,000 documents counted, up to 1,000 being one read, and
+    /// one when it counts none; a query a read per document returned, one when none is.
+    @Test func aggregationsAndQueriesAreBilledAsFirestoreBillsThem() {
+        let billed = BilledOperations()
+        for counted in [0, 1, 1000, 1001, 1500, 2000] { billed.aggregated(counting: counted, by: "count") }
+        for returned in [0, 3] { billed.queried(returning: returned, by: "query") }
+        #expect(billed.byRequester["count"]?.reads == 1 + 1 + 1 + 2 + 2 + 2)
+        #expect(billed.byRequester["query"]?.reads == 1 + 3)
+    }
 }

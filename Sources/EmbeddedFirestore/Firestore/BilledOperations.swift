@@ -29,6 +29,9 @@ public final class BilledOperations: Sendable {
     /// A query's or a listing's reads: the documents it returned, at least one.
     func queried(returning documents: Int, by requester: String) { read(max(1, documents), by: requester) }
 
+    /// An aggregation's reads: one per 1,000 documents counted (up to 1,000 is one), at least one.
+    func aggregated(counting documents: Int, by requester: String) { read(max(1, (documents + 999) / 1000), by: requester) }
+
     func applied(_ writes: [Write], by requester: String) {
         let deletes = writes.count { if case .delete = $0.operation { true } else { false } }
         counts.withLock { counts in

@@ -135,13 +135,16 @@ package struct FirestoreREST: Sendable {
         FirestoreJSON.json(mask.map { QueryEvaluation.project(document, $0) } ?? document)
     }
 
+    /// Who a request is billed to: the function whose event's trace it carries, else "app".
+    func requester(of request: LocalRequest) -> String { firestore.writer(TraceParent.traceID(request.headers["traceparent"])) }
+
     func readTime() -> JSONValue { .string(Timestamp.now().rfc3339) }
 
     // MARK: Document resources
 
     func get(_ name: DocumentName, _ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         let found = try await firestore.get([name], transaction: request.query["transaction"]?.first)
-        firestore.billed.read(1, by: firestore.writer(TraceParent.traceID(request.headers["traceparent"])))
+        firestore.billed.read(1, by: requester(of: request))
         guard let document = found[name] else { throw .notFound("Document \"\(name.resourceName)\" not found.") }
         return LocalResponse(json: masked(document, try mask(request)))
     }
@@ -184,7 +187,6 @@ package struct FirestoreREST: Sendable {
 
     func list(databaseName: String, parent: String, collectionID: String, _ request: LocalRequest) async throws(LocalAPIError) -> LocalResponse {
         var documents = try await firestore.list(parent: parent, database: databaseName, collectionID: collectionID)
-        defer { firestore.billed.queried(returning: documents.count, by: firestore.writer(TraceParent.traceID(request.headers["traceparent"]))) }
         if let token = request.query["pageToken"]?.first, !token.isEmpty {
             guard let data = Data(base64Encoded: token), let after = String(data: data, encoding: .utf8) else { throw .invalidArgument("invalid page token") }
             documents.removeAll { ValueOrder.referencePaths($0.name.path, after) <= 0 }
@@ -195,6 +197,7 @@ package struct FirestoreREST: Sendable {
             members["nextPageToken"] = .string(Data(documents.last!.name.path.utf8).base64EncodedString())
         }
         let mask = try mask(request)
+        firestore.billed.queried(returning: documents.count, by: requester(of: request))
         if !documents.isEmpty { members["documents"] = .array(documents.map { masked($0, mask) }) }
         return LocalResponse(json: .object(members))
     }
@@ -331,7 +334,7 @@ package struct FirestoreREST: Sendable {
         guard let aggregation = body.member("structuredAggregationQuery") else { throw .invalidArgument("structuredAggregationQuery is required") }
         var query = try query(aggregation.member("structuredQuery"))
         let documents = try await firestore.runQuery(query, parent: parent, database: databaseName, transaction: body.member("transaction")?.stringValue)
-        firestore.billed.read(documents.count / 1000 + 1, by: requester)
+        firestore.billed.aggregated(counting: documents.count, by: requester)
         query.limit = nil
         var fields: [String: JSONValue] = [:]
         for (i, item) in (aggregation.member("aggregations")?.arrayValue ?? []).enumerated() {

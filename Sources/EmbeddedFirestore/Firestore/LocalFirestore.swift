@@ -194,8 +194,9 @@ public final class LocalFirestore: Sendable {
         let result = try await database.write(
             { db in try Self.apply(writes, checking: reads, observer: observer, trace: trace, db) },
             afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
-        writeRates.record(paths, writer: writer(trace))
-        billed.applied(writes, by: writer(trace))
+        let requester = writer(trace)
+        writeRates.record(paths, writer: requester)
+        billed.applied(writes, by: requester)
         return result
     }
 
@@ -234,8 +235,9 @@ public final class LocalFirestore: Sendable {
             })
         // Only the writes applied count toward a document's rate (and the writes billed).
         let applied = zip(writes, outcomes).compactMap { write, outcome in (try? outcome.get()).map { _ in write } }
-        writeRates.record(applied.map(\.document.path), writer: writer(trace))
-        billed.applied(applied, by: writer(trace))
+        let requester = writer(trace)
+        writeRates.record(applied.map(\.document.path), writer: requester)
+        billed.applied(applied, by: requester)
         return outcomes
     }
 
