@@ -85,7 +85,8 @@ public struct DemoWorld: Sendable {
     public func seed(people: [Person], conversations: [Conversation]) throws -> [Write] {
         var writes: [Write] = []
         for person in people {
-            var fields: [String: FirestoreValue] = [schema.displayNameField: .string(person.name), schema.badgeField: .integer(0)]
+            var fields: [String: FirestoreValue] = [schema.displayNameField: .string(person.name)]
+            if schema.badgeCollection == nil { fields[schema.badgeField] = .integer(0) }
             if let field = schema.quietHoursField, let quietHours = person.quietHours { fields[field] = .map(quietHours) }
             switch schema.tokens {
             case .single(let field): fields[field] = .string(person.tokens[0])

@@ -171,11 +171,25 @@ struct User {
     var name: DocumentName { document.name }
     var displayName: String? { document[schema.displayNameField]?.stringValue }
 
-    /// The app badge as stored, clamped to what a badge can be (a warning if it was not).
-    func badge(_ stored: inout StoredValues) -> Int { stored.count(schema.badgeField, of: document) }
+    /// The app badge as stored, clamped to what a badge can be (a warning if it was not); 0 when it is
+    /// kept in a document of its own, which is not read: the push carries what the commit leaves there.
+    func badge(_ stored: inout StoredValues) -> Int { schema.badgeCollection == nil ? stored.count(schema.badgeField, of: document) : 0 }
 
     /// Where the badge is stored: a push carries the value the commit leaves there.
-    var badgeSource: CountSource { CountSource(document: name, field: FieldPath(schema.badgeField)) }
+    var badgeSource: CountSource { CountSource(document: badgeDocument, field: FieldPath(schema.badgeField)) }
+
+    /// The user document, or the user's own document in `badgeCollection`.
+    var badgeDocument: DocumentName {
+        guard schema.badgeCollection != nil else { return name }
+        return (try? name.sibling(path: schema.badgePath(of: id))) ?? name
+    }
+
+    /// A write of the badge's transforms: to the user document, which must exist; or to the user's badge
+    /// document, made with the first count.
+    private func badgeWrite(_ transforms: [FieldTransform]) -> Write {
+        guard schema.badgeCollection != nil else { return Write(.transform(name), transforms: transforms, precondition: .exists(true)) }
+        return Write(.update(badgeDocument, fields: [:], mask: []), transforms: transforms)
+    }
 
     /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
     func isViewing(_ conversationID: String, at now: Timestamp, freshness: Int64) -> Bool {
@@ -188,24 +202,18 @@ struct User {
     /// The badge up by one, from zero if a client left it negative (or not a number): the push carries
     /// the committed value, so a poisoned total would otherwise show 0 with a message waiting.
     func incrementBadge() -> Write {
-        Write(
-            .transform(name),
-            transforms: [
-                FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
-                FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1))),
-            ],
-            precondition: .exists(true))
+        badgeWrite([
+            FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
+            FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1))),
+        ])
     }
 
     /// The badge down by one, never below zero.
     func decrementBadge() -> Write {
-        Write(
-            .transform(name),
-            transforms: [
-                FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
-                FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
-            ],
-            precondition: .exists(true))
+        badgeWrite([
+            FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
+            FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
+        ])
     }
 }
 

@@ -52,6 +52,9 @@ public struct Schema: Sendable, Hashable {
     public var displayNameField: String
     /// User field with the total unread count (the app badge).
     public var badgeField: String
+    /// A top-level collection keeping each user's badge in a document of its own (`{collection}/{userId}`,
+    /// in `badgeField`); nil: the badge is a field of the user document.
+    public var badgeCollection: String? = nil
     public var tokens: TokenStorage
     /// User fields saying which conversation the user is looking at, and since when.
     public var viewingField: String?

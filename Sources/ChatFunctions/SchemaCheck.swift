@@ -27,8 +27,8 @@ enum SchemaCheck {
     }
 
     /// A top-level collection id.
-    static func collection(_ json: JSONValue, key: String) throws(SchemaError) -> String {
-        guard let id = json.stringValue else { throw SchemaError("key \"\(key)\" must be a collection id (a string)") }
+    static func collection(_ json: JSONValue, key: String, orNull: Bool = false) throws(SchemaError) -> String {
+        guard let id = json.stringValue else { throw SchemaError("key \"\(key)\" must be a collection id (a string)\(orNull ? " or null" : "")") }
         if let problem = collectionProblem(id) { throw SchemaError("key \"\(key)\": \(problem)") }
         return id
     }
@@ -106,6 +106,11 @@ extension Schema {
                 "keys \"userCollection\" and \"conversationCollection\" name the same collection \"\(userCollection)\": a user and a conversation would be one document"
             )
         }
+        if let badges = badgeCollection,
+            badges == userCollection || badges == conversationCollection || (segments.count == 2 && segments[0] == Substring(badges))
+        {
+            throw SchemaError("key \"badgeCollection\" names \"\(badges)\", the collection of other documents: the badges need a collection of their own")
+        }
         if (onlineStatusValue == nil) != (offlineStatusValue == nil) {
             throw SchemaError("keys \"onlineStatusValue\" and \"offlineStatusValue\" go together: set both for a string status field, or neither for a boolean")
         }
@@ -142,7 +147,7 @@ extension Schema {
                 }
             case .tokens:
                 if let field = TokenStore(tokens).field { names.append(("tokens", field)) }
-            case .pattern, .collection, .optionalText, .notificationText: break
+            case .pattern, .collection, .optionalCollection, .optionalText, .notificationText: break
             }
         }
         return names

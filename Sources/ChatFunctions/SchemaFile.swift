@@ -66,6 +66,7 @@ extension SchemaKey {
         case .collection(let path): schema[keyPath: path] = try SchemaCheck.collection(json, key: name)
         case .field(let path): schema[keyPath: path] = try SchemaCheck.field(json, key: name)
         case .optionalField(let path): schema[keyPath: path] = json == .null ? nil : try SchemaCheck.field(json, key: name, orNull: true)
+        case .optionalCollection(let path): schema[keyPath: path] = json == .null ? nil : try SchemaCheck.collection(json, key: name, orNull: true)
         case .optionalText(let path):
             guard json == .null || (json.stringValue.map { (1...FirestoreNames.maximumBytes).contains($0.utf8.count) } ?? false) else {
                 throw SchemaError("key \"\(name)\" must be a string of 1 to \(FirestoreNames.maximumBytes) bytes, or null")

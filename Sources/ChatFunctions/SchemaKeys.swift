@@ -29,6 +29,8 @@ public struct SchemaKey: Sendable {
         case collection(any WritableKeyPath<Schema, String> & Sendable)
         /// A top-level field name.
         case field(any WritableKeyPath<Schema, String> & Sendable)
+        /// A top-level collection id, or null.
+        case optionalCollection(any WritableKeyPath<Schema, String?> & Sendable)
         /// A top-level field name, or null: not kept.
         case optionalField(any WritableKeyPath<Schema, String?> & Sendable)
         /// A stored string value (not a field name), or null.
@@ -116,6 +118,10 @@ extension Schema {
             "badgeField", "badge", .user, .herald, .field(\.badgeField),
             "The user's total unread count: every push carries it as the app badge."),
         .init(
+            "badgeCollection", "badge", .paths, .herald, .optionalCollection(\.badgeCollection),
+            "Null: the badge is a field of the user document. A collection id: each user's badge is a document of its own there (`{collection}/{userId}`), so a badge write does not trigger tokenCleanup (one invocation less per recipient of every message)."
+        ),
+        .init(
             "tokens", "tokens", .user, .app, .tokens,
             "The user's FCM registration tokens: one string, an array, the keys of a map, or the documents of a subcollection under the user (the token in a `token` field or as the document id). Dead tokens are removed; tokenCleanup keeps them normal."
         ),
@@ -177,7 +183,7 @@ extension SchemaKey {
     public func json(in schema: Schema) -> JSONValue {
         switch value {
         case .pattern(let path), .collection(let path), .field(let path): .string(schema[keyPath: path])
-        case .optionalField(let path), .optionalText(let path): schema[keyPath: path].map(JSONValue.string) ?? .null
+        case .optionalField(let path), .optionalCollection(let path), .optionalText(let path): schema[keyPath: path].map(JSONValue.string) ?? .null
         case .fields(let path): .array(schema[keyPath: path].map(JSONValue.string))
         case .lastMessage:
             switch schema.lastMessage {
@@ -204,7 +210,7 @@ extension SchemaKey {
         func code(_ text: String?) -> String { text.map { "`\($0)`" } ?? "—" }
         switch value {
         case .pattern(let path), .collection(let path), .field(let path): return code(schema[keyPath: path])
-        case .optionalField(let path): return code(schema[keyPath: path])
+        case .optionalField(let path), .optionalCollection(let path): return code(schema[keyPath: path])
         case .optionalText(let path): return schema[keyPath: path].map { "\"\($0)\"" } ?? "—"
         case .fields(let path): return schema[keyPath: path].map { code($0) }.joined(separator: ", ")
         case .lastMessage:

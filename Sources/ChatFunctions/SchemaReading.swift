@@ -21,6 +21,10 @@ extension Schema {
         try? conversation.sibling(path: "\(userCollection)/\(id)")
     }
 
+    /// Where a user's badge is kept, from the database root: their user document, or their own document
+    /// in `badgeCollection`.
+    public func badgePath(of userID: String) -> String { "\(badgeCollection ?? userCollection)/\(userID)" }
+
     /// The token collections to list for these users, when tokens are kept in a subcollection (else none).
     func tokenCollections(of ids: [String], near conversation: DocumentName) -> [CollectionPath] {
         let store = TokenStore(tokens)

@@ -156,7 +156,7 @@ struct Checking {
     }
 
     mutating func check(user: FirestoreDocument) {
-        if let value = user[schema.badgeField], value.integerValue == nil {
+        if schema.badgeCollection == nil, let value = user[schema.badgeField], value.integerValue == nil {
             misfit(user, "\(schema.badgeField) is \(kind(value)), not an integer: Herald counts the badge from 0")
         }
         if let value = user[schema.displayNameField], value.stringValue == nil { misfit(user, "\(schema.displayNameField) is \(kind(value)), not a string") }

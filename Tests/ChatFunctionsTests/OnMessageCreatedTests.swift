@@ -136,6 +136,26 @@ struct World {
         #expect(plan.pushes.first?.content["android"]?["notification"]?["notification_count"] == 5)
     }
 
+    /// A badge kept apart (`badgeCollection`) is counted in the user's own document there, made with the
+    /// first count, and the push carries what that commit leaves; the user document is not written, so
+    /// tokenCleanup is not triggered.
+    @Test func aBadgeKeptApartIsCountedInItsOwnDocument() throws {
+        var world = World()
+        world.schema.badgeCollection = "badges"
+        let plan = try world.plan()
+        let writes = plan.writes + plan.groups.joined()
+        let badge = try DocumentName(project: "p", path: "badges/bob")
+        #expect(!writes.contains { $0.document.path.hasPrefix("users/") }, "\(writes)")
+        let write = try #require(writes.first { $0.document == badge })
+        #expect(write.operation == .update(badge, fields: [:], mask: []))
+        #expect(write.precondition == nil)
+        #expect(
+            write.transforms == [
+                FieldTransform(FieldPath("unreadTotal"), .maximum(.integer(0))), FieldTransform(FieldPath("unreadTotal"), .increment(.integer(1))),
+            ])
+        #expect(plan.pushes.map(\.count) == [CountSource(document: badge, field: FieldPath("unreadTotal"))])
+    }
+
     @Test func skipsWithReasons() throws {
         var noConversation = World()
         noConversation.conversation = [:]
@@ -267,10 +287,15 @@ struct World {
         #expect(custom.senderIDField == "senderID")
         #expect(custom.badgeField == "badge")
         #expect(custom.tokens == .mapKeys(field: "notificationTokens"))
+        #expect(custom.badgeCollection == nil && custom.badgePath(of: "bob") == "users/bob")
+        let apart = try load(#"{"badgeCollection": "badges"}"#)
+        #expect(apart.badgeCollection == "badges" && apart.badgePath(of: "bob") == "badges/bob")
         for (text, fragment) in [
             (#"{"senderIdField": "x"}"#, "unknown key \"senderIdField\""), (#"{"textField": 3}"#, "key \"textField\""),
             (#"{"extends": "prd999"}"#, "key \"extends\""), (#"{"messagePattern": "messages/{id}"}"#, "conversationIDField"),
             (#"{"tokens": {"carrier": "x"}}"#, "key \"tokens\""), ("[]", "JSON object"),
+            (#"{"badgeCollection": "users"}"#, "key \"badgeCollection\" names \"users\""), (#"{"badgeCollection": "a/b"}"#, "key \"badgeCollection\""),
+            (#"{"badgeCollection": 3}"#, "a collection id (a string) or null"),
         ] {
             #expect { _ = try load(text) } throws: { "\($0)".contains(fragment) }
         }

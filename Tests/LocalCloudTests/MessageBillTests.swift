@@ -59,11 +59,23 @@ import WireFormats
         return bill
     }
 
-    @Test func aMessagesBillInASmallAndABigGroup() async throws {
-        let dev = try await RunningDev.start([])
+    /// On the default preset, and with the badge kept apart (`badgeCollection`), where a badge write does
+    /// not trigger tokenCleanup.
+    @Test(arguments: [false, true]) func aMessagesBillInASmallAndABigGroup(badgeApart: Bool) async throws {
+        var schema = Schema.presets["default"]!
+        var arguments: [String] = []
+        let scratch = try Scratch.directory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        if badgeApart {
+            schema.badgeCollection = "badges"
+            let file = scratch.appendingPathComponent("badges-apart.json")
+            try #"{"extends": "default", "badgeCollection": "badges"}"#.write(to: file, atomically: true, encoding: .utf8)
+            arguments = ["--schema", file.path]
+        }
+        let dev = try await RunningDev.start(arguments)
         defer { dev.kill() }
         try await dev.pauseJobs()
-        let world = DemoWorld(schema: Schema.presets["default"]!, project: "e2e")
+        let world = DemoWorld(schema: schema, project: "e2e")
         let people = (0..<100).map { DemoWorld.Person(id: "u\($0)", name: "User \($0)", tokens: ["tok-u\($0)"]) }
         let small = DemoWorld.Conversation(id: "small", members: ["u0", "u1", "u2"], group: "Small")
         let big = DemoWorld.Conversation(id: "big", members: people.map(\.id), group: "Big")
@@ -79,7 +91,7 @@ import WireFormats
             let (after, writtenAfter) = try await Self.billed(dev)
             let bill = Self.difference(after, before)
             let recipients = conversation.members.count - 1
-            print("a message to \(conversation.members.count) members: \(bill)")
+            print("a message to \(conversation.members.count) members\(badgeApart ? ", badge kept apart" : ""): \(bill)")
             #expect(try await dev.deadLetters().isEmpty)
             #expect(try await dev.pushes().count - pushesBefore == recipients, "one alert per recipient device")
             // The app wrote the message; the functions wrote the rest, and herald dev's other count agrees.
@@ -88,12 +100,31 @@ import WireFormats
             // Writes: each recipient's unread total once (the badge), the conversation, the message's status and
             // the event's ledger entry (made, then its pushes recorded): no more.
             #expect(bill.writes == recipients + 4, "\(bill)")
-            // Reads: the message and its conversation, each member's user document, and each recipient's again
+            // Reads: the message and its conversation, each member's user document, and each recipient's badge
             // after sending (the stored counts the badges sent are checked against).
             #expect(bill.reads == 2 + conversation.members.count + recipients, "\(bill)")
-            // The message's event, its status change (onReadReceipt's trigger) and each badge write (tokenCleanup's:
-            // Eventarc cannot filter by field).
-            #expect(bill.invocations == ["onMessageCreated": 1, "onReadReceipt": 1, "tokenCleanup": recipients], "\(bill)")
+            // The message's event, its status change (onReadReceipt's trigger) and, with the badge in the user
+            // document, each badge write (tokenCleanup's: Eventarc cannot filter by field).
+            let badgeWrites = badgeApart ? [:] : ["tokenCleanup": recipients]
+            #expect(bill.invocations == ["onMessageCreated": 1, "onReadReceipt": 1].merging(badgeWrites) { $1 }, "\(bill)")
         }
+        // Where the badge is, it counts: u1 has one unread in each conversation, reads the small one, and
+        // the silent push takes the badge down to what is stored.
+        #expect(try await Self.badge(of: "u1", schema: schema, dev) == 2)
+        let (before, _) = try await Self.billed(dev)
+        let message = try #require(try await dev.app.get(try dev.app.name("conversations/small/messages/m-small")))
+        _ = try await dev.app.commit(world.reads(by: "u1", of: [message]))
+        try await dev.waitUntilIdle()
+        let (after, _) = try await Self.billed(dev)
+        #expect(try await Self.badge(of: "u1", schema: schema, dev) == 1)
+        let last = try await dev.pushes().last(where: { $0["message"]?["token"] == "tok-u1" })
+        #expect(last?["message"]?["apns"]?["payload"]?["aps"]?["badge"] == .number("1"), "\(String(describing: last))")
+        let read = Self.difference(after, before)
+        #expect((read.invocations["tokenCleanup"] ?? 0) == (badgeApart ? 0 : 1), "\(read)")
+        #expect(try await dev.deadLetters().isEmpty)
+    }
+
+    static func badge(of user: String, schema: Schema, _ dev: RunningDev) async throws -> Int64? {
+        try await dev.app.get(try dev.app.name(schema.badgePath(of: user)))?[schema.badgeField]?.integerValue
     }
 }

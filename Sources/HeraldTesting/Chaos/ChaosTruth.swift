@@ -44,6 +44,8 @@ struct ChaosTruth {
     func check(pushes: [JSONValue]) async throws -> Outcome {
         var outcome = Outcome()
         let users = try await all(StructuredQuery(collectionID: schema.userCollection))
+        var badges = users
+        if let collection = schema.badgeCollection { badges = try await all(StructuredQuery(collectionID: collection)) }
         let conversations = try await all(StructuredQuery(collectionID: schema.conversationCollection))
         var unreadTotals: [String: Int64] = [:]
         var alerts: [String: [String]] = [:]  // message id → tokens that must get exactly one push
@@ -79,7 +81,7 @@ struct ChaosTruth {
                 outcome.expect(false, "user \(person.id) is missing")
                 continue
             }
-            let badge = user[schema.badgeField]?.integerValue
+            let badge = badges[person.id]?[schema.badgeField]?.integerValue
             outcome.expect(
                 badge == unreadTotals[person.id, default: 0],
                 "badge of \(person.id) is \(badge.map(String.init) ?? "missing"), truth \(unreadTotals[person.id, default: 0])")
@@ -88,14 +90,15 @@ struct ChaosTruth {
             outcome.expect(roaming == truth, "\(person.id) holds roaming devices \(roaming.sorted()), truth \(truth.sorted())")
         }
         checkPushes(pushes, alerts: alerts, &outcome)
-        checkLastBadges(pushes, users: users, &outcome)
+        checkLastBadges(pushes, badges: badges, &outcome)
         return outcome
     }
 
     /// What each phone shows in the end: the last push each device got (in the order FCM took them)
     /// carries its user's unread total as stored, 0 for a user who read everything. Roaming devices
     /// change hands, so only the devices that never do are checked.
-    func checkLastBadges(_ pushes: [JSONValue], users: [String: FirestoreDocument], _ outcome: inout Outcome) {
+    /// - badges: the documents holding the badges (the user documents, or those of `badgeCollection`), by user id.
+    func checkLastBadges(_ pushes: [JSONValue], badges: [String: FirestoreDocument], _ outcome: inout Outcome) {
         var last: [String: Int64] = [:]
         for push in pushes {
             guard let token = push["message"]?["token"]?.stringValue, let badge = push["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value
@@ -104,7 +107,7 @@ struct ChaosTruth {
         }
         for (token, user) in world.stableDevices.sorted(by: { $0.key < $1.key }) {
             guard let shown = last[token] else { continue }
-            let stored = users[user]?[schema.badgeField]?.integerValue
+            let stored = badges[user]?[schema.badgeField]?.integerValue
             outcome.expect(shown == stored, "the last push to \(token) shows badge \(shown), \(user)'s stored total is \(stored.map(String.init) ?? "missing")")
             outcome.badgesChecked += 1
         }
