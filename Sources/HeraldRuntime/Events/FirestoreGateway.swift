@@ -33,6 +33,8 @@ public struct FirestoreGateway: DocumentGateway {
     let metrics: RuntimeMetrics?
     /// This instance's commits to a document, about one a second at most (gathered when it is busy).
     let commits: CommitCoalescer
+    /// This instance's reads, in fewer requests when it is busy.
+    let reads: ReadGatherer
 
     public init(
         firestore: any FirestoreAPI, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
@@ -50,12 +52,13 @@ public struct FirestoreGateway: DocumentGateway {
         self.logger = logger
         self.deadTokens = DeadTokenGuard(logger: logger)
         self.commits = CommitCoalescer(firestore: firestore)
+        self.reads = ReadGatherer(firestore: firestore)
     }
 
     public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
         do {
             var read = DocumentsRead()
-            for (name, document) in try await firestore.batchGet(names, transaction: nil) {
+            for (name, document) in try await reads.batchGet(names) {
                 if let document { read.found[name] = document } else { read.missing.insert(name) }
             }
             // The versions the plan will write on: the coalescer makes its shared writes conditional on them.
