@@ -33,8 +33,9 @@ public struct FirestoreGateway: DocumentGateway {
     let metrics: RuntimeMetrics?
     /// This instance's commits to a document, about one a second at most (gathered when it is busy).
     let commits: CommitCoalescer
-    /// This instance's reads, in fewer requests when it is busy.
-    let reads: ReadGatherer
+    /// This instance's reads, and its records of pushes sent: fewer requests when it is busy.
+    let reads: RequestGatherer<[DocumentName], [DocumentName: FirestoreDocument?]>
+    let records: RequestGatherer<PushRecord, Result<Void, any Error>>
 
     public init(
         firestore: any FirestoreAPI, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
@@ -52,13 +53,24 @@ public struct FirestoreGateway: DocumentGateway {
         self.logger = logger
         self.deadTokens = DeadTokenGuard(logger: logger)
         self.commits = CommitCoalescer(firestore: firestore)
-        self.reads = ReadGatherer(firestore: firestore)
+        self.reads = Self.readGatherer(firestore)
+        self.records = RequestGatherer(lanes: 4, maximum: 200, size: { $0.writes.count }) { records in await Self.commit(records, firestore) }
+    }
+
+    /// Reads gathered into one `batchGet` when the lanes are busy, each caller getting its own documents.
+    static func readGatherer(_ firestore: any FirestoreAPI, lanes: Int = 4, maximum: Int = 300) -> RequestGatherer<
+        [DocumentName], [DocumentName: FirestoreDocument?]
+    > {
+        RequestGatherer(lanes: lanes, maximum: maximum, size: { $0.count }) { parts in
+            let found = try await firestore.batchGet(Array(Set(parts.joined())), transaction: nil)
+            return parts.map { names in Dictionary(Set(names).compactMap { name in found[name].map { (name, $0) } }, uniquingKeysWith: { first, _ in first }) }
+        }
     }
 
     public func read(_ names: [DocumentName]) async throws -> DocumentsRead {
         do {
             var read = DocumentsRead()
-            for (name, document) in try await reads.batchGet(names) {
+            for (name, document) in try await reads(names) {
                 if let document { read.found[name] = document } else { read.missing.insert(name) }
             }
             // The versions the plan will write on: the coalescer makes its shared writes conditional on them.

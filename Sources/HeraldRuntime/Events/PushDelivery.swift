@@ -115,7 +115,7 @@ extension FirestoreGateway {
         }
         let recordBy = claimedAt + pushLease * 0.95
         do {
-            _ = try await firestore.commitIdempotent(writes, retry: .until(recordBy), deadline: recordBy, essential: true)
+            try await records(PushRecord(writes: writes, deadline: recordBy)).get()
         } catch {
             let sent = outcome.marks.values.filter(\.wentOut).count
             logger.error(
@@ -140,6 +140,43 @@ extension FirestoreGateway {
             sent, after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message, retryAfterSeconds: 1),
             false
         )
+    }
+}
+
+/// What became of one event's pushes, to be written by `deadline` (its claim's lease).
+struct PushRecord: Sendable {
+    var writes: [Write]
+    var deadline: ContinuousClock.Instant
+}
+
+extension FirestoreGateway {
+    /// The records of several events' pushes in one commit (each writes only its own event's ledger
+    /// entries); one alone, or each of them when the shared commit fails, in a commit of its own retried
+    /// until its deadline.
+    static func commit(_ records: [PushRecord], _ firestore: any FirestoreAPI) async -> [Result<Void, any Error>] {
+        if records.count > 1, let deadline = records.map(\.deadline).min() {
+            do {
+                _ = try await firestore.commitIdempotent(records.flatMap(\.writes), retry: RetryPolicy.none, deadline: deadline, essential: true)
+                return records.map { _ in .success(()) }
+            } catch {
+                // Each as it would have gone alone (writing a record twice is harmless).
+            }
+        }
+        return await withTaskGroup(of: (Int, Result<Void, any Error>).self) { group in
+            for (index, record) in records.enumerated() {
+                group.addTask {
+                    do {
+                        _ = try await firestore.commitIdempotent(record.writes, retry: .until(record.deadline), deadline: record.deadline, essential: true)
+                        return (index, .success(()))
+                    } catch {
+                        return (index, .failure(error))
+                    }
+                }
+            }
+            var results = [Result<Void, any Error>](repeating: .success(()), count: records.count)
+            for await (index, result) in group { results[index] = result }
+            return results
+        }
     }
 }
 
