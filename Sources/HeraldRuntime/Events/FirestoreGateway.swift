@@ -54,11 +54,11 @@ public struct FirestoreGateway: DocumentGateway {
         self.deadTokens = DeadTokenGuard(logger: logger)
         self.commits = CommitCoalescer(firestore: firestore)
         self.reads = Self.readGatherer(firestore)
-        self.records = RequestGatherer(lanes: 4, maximum: 200, size: { $0.writes.count }) { records in await Self.commit(records, firestore) }
+        self.records = RequestGatherer(lanes: 1, maximum: 200, size: { $0.writes.count }) { records in await Self.commit(records, firestore) }
     }
 
     /// Reads gathered into one `batchGet` when the lanes are busy, each caller getting its own documents.
-    static func readGatherer(_ firestore: any FirestoreAPI, lanes: Int = 4, maximum: Int = 300) -> RequestGatherer<
+    static func readGatherer(_ firestore: any FirestoreAPI, lanes: Int = 1, maximum: Int = 300) -> RequestGatherer<
         [DocumentName], [DocumentName: FirestoreDocument?]
     > {
         RequestGatherer(lanes: lanes, maximum: maximum, size: { $0.count }) { parts in
