@@ -83,6 +83,9 @@ import Testing
         func batchWrite(_ writes: [Write]) async throws -> [FirestoreClient.WriteOutcome] { throw Refused() }
     }
 
+    /// Longer than any wait in these tests, so no part goes alone for having waited (but in the test of that).
+    static let longPatience = Duration.seconds(600)
+
     static func name(_ id: String) throws -> DocumentName { try DocumentName(project: "p", path: "docs/\(id)") }
 
     /// Documents d0…d9 exist; others are missing.
@@ -101,7 +104,7 @@ import Testing
 
     @Test func whenNothingIsBusyAReadGoesAtOnce() async throws {
         let firestore = GatedFirestore(stored: try Self.stored())
-        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1)
+        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1, patience: Self.longPatience)
         for id in ["d1", "d2", "x"] {
             let found = try await gatherer([try Self.name(id)])
             #expect(found.count == 1)
@@ -112,7 +115,7 @@ import Testing
 
     @Test func readsWaitingWhileTheLanesAreBusyGoInOneRequest() async throws {
         let firestore = GatedFirestore(stored: try Self.stored(), closed: true)
-        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1)
+        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1, patience: Self.longPatience)
         let asked: [[String]] = [["d1"], ["d2", "d3"], ["d3", "x1"], ["d4"], ["x2"]]
         try await withThrowingTaskGroup(of: ([String], [DocumentName: FirestoreDocument?]).self) { group in
             group.addTask { (["d0"], try await gatherer([try Self.name("d0")])) }
@@ -136,7 +139,7 @@ import Testing
 
     @Test func aBatchCarriesNoMoreThanItsMaximumUnlessOneReadIsBigger() async throws {
         let firestore = GatedFirestore(stored: try Self.stored(), closed: true)
-        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1, maximum: 3)
+        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1, maximum: 3, patience: Self.longPatience)
         let asked: [[String]] = [["d1", "d2", "d3", "d4"], ["d5", "d6"], ["d7"], ["d8", "d9"]]
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { _ = try await gatherer([try Self.name("d0")]) }
@@ -154,7 +157,7 @@ import Testing
 
     @Test func aFailureReachesEveryCallerOfItsBatchAndTheLaneGoesOn() async throws {
         let firestore = GatedFirestore(stored: try Self.stored(), closed: true, refuseFrom: 1)
-        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1)
+        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1, patience: Self.longPatience)
         let failures = try await withThrowingTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 _ = try await gatherer([try Self.name("d0")])
@@ -190,9 +193,8 @@ import Testing
     @Test func recordsShareACommitAndGoAloneWhenItFails() async throws {
         let entries = try (0..<6).map { try DocumentName(project: "p", path: "_herald/events/ledger/e\($0)") }
         let firestore = GatedFirestore(stored: [], closed: true, refused: [entries[4]])
-        let records = RequestGatherer<PushRecord, Result<Void, any Error>>(lanes: 1, maximum: 200, size: { $0.writes.count }) {
-            await FirestoreGateway.commit($0, firestore)
-        }
+        let records = RequestGatherer<PushRecord, Result<Void, any Error>>(
+            lanes: 1, maximum: 200, patience: Self.longPatience, size: { $0.writes.count }, send: { await FirestoreGateway.commit($0, firestore) })
         func record(_ entry: DocumentName) -> PushRecord {
             PushRecord(
                 writes: [Write(.update(entry, fields: ["pushes": .map([:])], mask: [FieldPath("pushes")]), precondition: .exists(true))],
@@ -219,5 +221,24 @@ import Testing
         let commits = firestore.commits.withLock { $0.map { Set($0.map(\.document)) } }
         #expect(Array(commits.prefix(4)) == [[entries[0]], [entries[1], entries[2]], [entries[5]], [entries[3], entries[4]]], "\(commits)")
         #expect(Set(commits.dropFirst(4)) == [[entries[3]], [entries[4]]], "after the shared commit was refused, each alone: \(commits)")
+    }
+
+    /// A request that takes longer than the patience (Firestore hanging) holds nobody: the parts behind
+    /// it go each on its own, as without gathering, so an outage meets every event's own request.
+    @Test func behindASlowRequestEachGoesOnItsOwn() async throws {
+        let firestore = GatedFirestore(stored: try Self.stored(), closed: true)
+        let gatherer = FirestoreGateway.readGatherer(firestore, lanes: 1, patience: .milliseconds(50))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for id in ["d0", "d1", "d2"] {
+                group.addTask { _ = try await gatherer([try Self.name(id)]) }
+                try await Self.waitUntilRequested(firestore, 1)
+            }
+            // Still held at Firestore: the two behind the first went after 50 ms, each in its own request.
+            try await Self.waitUntilRequested(firestore, 3)
+            #expect(gatherer.waitingCount == 0)
+            firestore.open()
+            try await group.waitForAll()
+        }
+        #expect(firestore.requests.withLock { $0.map(\.count) } == [1, 1, 1])
     }
 }

@@ -54,17 +54,21 @@ public struct FirestoreGateway: DocumentGateway {
         self.deadTokens = DeadTokenGuard(logger: logger)
         self.commits = CommitCoalescer(firestore: firestore)
         self.reads = Self.readGatherer(firestore)
-        self.records = RequestGatherer(lanes: 1, maximum: 200, size: { $0.writes.count }) { records in await Self.commit(records, firestore) }
+        self.records = RequestGatherer(lanes: 1, maximum: 200, size: { $0.writes.count }, send: { records in await Self.commit(records, firestore) })
     }
 
     /// Reads gathered into one `batchGet` when the lanes are busy, each caller getting its own documents.
-    static func readGatherer(_ firestore: any FirestoreAPI, lanes: Int = 1, maximum: Int = 300) -> RequestGatherer<
-        [DocumentName], [DocumentName: FirestoreDocument?]
-    > {
-        RequestGatherer(lanes: lanes, maximum: maximum, size: { $0.count }) { parts in
-            let found = try await firestore.batchGet(Array(Set(parts.joined())), transaction: nil)
-            return parts.map { names in Dictionary(Set(names).compactMap { name in found[name].map { (name, $0) } }, uniquingKeysWith: { first, _ in first }) }
-        }
+    static func readGatherer(
+        _ firestore: any FirestoreAPI, lanes: Int = 1, maximum: Int = 300, patience: Duration = .milliseconds(250)
+    ) -> RequestGatherer<[DocumentName], [DocumentName: FirestoreDocument?]> {
+        RequestGatherer(
+            lanes: lanes, maximum: maximum, patience: patience, size: { $0.count },
+            send: { parts in
+                let found = try await firestore.batchGet(Array(Set(parts.joined())), transaction: nil)
+                return parts.map { names in
+                    Dictionary(Set(names).compactMap { name in found[name].map { (name, $0) } }, uniquingKeysWith: { first, _ in first })
+                }
+            })
     }
 
     public func read(_ names: [DocumentName]) async throws -> DocumentsRead {

@@ -5,6 +5,10 @@ import Synchronization
 /// leaves the moment one of those returns and carries every part waiting then (up to `maximum` by
 /// `size`): under load, events finishing together share one request instead of one each.
 ///
+/// A part waits `patience` at most: a request out longer than that is slow (Firestore hanging, say), and
+/// the parts behind it then go each on its own, as they would without gathering (so an outage is met as
+/// before: every event's own request, each counted by the circuit breaker, none held behind another).
+///
 /// A gathered part never leaves before its caller asked, so it sees what the caller did before. The
 /// request is made by the first of the gathered callers, in a task of its own so that its caller's
 /// cancellation does not fail the others; `send` answers each part (a failure reaches every caller).
@@ -12,6 +16,7 @@ final class RequestGatherer<Part: Sendable, Answer: Sendable>: Sendable {
     let lanes: Int
     let maximum: Int
     let size: @Sendable (Part) -> Int
+    let patience: Duration
     /// One request for these parts: an answer for each, in order.
     let send: @Sendable ([Part]) async throws -> [Answer]
 
@@ -24,11 +29,15 @@ final class RequestGatherer<Part: Sendable, Answer: Sendable>: Sendable {
     private struct Waiting: Sendable {
         var part: Part
         var continuation: CheckedContinuation<Turn, any Error>
+        var since: ContinuousClock.Instant
     }
 
     private struct State {
         var inFlight = 0
+        /// In the order they came.
         var waiting: [Waiting] = []
+        /// A timer will let go of the parts that waited `patience`.
+        var timerSet = false
         /// Requests made, and the parts they carried (for tests and figures).
         var requests = 0
         var parts = 0
@@ -36,9 +45,13 @@ final class RequestGatherer<Part: Sendable, Answer: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
-    init(lanes: Int, maximum: Int, size: @escaping @Sendable (Part) -> Int, send: @escaping @Sendable ([Part]) async throws -> [Answer]) {
+    init(
+        lanes: Int, maximum: Int, patience: Duration = .milliseconds(250), size: @escaping @Sendable (Part) -> Int,
+        send: @escaping @Sendable ([Part]) async throws -> [Answer]
+    ) {
         self.lanes = lanes
         self.maximum = maximum
+        self.patience = patience
         self.size = size
         self.send = send
     }
@@ -51,15 +64,17 @@ final class RequestGatherer<Part: Sendable, Answer: Sendable>: Sendable {
 
     func callAsFunction(_ part: Part) async throws -> Answer {
         let turn = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Turn, any Error>) in
-            let leads = state.withLock { state in
+            let (leads, setTimer) = state.withLock { state in
                 guard state.inFlight < lanes else {
-                    state.waiting.append(Waiting(part: part, continuation: continuation))
-                    return false
+                    state.waiting.append(Waiting(part: part, continuation: continuation, since: .now))
+                    defer { state.timerSet = true }
+                    return (false, !state.timerSet)
                 }
                 state.inFlight += 1
-                return true
+                return (true, false)
             }
             if leads { continuation.resume(returning: .lead([])) }
+            if setTimer { letGo(after: patience) }
         }
         switch turn {
         case .answered(let answer): return answer
@@ -90,6 +105,28 @@ final class RequestGatherer<Part: Sendable, Answer: Sendable>: Sendable {
         }
         if let first = next.first { first.continuation.resume(returning: .lead(Array(next.dropFirst()))) }
         return try result.get()[0]
+    }
+
+    /// After `delay`, the parts that waited `patience` go each on its own; the timer is set again for the
+    /// next part that will have waited so long.
+    private func letGo(after delay: Duration) {
+        Task {
+            try? await Task.sleep(for: delay)
+            let now = ContinuousClock.now
+            let (overdue, next): ([Waiting], Duration?) = state.withLock { state in
+                let count = state.waiting.prefix { now - $0.since >= patience }.count
+                let overdue = Array(state.waiting.prefix(count))
+                state.waiting.removeFirst(count)
+                state.inFlight += count
+                guard let oldest = state.waiting.first else {
+                    state.timerSet = false
+                    return (overdue, nil)
+                }
+                return (overdue, patience - (now - oldest.since))
+            }
+            for part in overdue { part.continuation.resume(returning: .lead([])) }
+            if let next { letGo(after: next) }
+        }
     }
 
     /// The next request's parts: the longest-waiting while they fit, and always the first.
