@@ -109,14 +109,17 @@ final class FunctionProcess: Sendable {
         return "\(function.padding(toLength: 17, withPad: " ", startingAt: 0)) \(level)\(message)\(event.map { "  (event \($0.prefix(8)))" } ?? "")"
     }
 
-    /// Waits until `GET /healthz` answers, or the process dies, or 30 s pass.
+    /// Waits until `GET /healthz` answers from this process (its process id: a port another process
+    /// took between the choice and the bind answers too, and its events would go to that process), or
+    /// the process dies, or 30 s pass.
     func waitUntilHealthy() async -> Bool {
         for _ in 0..<300 {
             guard let process, !process.hasExited else { return false }
             if let response = try? await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/healthz"), timeout: .seconds(1)),
-                response.status == .ok
+                response.status == .ok, let body = try? await response.body.collect(upTo: 4096)
             {
-                return true
+                // Another process's answer: this one fails to bind and exits, and is then started elsewhere.
+                if (try? JSONValue(parsing: Array(body.readableBytesView)))?["pid"]?.int64Value == Int64(process.pid) { return true }
             }
             try? await Task.sleep(for: .milliseconds(100))
         }

@@ -13,10 +13,13 @@ import WireFormats
 @Suite struct FunctionServerTests {
     let client = HTTPClient.shared
 
-    @Test func healthzAnswers200() async throws {
+    /// With the answering process's id: herald dev takes only its own function's answer for healthy (a
+    /// port another process took meanwhile answers too, and would get that function's events).
+    @Test func healthzAnswers200WithTheProcessID() async throws {
         try await withFunctionServer(RelayFunction(), gateway: Rooms.snapshot) { server in
             let response = try await client.get(server.baseURL + "/healthz")
             #expect(response.status == 200)
+            #expect(try JSONValue(parsing: response.body)["pid"]?.int64Value == Int64(ProcessInfo.processInfo.processIdentifier))
         }
     }
 

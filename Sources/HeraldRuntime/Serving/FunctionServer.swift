@@ -9,6 +9,10 @@ import Telemetry
 import Tracing
 import WireFormats
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Runs a scheduled function once: over Firestore (`SweepRunner`) or over a snapshot (`SnapshotSweeper`).
 public protocol SweepRunning: Sendable {
     func run(at date: Timestamp, logger: Logger) async throws -> SweepReport
@@ -86,7 +90,9 @@ public struct FunctionServer<Host: FunctionHost>: Sendable {
     func respond(to request: HTTPServer.Request) async -> EventResponse {
         switch (request.method, request.path) {
         case (.GET, "/healthz"):
-            return EventResponse(status: 200, body: ["status": "ok"])
+            // The process id says which process answered: herald dev starts its functions on ports it
+            // picked, and a port another process took meanwhile must not pass for its own function's.
+            return EventResponse(status: 200, body: ["status": "ok", "pid": .number(String(getpid()))])
         case (.GET, "/metrics"):
             return failure(404, "NOT_FOUND", "\(name) keeps no metrics here")
         case (.POST, "/"), (.POST, "/sweep"):
