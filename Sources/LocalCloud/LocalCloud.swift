@@ -82,8 +82,12 @@ public final class LocalCloud: Sendable {
         identity = try await LocalIdentity(
             project: options.project, directory: stateDirectory, accessTokenLifetime: options.accessTokenLifetime,
             newKeyPEM: options.identityKeyPEM)
+        // Eventarc pushes as many requests at once as a service takes (its concurrency per instance):
+        // the deliveries' own connections, as many per function process as the delivery limit allows,
+        // so no delivery waits for a connection where Cloud Run would take it.
+        let deliveryClient = HTTPTransport(http1ConnectionsPerOrigin: options.delivery.totalConcurrency)
         delivery = EventDelivery(
-            database: database, registry: triggers, httpClient: httpClient, options: options.delivery,
+            database: database, registry: triggers, httpClient: deliveryClient, options: options.delivery,
             identity: identity, logger: logger,
             onReport: { report in
                 activity.bump()
@@ -125,6 +129,8 @@ public final class LocalCloud: Sendable {
 
     /// Closes the database; a temporary one and its key are removed.
     public func close() {
+        let deliveries = delivery.httpClient
+        Task { await deliveries.shutdown() }
         database.close()
         if options.dataDirectory == nil { try? FileManager.default.removeItem(atPath: stateDirectory) }
     }

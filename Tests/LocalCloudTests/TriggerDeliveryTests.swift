@@ -123,6 +123,40 @@ final class EventReceiver: Sendable {
         }
     }
 
+    /// A function process gets as many deliveries at once as its concurrency says (80 in the catalog),
+    /// not as many as a general HTTP client keeps connections to one host (32): the read storm of
+    /// `herald-bench busy-groups` ran at 32 per process and its commits carried 32 events each.
+    @Test func oneInstanceTakesItsWholeConcurrencyAtOnce() async throws {
+        let held = Mutex((now: 0, most: 0))
+        let release = Flag()
+        let router = Router()
+        router.post("/one") { _, _ -> Response in
+            held.withLock {
+                $0.now += 1
+                $0.most = max($0.most, $0.now)
+            }
+            while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
+            held.withLock { $0.now -= 1 }
+            return Response(status: .ok)
+        }
+        try await withTestHTTPServer(router) { port in
+            try await withLocalCloud { local in
+                var service = TriggerRegistration(name: "one", pattern: "rooms/{r}", kind: .created, url: "http://127.0.0.1:\(port)/one")
+                service.concurrency = 80
+                local.cloud.triggers.register(service)
+                let db = local.firestore()
+                _ = try await db.commit(try (0..<100).map { Write(.update(try db.name("rooms/r\($0)"), fields: ["n": .integer(1)], mask: nil)) })
+                for _ in 0..<1_000 where held.withLock({ $0.now }) < 80 { try await Task.sleep(for: .milliseconds(20)) }
+                // A moment for any delivery beyond the limit to arrive.
+                try await Task.sleep(for: .milliseconds(300))
+                #expect(held.withLock { $0.most } == 80, "\(held.withLock { $0.most }) deliveries at once to one instance of concurrency 80")
+                release.set()
+                #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)))
+                #expect(try await local.cloud.deliveries(state: "delivered").count == 100)
+            }
+        }
+    }
+
     /// Each delivery goes to an instance with the fewest in flight, as Cloud Run routes a request to an
     /// instance with a free slot: at concurrency 1 over two instances, neither ever holds two at once
     /// (sent at random, one would within a few of the eight rounds).
