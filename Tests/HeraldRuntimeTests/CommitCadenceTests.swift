@@ -77,6 +77,35 @@ import Testing
         #expect(fresh.next(document, now: start) <= start)
     }
 
+    /// Two instances writing one document take turns: the one that just committed, after a commit of
+    /// the other's, leaves it the next turn (rather than both taking it and one failing its condition),
+    /// and takes the one after; a writer alone is not held back.
+    @Test func twoWritersTakeTurnsAndTheOneThatJustCommittedLetsTheOtherGoFirst() {
+        let turn = Duration.milliseconds(1300)
+        var cadence = CommitCadence()
+        cadence.committed(document, at: start)
+        let other = start.adding(turn)
+        cadence.observed(document, writtenAt: other)
+        #expect(cadence.next(document, now: other) == other.adding(turn), "after the other's commit: a turn after it")
+        #expect(cadence.sharedWithOthers(document))
+        let own = other.adding(turn)
+        cadence.committed(document, at: own)
+        #expect(cadence.next(document, now: own) == own.adding(turn * 3 / 2), "the next turn is the other's, half a turn to take it")
+        let again = own.adding(turn)
+        cadence.observed(document, writtenAt: again)
+        #expect(cadence.next(document, now: again) == again.adding(turn), "then this one's, right after it")
+
+        var alone = CommitCadence()
+        alone.committed(document, at: start)
+        alone.committed(document, at: start.adding(turn))
+        alone.committed(document, at: start.adding(turn * 2))
+        #expect(alone.next(document, now: start.adding(turn * 2)) == start.adding(turn * 2), "nobody else writes it: its bucket's own pace")
+        #expect(!alone.sharedWithOthers(document))
+        var appWrote = CommitCadence()
+        appWrote.observed(document, writtenAt: start)
+        #expect(!appWrote.sharedWithOthers(document), "not committed here yet: not read before its first commit")
+    }
+
     /// A document just created by another writer (a message the app wrote) hides no burst: the
     /// function's write to it goes at once, and the next waits a turn.
     @Test func aDocumentJustCreatedIsWrittenAtOnce() {

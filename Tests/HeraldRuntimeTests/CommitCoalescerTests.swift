@@ -22,9 +22,17 @@ import Testing
             self.inner = inner
             self.watched = watched
         }
+        /// Commits that failed (a condition on a version another instance moved).
+        let failed = Mutex(0)
         func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
             commits.withLock { $0.append(writes.count) }
-            let result = try await inner.commit(writes, transaction: transaction)
+            let result: FirestoreClient.CommitResult
+            do {
+                result = try await inner.commit(writes, transaction: transaction)
+            } catch {
+                failed.withLock { $0 += 1 }
+                throw error
+            }
             for (write, time) in zip(writes, result.updateTimes) where write.document == watched {
                 if let time { watchedTimes.withLock { $0.append(time) } }
             }
@@ -189,6 +197,36 @@ import Testing
             let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
             #expect(times.count >= 3 && times.count < 30, "gathered: \(times.count) commits for 30 events")
             Self.expectBucketKept(times)
+        }
+    }
+
+    /// Two instances whose events do not read the busy document (each learns of the other's commits
+    /// only from Firestore): they take turns, each reading the document before its turn's commit, so
+    /// after the first turn no commit fails its condition for lack of knowing the other's.
+    @Test func twoInstancesTakingTurnsLearnOfEachOthersCommitsBeforeCommitting() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            let busy = try db.name("rooms/busy")
+            _ = try await db.commit([Write(.update(busy, fields: ["count": .integer(0)], mask: nil))])
+            let instances = (0..<2).map { _ in CountingFirestore(db, watching: busy) }
+            let coalescers = instances.map { CommitCoalescer(firestore: $0) }
+            for coalescer in coalescers { if let read = try await db.get(busy) { await coalescer.observe([read]) } }
+            let started = ContinuousClock.now
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 0..<80 {
+                    group.addTask {
+                        try await Task.sleep(until: started + .milliseconds(100 * n), clock: .continuous)
+                        _ = try await coalescers[n % 2].commit(try Self.event(n, db), order: Timestamp(seconds: Int64(n)))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try await db.get(busy)?["count"] == .integer(80), "every increment counted once")
+            let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
+            Self.expectBucketKept(times)
+            let failed = instances.map { $0.failed.withLock { $0 } }.reduce(0, +)
+            // Each learns of the other once by a failed condition (neither knows the other writes it); after that, none.
+            #expect(failed <= 2, "\(failed) commits failed their condition in \(times.count) turns")
         }
     }
 }

@@ -33,6 +33,9 @@ struct CommitCadence: Sendable {
         var latest: Timestamp
         /// The latest commit by another writer.
         var foreign: Timestamp?
+        /// This instance's latest commit and the one before it.
+        var own: Timestamp?
+        var previousOwn: Timestamp?
     }
 
     private var documents: [DocumentName: Document] = [:]
@@ -60,9 +63,24 @@ struct CommitCadence: Sendable {
         guard let state = documents[document] else { return .distantPast }
         let bucket = state.theoreticalArrival.adding(.zero - interval * (burst - 1))
         if let foreign = state.foreign, now.duration(since: foreign) < strictness {
+            // Taking turns with another writer (its commit came between this instance's last two): the
+            // turn after this instance's own commit is left to it, so the two do not both take it and
+            // one of them fail its condition. Half a turn later this one goes if the other did not.
+            if let own = state.own, own == state.latest, let previous = state.previousOwn, foreign > previous {
+                return max(bucket, own.adding(interval * 3 / 2))
+            }
             return max(bucket, state.latest.adding(interval))
         }
         return bucket
+    }
+
+    /// Whether this instance and another writer (another instance, most likely) both update the
+    /// document, so the other may have committed since the latest commit known here. A document this
+    /// instance has not committed yet (one the app wrote) is not counted: reading it before the first
+    /// commit would cost a read where a conflict is rare.
+    func sharedWithOthers(_ document: DocumentName) -> Bool {
+        guard let state = documents[document] else { return false }
+        return state.foreign != nil && state.own != nil
     }
 
     /// Forgets documents whose history no longer bears on their next commit.
@@ -77,7 +95,11 @@ struct CommitCadence: Sendable {
         var state = documents[document] ?? Document(theoreticalArrival: .distantPast, latest: .distantPast)
         state.theoreticalArrival = max(state.theoreticalArrival, time).adding(interval)
         state.latest = max(state.latest, time)
-        if foreign { state.foreign = max(state.foreign ?? .distantPast, time) }
+        if foreign {
+            state.foreign = max(state.foreign ?? .distantPast, time)
+        } else if time > state.own ?? .distantPast {
+            (state.previousOwn, state.own) = (state.own, time)
+        }
         documents[document] = state
     }
 }

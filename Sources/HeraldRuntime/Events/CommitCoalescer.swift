@@ -15,6 +15,9 @@ import GoogleClients
 /// - Every write to a document already written goes on the condition that it is still at the version
 ///   known here: of two instances committing at once, one commit fails that condition; that instance
 ///   reads the new version and waits for its turn after it. So each commit follows one its maker knew.
+/// - Instances writing one document take turns: the one that just committed after the other's commit
+///   leaves it the next turn, and a turn's commit first reads the documents others write (one read for
+///   the whole shared commit), so it goes after a commit made elsewhere instead of failing against it.
 /// - A write the plan made conditional on an older version fails (its event is planned again); a ledger
 ///   entry that exists (a duplicate delivery) fails its own event; the others go on.
 actor CommitCoalescer {
@@ -129,6 +132,7 @@ actor CommitCoalescer {
                 throwing: DownstreamError.unavailable("the documents it writes were busy for \(patience): their turns did not come", retryAfterSeconds: 1))
         }
         waiting.removeAll { now - $0.since > patience }
+        await peek(waiting.filter { turnHasCome($0.documents) })
         // A plan made on a version older than one known here fails now (planned again), so it takes no
         // place in this turn's commit.
         for stale in waiting.compactMap({ entry in staleWrite(in: entry).map { (entry, $0) } }) {
@@ -177,6 +181,21 @@ actor CommitCoalescer {
         }
         busy.subtract(documents)
         scheduleFlush()
+    }
+
+    /// Reads the documents of due commits that another instance writes too: a commit made since the
+    /// latest known here sets this turn after it, where committing blind would fail its condition (a
+    /// round trip, and a commit Firestore counted against the document) and then read them anyway. One
+    /// read for the whole turn's commit, made only when it carries several events (one event alone
+    /// risks less than a read costs).
+    private func peek(_ due: [Waiting]) async {
+        guard due.count > 1 else { return }
+        let documents = due.reduce(into: Set<DocumentName>()) { $0.formUnion($1.documents) }.filter { cadence.sharedWithOthers($0) }
+        guard !documents.isEmpty else { return }
+        busy.formUnion(documents)
+        defer { busy.subtract(documents) }
+        guard let found = try? await firestore.batchGet(Array(documents), transaction: nil) else { return }
+        observe(found.values.compactMap { $0 })
     }
 
     /// One commit of the entries' writes, each write to a document written before made conditional on
