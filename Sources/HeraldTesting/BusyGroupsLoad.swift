@@ -21,6 +21,10 @@ public struct BusyGroupsLoad: Sendable {
         public var otherGroupRate = 2.0
         public var duration: Duration = .seconds(60)
         public var readEverything = true
+        /// Between one person's read marks and the next person's: each message document then takes at
+        /// most one read mark per spacing, so the app's own writes stay under one a second too (1.25 s:
+        /// at most 9 in any 10 s). Zero: everyone reads at once, as fast as the documents take it.
+        public var readerSpacing: Duration = .milliseconds(1250)
         public init() {}
     }
 
@@ -120,6 +124,7 @@ public struct BusyGroupsLoad: Sendable {
         if settings.readEverything {
             let readsStarted = ContinuousClock.now
             for person in people {
+                let personStarted = ContinuousClock.now
                 var writes: [Write] = []
                 for group in groups {
                     let (parent, query) = try world.messagesQuery(in: group.id)
@@ -127,6 +132,7 @@ public struct BusyGroupsLoad: Sendable {
                 }
                 report.readEvents += writes.count
                 for chunk in stride(from: 0, to: writes.count, by: 400) { _ = try await app.commit(Array(writes[chunk..<min(chunk + 400, writes.count)])) }
+                try await Task.sleep(until: personStarted + settings.readerSpacing, clock: .continuous)
             }
             try await dev.waitUntilIdle(timeout: .seconds(600))
             report.readsSettled = ContinuousClock.now - readsStarted

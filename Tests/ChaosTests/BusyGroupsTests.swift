@@ -34,6 +34,7 @@ import Testing
         var settings = BusyGroupsLoad.Settings()
         (settings.members, settings.bigGroupRate, settings.otherGroups) = (40, 1, 0)
         settings.duration = .seconds(1)
+        settings.readerSpacing = .zero
         let dev = try await RunningDev.start(["--write-rate-limit", "--instances", "2", "--max-attempts", "10", "--max-backoff", "15"])
         defer { dev.kill() }
         try await dev.pauseJobs()
