@@ -170,63 +170,54 @@ import Testing
         }
     }
 
-    /// Two instances (two coalescers) writing one busy document they read first: whichever commits, no
-    /// third commit comes within a turn of the first of three, and every count adds up.
-    @Test func twoInstancesTakeTurnsOnABusyDocument() async throws {
+    /// `count` events on one busy document, 100 ms apart, alternating between two instances (two
+    /// coalescers), as Eventarc spreads events; `readingFirst`: each event reads the document first (the
+    /// plan's read, as the gateway passes it on), else each instance reads it once at the start. The
+    /// instances' Firestore, as each saw its commits, and the count the events left.
+    static func twoInstances(events count: Int, readingFirst: Bool) async throws -> (instances: [CountingFirestore], count: FirestoreValue?) {
         try await withLocalCloud { local in
             let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
             let busy = try db.name("rooms/busy")
             _ = try await db.commit([Write(.update(busy, fields: ["count": .integer(0)], mask: nil))])
             let instances = (0..<2).map { _ in CountingFirestore(db, watching: busy) }
             let coalescers = instances.map { CommitCoalescer(firestore: $0) }
+            if !readingFirst { for coalescer in coalescers { if let read = try await db.get(busy) { await coalescer.observe([read]) } } }
             let started = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
-                for n in 0..<30 {
+                for n in 0..<count {
                     group.addTask {
-                        // Spread over about 3 s, alternating instances, as Eventarc spreads events.
                         try await Task.sleep(until: started + .milliseconds(100 * n), clock: .continuous)
                         let coalescer = coalescers[n % 2]
-                        // The plan's read, as the gateway passes it on: the version the instance knows.
-                        if let read = try await db.get(busy) { await coalescer.observe([read]) }
+                        if readingFirst, let read = try await db.get(busy) { await coalescer.observe([read]) }
                         _ = try await coalescer.commit(try Self.event(n, db), order: Timestamp(seconds: Int64(n)))
                     }
                 }
                 try await group.waitForAll()
             }
-            #expect(try await db.get(busy)?["count"] == .integer(30), "every increment counted once")
-            let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
-            #expect(times.count >= 3 && times.count < 30, "gathered: \(times.count) commits for 30 events")
-            Self.expectBucketKept(times)
+            return (instances, try await db.get(busy)?["count"])
         }
+    }
+
+    /// Two instances writing one busy document they read first: whichever commits, no third commit
+    /// comes within a turn of the first of three, and every count adds up.
+    @Test func twoInstancesTakeTurnsOnABusyDocument() async throws {
+        let (instances, count) = try await Self.twoInstances(events: 30, readingFirst: true)
+        #expect(count == .integer(30), "every increment counted once")
+        let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
+        #expect(times.count >= 3 && times.count < 30, "gathered: \(times.count) commits for 30 events")
+        Self.expectBucketKept(times)
     }
 
     /// Two instances whose events do not read the busy document (each learns of the other's commits
     /// only from Firestore): they take turns, each reading the document before its turn's commit, so
     /// after the first turn no commit fails its condition for lack of knowing the other's.
     @Test func twoInstancesTakingTurnsLearnOfEachOthersCommitsBeforeCommitting() async throws {
-        try await withLocalCloud { local in
-            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
-            let busy = try db.name("rooms/busy")
-            _ = try await db.commit([Write(.update(busy, fields: ["count": .integer(0)], mask: nil))])
-            let instances = (0..<2).map { _ in CountingFirestore(db, watching: busy) }
-            let coalescers = instances.map { CommitCoalescer(firestore: $0) }
-            for coalescer in coalescers { if let read = try await db.get(busy) { await coalescer.observe([read]) } }
-            let started = ContinuousClock.now
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for n in 0..<80 {
-                    group.addTask {
-                        try await Task.sleep(until: started + .milliseconds(100 * n), clock: .continuous)
-                        _ = try await coalescers[n % 2].commit(try Self.event(n, db), order: Timestamp(seconds: Int64(n)))
-                    }
-                }
-                try await group.waitForAll()
-            }
-            #expect(try await db.get(busy)?["count"] == .integer(80), "every increment counted once")
-            let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
-            Self.expectBucketKept(times)
-            let failed = instances.map { $0.failed.withLock { $0 } }.reduce(0, +)
-            // Each learns of the other once by a failed condition (neither knows the other writes it); after that, none.
-            #expect(failed <= 2, "\(failed) commits failed their condition in \(times.count) turns")
-        }
+        let (instances, count) = try await Self.twoInstances(events: 80, readingFirst: false)
+        #expect(count == .integer(80), "every increment counted once")
+        let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
+        Self.expectBucketKept(times)
+        let failed = instances.map { $0.failed.withLock { $0 } }.reduce(0, +)
+        // Each learns of the other once by a failed condition (neither knows the other writes it); after that, none.
+        #expect(failed <= 2, "\(failed) commits failed their condition in \(times.count) turns")
     }
 }

@@ -48,6 +48,25 @@ final class EventReceiver: Sendable {
     }
 }
 
+/// Requests a test holds until it releases them, counting how many are held at once.
+final class HeldRequests: Sendable {
+    private let counts = Mutex((now: 0, most: 0))
+    let release = Flag()
+
+    func hold() async throws -> Response {
+        counts.withLock {
+            $0.now += 1
+            $0.most = max($0.most, $0.now)
+        }
+        while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
+        counts.withLock { $0.now -= 1 }
+        return Response(status: .ok)
+    }
+
+    var now: Int { counts.withLock { $0.now } }
+    var most: Int { counts.withLock { $0.most } }
+}
+
 @Suite struct TriggerDeliveryTests {
     /// A delivery being attempted is still pending: a script that waits for quiet on `?state=pending`
     /// must not stop while a slow function is still handling an event (the chaos suite once did).
@@ -80,22 +99,12 @@ final class EventReceiver: Sendable {
     /// Each service takes as many deliveries at once as Cloud Run gives it (its concurrency per instance
     /// times its instances), never more; a service whose events all wait holds back no other service's.
     @Test func eachServiceTakesItsConcurrencyTimesItsInstancesAndNoMore() async throws {
-        let slow = Mutex((now: 0, most: 0, fast: 0))
-        let release = Flag()
+        let slow = HeldRequests()
+        let fast = Counter()
         let router = Router()
-        for path in ["/slow", "/slow-2"] {
-            router.post(RouterPath(path)) { _, _ -> Response in
-                slow.withLock {
-                    $0.now += 1
-                    $0.most = max($0.most, $0.now)
-                }
-                while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
-                slow.withLock { $0.now -= 1 }
-                return Response(status: .ok)
-            }
-        }
+        for path in ["/slow", "/slow-2"] { router.post(RouterPath(path)) { _, _ in try await slow.hold() } }
         router.post("/fast") { _, _ -> Response in
-            slow.withLock { $0.fast += 1 }
+            fast.increment()
             return Response(status: .ok)
         }
         try await withTestHTTPServer(router) { port in
@@ -108,17 +117,17 @@ final class EventReceiver: Sendable {
                 let db = local.firestore()
                 // More than the local cloud's default of 16, so one shared limit would leave the other service none.
                 _ = try await db.commit(try (0..<20).map { Write(.update(try db.name("rooms/r\($0)"), fields: ["n": .integer(1)], mask: nil)) })
-                for _ in 0..<500 where slow.withLock({ $0.now }) < 6 { try await Task.sleep(for: .milliseconds(20)) }
+                for _ in 0..<500 where slow.now < 6 { try await Task.sleep(for: .milliseconds(20)) }
                 _ = try await db.commit([Write(.update(try db.name("users/u1"), fields: ["n": .integer(1)], mask: nil))])
-                for _ in 0..<500 where slow.withLock({ $0.fast }) == 0 { try await Task.sleep(for: .milliseconds(20)) }
-                #expect(slow.withLock { $0.fast } == 1, "the other service's event waited for the busy one")
+                for _ in 0..<500 where fast.value == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(fast.value == 1, "the other service's event waited for the busy one")
                 // A moment for any delivery beyond the limit to arrive.
                 try await Task.sleep(for: .milliseconds(500))
-                #expect(slow.withLock { $0.most } == 6, "\(slow.withLock { $0.most }) deliveries at once; 3 per instance × 2 instances is 6")
-                release.set()
+                #expect(slow.most == 6, "\(slow.most) deliveries at once; 3 per instance × 2 instances is 6")
+                slow.release.set()
                 #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)))
                 #expect(try await local.cloud.deliveries(state: "delivered").count == 21)
-                #expect(slow.withLock { $0.most } == 6)
+                #expect(slow.most == 6)
             }
         }
     }
@@ -127,18 +136,9 @@ final class EventReceiver: Sendable {
     /// not as many as a general HTTP client keeps connections to one host (32): the read storm of
     /// `herald-bench busy-groups` ran at 32 per process and its commits carried 32 events each.
     @Test func oneInstanceTakesItsWholeConcurrencyAtOnce() async throws {
-        let held = Mutex((now: 0, most: 0))
-        let release = Flag()
+        let held = HeldRequests()
         let router = Router()
-        router.post("/one") { _, _ -> Response in
-            held.withLock {
-                $0.now += 1
-                $0.most = max($0.most, $0.now)
-            }
-            while !release.isSet { try await Task.sleep(for: .milliseconds(20)) }
-            held.withLock { $0.now -= 1 }
-            return Response(status: .ok)
-        }
+        router.post("/one") { _, _ in try await held.hold() }
         try await withTestHTTPServer(router) { port in
             try await withLocalCloud { local in
                 var service = TriggerRegistration(name: "one", pattern: "rooms/{r}", kind: .created, url: "http://127.0.0.1:\(port)/one")
@@ -146,11 +146,11 @@ final class EventReceiver: Sendable {
                 local.cloud.triggers.register(service)
                 let db = local.firestore()
                 _ = try await db.commit(try (0..<100).map { Write(.update(try db.name("rooms/r\($0)"), fields: ["n": .integer(1)], mask: nil)) })
-                for _ in 0..<1_000 where held.withLock({ $0.now }) < 80 { try await Task.sleep(for: .milliseconds(20)) }
+                for _ in 0..<1_000 where held.now < 80 { try await Task.sleep(for: .milliseconds(20)) }
                 // A moment for any delivery beyond the limit to arrive.
                 try await Task.sleep(for: .milliseconds(300))
-                #expect(held.withLock { $0.most } == 80, "\(held.withLock { $0.most }) deliveries at once to one instance of concurrency 80")
-                release.set()
+                #expect(held.most == 80, "\(held.most) deliveries at once to one instance of concurrency 80")
+                held.release.set()
                 #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)))
                 #expect(try await local.cloud.deliveries(state: "delivered").count == 100)
             }
