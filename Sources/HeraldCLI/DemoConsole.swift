@@ -66,7 +66,10 @@ struct DemoConsole: ConsoleDomain {
     func logs(limit: Int) async -> JSONValue { supervisor.console.functionLog.json(limit: limit) }
 
     func services() async -> JSONValue {
-        await FunctionFigures.collect(from: supervisor.running.withLock { $0 }.map { ($0.name, $0.port, $0.restarts) }, identity: supervisor.cloud.identity)
+        let processes = supervisor.running.withLock { $0 }.map { process in
+            (process.name, process.port, process.environment["HERALD_REQUIRE_OIDC_AUDIENCE"] ?? "http://127.0.0.1:\(process.port)/", process.restarts)
+        }
+        return await FunctionFigures.collect(from: processes, identity: supervisor.cloud.identity)
     }
 
     /// The tokens a user document holds, as the schema stores them (a subcollection's are not read here).

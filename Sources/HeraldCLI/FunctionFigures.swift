@@ -40,6 +40,20 @@ struct FunctionFigures: Sendable {
         if failedFirestore > 0 { rows.append(("  not 2xx", number(failedFirestore))) }
         let pushes = by("herald_fcm_sends_total", "result")
         if !pushes.isEmpty { rows.append(("pushes", pushes.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
+        let commits = by("herald_document_commits_total", "outcome")
+        if !commits.isEmpty { rows.append(("document commits", commits.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
+        let committed = total("herald_document_commits_total", where: "outcome", is: "committed")
+        if committed > 0 {
+            rows.append(("  events per commit", String(format: "%.1f", total("herald_document_commit_events_total") / committed)))
+        }
+        let waits = total("herald_commit_wait_seconds_count")
+        if waits > 0 {
+            rows.append(
+                (
+                    "commits that waited for a turn",
+                    "\(number(waits)), mean \(String(format: "%.0f ms", total("herald_commit_wait_seconds_sum") / waits * 1000))"
+                ))
+        }
         for (name, label) in [
             ("herald_tokens_removed_total", "tokens removed"), ("herald_token_removals_refused_total", "token removals refused"),
             ("herald_ledger_lease_takeovers_total", "lease take-overs"), ("herald_replans_total", "re-plans"),
@@ -49,8 +63,9 @@ struct FunctionFigures: Sendable {
         return rows
     }
 
-    /// Scrapes each function (with an identity token for it, as its callers need) and summarizes.
-    static func collect(from functions: [(name: String, port: Int, restarts: Int)], identity: LocalIdentity) async -> JSONValue {
+    /// Scrapes each function process (with an identity token for its service, the audience every
+    /// instance of the function checks, as its callers need) and summarizes.
+    static func collect(from functions: [(name: String, port: Int, audience: String, restarts: Int)], identity: LocalIdentity) async -> JSONValue {
         var result: [JSONValue] = []
         for function in functions {
             let service = "http://127.0.0.1:\(function.port)/"
@@ -59,7 +74,7 @@ struct FunctionFigures: Sendable {
             ]
             do {
                 var request = HTTPClientRequest(url: service + "metrics")
-                request.headers.add(name: "authorization", value: "Bearer \(try await identity.identityToken(audience: service))")
+                request.headers.add(name: "authorization", value: "Bearer \(try await identity.identityToken(audience: function.audience))")
                 let response = try await HTTPClient.shared.execute(request, timeout: .seconds(3))
                 let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
                 guard response.status == .ok else { throw DevError("HTTP \(response.status.code)") }

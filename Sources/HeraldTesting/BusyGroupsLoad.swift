@@ -49,6 +49,10 @@ public struct BusyGroupsLoad: Sendable {
         /// From the first read mark written to the last read's event handled.
         public var readsSettled: Duration?
         public var readEvents = 0
+        /// Each function process's commits of plans' writes as its `/metrics` count them (herald dev's
+        /// console figures: committed and conflicting commits, events per commit, commits that waited),
+        /// or why they could not be read.
+        public var processFigures: [ProcessFigures] = []
 
         public var description: String {
             """
@@ -56,7 +60,8 @@ public struct BusyGroupsLoad: Sendable {
               write → last alert p50 \(Int(p50)) ms, p99 \(Int(p99)) ms; Firestore requests per message event \(String(format: "%.2f", requestsPerMessage))
               most writes to one document in 10 s: by the functions \(peakByFunctions.map { String(format: "%.2f/s (%@)", $0.perSecond, $0.document) } ?? "none"), with the app's \(peakAll.map { String(format: "%.2f/s (%@)", $0.perSecond, $0.document) } ?? "none")
               commits refused for contention \(contentionRefusals), dead letters \(deadLetters), mismatches \(mismatches.count)
-            """ + mismatches.prefix(20).map { "\n    ✗ \($0)" }.joined()
+            """ + processFigures.filter { $0.error != nil || !$0.commits.isEmpty }.map { "\n  \($0)" }.joined()
+                + mismatches.prefix(20).map { "\n    ✗ \($0)" }.joined()
         }
     }
 
@@ -150,7 +155,40 @@ public struct BusyGroupsLoad: Sendable {
         report.peakByFunctions = peak("peakByFunctions")
         report.peakAll = peak("peak")
         report.contentionRefusals = dev.output.components(separatedBy: "Too much contention").count - 1
+        report.processFigures = try await Self.processFigures(dev)
         return report
+    }
+
+    /// One function process's figures of its commits, as herald dev's console reads them from its `/metrics`.
+    public struct ProcessFigures: Sendable, CustomStringConvertible {
+        public var name: String
+        public var url: String
+        /// `document commits`, `events per commit`, `commits that waited for a turn`: those it has.
+        public var commits: [String: String]
+        public var error: String?
+
+        public var description: String {
+            let figures = ["document commits", "events per commit", "commits that waited for a turn"].compactMap { label in
+                commits[label].map { "\(label): \($0)" }
+            }
+            return "\(name) (\(url)): " + (error ?? figures.joined(separator: "; "))
+        }
+    }
+
+    static func processFigures(_ dev: RunningDev) async throws -> [ProcessFigures] {
+        let json = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(dev.base)/herald/console/functions").body.utf8))
+        return (json["functions"]?.arrayValue ?? []).map { function in
+            var commits: [String: String] = [:]
+            for figure in function["figures"]?.arrayValue ?? [] {
+                guard let label = figure["label"]?.stringValue?.trimmingCharacters(in: .whitespaces), let value = figure["value"]?.stringValue,
+                    ["document commits", "events per commit", "commits that waited for a turn"].contains(label)
+                else { continue }
+                commits[label] = value
+            }
+            return ProcessFigures(
+                name: function["name"]?.stringValue ?? "", url: function["url"]?.stringValue ?? "", commits: commits,
+                error: function["error"]?.stringValue)
+        }
     }
 
     static func requests(_ dev: RunningDev) async throws -> Int {

@@ -66,8 +66,9 @@ public final class LocalCloud: Sendable {
     let logger: Logger
     let stateDirectory: String
 
+    /// - schedulerClient: the scheduler's calls to the functions (trigger deliveries have connections of their own).
     public init(
-        options: LocalCloudOptions, logger: Logger, httpClient: HTTPTransport = .shared,
+        options: LocalCloudOptions, logger: Logger, schedulerClient: HTTPTransport = .shared,
         onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
         onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in },
         onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in }
@@ -111,7 +112,7 @@ public final class LocalCloud: Sendable {
             })
         webChannels = WebChannelSessions(logger: logger)
         scheduler = Scheduler(
-            identity: identity, httpClient: httpClient, jobs: options.jobs,
+            identity: identity, httpClient: schedulerClient, jobs: options.jobs,
             onRun: { run in
                 activity.bump()
                 onJob(run)

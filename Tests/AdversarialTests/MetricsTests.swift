@@ -13,16 +13,6 @@ import WireFormats
 
 /// `GET /metrics` on a function's own port, after known work: the counts are exact.
 @Suite struct MetricsTests {
-    /// The samples of a Prometheus text exposition: `name{labels} value`, by the whole series.
-    static func samples(_ text: String) -> [String: Double] {
-        var samples: [String: Double] = [:]
-        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
-            samples[String(line[..<space])] = value
-        }
-        return samples
-    }
-
     static func scrape(_ function: FunctionUnderTest) async throws -> (status: Int, text: String, contentType: String?) {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(function.port)/metrics"), timeout: .seconds(10))
         let body = try await response.body.collect(upTo: 1 << 20)
@@ -46,7 +36,7 @@ import WireFormats
 
         let scraped = try await Self.scrape(function)
         #expect(scraped.status == 200 && scraped.contentType?.hasPrefix("text/plain; version=0.0.4") == true)
-        let samples = Self.samples(scraped.text)
+        let samples = prometheusSamples(scraped.text)
         let events = #"herald_events_total{function="onMessageCreated",encoding="cloudevent-binary-protobuf",outcome="#
         #expect(samples[events + #""applied"}"#] == 3, "\(scraped.text)")
         #expect(samples[events + #""duplicate"}"#] == 1)

@@ -21,6 +21,11 @@ import Testing
         #expect(report.deadLetters == 0)
         let peak = try #require(report.peakByFunctions)
         #expect(peak.perSecond <= 1.0, "\(peak.document) was written \(peak.perSecond)/s by the functions")
+        // Each instance's own figures, as the console shows them: every process answers its /metrics
+        // (the second instance too, which checks its service's audience, not its own port's).
+        #expect(report.processFigures.allSatisfy { $0.error == nil }, "\(report.processFigures)")
+        let messageInstances = report.processFigures.filter { $0.name == "onMessageCreated" }
+        #expect(messageInstances.count == 2 && messageInstances.allSatisfy { $0.commits["document commits"] != nil }, "\(report.processFigures)")
     }
 
     /// A read receipt storm: a group's members all read its message as fast as the message's document

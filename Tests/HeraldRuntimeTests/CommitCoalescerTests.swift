@@ -173,14 +173,17 @@ import Testing
     /// `count` events on one busy document, 100 ms apart, alternating between two instances (two
     /// coalescers), as Eventarc spreads events; `readingFirst`: each event reads the document first (the
     /// plan's read, as the gateway passes it on), else each instance reads it once at the start. The
-    /// instances' Firestore, as each saw its commits, and the count the events left.
-    static func twoInstances(events count: Int, readingFirst: Bool) async throws -> (instances: [CountingFirestore], count: FirestoreValue?) {
+    /// instances' Firestore, as each saw its commits, their metrics, and the count the events left.
+    static func twoInstances(
+        events count: Int, readingFirst: Bool
+    ) async throws -> (instances: [CountingFirestore], metrics: [RuntimeMetrics], count: FirestoreValue?) {
         try await withLocalCloud { local in
             let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
             let busy = try db.name("rooms/busy")
             _ = try await db.commit([Write(.update(busy, fields: ["count": .integer(0)], mask: nil))])
             let instances = (0..<2).map { _ in CountingFirestore(db, watching: busy) }
-            let coalescers = instances.map { CommitCoalescer(firestore: $0) }
+            let metrics = (0..<2).map { _ in RuntimeMetrics(function: "onMessageCreated") }
+            let coalescers = zip(instances, metrics).map { CommitCoalescer(firestore: $0, metrics: $1) }
             if !readingFirst { for coalescer in coalescers { if let read = try await db.get(busy) { await coalescer.observe([read]) } } }
             let started = ContinuousClock.now
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -194,14 +197,14 @@ import Testing
                 }
                 try await group.waitForAll()
             }
-            return (instances, try await db.get(busy)?["count"])
+            return (instances, metrics, try await db.get(busy)?["count"])
         }
     }
 
     /// Two instances writing one busy document they read first: whichever commits, no third commit
     /// comes within a turn of the first of three, and every count adds up.
     @Test func twoInstancesTakeTurnsOnABusyDocument() async throws {
-        let (instances, count) = try await Self.twoInstances(events: 30, readingFirst: true)
+        let (instances, _, count) = try await Self.twoInstances(events: 30, readingFirst: true)
         #expect(count == .integer(30), "every increment counted once")
         let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
         #expect(times.count >= 3 && times.count < 30, "gathered: \(times.count) commits for 30 events")
@@ -212,12 +215,33 @@ import Testing
     /// only from Firestore): they take turns, each reading the document before its turn's commit, so
     /// after the first turn no commit fails its condition for lack of knowing the other's.
     @Test func twoInstancesTakingTurnsLearnOfEachOthersCommitsBeforeCommitting() async throws {
-        let (instances, count) = try await Self.twoInstances(events: 80, readingFirst: false)
+        let (instances, metrics, count) = try await Self.twoInstances(events: 80, readingFirst: false)
         #expect(count == .integer(80), "every increment counted once")
         let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
         Self.expectBucketKept(times)
         let failed = instances.map { $0.failed.withLock { $0 } }.reduce(0, +)
         // Each learns of the other once by a failed condition (neither knows the other writes it); after that, none.
         #expect(failed <= 2, "\(failed) commits failed their condition in \(times.count) turns")
+
+        // What an operator sees of it at `/metrics`: every commit, the events it carried, the waits.
+        var total: [String: Double] = [:]
+        for samples in metrics.map({ prometheusSamples(String(decoding: $0.exposition(), as: UTF8.self)) }) {
+            for (series, value) in samples { total[series.replacing(#/\{.*\}/#, with: "") + Self.labels(series), default: 0] += value }
+        }
+        let sent = instances.map { $0.commits.withLock { $0.count } }.reduce(0, +)
+        let committed = (total["herald_document_commits_total[committed,one]"] ?? 0) + (total["herald_document_commits_total[committed,several]"] ?? 0)
+        let conflicts = (total["herald_document_commits_total[conflict,one]"] ?? 0) + (total["herald_document_commits_total[conflict,several]"] ?? 0)
+        #expect(Int(committed) == sent - failed && Int(conflicts) == failed, "\(total)")
+        #expect(total["herald_document_commit_events_total[]"] == 80, "every event carried by exactly one commit: \(total)")
+        #expect((total["herald_document_commits_total[committed,several]"] ?? 0) >= 1, "turns carried several events: \(total)")
+        let waited = total["herald_commit_wait_seconds_count[committed]"] ?? 0
+        #expect(waited >= 40 && waited <= 80, "most events waited for a turn, and each wait ended committed: \(total)")
+    }
+
+    /// A series' `outcome` and `events` labels, in that order, as `[committed,several]`.
+    static func labels(_ series: String) -> String {
+        let outcome = series.firstMatch(of: #/outcome="([a-z_]+)"/#).map { String($0.1) }
+        let events = series.firstMatch(of: #/events="([a-z]+)"/#).map { String($0.1) }
+        return "[" + [outcome, events].compactMap { $0 }.joined(separator: ",") + "]"
     }
 }

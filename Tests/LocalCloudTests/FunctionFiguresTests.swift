@@ -22,11 +22,17 @@ import Testing
         herald_fcm_sends_total{function="onMessageCreated",result="sent"} 7
         herald_fcm_sends_total{function="onMessageCreated",result="dead"} 1
         herald_replans_total{function="onMessageCreated"} 0
+        herald_document_commits_total{function="onMessageCreated",events="one",outcome="committed"} 1
+        herald_document_commits_total{function="onMessageCreated",events="several",outcome="committed"} 2
+        herald_document_commits_total{function="onMessageCreated",events="several",outcome="conflict"} 1
+        herald_document_commit_events_total{function="onMessageCreated"} 8
+        herald_commit_wait_seconds_sum{function="onMessageCreated",outcome="committed"} 4.5
+        herald_commit_wait_seconds_count{function="onMessageCreated",outcome="committed"} 6
         """
 
     @Test func samplesAreReadWithTheirLabels() {
         let samples = FunctionFigures.parse(Self.exposition)
-        #expect(samples.count == 14)
+        #expect(samples.count == 20)
         #expect(
             samples.first
                 == .init(
@@ -44,5 +50,8 @@ import Testing
         #expect(rows["  not 2xx"] == "2")
         #expect(rows["pushes"] == "dead 1, sent 7")
         #expect(rows["re-plans"] == nil)
+        #expect(rows["document commits"] == "committed 3, conflict 1")
+        #expect(rows["  events per commit"] == "2.7")
+        #expect(rows["commits that waited for a turn"] == "6, mean 750 ms")
     }
 }

@@ -24,6 +24,8 @@ actor CommitCoalescer {
     let firestore: any FirestoreAPI
     /// How long a commit may wait for its turns (it is then handed back to the trigger as a 503).
     let patience: Duration
+    /// Where the commits and the waits are counted (`/metrics`), if anywhere.
+    let metrics: RuntimeMetrics?
 
     /// The latest version of each document known here: its update time, from a read or a commit.
     private var versions: [DocumentName: Timestamp] = [:]
@@ -51,10 +53,11 @@ actor CommitCoalescer {
     /// At most this many writes in one shared commit (Firestore's limit is 500).
     static let maximumWrites = 500
 
-    init(firestore: any FirestoreAPI, cadence: CommitCadence = CommitCadence(), patience: Duration = .seconds(20)) {
+    init(firestore: any FirestoreAPI, cadence: CommitCadence = CommitCadence(), patience: Duration = .seconds(20), metrics: RuntimeMetrics? = nil) {
         self.firestore = firestore
         self.cadence = cadence
         self.patience = patience
+        self.metrics = metrics
     }
 
     /// What a read found: the documents' versions (a missing document has none).
@@ -128,15 +131,17 @@ actor CommitCoalescer {
         flushScheduled = false
         let now = ContinuousClock.now
         for expired in waiting.filter({ now - $0.since > patience }) {
-            expired.continuation?.resume(
-                throwing: DownstreamError.unavailable("the documents it writes were busy for \(patience): their turns did not come", retryAfterSeconds: 1))
+            answer(
+                expired,
+                .failure(DownstreamError.unavailable("the documents it writes were busy for \(patience): their turns did not come", retryAfterSeconds: 1)),
+                outcome: "gave_up")
         }
         waiting.removeAll { now - $0.since > patience }
         await peek(waiting.filter { turnHasCome($0.documents) })
         // A plan made on a version older than one known here fails now (planned again), so it takes no
         // place in this turn's commit.
         for stale in waiting.compactMap({ entry in staleWrite(in: entry).map { (entry, $0) } }) {
-            stale.0.continuation?.resume(throwing: GoogleAPIError.stale(stale.1))
+            answer(stale.0, .failure(GoogleAPIError.stale(stale.1)), outcome: "stale")
         }
         waiting.removeAll { staleWrite(in: $0) != nil }
         let due = waiting.filter { turnHasCome($0.documents) }
@@ -172,15 +177,26 @@ actor CommitCoalescer {
         for batch in batches.map(\.entries) {
             let outcomes = await attempt(batch)
             for (entry, result) in outcomes {
-                switch result {
-                case .success(let value)?: entry.continuation?.resume(returning: value)
-                case .failure(let error)?: entry.continuation?.resume(throwing: error)
-                case nil: waiting.append(entry)  // its next turn
-                }
+                if let result { answer(entry, result) } else { waiting.append(entry) }  // its next turn
             }
         }
         busy.subtract(documents)
         scheduleFlush()
+    }
+
+    /// Answers a commit that waited, and counts how long it waited and how it ended.
+    private func answer(_ entry: Waiting, _ result: Result<FirestoreClient.CommitResult, any Error>, outcome: String? = nil) {
+        let outcome =
+            outcome
+            ?? {
+                switch result {
+                case .success: "committed"
+                case .failure(let error as GoogleAPIError) where error.status == .failedPrecondition: "stale"
+                case .failure: "failed"
+                }
+            }()
+        metrics?.commitWaited(.now - entry.since, outcome: outcome)
+        entry.continuation?.resume(with: result)
     }
 
     /// Reads the documents of due commits that another instance writes too: a commit made since the
@@ -216,7 +232,15 @@ actor CommitCoalescer {
         var shared = SharedCommit(live.map(\.writes))
         shared.conditionOnVersions(versions)
         do {
-            let result = try await firestore.commit(shared.writes, transaction: nil)
+            let result: FirestoreClient.CommitResult
+            do {
+                result = try await firestore.commit(shared.writes, transaction: nil)
+            } catch {
+                let conflict = (error as? GoogleAPIError).map { [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains($0.status) } ?? false
+                metrics?.documentCommit(events: live.count, outcome: conflict ? "conflict" : "failed")
+                throw error
+            }
+            metrics?.documentCommit(events: live.count, outcome: "committed")
             for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
                 guard let time = result.updateTimes[index] else { continue }
                 versions[write.document] = time

@@ -52,7 +52,7 @@ public struct FirestoreGateway: DocumentGateway {
         self.pushLease = .milliseconds(Int64(pushLease * 1000))
         self.logger = logger
         self.deadTokens = DeadTokenGuard(logger: logger)
-        self.commits = CommitCoalescer(firestore: firestore)
+        self.commits = CommitCoalescer(firestore: firestore, metrics: metrics)
         self.reads = Self.readGatherer(firestore)
         self.records = RequestGatherer(lanes: 1, maximum: 200, size: { $0.writes.count }, send: { records in await Self.commit(records, firestore) })
     }

@@ -71,6 +71,19 @@ public final class RuntimeMetrics: Sendable {
     /// A document changed under a plan, and the event was read and planned again.
     func replan() { count("herald_replans_total", []) }
 
+    /// A commit the coalescer sent (`CommitCoalescer`): how many events' writes it carried (`one` or
+    /// `several`), and what became of it: `committed`, `conflict` (another writer committed one of its
+    /// documents first; its events wait for their next turn) or `failed`.
+    func documentCommit(events: Int, outcome: String) {
+        count("herald_document_commits_total", [("events", events > 1 ? "several" : "one"), ("outcome", outcome)])
+        if outcome == "committed" { count("herald_document_commit_events_total", [], by: events) }
+    }
+
+    /// A commit that could not go at once, answered after waiting for its documents' turn: `committed`,
+    /// `gave_up` (its turn did not come within the coalescer's patience: 503), `stale` (planned again) or
+    /// `failed`.
+    func commitWaited(_ duration: Duration, outcome: String) { time("herald_commit_wait_seconds", [("outcome", outcome)], duration) }
+
     /// Records each request a client makes: Firestore by RPC (`batchGet`, `commit`, `runQuery`, … or the
     /// HTTP method for a document), FCM sends; by HTTP status (`none` when no answer came) and duration.
     func observer(api: String) -> RequestObserver {
