@@ -170,6 +170,14 @@ func writeToStandardError(_ line: String) {
     _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
+/// The configuration and logger of a command whose standard output is its report (`invoke`, `sweep`):
+/// its logs go to standard error, as text.
+func reportingCommandSetUp(_ function: String) throws -> (RuntimeConfiguration, Logger) {
+    var configuration = try loadConfiguration()
+    configuration.logFormat = .text
+    return (configuration, Logger.herald(function, configuration: configuration, sink: LineSink { line in writeToStandardError(line) }))
+}
+
 func loadConfiguration() throws -> RuntimeConfiguration {
     do {
         return try RuntimeConfiguration(environment: ProcessEnvironment.current(), stdoutIsTerminal: isatty(STDOUT_FILENO) == 1)

@@ -34,14 +34,7 @@ struct InvokeCommand<Function: EventFunction & ConfigurableFunction> {
     }
 
     func run() async throws {
-        var configuration = try loadConfiguration()
-        configuration.logFormat = .text
-        // Logs go to stderr so stdout is only the report.
-        let logger = Logger.herald(
-            Function.name, configuration: configuration,
-            sink: LineSink { line in
-                writeToStandardError(line)
-            })
+        let (configuration, logger) = try reportingCommandSetUp(Function.name)
         let fixture = try event.map(Self.request(fromFixture:))
         let (function, wiring) = try await source.setUp(
             Function.self, configuration: configuration, logger: logger,

@@ -29,13 +29,7 @@ struct SweepCommand<Function: ScheduledFunction & ConfigurableFunction> {
     }
 
     func run() async throws {
-        var configuration = try loadConfiguration()
-        configuration.logFormat = .text
-        let logger = Logger.herald(
-            Function.name, configuration: configuration,
-            sink: LineSink { line in
-                writeToStandardError(line)
-            })
+        let (configuration, logger) = try reportingCommandSetUp(Function.name)
         var date = Timestamp.now()
         if let at {
             guard let time = Timestamp(rfc3339: at) else {
