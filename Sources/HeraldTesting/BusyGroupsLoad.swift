@@ -90,7 +90,8 @@ public struct BusyGroupsLoad: Sendable {
             _ = try await app.commit(try world.seed(people: Array(people[chunk..<min(chunk + 200, people.count)]), conversations: []))
         }
         _ = try await app.commit(try world.seed(people: [], conversations: groups))
-        try await dev.waitUntilIdle()
+        // Generous: with many instances the functions may still be starting on a busy machine.
+        try await dev.waitUntilIdle(timeout: .seconds(180))
         let requestsBefore = try await Self.requests(dev)
         let pushesBefore = try await dev.pushes().count
 

@@ -157,6 +157,69 @@ final class HeldRequests: Sendable {
         }
     }
 
+    /// The total in flight (`totalConcurrency`) is charged with what is delivered, not with the room a
+    /// service could take: a function whose own room is the whole total (five instances of concurrency
+    /// 200 against herald dev's 1,000) with nothing due leaves it to the others. Before, the first
+    /// service by name took the whole total every round and the others' events stayed pending for good.
+    @Test func aServiceWhoseRoomIsTheWholeTotalStarvesNoOther() async throws {
+        let received = Counter()
+        let router = Router()
+        router.post("/b") { _, _ -> Response in
+            received.increment()
+            return Response(status: .ok)
+        }
+        try await withTestHTTPServer(router) { port in
+            var options = LocalCloudOptions.testing
+            options.delivery.totalConcurrency = 4
+            var idle = TriggerRegistration(name: "a", pattern: "quiet/{id}", kind: .created, url: "http://127.0.0.1:\(port)/a")
+            idle.concurrency = 4
+            var busy = TriggerRegistration(name: "b", pattern: "rooms/{id}", kind: .created, url: "http://127.0.0.1:\(port)/b")
+            busy.concurrency = 4
+            options.triggers = [idle, busy]
+            try await withLocalCloud(options) { local in
+                let db = local.firestore()
+                _ = try await db.commit(try (0..<3).map { Write(.update(try db.name("rooms/r\($0)"), fields: ["n": .integer(1)], mask: nil)) })
+                #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)), "\(received.value) of 3 delivered")
+                #expect(received.value == 3)
+            }
+        }
+    }
+
+    /// When the total is what binds, services take turns at it: a service with many events due does not
+    /// hold back another's until all of its own are done.
+    @Test func whenTheTotalBindsServicesTakeTurns() async throws {
+        let order = Mutex<[String]>([])
+        let router = Router()
+        for path in ["a", "b"] {
+            router.post(RouterPath("/\(path)")) { _, _ -> Response in
+                order.withLock { $0.append(path) }
+                try await Task.sleep(for: .milliseconds(50))
+                return Response(status: .ok)
+            }
+        }
+        try await withTestHTTPServer(router) { port in
+            var options = LocalCloudOptions.testing
+            options.delivery.totalConcurrency = 2
+            options.triggers = ["a", "b"].map { name in
+                var trigger = TriggerRegistration(name: name, pattern: "\(name)/{id}", kind: .created, url: "http://127.0.0.1:\(port)/\(name)")
+                trigger.concurrency = 2
+                return trigger
+            }
+            try await withLocalCloud(options) { local in
+                let db = local.firestore()
+                // All of a's events first, then b's, in one commit: both due at once.
+                let names = try (0..<30).map { try db.name("a/e\($0)") } + (0..<3).map { try db.name("b/e\($0)") }
+                _ = try await db.commit(names.map { Write(.update($0, fields: ["n": .integer(1)], mask: nil)) })
+                #expect(try await local.cloud.waitUntilIdle(timeout: .seconds(60)))
+                let delivered = order.withLock { $0 }
+                #expect(delivered.count == 33)
+                let lastOfB = try #require(delivered.lastIndex(of: "b"))
+                // Taking turns, b's three go within its first rounds; behind all of a's they would be last.
+                #expect(lastOfB < 20, "b's last delivery was number \(lastOfB + 1) of 33: \(delivered)")
+            }
+        }
+    }
+
     /// Each delivery goes to an instance with the fewest in flight, as Cloud Run routes a request to an
     /// instance with a free slot: at concurrency 1 over two instances, neither ever holds two at once
     /// (sent at random, one would within a few of the eight rounds).

@@ -80,6 +80,8 @@ public final class EventDelivery: Service, Sendable {
     let signalContinuation: AsyncStream<Void>.Continuation
     /// Deliveries in flight to each service (its first URL: a function's triggers and instances share it).
     let inFlight = Mutex<[String: Int]>([:])
+    /// Claims made so far: which service claims first in the next.
+    let claimRound = Mutex(0)
     /// Deliveries in flight to each instance (by URL), so each goes to one of the least busy.
     let instanceLoad = Mutex<[String: Int]>([:])
     /// The function each recent delivery's trace went to: who wrote what (DocumentWriteRates).
@@ -155,39 +157,43 @@ public final class EventDelivery: Service, Sendable {
     }
 
     /// Due deliveries, as many of each service's as it has room for (its triggers in turn, each's oldest
-    /// first); each is counted in flight to its service before it is returned.
+    /// first) and as the total allows; each is counted in flight to its service before it is returned.
+    /// The total is charged only with what is claimed, and the services take their turn from a
+    /// different one each round: a service whose own room alone is the whole total (five instances of
+    /// concurrency 200) leaves it to the others when it has nothing due, and when the total binds, every
+    /// service's deliveries still go in their turn.
     func claim() async throws(LocalAPIError) -> [(service: String, delivery: Claimed)] {
         let now = Date().timeIntervalSince1970
         let options = self.options.withLock { $0 }
         // A trigger not registered (yet) keeps its events pending until it is.
         let triggers = registry.all.map(\.name).map { ($0, service(of: $0, options: options)) }
-        // The room each service has, taken whole here and what is not used given back when claimed.
-        let room: [String: Int] = inFlight.withLock { inFlight in
+        // Only this loop claims, so the room seen here is there when the claim is counted below.
+        let (room, total): ([String: Int], Int) = inFlight.withLock { inFlight in
             var room: [String: Int] = [:]
-            var total = inFlight.values.reduce(0, +)
-            for (_, (service, limit)) in triggers where room[service] == nil {
-                let count = min(limit - inFlight[service, default: 0], options.totalConcurrency - total)
-                guard count > 0 else { continue }
-                inFlight[service, default: 0] += count
-                total += count
-                room[service] = count
+            for (_, (service, limit)) in triggers where room[service] == nil && limit > inFlight[service, default: 0] {
+                room[service] = limit - inFlight[service, default: 0]
             }
-            return room
+            return (room, options.totalConcurrency - inFlight.values.reduce(0, +))
         }
-        guard !room.isEmpty else { return [] }
+        guard !room.isEmpty, total > 0 else { return [] }
         let byService = Dictionary(grouping: triggers, by: \.1.key).mapValues { $0.map(\.0) }
-        var claimed: [(service: String, delivery: Claimed)] = []
-        defer {
-            // Room not used (all of it when the database refused) is given back.
-            let used = Dictionary(claimed.map { ($0.service, 1) }, uniquingKeysWith: +)
-            inFlight.withLock { inFlight in
-                for (service, count) in room { inFlight[service, default: count] -= count - used[service, default: 0] }
-            }
+        let services = room.keys.sorted()
+        let first = claimRound.withLock { round in
+            round += 1
+            return round % services.count
         }
-        claimed = try await database.write { db in
-            try room.flatMap { service, free in
-                try Self.claim(triggers: byService[service] ?? [], limit: free, dueBy: now, in: db).map { (service: service, delivery: $0) }
+        let claimed = try await database.write { db in
+            var left = total
+            var claimed: [(service: String, delivery: Claimed)] = []
+            for service in services[first...] + services[..<first] where left > 0 {
+                let found = try Self.claim(triggers: byService[service] ?? [], limit: min(room[service] ?? 0, left), dueBy: now, in: db)
+                left -= found.count
+                claimed += found.map { (service: service, delivery: $0) }
             }
+            return claimed
+        }
+        inFlight.withLock { inFlight in
+            for (service, _) in claimed { inFlight[service, default: 0] += 1 }
         }
         return claimed
     }
