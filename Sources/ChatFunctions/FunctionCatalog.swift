@@ -9,7 +9,9 @@ public enum FunctionCatalog {
         // A read's work is one read, one small commit and a silent push, and a busy group's reads wait
         // for the turns of the same conversation and reader: the more an instance takes at once, the
         // more each turn's shared commit carries (2 writes each, so 200 fit Firestore's 500 a commit).
-        FunctionDeclaration(OnReadReceipt.self, sendsPushes: true, deployment: .init(maximumInstances: 20, concurrency: 200, timeoutSeconds: 60)),
+        FunctionDeclaration(
+            OnReadReceipt.self, sendsPushes: true,
+            deployment: .init(maximumInstances: FunctionDeclaration.Deployment.events.maximumInstances, concurrency: 200, timeoutSeconds: 60)),
         FunctionDeclaration(
             PresenceSweeper.self, schedule: .init(job: "presence-sweep", cron: "* * * * *", path: "/", deadlineSeconds: 60), sendsPushes: false,
             deployment: .init(maximumInstances: 1, concurrency: 1, timeoutSeconds: 300)),
