@@ -168,8 +168,11 @@ public struct BusyGroupsLoad: Sendable {
         public var commits: [String: String]
         public var error: String?
 
+        /// The console's rows of a function's commits, by label.
+        static let labels = ["document commits", "events per commit", "commits that waited for a turn"]
+
         public var description: String {
-            let figures = ["document commits", "events per commit", "commits that waited for a turn"].compactMap { label in
+            let figures = Self.labels.compactMap { label in
                 commits[label].map { "\(label): \($0)" }
             }
             return "\(name) (\(url)): " + (error ?? figures.joined(separator: "; "))
@@ -182,7 +185,7 @@ public struct BusyGroupsLoad: Sendable {
             var commits: [String: String] = [:]
             for figure in function["figures"]?.arrayValue ?? [] {
                 guard let label = figure["label"]?.stringValue?.trimmingCharacters(in: .whitespaces), let value = figure["value"]?.stringValue,
-                    ["document commits", "events per commit", "commits that waited for a turn"].contains(label)
+                    ProcessFigures.labels.contains(label)
                 else { continue }
                 commits[label] = value
             }

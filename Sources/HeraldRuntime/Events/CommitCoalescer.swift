@@ -141,7 +141,7 @@ actor CommitCoalescer {
         // A plan made on a version older than one known here fails now (planned again), so it takes no
         // place in this turn's commit.
         for stale in waiting.compactMap({ entry in staleWrite(in: entry).map { (entry, $0) } }) {
-            answer(stale.0, .failure(GoogleAPIError.stale(stale.1)), outcome: "stale")
+            answer(stale.0, .failure(GoogleAPIError.stale(stale.1)))
         }
         waiting.removeAll { staleWrite(in: $0) != nil }
         let due = waiting.filter { turnHasCome($0.documents) }
@@ -232,14 +232,7 @@ actor CommitCoalescer {
         var shared = SharedCommit(live.map(\.writes))
         shared.conditionOnVersions(versions)
         do {
-            let result: FirestoreClient.CommitResult
-            do {
-                result = try await firestore.commit(shared.writes, transaction: nil)
-            } catch {
-                let conflict = (error as? GoogleAPIError).map { [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains($0.status) } ?? false
-                metrics?.documentCommit(events: live.count, outcome: conflict ? "conflict" : "failed")
-                throw error
-            }
+            let result = try await firestore.commit(shared.writes, transaction: nil)
             metrics?.documentCommit(events: live.count, outcome: "committed")
             for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
                 guard let time = result.updateTimes[index] else { continue }
@@ -248,6 +241,7 @@ actor CommitCoalescer {
             }
             return outcomes + live.enumerated().map { index, entry in (entry, .success(shared.result(of: index, from: result))) }
         } catch let error as GoogleAPIError where [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains(error.status) {
+            metrics?.documentCommit(events: live.count, outcome: "conflict")
             // A document changed, vanished or exists: read them all to learn which, and who can go on.
             guard let found = try? await firestore.batchGet(Array(Set(shared.writes.map(\.document))), transaction: nil) else {
                 return outcomes + live.map { ($0, .failure(error)) }
@@ -270,6 +264,7 @@ actor CommitCoalescer {
                     return (entry, nil)
                 }
         } catch {
+            metrics?.documentCommit(events: live.count, outcome: "failed")
             return outcomes + live.map { ($0, .failure(error)) }
         }
     }
