@@ -34,7 +34,7 @@ def run(function, herald, seconds, rate=2.0):
     process = function.start(port, {"GOOGLE_CLOUD_PROJECT": PROJECT, "GCE_METADATA_HOST": cloud.host, "FIRESTORE_ENDPOINT": cloud.base,
                                     "FCM_ENDPOINT": cloud.base, "PEER_FIRESTORE": cloud.host, "PEER_FCM_ENDPOINT": cloud.base})
     try:
-        seed = [cloud.document(f"users/{u}", {"displayName": string(u.upper()), "unreadTotal": {"integerValue": "0"},
+        seed = [cloud.document(f"users/{u}", {"displayName": string(u.upper()),
                                               "fcmTokens": {"arrayValue": {"values": [string(f"tok-{u}-phone"), string(f"tok-{u}-tablet")]}}})
                 for u in PEOPLE]
         seed += [cloud.document(f"conversations/{g}", {"members": {"arrayValue": {"values": [string(m) for m in PEOPLE]}},
@@ -96,7 +96,8 @@ def run(function, herald, seconds, rate=2.0):
                 due_count = sum(1 for (group, sender) in sent_by.values() if group == g and sender != u)
                 exact &= int(counts.get(u, {}).get("integerValue", "0")) == due_count
         for u in PEOPLE:
-            doc = cloud.call("GET", f"/v1/projects/{PROJECT}/databases/(default)/documents/users/{u}")
+            # Herald keeps each badge apart (badges/{userId}, every preset); the peer in the user document.
+            doc = cloud.call("GET", f"/v1/projects/{PROJECT}/databases/(default)/documents/{'badges' if function.name == 'Herald' else 'users'}/{u}")
             total = int(doc.get("fields", {}).get("unreadTotal", {}).get("integerValue", "0"))
             exact &= total == sum(1 for (_, sender) in sent_by.values() if sender != u)
         peak = writes.get("peak") or {}

@@ -171,9 +171,10 @@ struct User {
     var name: DocumentName { document.name }
     var displayName: String? { document[schema.displayNameField]?.stringValue }
 
-    /// The app badge as stored, clamped to what a badge can be (a warning if it was not); 0 when it is
-    /// kept in a document of its own, which is not read: the push carries what the commit leaves there.
-    func badge(_ stored: inout StoredValues) -> Int { schema.badgeCollection == nil ? stored.count(schema.badgeField, of: document) : 0 }
+    /// The app badge as stored in the user document, clamped to what a badge can be (a warning if it was
+    /// not); when it is kept in a document of its own, which is not read, what the user document still
+    /// holds from before (or 0): the push carries what the commit leaves there.
+    func badge(_ stored: inout StoredValues) -> Int { stored.count(schema.badgeField, of: document) }
 
     /// Where the badge is stored: a push carries the value the commit leaves there.
     var badgeSource: CountSource { CountSource(document: badgeDocument, field: FieldPath(schema.badgeField)) }
@@ -184,11 +185,22 @@ struct User {
         return (try? name.sibling(path: schema.badgePath(of: id))) ?? name
     }
 
-    /// A write of the badge's transforms: to the user document, which must exist; or to the user's badge
-    /// document, made with the first count.
-    private func badgeWrite(_ transforms: [FieldTransform]) -> Write {
-        guard schema.badgeCollection != nil else { return Write(.transform(name), transforms: transforms, precondition: .exists(true)) }
-        return Write(.update(badgeDocument, fields: [:], mask: []), transforms: transforms)
+    /// The writes of the badge's transforms: to the user document, which must exist; or to the user's badge
+    /// document, made with the first count. A badge still in the user document's field (kept there before
+    /// `badgeCollection`) moves: the badge document starts from it, and the field is deleted in the same
+    /// commit on the condition that the user document is as read, so a plan that saw the field after
+    /// another event moved it is planned again rather than counting it twice.
+    private func badgeWrites(_ transforms: [FieldTransform]) -> [Write] {
+        guard schema.badgeCollection != nil else { return [Write(.transform(name), transforms: transforms, precondition: .exists(true))] }
+        guard document[schema.badgeField] != nil, let version = document.updateTime else {
+            return [Write(.update(badgeDocument, fields: [:], mask: []), transforms: transforms)]
+        }
+        var unwarned = StoredValues()  // the plan's `badge` warns of a hostile value
+        let moved = FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(Int64(unwarned.count(schema.badgeField, of: document)))))
+        return [
+            Write(.update(badgeDocument, fields: [:], mask: []), transforms: [moved] + transforms),
+            Write(.update(name, fields: [:], mask: [FieldPath(schema.badgeField)]), precondition: .updateTime(version)),
+        ]
     }
 
     /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
@@ -201,16 +213,16 @@ struct User {
 
     /// The badge up by one, from zero if a client left it negative (or not a number): the push carries
     /// the committed value, so a poisoned total would otherwise show 0 with a message waiting.
-    func incrementBadge() -> Write {
-        badgeWrite([
+    func incrementBadge() -> [Write] {
+        badgeWrites([
             FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
             FieldTransform(FieldPath(schema.badgeField), .increment(.integer(1))),
         ])
     }
 
     /// The badge down by one, never below zero.
-    func decrementBadge() -> Write {
-        badgeWrite([
+    func decrementBadge() -> [Write] {
+        badgeWrites([
             FieldTransform(FieldPath(schema.badgeField), .increment(.integer(-1))),
             FieldTransform(FieldPath(schema.badgeField), .maximum(.integer(0))),
         ])

@@ -68,7 +68,7 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let counted = recipients.filter { !readBy.contains($0) }
         let isCounted = Set(counted)
         let groups = counted.map { recipient in
-            [conversation.incrementUnread(for: recipient), message.markCounted(for: recipient)] + (users[recipient].map { [$0.incrementBadge()] } ?? [])
+            [conversation.incrementUnread(for: recipient), message.markCounted(for: recipient)] + (users[recipient]?.incrementBadge() ?? [])
         }
 
         // Every recipient not looking at the conversation is told: an alert, or only their new badge when

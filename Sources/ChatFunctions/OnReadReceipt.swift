@@ -136,7 +136,7 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         var stored = StoredValues()
         for id in ids {
             guard let user = users[id] else { continue }
-            writes.append(user.decrementBadge())
+            writes += user.decrementBadge()
             let badge = max(0, user.badge(&stored) - 1)
             pushes += tokenStore.pushes(to: user.document, userID: id, count: user.badgeSource) { token in
                 Notifications.silentBadge(token: token, badge: badge, conversationID: conversation.id, reason: reason, extra: ["messageId": messageID])

@@ -53,8 +53,8 @@ public struct Schema: Sendable, Hashable {
     /// User field with the total unread count (the app badge).
     public var badgeField: String
     /// A top-level collection keeping each user's badge in a document of its own (`{collection}/{userId}`,
-    /// in `badgeField`); nil: the badge is a field of the user document.
-    public var badgeCollection: String? = nil
+    /// in `badgeField`; `badges` in every preset); nil: the badge is a field of the user document.
+    public var badgeCollection: String?
     public var tokens: TokenStorage
     /// User fields saying which conversation the user is looking at, and since when.
     public var viewingField: String?
@@ -107,7 +107,7 @@ public struct Schema: Sendable, Hashable {
         groupTypeValue: nil, groupNameField: "name", senderIDField: "senderId", senderNameField: "senderName", textField: "text",
         typeField: "type", timestampField: "timestamp", statusField: "status", lastMessage: .map(field: "lastMessage"),
         updatedAtField: "updatedAt", unreadCountField: "unreadCount", userCollection: "users", displayNameField: "displayName",
-        badgeField: "unreadTotal", tokens: .array(field: "fcmTokens"), viewingField: "viewingConversationId",
+        badgeField: "unreadTotal", badgeCollection: "badges", tokens: .array(field: "fcmTokens"), viewingField: "viewingConversationId",
         viewingAtField: "viewingAt", mutedByField: "mutedBy", mutedUntilField: "mutedUntil", notificationLevelField: "notificationLevels",
         mentionsField: "mentions", quietHoursField: "quietHours", snoozedUntilField: "snoozedUntil", timeZoneField: "timeZone", readByField: "readBy",
         deliveredToField: "deliveredTo",

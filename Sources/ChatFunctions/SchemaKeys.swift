@@ -119,7 +119,7 @@ extension Schema {
             "The user's total unread count: every push carries it as the app badge."),
         .init(
             "badgeCollection", "badge", .paths, .herald, .optionalCollection(\.badgeCollection),
-            "Null: the badge is a field of the user document. A collection id: each user's badge is a document of its own there (`{collection}/{userId}`), so a badge write does not trigger tokenCleanup (one invocation less per recipient of every message)."
+            "A collection id (`badges` in every preset): each user's badge is a document of its own there (`{collection}/{userId}`), so a badge write does not trigger tokenCleanup (one invocation less per recipient of every message); a badge still in the user document moves there with its next count. Null: the badge is a field of the user document."
         ),
         .init(
             "tokens", "tokens", .user, .app, .tokens,

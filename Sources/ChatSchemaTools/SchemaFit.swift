@@ -156,7 +156,8 @@ struct Checking {
     }
 
     mutating func check(user: FirestoreDocument) {
-        if schema.badgeCollection == nil, let value = user[schema.badgeField], value.integerValue == nil {
+        // Kept apart, the badge still starts from what the user document holds (it moves on the first count).
+        if let value = user[schema.badgeField], value.integerValue == nil {
             misfit(user, "\(schema.badgeField) is \(kind(value)), not an integer: Herald counts the badge from 0")
         }
         if let value = user[schema.displayNameField], value.stringValue == nil { misfit(user, "\(schema.displayNameField) is \(kind(value)), not a string") }
@@ -239,7 +240,10 @@ struct Checking {
         var parts: [String] = []
         if case .update(_, let fields, let mask) = write.operation {
             let names = mask.map { $0.map(\.description) } ?? fields.keys.sorted()
-            parts.append(names.map { name in fields[name].map { "\(name) = \(Self.short($0))" } ?? name }.joined(separator: ", "))
+            // A masked field absent from the fields is deleted (a badge moving out of the user document).
+            if !names.isEmpty {
+                parts.append(names.map { name in fields[name].map { "\(name) = \(Self.short($0))" } ?? "\(name) deleted" }.joined(separator: ", "))
+            }
         }
         for transform in write.transforms {
             switch transform.operation {

@@ -253,7 +253,7 @@ public struct BusyGroupsLoad: Sendable {
             }
         }
         for person in people {
-            let stored = try await app.get(try app.name(schema.badgePath(of: person.id)))?[schema.badgeField]?.integerValue
+            let stored = try await app.storedBadge(of: person.id, schema: schema)?.integerValue
             if stored != badges[person.id] {
                 report.mismatches.append("badge of \(person.id): \(stored.map(String.init) ?? "none"), expected \(badges[person.id] ?? 0)")
             }

@@ -47,7 +47,7 @@ import WireFormats
                 last[token] = badge
             }
             for person in DemoWorld.people where ["bob", "carol"].contains(person.id) {
-                let stored = try await dev.app.get(try DocumentName(project: "e2e", path: "\(schema.userCollection)/\(person.id)"))?[schema.badgeField]
+                let stored = try await dev.app.storedBadge(of: person.id, schema: schema)
                 let tokens = preset == "prd004" ? [person.tokens[0]] : person.tokens
                 for token in tokens {
                     #expect(

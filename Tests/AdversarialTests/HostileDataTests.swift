@@ -32,16 +32,17 @@ import WireFormats
         #expect(badges["tok-carol-phone"] == .integer(1))
         // herald dev relays its functions' output as it comes: a line may follow the end of its event.
         #expect(await dev.waitForOutput(containing: "unreadTotal holds 9223372036854775807"), "the clamped badge is logged as a WARNING")
-        // Firestore's increment saturates: the stored badge stays at its maximum.
-        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(.max))
+        // The badge moved to Bob's badge document from the clamped value, and left his user document.
+        #expect(try await world.badge("bob") == .integer(Int64(Int32.max) + 1))
+        #expect(try await world.document("users/bob")?["unreadTotal"] == nil)
 
-        // onReadReceipt's `- 1` on Int64.min: Bob reads with his badge at the bottom.
-        try await world.set("users/bob", ["unreadTotal": .integer(.min)])
+        // onReadReceipt's `- 1` on Int64.min, in the badge document itself: Bob reads with his badge at the bottom.
+        try await world.set("badges/bob", ["unreadTotal": .integer(.min)])
         _ = try await world.app.commit(world.demo.reads(by: "bob", of: [try #require(try await world.document(message.name.path))]))
         try await dev.waitUntilIdle(timeout: .seconds(60))
         #expect(try await dev.deadLetters().isEmpty, "\(dev.output.suffix(3000))")
         #expect(deaths(in: dev.output).isEmpty)
-        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(0))
+        #expect(try await world.badge("bob") == .integer(0))
         let silent = try await dev.pushes().filter { $0["message"]?["data"]?["type"] == "badge" && $0["message"]?["token"] == "tok-bob-phone" }
         #expect(silent.last?["message"]?["apns"]?["payload"]?["aps"]?["badge"] == .integer(0), "\(silent)")
         #expect(try await dev.stop() == 0)
@@ -73,11 +74,11 @@ import WireFormats
         try await dev.waitUntilIdle()
         let message = try await world.message("m-regret")
         try await dev.waitUntilIdle()
-        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(1))
+        #expect(try await world.badge("bob") == .integer(1))
         _ = try await world.app.commit([Write(.delete(message.name))])
         try await dev.waitUntilIdle()
         #expect(try await world.document("conversations/family")?["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(0), "carol": .integer(0)]))
-        for user in ["bob", "carol"] { #expect(try await world.document("users/\(user)")?["unreadTotal"] == .integer(0), "\(user)") }
+        for user in ["bob", "carol"] { #expect(try await world.badge(user) == .integer(0), "\(user)") }
         #expect(try await dev.deadLetters().isEmpty)
     }
 
@@ -100,7 +101,7 @@ import WireFormats
         }
         let conversation = try await world.document("conversations/family")
         #expect(conversation?["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(1), "carol": .integer(1)]), "\(String(describing: conversation))")
-        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(1))
+        #expect(try await world.badge("bob") == .integer(1))
         #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
     }
 
@@ -120,7 +121,7 @@ import WireFormats
         // With its data, under a third id, it is the same creation too.
         let third = try await function.post(try world.created(message, id: "evt-big-3"))
         #expect(third.status == 200 && third.json?["outcome"] == "duplicate", "\(third.body)")
-        #expect(try await world.document("users/bob")?["unreadTotal"] == .integer(1))
+        #expect(try await world.badge("bob") == .integer(1))
         #expect(try await world.document("conversations/family")?["unreadCount"]?.mapValue?["carol"] == .integer(1))
         #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
     }
@@ -145,7 +146,7 @@ import WireFormats
         #expect(Set(pushed.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
         let unread = try await world.document("conversations/family")?["unreadCount"]?.mapValue ?? [:]
         #expect(unread["bob"] == .integer(1) && unread["carol"] == .integer(1), "\(unread)")
-        for user in ["bob", "carol"] { #expect(try await world.document("users/\(user)")?["unreadTotal"] == .integer(1), "\(user)") }
+        for user in ["bob", "carol"] { #expect(try await world.badge(user) == .integer(1), "\(user)") }
         #expect(await dev.waitForOutput(containing: "an id of 1600 bytes", "not a user id, left out"), "a WARNING names the id left out")
     }
 
@@ -172,7 +173,7 @@ import WireFormats
         #expect(Set(pushed.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
         let unread = try await world.document("conversations/family")?["unreadCount"]?.mapValue ?? [:]
         #expect(unread["bob"] == .integer(1) && unread["carol"] == .integer(1), "\(unread)")
-        for user in ["bob", "carol"] { #expect(try await world.document("users/\(user)")?["unreadTotal"] == .integer(1), "\(user)") }
+        for user in ["bob", "carol"] { #expect(try await world.badge(user) == .integer(1), "\(user)") }
         let warning = "over Firestore's limit of 1048576: that write is left out"
         #expect(await dev.waitForOutput(containing: warning), "a WARNING names the write left out")
     }
@@ -255,7 +256,7 @@ import WireFormats
             counted.count == 999 && counted.values.allSatisfy { $0 == .integer(1) } && unread["u0"] == .integer(0),
             "\(counted.count) unread counts, \(Set(counted.values.map { "\($0)" }))")
         for id in ["u1", "u500", "u999"] {
-            #expect(try await dev.app.get(try DocumentName(project: "e2e", path: "users/\(id)"))?["unreadTotal"] == .integer(1), "\(id)")
+            #expect(try await dev.app.storedBadge(of: id, schema: Schema.presets["default"]!) == .integer(1), "\(id)")
         }
         let message = try await dev.app.get(try DocumentName(project: "e2e", path: "conversations/town/messages/m-town"))
         #expect(message?["heraldUnread"]?.mapValue?.count == 999)

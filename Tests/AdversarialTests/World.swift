@@ -19,6 +19,9 @@ struct DevWorld {
 
     func document(_ path: String) async throws -> FirestoreDocument? { try await app.get(try name(path)) }
 
+    /// The user's badge as stored (in `badges/{user}`, every preset's place for it).
+    func badge(_ user: String) async throws -> FirestoreValue? { try await app.storedBadge(of: user, schema: demo.schema) }
+
     func set(_ path: String, _ fields: [String: FirestoreValue]) async throws {
         _ = try await app.commit([Write(.update(try name(path), fields: fields, mask: fields.keys.map { FieldPath($0) }))])
     }

@@ -102,7 +102,7 @@ struct TokenField {
         #expect(try world.outcome("bob") == "silent: muted")
         #expect(try world.outcome("carol") == "alert")
         let plan = try world.plan()
-        #expect(plan.write(to: "\(world.schema.userCollection)/bob") != nil, "the badge still goes up")
+        #expect(plan.write(to: world.schema.badgePath(of: "bob")) != nil, "the badge still goes up")
         #expect(plan.pushes.first { $0.token == "tok-bob" }?.badge == 1)
 
         world.conversation = [mutedUntil: .map(["bob": .timestamp(Timestamp(seconds: world.now.seconds + 8 * 3600))])]

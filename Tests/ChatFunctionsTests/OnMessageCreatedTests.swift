@@ -53,7 +53,8 @@ extension Plan {
                 ["fieldPath": "unreadCount.carol", "increment": ["integerValue": "1"]],
             ])
         #expect(plan.write(to: "users/alice") == nil)  // never the sender's badge
-        #expect(plan.write(to: "users/bob")?.transforms.map(\.operation) == [.maximum(.integer(0)), .increment(.integer(1))])
+        #expect(plan.write(to: "badges/bob")?.transforms.map(\.operation) == [.maximum(.integer(0)), .increment(.integer(1))])
+        #expect(plan.write(to: "users/bob") == nil)  // the badge is apart: no tokenCleanup for it
         let message = plan.write(to: "conversations/c-family/messages/m-1001")?.json["update"]?["fields"]
         #expect(message?["status"] == ["stringValue": "sent"])
         // Each recipient counted is marked on the message, for onReadReceipt to count the read exactly once.
@@ -136,24 +137,50 @@ struct World {
         #expect(plan.pushes.first?.content["android"]?["notification"]?["notification_count"] == 5)
     }
 
-    /// A badge kept apart (`badgeCollection`) is counted in the user's own document there, made with the
-    /// first count, and the push carries what that commit leaves; the user document is not written, so
-    /// tokenCleanup is not triggered.
-    @Test func aBadgeKeptApartIsCountedInItsOwnDocument() throws {
-        var world = World()
-        world.schema.badgeCollection = "badges"
-        let plan = try world.plan()
-        let writes = plan.writes + plan.groups.joined()
+    /// The presets keep the badge apart (`badgeCollection`): counted in the user's own document there,
+    /// made with the first count, and the push carries what that commit leaves. A badge still in the user
+    /// document from before moves in the same commit: the badge document starts from it, and the field is
+    /// deleted on the condition that the user document is as read (a plan that saw it after another event
+    /// moved it is planned again, so it is never counted twice).
+    @Test func aBadgeKeptApartIsCountedInItsOwnDocumentAndMovesThere() throws {
         let badge = try DocumentName(project: "p", path: "badges/bob")
-        #expect(!writes.contains { $0.document.path.hasPrefix("users/") }, "\(writes)")
-        let write = try #require(writes.first { $0.document == badge })
+        let field = FieldPath("unreadTotal")
+        var moved = World()  // bob's user document holds unreadTotal 4
+        let movePlan = try moved.plan()
+        let moveWrites = movePlan.writes + movePlan.groups.joined()
+        let write = try #require(moveWrites.first { $0.document == badge })
         #expect(write.operation == .update(badge, fields: [:], mask: []))
         #expect(write.precondition == nil)
         #expect(
             write.transforms == [
-                FieldTransform(FieldPath("unreadTotal"), .maximum(.integer(0))), FieldTransform(FieldPath("unreadTotal"), .increment(.integer(1))),
+                FieldTransform(field, .maximum(.integer(4))), FieldTransform(field, .maximum(.integer(0))), FieldTransform(field, .increment(.integer(1))),
             ])
-        #expect(plan.pushes.map(\.count) == [CountSource(document: badge, field: FieldPath("unreadTotal"))])
+        let user = try DocumentName(project: "p", path: "users/bob")
+        let removal = try #require(moveWrites.first { $0.document == user })
+        #expect(removal.operation == .update(user, fields: [:], mask: [field]))
+        #expect(removal.precondition == .updateTime(Timestamp(seconds: 5)))
+        #expect(movePlan.pushes.map(\.count) == [CountSource(document: badge, field: field)])
+        #expect(movePlan.pushes.first?.badge == 5)
+
+        moved.users["bob"]?["unreadTotal"] = nil  // already moved: the user document is not written
+        let plan = try moved.plan()
+        let writes = plan.writes + plan.groups.joined()
+        #expect(!writes.contains { $0.document.path.hasPrefix("users/") }, "\(writes)")
+        #expect(
+            writes.first { $0.document == badge }?.transforms == [FieldTransform(field, .maximum(.integer(0))), FieldTransform(field, .increment(.integer(1)))])
+    }
+
+    /// With `"badgeCollection": null` the badge is a field of the user document, which must exist.
+    @Test func aBadgeInTheUserDocumentIsCountedThere() throws {
+        var world = World()
+        world.schema.badgeCollection = nil
+        let plan = try world.plan()
+        let user = try DocumentName(project: "p", path: "users/bob")
+        let write = try #require((plan.writes + plan.groups.joined()).first { $0.document == user })
+        #expect(write.operation == .transform(user) && write.precondition == .exists(true))
+        #expect(write.transforms.map(\.operation) == [.maximum(.integer(0)), .increment(.integer(1))])
+        #expect(plan.pushes.map(\.count) == [CountSource(document: user, field: FieldPath("unreadTotal"))])
+        #expect(plan.pushes.first?.badge == 5)
     }
 
     @Test func skipsWithReasons() throws {
@@ -213,8 +240,8 @@ struct World {
         let plan = try world.plan()
         #expect(plan.pushes.isEmpty)
         #expect(plan.write(to: "conversations/c1")?.transforms.count == 2)  // bob and ghost both unread
-        #expect(plan.write(to: "users/bob") != nil)
-        #expect(plan.write(to: "users/ghost") == nil)  // no user document: no badge to raise
+        #expect(plan.write(to: "badges/bob") != nil)
+        #expect(plan.write(to: "badges/ghost") == nil)  // no user document: no badge to raise
     }
 
     @Test func viewingRecipientsGetNoPushAndMutedOnesOnlyTheirBadge() throws {
@@ -222,7 +249,7 @@ struct World {
         viewing.users["bob"]?["viewingConversationId"] = .string("c1")
         viewing.users["bob"]?["viewingAt"] = .timestamp(Timestamp(seconds: viewing.now.seconds - 30))
         #expect(try viewing.plan().pushes.isEmpty)
-        #expect(try viewing.plan().write(to: "users/bob") != nil)  // still unread: the badge goes up
+        #expect(try viewing.plan().write(to: "badges/bob") != nil)  // still unread: the badge goes up
         var stale = viewing
         stale.users["bob"]?["viewingAt"] = .timestamp(Timestamp(seconds: viewing.now.seconds - 61))
         #expect(try stale.plan().pushes.count == 1)
@@ -287,9 +314,9 @@ struct World {
         #expect(custom.senderIDField == "senderID")
         #expect(custom.badgeField == "badge")
         #expect(custom.tokens == .mapKeys(field: "notificationTokens"))
-        #expect(custom.badgeCollection == nil && custom.badgePath(of: "bob") == "users/bob")
-        let apart = try load(#"{"badgeCollection": "badges"}"#)
-        #expect(apart.badgeCollection == "badges" && apart.badgePath(of: "bob") == "badges/bob")
+        #expect(custom.badgeCollection == "badges" && custom.badgePath(of: "bob") == "badges/bob")  // as in every preset
+        let inUser = try load(#"{"badgeCollection": null}"#)
+        #expect(inUser.badgeCollection == nil && inUser.badgePath(of: "bob") == "users/bob")
         for (text, fragment) in [
             (#"{"senderIdField": "x"}"#, "unknown key \"senderIdField\""), (#"{"textField": 3}"#, "key \"textField\""),
             (#"{"extends": "prd999"}"#, "key \"extends\""), (#"{"messagePattern": "messages/{id}"}"#, "conversationIDField"),

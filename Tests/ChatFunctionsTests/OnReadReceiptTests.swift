@@ -44,7 +44,7 @@ struct ReceiptWorld {
             FirestoreDocument(name: try DocumentName(project: "p", path: "conversations/family"), fields: conversation)
         for (id, fields) in users {
             let name = try DocumentName(project: "p", path: "users/\(id)")
-            read.found[name] = FirestoreDocument(name: name, fields: fields)
+            read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
         }
         for reader in ["bob", "carol"] {
             let receipt = try DocumentName(project: "p", path: "conversations/family/messages/m1/heraldReads/\(reader)")
@@ -76,10 +76,19 @@ struct ReceiptWorld {
                 FieldTransform(FieldPath("unreadCount", "bob"), .increment(.integer(-1))),
                 FieldTransform(FieldPath("unreadCount", "bob"), .maximum(.integer(0))),
             ])
-        let badge = try #require(plan.writes.first { $0.document.path == "users/bob" })
-        #expect(badge.transforms.first == FieldTransform(FieldPath("unreadTotal"), .increment(.integer(-1))))
-        #expect(plan.writes.first { $0.document.path == "users/carol" } == nil)
-        #expect(plan.writes.allSatisfy { if case .updateTime = $0.precondition { false } else { true } }, "no write waits on a version")
+        // The badge is kept apart (every preset): it moves from the user document with its first count there.
+        let badge = try #require(plan.writes.first { $0.document.path == "badges/bob" })
+        let total = FieldPath("unreadTotal")
+        #expect(
+            badge.transforms == [
+                FieldTransform(total, .maximum(.integer(3))), FieldTransform(total, .increment(.integer(-1))), FieldTransform(total, .maximum(.integer(0))),
+            ])
+        let moved = try #require(plan.writes.first { $0.document.path == "users/bob" })
+        #expect(moved.operation == .update(moved.document, fields: [:], mask: [total]) && moved.precondition == .updateTime(Timestamp(seconds: 5)))
+        #expect(plan.writes.first { $0.document.path == "badges/carol" } == nil)
+        #expect(
+            plan.writes.filter { $0.document != moved.document }.allSatisfy { if case .updateTime = $0.precondition { false } else { true } },
+            "no write waits on a version but the badge's move (once per user)")
         // Bob's other devices hear the new badge silently.
         #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad"])
         for push in plan.pushes {
@@ -106,7 +115,7 @@ struct ReceiptWorld {
         world.previous = before
         let plan = try world.plan()
         #expect(plan.writes.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
-        #expect(plan.writes.contains { $0.document.path == "users/bob" } && !plan.writes.contains { $0.document.path == "users/carol" })
+        #expect(plan.writes.contains { $0.document.path == "badges/bob" } && !plan.writes.contains { $0.document.path == "badges/carol" })
     }
 
     @Test func anEventWithoutDataCountsDownEveryReaderWithoutAReceipt() throws {
@@ -116,7 +125,7 @@ struct ReceiptWorld {
         world.receipts = ["bob"]
         let plan = try world.plan()
         #expect(plan.writes.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/carol" })
-        #expect(!plan.writes.contains { $0.document.path.hasSuffix("heraldReads/bob") || $0.document.path == "users/bob" })
+        #expect(!plan.writes.contains { $0.document.path.hasSuffix("heraldReads/bob") || $0.document.path == "badges/bob" })
         #expect(plan.pushes.map(\.token) == ["c-phone"])
     }
 
@@ -216,7 +225,7 @@ struct ReceiptWorld {
         let wanted = function.plan(for: change, given: read).steps.flatMap(\.documents)
         for (id, fields) in world.users {
             let name = try DocumentName(project: "p", path: "users/\(id)")
-            read.found[name] = FirestoreDocument(name: name, fields: fields)
+            read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
         }
         return (function.plan(for: change, given: read).plan, wanted)
     }
@@ -232,7 +241,7 @@ struct ReceiptWorld {
                 FieldTransform(FieldPath("unreadCount", "carol"), .increment(.integer(-1))),
                 FieldTransform(FieldPath("unreadCount", "carol"), .maximum(.integer(0))),
             ])
-        #expect(plan.writes.filter { $0.document.path.hasPrefix("users/") }.count == 1)
+        #expect(plan.writes.filter { $0.document.path.hasPrefix("badges/") }.count == 1)
         #expect(plan.writes.first { $0.document.path.contains("/m1") } == nil, "the message is gone: nothing to write to it")
         #expect(plan.pushes.map(\.token) == ["c-phone"])
         #expect(plan.pushes.allSatisfy { $0.content["notification"] == nil })

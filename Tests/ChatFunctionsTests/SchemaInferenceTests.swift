@@ -102,7 +102,9 @@ import WireFormats
         // Room 13 is a group (u13, u14, u1, u4); Nia (u14) wrote; u13 has seen it, so only u1 and u4 count it unread.
         #expect(group.pushes.filter { $0.contains("\"Team 12 • Nia: On my way (13.10)\"") }.count == 4, "\(group.pushes)")
         #expect(group.pushes.contains { $0.hasPrefix("to u1 on ") && $0.hasSuffix("badge 1") }, "\(group.pushes)")
-        #expect(group.writes.contains { $0.hasPrefix("users/u4: badgeCount +1") }, "\(group.writes)")
+        // The badge moves from the user document to its own (`badges`, as in every preset) with its first count.
+        #expect(group.writes.contains { $0.hasPrefix("badges/u4: badgeCount +1") }, "\(group.writes)")
+        #expect(group.writes.contains { $0 == "users/u4: badgeCount deleted" }, "\(group.writes)")
         #expect(group.writes.contains { $0.hasPrefix("rooms/r13: ") && $0.contains("unreadCounts.u1 +1") && $0.contains("unreadCounts.u4 +1") })
     }
 

@@ -48,7 +48,9 @@ import Testing
                 let conversationPath = seed.documents.keys.first { $0.segments.count == 2 && $0.collectionID != "users" && $0.collectionID != "messages" }!
                 let conversation = try await firestore.get(conversationPath)
                 let users = try await firestore.runQuery(StructuredQuery(collectionID: "users"))
-                return (conversation?["unreadCount"]?.mapValue ?? [:], Dictionary(uniqueKeysWithValues: users.map { ($0.name.documentID, $0["unreadTotal"]) }))
+                var badges: [String: FirestoreValue?] = [:]
+                for user in users { badges[user.name.documentID] = try await firestore.storedBadge(of: user.name.documentID, schema: function.schema) }
+                return (conversation?["unreadCount"]?.mapValue ?? [:], badges)
             }
         }
         let sender = ["default": "alice", "prd001": "john", "prd004": "u1"][preset]!
@@ -99,7 +101,7 @@ import Testing
                 #expect(stored.value(at: ["lastMessage", "text"]) == .string("newer"))
                 #expect(stored.value(at: ["lastMessage", "messageId"]) == .string("m1"))
                 #expect(stored["unreadCount"] == .map(["b": .integer(2)]))
-                #expect(try await db.get(try db.name("users/b"))?["unreadTotal"] == .integer(2))
+                #expect(try await db.storedBadge(of: "b", schema: Schema.presets["default"]!) == .integer(2))
             }
         }
         #expect(fake.attempts.withLock { $0 } == ["tok-b": 2])

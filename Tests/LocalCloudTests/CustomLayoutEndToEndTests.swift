@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChatFunctions
 import FirestoreModel
 import Foundation
 import GoogleClients
@@ -57,15 +58,20 @@ import WireFormats
         let room = try #require(try await db.get(try db.name("rooms/r1")))
         #expect(room["unreadCounts"] == .map(["u1": .integer(0), "u2": .integer(1), "u3": .integer(1), "u6": .integer(1)]), "\(room)")
         #expect(room["lastMessage"]?.mapValue?["text"] == .string("Standup in 5"))
+        // The team's badges (`badgeCount` on each user document) moved to `badges/{userId}` with their first
+        // count; Ann's, not counted, is still where it was.
+        var layout = try #require(Schema.presets["default"])
+        layout.badgeField = "badgeCount"
         for (user, badge) in [("u1", 0), ("u2", 1), ("u3", 1), ("u6", 1)] {
-            #expect(try await db.get(try db.name("users/\(user)"))?["badgeCount"] == .integer(Int64(badge)), "\(user)")
+            #expect(try await db.storedBadge(of: user, schema: layout) == .integer(Int64(badge)), "\(user)")
+            #expect(try await db.get(try db.name("users/\(user)"))?["badgeCount"] == (user == "u1" ? .integer(0) : nil), "\(user)")
         }
 
         // Ben reads it (seenBy): his count and badge come down, once.
         _ = try await db.commit([Write(.update(post, fields: ["seenBy": .array([.string("u2")])], mask: [FieldPath("seenBy")]))])
         try await dev.waitUntilIdle()
         #expect(try await db.get(try db.name("rooms/r1"))?["unreadCounts"]?.mapValue?["u2"] == .integer(0))
-        #expect(try await db.get(try db.name("users/u2"))?["badgeCount"] == .integer(0))
+        #expect(try await db.storedBadge(of: "u2", schema: layout) == .integer(0))
     }
 
     /// The same data read from a running Firestore: herald dev's and Google's emulator over REST

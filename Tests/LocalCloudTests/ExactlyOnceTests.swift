@@ -44,8 +44,9 @@ import WireFormats
             for person in ["alice", "bob", "carol"] { unread[person] = .integer(Int64(senders.filter { $0 != person }.count)) }
             #expect(family["unreadCount"] == .map(unread))
             #expect(family.value(at: ["lastMessage", "text"]) == .string("message 11"), "the newest message, whatever order the events came in")
+            // Each badge is kept apart, in `badges/{userId}` (every preset).
             for person in ["alice", "bob", "carol"] {
-                #expect(try await db.get(try db.name("users/\(person)"))?["unreadTotal"] == unread[person])
+                #expect(try await db.get(try db.name("badges/\(person)"))?["unreadTotal"] == unread[person])
             }
             // Every (message, device) pair got exactly one alert: raw sink records, not collapsed ones. Badge-only
             // pushes correct a count that changed while an alert was on its way: each device's last push
@@ -141,7 +142,7 @@ import WireFormats
             let family = try #require(try await db.get(try db.name("conversations/family")))
             #expect(family["unreadCount"] == .map(truth.mapValues { .integer($0) }))
             for (person, count) in truth {
-                #expect(try await db.get(try db.name("users/\(person)"))?["unreadTotal"] == .integer(count), "badge of \(person)")
+                #expect(try await db.get(try db.name("badges/\(person)"))?["unreadTotal"] == .integer(count), "badge of \(person)")
             }
             var notifications: [String: Int] = [:]
             for record in try await local.cloud.fcm.messages() where record.message["notification"] != nil {

@@ -58,7 +58,7 @@ import WireFormats
             #expect(direct["unreadCount"] == .map(["alice": .integer(1), "bob": .integer(0)]))
             // Alice has one unread (Bob's), Bob one (Alice's in the group), Carol one.
             for (user, badge) in [("alice", 1), ("bob", 1), ("carol", 1)] {
-                #expect(try await db.get(try db.name("users/\(user)"))?["unreadTotal"] == .integer(Int64(badge)), "badge of \(user)")
+                #expect(try await db.storedBadge(of: user, schema: Schema.presets["default"]!) == .integer(Int64(badge)), "badge of \(user)")
             }
             let messages = try await db.runQuery(StructuredQuery(collectionID: "messages", allDescendants: true))
             #expect(messages.count == 2)
@@ -113,7 +113,7 @@ import WireFormats
             #expect(direct[schema.unreadCountField] == .map(["alice": .integer(0), "bob": .integer(0)]), "\(preset)")
             for (user, badge) in [("alice", 0), ("bob", 0), ("carol", 1)] {
                 #expect(
-                    try await db.get(try db.name("\(schema.userCollection)/\(user)"))?[schema.badgeField] == .integer(Int64(badge)),
+                    try await db.storedBadge(of: user, schema: schema) == .integer(Int64(badge)),
                     "\(preset): badge of \(user)")
             }
             // 1:1: read once Alice read it. Group: still sent, Carol has not read it.

@@ -59,17 +59,17 @@ import WireFormats
         return bill
     }
 
-    /// On the default preset, and with the badge kept apart (`badgeCollection`), where a badge write does
-    /// not trigger tokenCleanup.
-    @Test(arguments: [false, true]) func aMessagesBillInASmallAndABigGroup(badgeApart: Bool) async throws {
+    /// On the default preset, whose badge is kept apart (`badgeCollection`), where a badge write does not
+    /// trigger tokenCleanup; and with the badge in the user document (`"badgeCollection": null`), where it does.
+    @Test(arguments: [true, false]) func aMessagesBillInASmallAndABigGroup(badgeApart: Bool) async throws {
         var schema = Schema.presets["default"]!
         var arguments: [String] = []
         let scratch = try Scratch.directory()
         defer { try? FileManager.default.removeItem(at: scratch) }
-        if badgeApart {
-            schema.badgeCollection = "badges"
-            let file = scratch.appendingPathComponent("badges-apart.json")
-            try #"{"extends": "default", "badgeCollection": "badges"}"#.write(to: file, atomically: true, encoding: .utf8)
+        if !badgeApart {
+            schema.badgeCollection = nil
+            let file = scratch.appendingPathComponent("badge-in-user.json")
+            try #"{"extends": "default", "badgeCollection": null}"#.write(to: file, atomically: true, encoding: .utf8)
             arguments = ["--schema", file.path]
         }
         let dev = try await RunningDev.start(arguments)
@@ -91,7 +91,7 @@ import WireFormats
             let (after, writtenAfter) = try await Self.billed(dev)
             let bill = Self.difference(after, before)
             let recipients = conversation.members.count - 1
-            print("a message to \(conversation.members.count) members\(badgeApart ? ", badge kept apart" : ""): \(bill)")
+            print("a message to \(conversation.members.count) members\(badgeApart ? "" : ", badge in the user document"): \(bill)")
             #expect(try await dev.deadLetters().isEmpty)
             #expect(try await dev.pushes().count - pushesBefore == recipients, "one alert per recipient device")
             // The app wrote the message; the functions wrote the rest, and herald dev's other count agrees.

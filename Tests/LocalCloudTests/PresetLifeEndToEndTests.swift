@@ -75,7 +75,7 @@ import WireFormats
         let family = try #require(try await db.get(try db.name("\(schema.conversationCollection)/family")))
         #expect(family[schema.unreadCountField] == .map(["alice": .integer(1), "bob": .integer(0), "carol": .integer(2)]), "\(preset)")
         for (id, badge) in [("alice", 1), ("bob", 0), ("carol", 2)] {
-            #expect(try await user(id)[schema.badgeField] == .integer(Int64(badge)), "\(preset): badge of \(id)")
+            #expect(try await db.storedBadge(of: id, schema: schema) == .integer(Int64(badge)), "\(preset): badge of \(id)")
         }
 
         // Raw push records: each (message, device) exactly once, none to the phone for Alice after it changed hands.

@@ -122,7 +122,7 @@ import WireFormats
             let schema = world.schema
             let family = try #require(try await db.get(try db.name("\(schema.conversationCollection)/family")))
             #expect(family[schema.unreadCountField]?.mapValue?["bob"] == .integer(0), "\(dev.output.suffix(1500))")
-            #expect(try await db.get(try db.name("\(schema.userCollection)/bob"))?[schema.badgeField] == .integer(0))
+            #expect(try await db.storedBadge(of: "bob", schema: schema) == .integer(0))
             _ = try await db.commit([try world.signIn("carol", onDeviceWith: "tok-alice-phone")])
             try await dev.waitUntilIdle()
             let alice = try #require(try await db.get(try db.name("\(schema.userCollection)/alice")))

@@ -44,8 +44,13 @@ struct ChaosTruth {
     func check(pushes: [JSONValue]) async throws -> Outcome {
         var outcome = Outcome()
         let users = try await all(StructuredQuery(collectionID: schema.userCollection))
-        var badges = users
-        if let collection = schema.badgeCollection { badges = try await all(StructuredQuery(collectionID: collection)) }
+        var badgeDocuments = users
+        if let collection = schema.badgeCollection { badgeDocuments = try await all(StructuredQuery(collectionID: collection)) }
+        // Kept apart, a badge not counted yet has no document: it is what the user document still holds, or 0.
+        let badges = { (user: String) in
+            badgeDocuments[user]?[self.schema.badgeField]?.integerValue
+                ?? (self.schema.badgeCollection == nil ? nil : users[user]?[self.schema.badgeField]?.integerValue ?? 0)
+        }
         let conversations = try await all(StructuredQuery(collectionID: schema.conversationCollection))
         var unreadTotals: [String: Int64] = [:]
         var alerts: [String: [String]] = [:]  // message id → tokens that must get exactly one push
@@ -81,7 +86,7 @@ struct ChaosTruth {
                 outcome.expect(false, "user \(person.id) is missing")
                 continue
             }
-            let badge = badges[person.id]?[schema.badgeField]?.integerValue
+            let badge = badges(person.id)
             outcome.expect(
                 badge == unreadTotals[person.id, default: 0],
                 "badge of \(person.id) is \(badge.map(String.init) ?? "missing"), truth \(unreadTotals[person.id, default: 0])")
@@ -97,8 +102,8 @@ struct ChaosTruth {
     /// What each phone shows in the end: the last push each device got (in the order FCM took them)
     /// carries its user's unread total as stored, 0 for a user who read everything. Roaming devices
     /// change hands, so only the devices that never do are checked.
-    /// - badges: the documents holding the badges (the user documents, or those of `badgeCollection`), by user id.
-    func checkLastBadges(_ pushes: [JSONValue], badges: [String: FirestoreDocument], _ outcome: inout Outcome) {
+    /// - badges: each user's stored badge, by user id.
+    func checkLastBadges(_ pushes: [JSONValue], badges: (String) -> Int64?, _ outcome: inout Outcome) {
         var last: [String: Int64] = [:]
         for push in pushes {
             guard let token = push["message"]?["token"]?.stringValue, let badge = push["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value
@@ -107,7 +112,7 @@ struct ChaosTruth {
         }
         for (token, user) in world.stableDevices.sorted(by: { $0.key < $1.key }) {
             guard let shown = last[token] else { continue }
-            let stored = badges[user]?[schema.badgeField]?.integerValue
+            let stored = badges(user)
             outcome.expect(shown == stored, "the last push to \(token) shows badge \(shown), \(user)'s stored total is \(stored.map(String.init) ?? "missing")")
             outcome.badgesChecked += 1
         }
