@@ -155,7 +155,8 @@ public struct BusyGroupsLoad: Sendable {
         }
         report.peakByFunctions = peak("peakByFunctions")
         report.peakAll = peak("peak")
-        report.contentionRefusals = dev.output.components(separatedBy: "Too much contention").count - 1
+        // herald dev's own count: every commit its write-rate model refused, logged by a function or not.
+        report.contentionRefusals = Int(writes["refusedForContention"]?.int64Value ?? 0)
         report.processFigures = try await Self.processFigures(dev)
         return report
     }
