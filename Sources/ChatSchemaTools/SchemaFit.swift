@@ -96,6 +96,12 @@ struct Checking {
                 "no \(noun) at \(AppData.describe(path)): the schema names a collection the data does not have (it has \(others.isEmpty ? "no documents" : others))"
             )
         }
+        let holdingBadges = users.filter { $0[schema.badgeField] != nil }.count
+        if let collection = schema.badgeCollection, holdingBadges > 0 {
+            report.notes.append(
+                "\(holdingBadges) of \(users.count) \(schema.userCollection) hold \(schema.badgeField): the badge is kept in \(collection)/{userId}, and each moves there with the user's next count (docs/schema.md, where the badge lives)"
+            )
+        }
         let userIDs = Set(users.map(\.name.documentID))
         for conversation in conversations { check(conversation: conversation, userIDs: userIDs) }
         for message in messages { check(message: message) }

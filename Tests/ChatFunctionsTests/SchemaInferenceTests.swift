@@ -105,6 +105,7 @@ import WireFormats
         // The badge moves from the user document to its own (`badges`, as in every preset) with its first count.
         #expect(group.writes.contains { $0.hasPrefix("badges/u4: badgeCount +1") }, "\(group.writes)")
         #expect(group.writes.contains { $0 == "users/u4: badgeCount deleted" }, "\(group.writes)")
+        #expect(report.notes.contains { $0.hasPrefix("14 of 14 users hold badgeCount: the badge is kept in badges/{userId}") }, "\(report.notes)")
         #expect(group.writes.contains { $0.hasPrefix("rooms/r13: ") && $0.contains("unreadCounts.u1 +1") && $0.contains("unreadCounts.u4 +1") })
     }
 
