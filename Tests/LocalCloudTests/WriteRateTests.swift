@@ -78,6 +78,33 @@ import WireFormats
         }
     }
 
+    /// A commit that writes nothing (its condition failed) takes no place in the document's rate: writers
+    /// racing on one document with conditions, most of them losing, once used up its admissions with
+    /// commits that wrote nothing, and the winners' next commits were refused ABORTED (five instances of
+    /// a function on one busy group dead-lettered a third of their events that way).
+    @Test func aCommitThatWritesNothingUsesNoAdmission() async throws {
+        var options = LocalCloudOptions.testing
+        options.writeRates.limit = true
+        options.writeRates.admissionDeadline = .seconds(2)
+        try await withLocalCloud(options) { local in
+            let db = local.firestore()
+            let hot = try db.name("counters/hot")
+            _ = try await db.commit([Write(.update(hot, fields: ["n": .integer(0)], mask: nil))])
+            // Twenty commits conditional on a version the document is not at: each fails, none writes.
+            for n in 1...20 {
+                await #expect(throws: (any Error).self) {
+                    try await db.commit([Write(.update(hot, fields: ["n": .integer(Int64(n))], mask: nil), precondition: .updateTime(Timestamp(seconds: 1)))])
+                }
+            }
+            // The burst is still there: four writes at once, none waiting for admission.
+            let started = ContinuousClock.now
+            for n in 21...24 { _ = try await db.commit([Write(.update(hot, fields: ["n": .integer(Int64(n))], mask: nil))]) }
+            #expect(ContinuousClock.now - started < .milliseconds(900), "\(ContinuousClock.now - started)")
+            let totals = try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(local.baseURL)/herald/writes").body.utf8))
+            #expect(totals["written"] == .number("5") && totals["refusedForContention"] == .number("0"), "\(totals)")
+        }
+    }
+
     /// A batchWrite's writes are applied one by one: only those applied count as written (billed).
     @Test func onlyTheWritesABatchAppliedAreCounted() async throws {
         try await withLocalCloud { local in

@@ -89,6 +89,19 @@ public final class DocumentWriteRates: Sendable {
         if wait > .zero { try? await Task.sleep(for: wait) }
     }
 
+    /// Gives back what `admit` took for a commit that then wrote nothing (a precondition that failed, a
+    /// document missing or already there): Firestore's rate is of writes, and such a commit makes none.
+    package func refund(_ paths: [String]) {
+        guard options.limit, !paths.isEmpty else { return }
+        documents.withLock { documents in
+            for path in Set(paths) {
+                guard var state = documents[path] else { continue }
+                state.tokens = min(options.burst, state.tokens + 1)
+                documents[path] = state
+            }
+        }
+    }
+
     /// Records a committed write to each document, and warns about one written too often.
     package func record(_ paths: [String], writer: String) {
         counted.withLock { $0.written += paths.count }

@@ -191,9 +191,15 @@ public final class LocalFirestore: Sendable {
         let reads = transactionReads
         defer { observer.committed() }
         let changes = self.changes
-        let result = try await database.write(
-            { db in try Self.apply(writes, checking: reads, observer: observer, trace: trace, db) },
-            afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
+        let result: CommitResult
+        do {
+            result = try await database.write(
+                { db in try Self.apply(writes, checking: reads, observer: observer, trace: trace, db) },
+                afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
+        } catch {
+            writeRates.refund(paths)
+            throw error
+        }
         let requester = writer(trace)
         writeRates.record(paths, writer: requester)
         billed.applied(writes, by: requester)
@@ -235,6 +241,7 @@ public final class LocalFirestore: Sendable {
             })
         // Only the writes applied count toward a document's rate (and the writes billed).
         let applied = zip(writes, outcomes).compactMap { write, outcome in (try? outcome.get()).map { _ in write } }
+        writeRates.refund(zip(writes, outcomes).compactMap { write, outcome in (try? outcome.get()) == nil ? write.document.path : nil })
         let requester = writer(trace)
         writeRates.record(applied.map(\.document.path), writer: requester)
         billed.applied(applied, by: requester)
