@@ -43,14 +43,9 @@ import WireFormats
         for user in ["bob", "carol"] {
             #expect(try await world.document("users/\(user)")?["unreadTotal"] == nil, "\(user)'s badge left the user document")
         }
-        var last: [String: FirestoreValue] = [:]
-        for push in try await dev.pushes() {
-            guard let token = push["message"]?["token"]?.stringValue, let badge = push["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value
-            else { continue }
-            last[token] = .integer(badge)
-        }
+        let last = DeviceBadges.last(in: try await dev.pushes())
         for (token, user) in [("tok-bob-phone", "bob"), ("tok-bob-ipad", "bob"), ("tok-carol-phone", "carol")] {
-            #expect(last[token] == (try await world.badge(user)), "\(token)")
+            #expect(last[token].map { FirestoreValue.integer($0) } == (try await world.badge(user)), "\(token)")
         }
         #expect(try await dev.stop() == 0)
     }

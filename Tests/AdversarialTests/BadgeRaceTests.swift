@@ -40,12 +40,7 @@ import WireFormats
             _ = try await (carol, bobPhone, bobTablet)
             try await dev.waitUntilIdle(timeout: .seconds(120))
 
-            var last: [String: Int64] = [:]
-            for push in try await dev.pushes() {
-                guard let token = push["message"]?["token"]?.stringValue, let badge = push["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value
-                else { continue }
-                last[token] = badge
-            }
+            let last = DeviceBadges.last(in: try await dev.pushes())
             for person in DemoWorld.people where ["bob", "carol"].contains(person.id) {
                 let stored = try await dev.app.storedBadge(of: person.id, schema: schema)
                 let tokens = preset == "prd004" ? [person.tokens[0]] : person.tokens

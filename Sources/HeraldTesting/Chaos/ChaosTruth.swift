@@ -47,10 +47,7 @@ struct ChaosTruth {
         var badgeDocuments = users
         if let collection = schema.badgeCollection { badgeDocuments = try await all(StructuredQuery(collectionID: collection)) }
         // Kept apart, a badge not counted yet has no document: it is what the user document still holds, or 0.
-        let badges = { (user: String) in
-            badgeDocuments[user]?[self.schema.badgeField]?.integerValue
-                ?? (self.schema.badgeCollection == nil ? nil : users[user]?[self.schema.badgeField]?.integerValue ?? 0)
-        }
+        let badges = { (user: String) in self.schema.storedBadge(badgeDocument: badgeDocuments[user], userDocument: users[user])?.integerValue }
         let conversations = try await all(StructuredQuery(collectionID: schema.conversationCollection))
         var unreadTotals: [String: Int64] = [:]
         var alerts: [String: [String]] = [:]  // message id → tokens that must get exactly one push
@@ -104,12 +101,7 @@ struct ChaosTruth {
     /// change hands, so only the devices that never do are checked.
     /// - badges: each user's stored badge, by user id.
     func checkLastBadges(_ pushes: [JSONValue], badges: (String) -> Int64?, _ outcome: inout Outcome) {
-        var last: [String: Int64] = [:]
-        for push in pushes {
-            guard let token = push["message"]?["token"]?.stringValue, let badge = push["message"]?["apns"]?["payload"]?["aps"]?["badge"]?.int64Value
-            else { continue }
-            last[token] = badge
-        }
+        let last = DeviceBadges.last(in: pushes)
         for (token, user) in world.stableDevices.sorted(by: { $0.key < $1.key }) {
             guard let shown = last[token] else { continue }
             let stored = badges(user)
