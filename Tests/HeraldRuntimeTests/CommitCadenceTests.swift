@@ -106,6 +106,18 @@ import Testing
         #expect(!appWrote.sharedWithOthers(document), "not committed here yet: not read before its first commit")
     }
 
+    /// A commit to a document whose version was not known here (never read, never committed here) may
+    /// follow another writer's unseen: it counts as two, so the next waits a turn; a commit on a version
+    /// known here does not.
+    @Test func aCommitMadeWithoutKnowingTheVersionCountsAsTwo() {
+        var cadence = CommitCadence()
+        cadence.committed(document, at: start, blind: true)
+        #expect(cadence.next(document, now: start) == start.adding(.milliseconds(1300)))
+        var known = CommitCadence()
+        known.committed(document, at: start)
+        #expect(known.next(document, now: start) <= start, "its own burst")
+    }
+
     /// A document just created by another writer (a message the app wrote) hides no burst: the
     /// function's write to it goes at once, and the next waits a turn.
     @Test func aDocumentJustCreatedIsWrittenAtOnce() {

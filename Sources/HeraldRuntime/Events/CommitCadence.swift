@@ -47,9 +47,14 @@ struct CommitCadence: Sendable {
         self.strictness = max(strictness, interval * burst)
     }
 
-    /// This instance committed the document; `time` is the commit's update time.
-    mutating func committed(_ document: DocumentName, at time: Timestamp) {
+    /// This instance committed the document; `time` is the commit's update time. `blind`: no version of
+    /// it was known here before (never read or committed here), so the commit went unconditioned and
+    /// another writer's commit may lie just before it, unseen: it counts as two, and the next goes a
+    /// turn after it. (Two instances' first commits to a document the plans never read, a badge,
+    /// otherwise each began a burst of their own: ten or eleven commits in 10 s.)
+    mutating func committed(_ document: DocumentName, at time: Timestamp, blind: Bool = false) {
         record(document, at: time, foreign: false)
+        if blind, let state = documents[document] { documents[document]?.theoreticalArrival = state.theoreticalArrival.adding(interval) }
     }
 
     /// Another writer committed the document at `time` (a version newer than any known here);

@@ -14,7 +14,8 @@ import GoogleClients
 ///   Each caller gets its own writes' results: a count's value is the total the shared commit produced.
 /// - Every write to a document already written goes on the condition that it is still at the version
 ///   known here: of two instances committing at once, one commit fails that condition; that instance
-///   reads the new version and waits for its turn after it. So each commit follows one its maker knew.
+///   reads the new version and waits for its turn after it. So each commit follows one its maker knew,
+///   but for a first commit to a document never read here (a badge), which counts as two.
 /// - Instances writing one document take turns: the one that just committed after the other's commit
 ///   leaves it the next turn, and a turn's commit first reads the documents others write (one read for
 ///   the whole shared commit), so it goes after a commit made elsewhere instead of failing against it.
@@ -230,6 +231,8 @@ actor CommitCoalescer {
         }
         guard !live.isEmpty else { return outcomes }
         var shared = SharedCommit(live.map(\.writes))
+        // Documents written without a version known here, other than ones this commit creates.
+        let blind = Set(shared.writes.filter { versions[$0.document] == nil && $0.precondition != .exists(false) }.map(\.document))
         shared.conditionOnVersions(versions)
         do {
             let result = try await firestore.commit(shared.writes, transaction: nil)
@@ -237,7 +240,7 @@ actor CommitCoalescer {
             for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
                 guard let time = result.updateTimes[index] else { continue }
                 versions[write.document] = time
-                cadence.committed(write.document, at: time)
+                cadence.committed(write.document, at: time, blind: blind.contains(write.document))
             }
             return outcomes + live.enumerated().map { index, entry in (entry, .success(shared.result(of: index, from: result))) }
         } catch let error as GoogleAPIError where [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains(error.status) {
