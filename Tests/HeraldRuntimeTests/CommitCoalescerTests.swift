@@ -24,8 +24,14 @@ import Testing
         }
         /// Commits that failed (a condition on a version another instance moved).
         let failed = Mutex(0)
+        /// For each commit writing `watched`: whether that write was conditional on a version.
+        let watchedConditional = Mutex<[Bool]>([])
         func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
             commits.withLock { $0.append(writes.count) }
+            for write in writes where write.document == watched {
+                let conditional = if case .updateTime? = write.precondition { true } else { false }
+                watchedConditional.withLock { $0.append(conditional) }
+            }
             let result: FirestoreClient.CommitResult
             do {
                 result = try await inner.commit(writes, transaction: transaction)
@@ -209,13 +215,16 @@ import Testing
     /// conversation), each instance read it once at the start, or none ever reads it (a badge).
     enum Reading { case everyEvent, once, never }
 
-    /// Two instances writing one busy document none of them reads (a badge): each one's first commit
-    /// goes unconditioned, so it may follow the other's unseen; it counts as two, and no third commit
-    /// comes within a turn of the first of three. (Without that, the second instance's first commit and
-    /// its next one, still in its own burst, made three within 0.3 s.)
+    /// Two instances writing one busy document none of their plans reads (a badge): each reads it once
+    /// before its first commit, so every commit is conditional on a version its maker knew and no third
+    /// commit comes within a turn of the first of three. (Committed blind, the second instance's first
+    /// commit could follow the other's unseen, and with its next, still in its own burst, made three
+    /// within 0.3 s.)
     @Test func twoInstancesWritingADocumentNeitherReadsKeepTheBucket() async throws {
         let (instances, _, count) = try await Self.twoInstances(events: 30, reading: .never)
         #expect(count == .integer(30), "every increment counted once")
+        let conditional = instances.flatMap { $0.watchedConditional.withLock { $0 } }
+        #expect(!conditional.isEmpty && conditional.allSatisfy { $0 }, "every commit conditional on a known version: \(conditional)")
         let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
         Self.expectBucketKept(times)
     }

@@ -48,10 +48,10 @@ struct CommitCadence: Sendable {
     }
 
     /// This instance committed the document; `time` is the commit's update time. `blind`: no version of
-    /// it was known here before (never read or committed here), so the commit went unconditioned and
-    /// another writer's commit may lie just before it, unseen: it counts as two, and the next goes a
-    /// turn after it. (Two instances' first commits to a document the plans never read, a badge,
-    /// otherwise each began a burst of their own: ten or eleven commits in 10 s.)
+    /// it was known here before (missing when the coalescer read it, or the read failed), so the commit
+    /// went unconditioned and another writer's commit may lie just before it, unseen: it counts as two,
+    /// and the next goes a turn after it. (Two instances' blind first commits to one document otherwise
+    /// each began a burst of their own: ten or eleven commits in 10 s.)
     mutating func committed(_ document: DocumentName, at time: Timestamp, blind: Bool = false) {
         record(document, at: time, foreign: false)
         if blind, let state = documents[document] { documents[document]?.theoreticalArrival = state.theoreticalArrival.adding(interval) }

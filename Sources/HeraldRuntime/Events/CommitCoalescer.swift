@@ -14,8 +14,9 @@ import GoogleClients
 ///   Each caller gets its own writes' results: a count's value is the total the shared commit produced.
 /// - Every write to a document already written goes on the condition that it is still at the version
 ///   known here: of two instances committing at once, one commit fails that condition; that instance
-///   reads the new version and waits for its turn after it. So each commit follows one its maker knew,
-///   but for a first commit to a document never read here (a badge), which counts as two.
+///   reads the new version and waits for its turn after it. So each commit follows one its maker knew:
+///   a document no plan reads (a badge) is read once before its first commit here; one still without
+///   a version (missing when read) is committed blind and counts as two.
 /// - Instances writing one document take turns: the one that just committed after the other's commit
 ///   leaves it the next turn, and a turn's commit first reads the documents others write (one read for
 ///   the whole shared commit), so it goes after a commit made elsewhere instead of failing against it.
@@ -77,6 +78,7 @@ actor CommitCoalescer {
 
     func commit(_ writes: [Write], order: Timestamp) async throws -> FirestoreClient.CommitResult {
         let documents = Set(writes.map(\.document))
+        await learnVersions(of: writes)
         nextID += 1
         let entry = Waiting(id: nextID, writes: writes, documents: documents, order: order, since: .now, continuation: nil)
         if turnHasCome(documents), !waiting.contains(where: { !$0.documents.isDisjoint(with: documents) }) {
@@ -200,6 +202,21 @@ actor CommitCoalescer {
         entry.continuation?.resume(with: result)
     }
 
+    /// Reads the documents the writes update whose version is not known here (never read by a plan
+    /// here, never committed here: a badge kept apart), so the first commit to each is conditional
+    /// like every other: committed blind, it could follow another instance's commit unseen and start a
+    /// burst of its own (`BusyGroupsTests` once measured a badge document at 1.1 writes a second).
+    /// One read per document in an instance's life; a document being read or committed is left to
+    /// that commit (this one then waits for its turn).
+    private func learnVersions(of writes: [Write]) async {
+        let unknown = Set(writes.filter { versions[$0.document] == nil && $0.precondition != .exists(false) }.map(\.document)).subtracting(busy)
+        guard !unknown.isEmpty else { return }
+        busy.formUnion(unknown)
+        defer { busy.subtract(unknown) }
+        guard let found = try? await firestore.batchGet(Array(unknown), transaction: nil) else { return }
+        observe(found.values.compactMap { $0 })
+    }
+
     /// Reads the documents of due commits that another instance writes too: a commit made since the
     /// latest known here sets this turn after it, where committing blind would fail its condition (a
     /// round trip, and a commit Firestore counted against the document) and then read them anyway. One
@@ -231,7 +248,8 @@ actor CommitCoalescer {
         }
         guard !live.isEmpty else { return outcomes }
         var shared = SharedCommit(live.map(\.writes))
-        // Documents written without a version known here, other than ones this commit creates.
+        // Documents written without a version known here (missing when read, or their read failed),
+        // other than ones this commit creates.
         let blind = Set(shared.writes.filter { versions[$0.document] == nil && $0.precondition != .exists(false) }.map(\.document))
         shared.conditionOnVersions(versions)
         do {
