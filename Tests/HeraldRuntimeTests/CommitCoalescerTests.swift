@@ -18,20 +18,20 @@ import Testing
         /// The update times the commits gave `watched`.
         let watchedTimes = Mutex<[Timestamp]>([])
         let watched: DocumentName?
-        init(_ inner: FirestoreClient, watching watched: DocumentName? = nil) {
+        /// Run after each read: another writer's commit between a read and the commit after it.
+        let afterRead: (@Sendable () async throws -> Void)?
+        init(_ inner: FirestoreClient, watching watched: DocumentName? = nil, afterRead: (@Sendable () async throws -> Void)? = nil) {
             self.inner = inner
             self.watched = watched
+            self.afterRead = afterRead
         }
         /// Commits that failed (a condition on a version another instance moved).
         let failed = Mutex(0)
-        /// For each commit writing `watched`: whether that write was conditional on a version.
-        let watchedConditional = Mutex<[Bool]>([])
+        /// For each commit writing `watched`: that write's condition.
+        let watchedConditions = Mutex<[Precondition?]>([])
         func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
             commits.withLock { $0.append(writes.count) }
-            for write in writes where write.document == watched {
-                let conditional = if case .updateTime? = write.precondition { true } else { false }
-                watchedConditional.withLock { $0.append(conditional) }
-            }
+            for write in writes where write.document == watched { watchedConditions.withLock { $0.append(write.precondition) } }
             let result: FirestoreClient.CommitResult
             do {
                 result = try await inner.commit(writes, transaction: transaction)
@@ -43,6 +43,11 @@ import Testing
                 if let time { watchedTimes.withLock { $0.append(time) } }
             }
             return result
+        }
+        func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
+            let found = try await inner.batchGet(names, transaction: transaction)
+            try await afterRead?()
+            return found
         }
     }
 
@@ -223,10 +228,34 @@ import Testing
     @Test func twoInstancesWritingADocumentNeitherReadsKeepTheBucket() async throws {
         let (instances, _, count) = try await Self.twoInstances(events: 30, reading: .never)
         #expect(count == .integer(30), "every increment counted once")
-        let conditional = instances.flatMap { $0.watchedConditional.withLock { $0 } }
-        #expect(!conditional.isEmpty && conditional.allSatisfy { $0 }, "every commit conditional on a known version: \(conditional)")
+        let conditions = instances.flatMap { $0.watchedConditions.withLock { $0 } }
+        let onVersions = conditions.filter { if case .updateTime? = $0 { true } else { false } }
+        #expect(!conditions.isEmpty && onVersions.count == conditions.count, "every commit conditional on a known version: \(conditions)")
         let times = instances.flatMap { $0.watchedTimes.withLock { $0 } }.sorted()
         Self.expectBucketKept(times)
+    }
+
+    /// A document the coalescer found missing is created on the condition that it still is: another
+    /// writer's creation between the read and the commit fails that commit, which learns the version
+    /// and goes again after it, the counts of both kept.
+    @Test func aDocumentFoundMissingIsCreatedOnConditionThatItStillIs() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            let badge = try db.name("badges/u1")
+            let instance = CountingFirestore(db, watching: badge) {
+                if try await db.get(badge) == nil {
+                    _ = try await db.commit([Write(.transform(badge), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(5)))])])
+                }
+            }
+            let coalescer = CommitCoalescer(firestore: instance)
+            let result = try await coalescer.commit(
+                [Write(.transform(badge), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))])], order: .now())
+            #expect(result.transformResults.first?.first == .integer(6), "the committed total after the other's creation")
+            #expect(try await db.get(badge)?["count"] == .integer(6))
+            let conditions = instance.watchedConditions.withLock { $0 }
+            #expect(conditions.first == .exists(false) && conditions.count == 2, "\(conditions)")
+            if case .updateTime? = conditions.last {} else { Issue.record("then on the version it read: \(conditions)") }
+        }
     }
 
     /// Two instances writing one busy document they read first: whichever commits, no third commit

@@ -31,6 +31,9 @@ actor CommitCoalescer {
 
     /// The latest version of each document known here: its update time, from a read or a commit.
     private var versions: [DocumentName: Timestamp] = [:]
+    /// Documents a read here found missing (and nobody has committed here since): a write to one is
+    /// made conditional on its still being missing.
+    private var missing: Set<DocumentName> = []
     /// When each document may be committed next (wall-clock time, as update times are).
     private var cadence: CommitCadence
     /// Documents in a commit now.
@@ -209,11 +212,21 @@ actor CommitCoalescer {
     /// One read per document in an instance's life; a document being read or committed is left to
     /// that commit (this one then waits for its turn).
     private func learnVersions(of writes: [Write]) async {
-        let unknown = Set(writes.filter { versions[$0.document] == nil && $0.precondition != .exists(false) }.map(\.document)).subtracting(busy)
+        let unknown = Set(writes.filter { versions[$0.document] == nil && $0.precondition != .exists(false) }.map(\.document))
+            .subtracting(busy).subtracting(missing)
         guard !unknown.isEmpty else { return }
         busy.formUnion(unknown)
         defer { busy.subtract(unknown) }
         guard let found = try? await firestore.batchGet(Array(unknown), transaction: nil) else { return }
+        learn(found, for: unknown)
+    }
+
+    /// What a read of `documents` found: the versions of those that exist, and which are missing.
+    private func learn(_ found: [DocumentName: FirestoreDocument?], for documents: Set<DocumentName>) {
+        if missing.count > 50_000 { missing.removeAll() }
+        for document in documents where versions[document] == nil {
+            if (found[document] ?? nil) == nil { missing.insert(document) } else { missing.remove(document) }
+        }
         observe(found.values.compactMap { $0 })
     }
 
@@ -248,28 +261,31 @@ actor CommitCoalescer {
         }
         guard !live.isEmpty else { return outcomes }
         var shared = SharedCommit(live.map(\.writes))
-        // Documents written without a version known here (missing when read, or their read failed),
-        // other than ones this commit creates.
-        let blind = Set(shared.writes.filter { versions[$0.document] == nil && $0.precondition != .exists(false) }.map(\.document))
-        shared.conditionOnVersions(versions)
+        // Documents written without a version known here or a read that found them missing (it
+        // failed), other than ones this commit creates.
+        let blind = Set(
+            shared.writes.filter { versions[$0.document] == nil && !missing.contains($0.document) && $0.precondition != .exists(false) }.map(\.document))
+        shared.conditionOnVersions(versions, missing: missing)
         do {
             let result = try await firestore.commit(shared.writes, transaction: nil)
             metrics?.documentCommit(events: live.count, outcome: "committed")
             for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
                 guard let time = result.updateTimes[index] else { continue }
                 versions[write.document] = time
+                missing.remove(write.document)
                 cadence.committed(write.document, at: time, blind: blind.contains(write.document))
             }
             return outcomes + live.enumerated().map { index, entry in (entry, .success(shared.result(of: index, from: result))) }
         } catch let error as GoogleAPIError where [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains(error.status) {
             metrics?.documentCommit(events: live.count, outcome: "conflict")
             // A document changed, vanished or exists: read them all to learn which, and who can go on.
-            guard let found = try? await firestore.batchGet(Array(Set(shared.writes.map(\.document))), transaction: nil) else {
+            let written = Set(shared.writes.map(\.document))
+            guard let found = try? await firestore.batchGet(Array(written), transaction: nil) else {
                 return outcomes + live.map { ($0, .failure(error)) }
             }
             // A document whose version moved past the one known here was just committed by someone else
             // (another instance, most likely): observing it sets its next turn an interval after that.
-            observe(found.values.compactMap { $0 })
+            learn(found, for: written)
             return outcomes
                 + live.map { entry in
                     for write in entry.writes {
@@ -352,13 +368,18 @@ struct SharedCommit {
     }
 
     /// Each write to a document whose version is known, and that asked for no more than its existence,
-    /// made conditional on that version: the commit goes only if nobody wrote the document since.
-    mutating func conditionOnVersions(_ versions: [DocumentName: Timestamp]) {
+    /// made conditional on that version, and each unconditional write to a document known `missing`
+    /// on its still being missing: the commit goes only if nobody wrote the document since.
+    mutating func conditionOnVersions(_ versions: [DocumentName: Timestamp], missing: Set<DocumentName> = []) {
         for index in writes.indices {
-            guard let known = versions[writes[index].document] else { continue }
-            switch writes[index].precondition {
-            case nil, .exists(true)?: writes[index].precondition = .updateTime(known)
-            default: continue
+            let document = writes[index].document
+            if let known = versions[document] {
+                switch writes[index].precondition {
+                case nil, .exists(true)?: writes[index].precondition = .updateTime(known)
+                default: continue
+                }
+            } else if missing.contains(document), writes[index].precondition == nil, writes[index].operation != .delete(document) {
+                writes[index].precondition = .exists(false)
             }
         }
     }
