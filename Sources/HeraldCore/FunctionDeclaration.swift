@@ -39,8 +39,8 @@ public struct FunctionDeclaration: Sendable {
         /// A function that takes events: up to 3 instances of 80 requests, each answered within a minute.
         /// Instances share nothing but Firestore, and those writing the same busy documents take turns
         /// at them: measured with one to three they keep every document at or under Firestore's rate and
-        /// lose nothing; five lose nothing either but take a busy document to 1.1 writes a second and
-        /// double the latency (BENCHMARKS.md, 2026-11-28). A function that writes no document other
+        /// lose nothing; five lose nothing and keep the rate too, but double the tail latency and make
+        /// more requests per message (BENCHMARKS.md, 2026-11-28). A function that writes no document other
         /// events write may take more.
         public static let events = Deployment(maximumInstances: 3, concurrency: 80, timeoutSeconds: 60)
     }
