@@ -258,6 +258,23 @@ import Testing
         }
     }
 
+    /// A document written here and then deleted by someone else (the app removing a badge) is written
+    /// again on the condition that it is still missing, not retried on the old version until the
+    /// commit's patience runs out (a 503, and the same again on every redelivery).
+    @Test func aDocumentDeletedElsewhereIsWrittenAgain() async throws {
+        try await withLocalCloud { local in
+            let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+            let badge = try db.name("badges/u1")
+            let coalescer = CommitCoalescer(firestore: db, patience: .seconds(5))
+            let increment = [Write(.transform(badge), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))])]
+            _ = try await coalescer.commit(increment, order: .now())
+            _ = try await db.commit([Write(.delete(badge))])
+            let result = try await coalescer.commit(increment, order: .now())
+            #expect(result.transformResults.first?.first == .integer(1), "counted from nothing again")
+            #expect(try await db.get(badge)?["count"] == .integer(1))
+        }
+    }
+
     /// Two instances writing one busy document they read first: whichever commits, no third commit
     /// comes within a turn of the first of three, and every count adds up.
     @Test func twoInstancesTakeTurnsOnABusyDocument() async throws {

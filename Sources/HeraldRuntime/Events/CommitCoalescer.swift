@@ -221,11 +221,18 @@ actor CommitCoalescer {
         learn(found, for: unknown)
     }
 
-    /// What a read of `documents` found: the versions of those that exist, and which are missing.
+    /// What a read of `documents` found: the versions of those that exist, and which are missing (a
+    /// version known here of one deleted since is forgotten, so the next write to it is conditional on
+    /// its absence rather than failing on a version that is gone until the commit's patience ends).
     private func learn(_ found: [DocumentName: FirestoreDocument?], for documents: Set<DocumentName>) {
         if missing.count > 50_000 { missing.removeAll() }
-        for document in documents where versions[document] == nil {
-            if (found[document] ?? nil) == nil { missing.insert(document) } else { missing.remove(document) }
+        for document in documents {
+            if (found[document] ?? nil) == nil {
+                missing.insert(document)
+                versions[document] = nil
+            } else {
+                missing.remove(document)
+            }
         }
         observe(found.values.compactMap { $0 })
     }
@@ -242,7 +249,7 @@ actor CommitCoalescer {
         busy.formUnion(documents)
         defer { busy.subtract(documents) }
         guard let found = try? await firestore.batchGet(Array(documents), transaction: nil) else { return }
-        observe(found.values.compactMap { $0 })
+        learn(found, for: documents)
     }
 
     /// One commit of the entries' writes, each write to a document written before made conditional on
