@@ -98,3 +98,22 @@ public struct TransportError: Error, Sendable, CustomStringConvertible {
         self.timedOut = timedOut
     }
 }
+
+/// The errors Firestore answers a write whose precondition failed: for a commit that left a write out
+/// because it could not have gone (a shared commit answering each of its callers as a commit of its own would).
+extension GoogleAPIError {
+    /// The write's `updateTime` condition is older than the stored version.
+    public static func stale(_ document: DocumentName) -> GoogleAPIError {
+        GoogleAPIError(httpStatus: 400, status: .failedPrecondition, message: "the stored version of \(document.path) is newer than the one read")
+    }
+
+    /// The write's document was to be created and exists.
+    public static func exists(_ document: DocumentName) -> GoogleAPIError {
+        GoogleAPIError(httpStatus: 409, status: .alreadyExists, message: "Document already exists: \(document.resourceName)")
+    }
+
+    /// The write's document was to exist and does not.
+    public static func missing(_ document: DocumentName) -> GoogleAPIError {
+        GoogleAPIError(httpStatus: 404, status: .notFound, message: "No document to update: \(document.resourceName)")
+    }
+}

@@ -53,8 +53,7 @@ struct CommitCadence: Sendable {
     /// and the next goes a turn after it. (Two instances' blind first commits to one document otherwise
     /// each began a burst of their own: ten or eleven commits in 10 s.)
     mutating func committed(_ document: DocumentName, at time: Timestamp, blind: Bool = false) {
-        record(document, at: time, foreign: false)
-        if blind, let state = documents[document] { documents[document]?.theoreticalArrival = state.theoreticalArrival.adding(interval) }
+        record(document, at: time, foreign: false, commits: blind ? 2 : 1)
     }
 
     /// Another writer committed the document at `time` (a version newer than any known here);
@@ -96,9 +95,10 @@ struct CommitCadence: Sendable {
         }
     }
 
-    private mutating func record(_ document: DocumentName, at time: Timestamp, foreign: Bool) {
+    /// `commits`: how many commits the bucket is charged for this one.
+    private mutating func record(_ document: DocumentName, at time: Timestamp, foreign: Bool, commits: Int = 1) {
         var state = documents[document] ?? Document(theoreticalArrival: .distantPast, latest: .distantPast)
-        state.theoreticalArrival = max(state.theoreticalArrival, time).adding(interval)
+        state.theoreticalArrival = max(state.theoreticalArrival, time).adding(interval * commits)
         state.latest = max(state.latest, time)
         if foreign {
             state.foreign = max(state.foreign ?? .distantPast, time)

@@ -212,14 +212,16 @@ actor CommitCoalescer {
     /// One read per document in an instance's life; a document being read or committed is left to
     /// that commit (this one then waits for its turn).
     private func learnVersions(of writes: [Write]) async {
-        let unknown = Set(writes.filter { versions[$0.document] == nil && $0.precondition != .exists(false) }.map(\.document))
-            .subtracting(busy).subtracting(missing)
+        let unknown = Set(writes.filter(versionUnknown).map(\.document)).subtracting(busy).subtracting(missing)
         guard !unknown.isEmpty else { return }
         busy.formUnion(unknown)
         defer { busy.subtract(unknown) }
         guard let found = try? await firestore.batchGet(Array(unknown), transaction: nil) else { return }
         learn(found, for: unknown)
     }
+
+    /// A write to a document whose version is not known here, other than one creating it.
+    private func versionUnknown(_ write: Write) -> Bool { versions[write.document] == nil && write.precondition != .exists(false) }
 
     /// What a read of `documents` found: the versions of those that exist, and which are missing (a
     /// version known here of one deleted since is forgotten, so the next write to it is conditional on
@@ -268,10 +270,8 @@ actor CommitCoalescer {
         }
         guard !live.isEmpty else { return outcomes }
         var shared = SharedCommit(live.map(\.writes))
-        // Documents written without a version known here or a read that found them missing (it
-        // failed), other than ones this commit creates.
-        let blind = Set(
-            shared.writes.filter { versions[$0.document] == nil && !missing.contains($0.document) && $0.precondition != .exists(false) }.map(\.document))
+        // Documents written without a version known here or a read that found them missing (it failed).
+        let blind = Set(shared.writes.filter { versionUnknown($0) && !missing.contains($0.document) }.map(\.document))
         shared.conditionOnVersions(versions, missing: missing)
         do {
             let result = try await firestore.commit(shared.writes, transaction: nil)
@@ -292,7 +292,9 @@ actor CommitCoalescer {
             }
             // A document whose version moved past the one known here was just committed by someone else
             // (another instance, most likely): observing it sets its next turn an interval after that.
-            learn(found, for: written)
+            // What the plans create (ledger entries) is never written here again: not kept as missing.
+            let created = live.flatMap(\.writes).filter { $0.precondition == .exists(false) }.map(\.document)
+            learn(found, for: written.subtracting(created))
             return outcomes
                 + live.map { entry in
                     for write in entry.writes {
@@ -319,19 +321,6 @@ actor CommitCoalescer {
             if case .updateTime(let time) = write.precondition, let known = versions[write.document], time < known { return true }
             return false
         }?.document
-    }
-}
-
-extension GoogleAPIError {
-    /// The error a commit of this write alone would have met, so its event is handled as before.
-    static func stale(_ document: DocumentName) -> GoogleAPIError {
-        GoogleAPIError(httpStatus: 400, status: .failedPrecondition, message: "the stored version of \(document.path) is newer than the one read")
-    }
-    static func exists(_ document: DocumentName) -> GoogleAPIError {
-        GoogleAPIError(httpStatus: 409, status: .alreadyExists, message: "Document already exists: \(document.resourceName)")
-    }
-    static func missing(_ document: DocumentName) -> GoogleAPIError {
-        GoogleAPIError(httpStatus: 404, status: .notFound, message: "No document to update: \(document.resourceName)")
     }
 }
 
