@@ -206,10 +206,9 @@ public struct BusyGroupsLoad: Sendable {
         let app = dev.app
         var alerts: [String: Int] = [:]
         var lastAlert: [String: Double] = [:]
-        var lastBadge: [String: Int64] = [:]
+        let lastBadge = DeviceBadges.last(in: pushes)
         for record in pushes {
             guard let message = record["message"], let token = message["token"]?.stringValue else { continue }
-            if let badge = message["apns"]?["payload"]?["aps"]?["badge"]?.int64Value { lastBadge[token] = badge }
             guard message["notification"] != nil, let id = message["data"]?["messageId"]?.stringValue else { continue }
             alerts["\(id) → \(token)", default: 0] += 1
             let at = record["receivedAt"].flatMap { Double($0.serialized()) } ?? 0
