@@ -132,4 +132,13 @@ import Testing
         updated.observed(document, writtenAt: start)
         #expect(updated.next(document, now: now) == start.adding(.milliseconds(1300)))
     }
+
+    /// A commit refused for a reason no read explains (Firestore's contention) leaves the next a turn
+    /// away, where the bucket alone would let it go at once.
+    @Test func aRefusedCommitIsTriedAgainATurnLater() {
+        var cadence = CommitCadence()
+        #expect(cadence.next(document, now: start) <= start)
+        cadence.refused(document, at: start)
+        #expect(cadence.next(document, now: start) == start.adding(.milliseconds(1300)))
+    }
 }

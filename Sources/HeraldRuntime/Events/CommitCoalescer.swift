@@ -36,8 +36,11 @@ actor CommitCoalescer {
     private var missing: Set<DocumentName> = []
     /// When each document may be committed next (wall-clock time, as update times are).
     private var cadence: CommitCadence
-    /// Documents in a commit now.
+    /// Documents in a commit or a read of the coalescer now.
     private var busy: Set<DocumentName> = []
+    /// Documents in a commit now: a version of one that a plan's read meets meanwhile may be that
+    /// commit's own, so it is not taken for another writer's.
+    private var committing: Set<DocumentName> = []
     private var waiting: [Waiting] = []
     private var flushScheduled = false
     private var nextID = 0
@@ -67,7 +70,7 @@ actor CommitCoalescer {
 
     /// What a read found: the documents' versions (a missing document has none).
     func observe(_ documents: [FirestoreDocument]) {
-        for document in documents {
+        for document in documents where !committing.contains(document.name) {
             guard let time = document.updateTime else { continue }
             if let known = versions[document.name], known >= time { continue }
             versions[document.name] = time
@@ -273,7 +276,10 @@ actor CommitCoalescer {
         // Documents written without a version known here or a read that found them missing (it failed).
         let blind = Set(shared.writes.filter { versionUnknown($0) && !missing.contains($0.document) }.map(\.document))
         shared.conditionOnVersions(versions, missing: missing)
+        let written = Set(shared.writes.map(\.document))
         do {
+            committing.formUnion(written)
+            defer { committing.subtract(written) }
             let result = try await firestore.commit(shared.writes, transaction: nil)
             metrics?.documentCommit(events: live.count, outcome: "committed")
             for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
@@ -286,7 +292,6 @@ actor CommitCoalescer {
         } catch let error as GoogleAPIError where [.failedPrecondition, .notFound, .alreadyExists, .aborted].contains(error.status) {
             metrics?.documentCommit(events: live.count, outcome: "conflict")
             // A document changed, vanished or exists: read them all to learn which, and who can go on.
-            let written = Set(shared.writes.map(\.document))
             guard let found = try? await firestore.batchGet(Array(written), transaction: nil) else {
                 return outcomes + live.map { ($0, .failure(error)) }
             }
@@ -294,10 +299,17 @@ actor CommitCoalescer {
             // (another instance, most likely): observing it sets its next turn an interval after that.
             // What the plans create (ledger entries) is never written here again: not kept as missing.
             let created = live.flatMap(\.writes).filter { $0.precondition == .exists(false) }.map(\.document)
+            let known = (versions.filter { written.contains($0.key) }, missing.intersection(written))
             learn(found, for: written.subtracting(created))
+            if known == (versions.filter { written.contains($0.key) }, missing.intersection(written)) {
+                // Nothing moved (Firestore's contention, an ABORTED): tried again a turn from now, not at once.
+                for document in written { cadence.refused(document, at: .now()) }
+            }
             return outcomes
                 + live.map { entry in
-                    for write in entry.writes {
+                    // Each document's first write: a later one in the same commit meets the document as the first left it.
+                    var seen: Set<DocumentName> = []
+                    for write in entry.writes where seen.insert(write.document).inserted {
                         let current = found[write.document] ?? nil
                         switch write.precondition {
                         case .exists(false)? where current != nil: return (entry, .failure(GoogleAPIError.exists(write.document)))
@@ -321,79 +333,5 @@ actor CommitCoalescer {
             if case .updateTime(let time) = write.precondition, let known = versions[write.document], time < known { return true }
             return false
         }?.document
-    }
-}
-
-/// Several commits' writes as one: merged per document where they can be (the same condition; updates
-/// and transforms), and each original write's results read back from the write it joined.
-struct SharedCommit {
-    private(set) var writes: [Write] = []
-    /// For each commit, for each of its writes, the shared write it joined.
-    private var slots: [[Int]] = []
-    /// For each commit, for each of its writes, the fields its transforms touch, in order.
-    private var transformFields: [[[FieldPath]]] = []
-    private var lastByDocument: [DocumentName: Int] = [:]
-
-    init(_ commits: [[Write]]) {
-        for commit in commits { _ = add(commit, limit: .max) }
-    }
-
-    /// Takes in one commit's writes, unless one would be a second, unmergeable write to a document
-    /// already here, or the shared commit would pass `limit` writes: then nothing changes (false).
-    mutating func add(_ commit: [Write], limit: Int) -> Bool {
-        var trial = writes
-        var last = lastByDocument
-        var slotsOfCommit: [Int] = []
-        for write in commit {
-            if let index = last[write.document] {
-                guard let merged = trial[index].joined(with: write) else { return false }
-                trial[index] = merged
-                slotsOfCommit.append(index)
-            } else {
-                last[write.document] = trial.count
-                slotsOfCommit.append(trial.count)
-                trial.append(write)
-            }
-        }
-        guard trial.count <= limit else { return false }
-        writes = trial
-        lastByDocument = last
-        slots.append(slotsOfCommit)
-        transformFields.append(commit.map { $0.transforms.map(\.field) })
-        return true
-    }
-
-    /// Each write to a document whose version is known, and that asked for no more than its existence,
-    /// made conditional on that version, and each unconditional write to a document known `missing`
-    /// on its still being missing: the commit goes only if nobody wrote the document since.
-    mutating func conditionOnVersions(_ versions: [DocumentName: Timestamp], missing: Set<DocumentName> = []) {
-        for index in writes.indices {
-            let document = writes[index].document
-            if let known = versions[document] {
-                switch writes[index].precondition {
-                case nil, .exists(true)?: writes[index].precondition = .updateTime(known)
-                default: continue
-                }
-            } else if missing.contains(document), writes[index].precondition == nil, writes[index].operation != .delete(document) {
-                writes[index].precondition = .exists(false)
-            }
-        }
-    }
-
-    /// Commit `index`'s results: each write's update time, and each of its transforms' value as the
-    /// shared write left that field (after every commit's transforms on it: a count's committed total).
-    func result(of index: Int, from shared: FirestoreClient.CommitResult) -> FirestoreClient.CommitResult {
-        let own = slots[index]
-        return FirestoreClient.CommitResult(
-            commitTime: shared.commitTime,
-            updateTimes: own.map { $0 < shared.updateTimes.count ? shared.updateTimes[$0] : nil },
-            transformResults: own.enumerated().map { position, slot in
-                let sharedWrite = writes[slot]
-                let values = slot < shared.transformResults.count ? shared.transformResults[slot] : []
-                return transformFields[index][position].map { field in
-                    let last = sharedWrite.transforms.lastIndex { $0.field == field }
-                    return last.flatMap { $0 < values.count ? values[$0] : nil } ?? .null
-                }
-            })
     }
 }
