@@ -35,20 +35,27 @@ import Testing
         }
     }
 
-    static func client(_ local: TestLocalCloud) -> FirestoreClient {
-        FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+    /// A client of the local cloud, and a room whose count starts at `count`.
+    static func room(in local: TestLocalCloud, count: Int64 = 0) async throws -> (FirestoreClient, DocumentName) {
+        let db = FirestoreClient(project: "herald-test", endpoint: local.baseURL, credentials: EmulatorCredentials(), httpClient: .shared)
+        let room = try db.name("rooms/busy")
+        _ = try await db.commit([Write(.update(room, fields: ["count": .integer(count)], mask: nil))])
+        return (db, room)
+    }
+
+    /// One more on the room's count, on condition that the room exists.
+    static func increment(_ room: DocumentName) -> Write {
+        Write(.transform(room), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))
     }
 
     /// A commit Firestore keeps refusing while every document is as known here is tried again a turn
     /// later each time, not at once round trip after round trip, until its patience ends.
     @Test func aCommitRefusedWithoutACauseWaitsATurnBeforeTheNextTry() async throws {
         try await withLocalCloud { local in
-            let db = Self.client(local)
-            let room = try db.name("rooms/busy")
-            _ = try await db.commit([Write(.update(room, fields: ["count": .integer(0)], mask: nil))])
+            let (db, room) = try await Self.room(in: local)
             let aborting = AbortingFirestore(db)
             let coalescer = CommitCoalescer(firestore: aborting, cadence: CommitCadence(interval: .milliseconds(300)), patience: .seconds(3))
-            let write = Write(.transform(room), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))
+            let write = Self.increment(room)
             await #expect(throws: (any Error).self) { _ = try await coalescer.commit([write], order: .now()) }
             // At most one try a turn over the patience: 3 s / 0.3 s, and the first.
             let tries = aborting.commits.withLock { $0 }
@@ -60,15 +67,13 @@ import Testing
     /// version: it is not another writer's, so the next commit keeps its burst instead of waiting a turn.
     @Test func aVersionReadDuringItsOwnCommitIsNotAnotherWritersCommit() async throws {
         try await withLocalCloud { local in
-            let db = Self.client(local)
-            let room = try db.name("rooms/busy")
-            _ = try await db.commit([Write(.update(room, fields: ["count": .integer(0)], mask: nil))])
+            let (db, room) = try await Self.room(in: local)
             let reading = ReadDuringCommitFirestore(db)
             let coalescer = CommitCoalescer(firestore: reading)
             reading.coalescer.withLock { $0 = coalescer }
             // Its creation a turn ago, out of the bucket.
             try await Task.sleep(for: .milliseconds(1400))
-            let write = Write(.transform(room), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true))
+            let write = Self.increment(room)
             _ = try await coalescer.commit([write], order: .now())
             _ = try await coalescer.commit([write], order: .now())
             #expect(await coalescer.commitsThatWaited == 0)
@@ -81,14 +86,12 @@ import Testing
     /// version known here, each with its own result.
     @Test func aCommitWritingOneDocumentTwiceGoesAsItWouldAlone() async throws {
         try await withLocalCloud { local in
-            let db = Self.client(local)
-            let room = try db.name("rooms/busy")
-            _ = try await db.commit([Write(.update(room, fields: ["count": .integer(5)], mask: nil))])
+            let (db, room) = try await Self.room(in: local, count: 5)
             let coalescer = CommitCoalescer(firestore: db)
             if let read = try await db.get(room) { await coalescer.observe([read]) }
             let writes = [
                 Write(.update(room, fields: ["name": .string("Family")], mask: nil)),
-                Write(.transform(room), transforms: [FieldTransform(FieldPath("count"), .increment(.integer(1)))], precondition: .exists(true)),
+                Self.increment(room),
             ]
             let result = try await coalescer.commit(writes, order: .now())
             #expect(result.updateTimes.count == 2)
