@@ -299,9 +299,9 @@ actor CommitCoalescer {
             // (another instance, most likely): observing it sets its next turn an interval after that.
             // What the plans create (ledger entries) is never written here again: not kept as missing.
             let created = live.flatMap(\.writes).filter { $0.precondition == .exists(false) }.map(\.document)
-            let known = (versions.filter { written.contains($0.key) }, missing.intersection(written))
+            let known = (written.map { versions[$0] }, missing.intersection(written))
             learn(found, for: written.subtracting(created))
-            if known == (versions.filter { written.contains($0.key) }, missing.intersection(written)) {
+            if known == (written.map { versions[$0] }, missing.intersection(written)) {
                 // Nothing moved (Firestore's contention, an ABORTED): tried again a turn from now, not at once.
                 for document in written { cadence.refused(document, at: .now()) }
             }
