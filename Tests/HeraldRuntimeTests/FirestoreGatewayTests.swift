@@ -18,8 +18,11 @@ import WireFormats
     let log = RecordedLog()
     var logger: Logger { log.logger("relay") }
 
-    func withWorld(_ fake: FakeFCM, dryRun: Bool = false, _ body: @Sendable (FirestoreClient, EventProcessor<RelayFunction>) async throws -> Void) async throws
-    {
+    /// `wrap`: what the gateway sees of Firestore (the emulator's client by default).
+    func withWorld(
+        _ fake: FakeFCM, dryRun: Bool = false, wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { $0 },
+        _ body: @Sendable (FirestoreClient, EventProcessor<RelayFunction>) async throws -> Void
+    ) async throws {
         guard GoogleFirestoreEmulator.isInstalled else {
             try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
         }
@@ -31,7 +34,7 @@ import WireFormats
                     project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(),
                     httpClient: .shared, retry: .none)
                 _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
-                let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: "relay", dryRun: dryRun, logger: logger)
+                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: "relay", dryRun: dryRun, logger: logger)
                 try await body(firestore, EventProcessor(function: RelayFunction(), gateway: gateway))
             }
         }
@@ -92,6 +95,34 @@ import WireFormats
             #expect(try await first.status == 200)
             // Once the first has recorded its pushes, a redelivery is a plain duplicate.
             #expect(try await deliver(Rooms.created(id: "evt-slow"), to: processor).report?.outcome == .duplicate)
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1])
+    }
+
+    /// Applies the first commit that creates a ledger entry and answers it ALREADY_EXISTS, as the
+    /// client's retry of a commit answered UNAVAILABLE after it was applied would.
+    final class AppliedThenAlreadyExists: ForwardingFirestore {
+        let inner: FirestoreClient
+        let answered = Mutex(false)
+        init(_ inner: FirestoreClient) { self.inner = inner }
+        func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
+            let result = try await inner.commit(writes, transaction: transaction)
+            guard writes.contains(where: { $0.precondition == .exists(false) }), !answered.withLock({ $0 }) else { return result }
+            answered.withLock { $0 = true }
+            throw GoogleAPIError(httpStatus: 409, status: .alreadyExists, message: "Document already exists")
+        }
+    }
+
+    /// A delivery whose first commit went through but came back ALREADY_EXISTS finds its own claim in
+    /// the ledger entry and sends the pushes at once (it took that claim for another delivery's and
+    /// answered 503 for a whole lease).
+    @Test func aFirstCommitAppliedButAnsweredAlreadyExistsIsThisDeliverysOwn() async throws {
+        let fake = FakeFCM()
+        try await withWorld(fake, wrap: AppliedThenAlreadyExists.init) { firestore, processor in
+            let first = try await deliver(Rooms.created(id: "evt-retried"), to: processor)
+            #expect(first.status == 200, "\(first.body)")
+            #expect(try await firestore.get(Rooms.room)?["count"] == .integer(5))
+            #expect(try await deliver(Rooms.created(id: "evt-retried"), to: processor).report?.outcome == .duplicate)
         }
         #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1])
     }

@@ -307,17 +307,7 @@ actor CommitCoalescer {
             }
             return outcomes
                 + live.map { entry in
-                    // Each document's first write: a later one in the same commit meets the document as the first left it.
-                    var seen: Set<DocumentName> = []
-                    for write in entry.writes where seen.insert(write.document).inserted {
-                        let current = found[write.document] ?? nil
-                        switch write.precondition {
-                        case .exists(false)? where current != nil: return (entry, .failure(GoogleAPIError.exists(write.document)))
-                        case .exists(true)? where current == nil: return (entry, .failure(GoogleAPIError.missing(write.document)))
-                        case .updateTime(let time)? where current?.updateTime != time: return (entry, .failure(GoogleAPIError.stale(write.document)))
-                        default: continue
-                        }
-                    }
+                    if let own = Self.ownFailure(of: entry.writes, found: found) { return (entry, .failure(own)) }
                     if ContinuousClock.now - entry.since > patience { return (entry, .failure(error)) }
                     return (entry, nil)
                 }
@@ -325,6 +315,25 @@ actor CommitCoalescer {
             metrics?.documentCommit(events: live.count, outcome: "failed")
             return outcomes + live.map { ($0, .failure(error)) }
         }
+    }
+
+    /// The error the writes would have met alone against the documents as `found`, if any: a document
+    /// they create that exists first (their ledger entry: the event was applied, perhaps by this very
+    /// delivery, its answer lost), then one that vanished or changed. Only each document's first write is
+    /// judged: a later one in the same commit meets the document as the first left it.
+    static func ownFailure(of writes: [Write], found: [DocumentName: FirestoreDocument?]) -> GoogleAPIError? {
+        var seen: Set<DocumentName> = []
+        var failures: [GoogleAPIError] = []
+        for write in writes where seen.insert(write.document).inserted {
+            let current = found[write.document] ?? nil
+            switch write.precondition {
+            case .exists(false)? where current != nil: return GoogleAPIError.exists(write.document)
+            case .exists(true)? where current == nil: failures.append(GoogleAPIError.missing(write.document))
+            case .updateTime(let time)? where current?.updateTime != time: failures.append(GoogleAPIError.stale(write.document))
+            default: continue
+            }
+        }
+        return failures.first
     }
 
     /// A document the entry's plan read at a version older than the one known here.

@@ -206,7 +206,10 @@ public struct FirestoreGateway: DocumentGateway {
             guard let state = try await readState(ledger) else {
                 throw DownstreamError.changedDuringPlanning("a document the plan creates exists now (\(error.message))")
             }
-            return FirstCommit(state: state, committed: false, holdsClaim: false)
+            // Applied by this very commit, if the entry names this holder: the client retried it after an
+            // UNAVAILABLE whose commit had gone through.
+            let ours = state.claims[holder] != nil
+            return FirstCommit(state: state, committed: ours, holdsClaim: ours)
         } catch let error as GoogleAPIError where error.status == .notFound || error.status == .failedPrecondition {
             // A document the plan relied on changed between the read and the commit. Nothing was
             // written; the runtime reads again and plans again.
