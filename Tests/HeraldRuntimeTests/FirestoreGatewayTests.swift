@@ -107,8 +107,13 @@ import WireFormats
         init(_ inner: FirestoreClient) { self.inner = inner }
         func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
             let result = try await inner.commit(writes, transaction: transaction)
-            guard writes.contains(where: { $0.precondition == .exists(false) }), !answered.withLock({ $0 }) else { return result }
-            answered.withLock { $0 = true }
+            let first =
+                writes.contains { $0.precondition == .exists(false) }
+                && answered.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+            guard first else { return result }
             throw GoogleAPIError(httpStatus: 409, status: .alreadyExists, message: "Document already exists")
         }
     }

@@ -66,7 +66,7 @@ struct CommitCadence: Sendable {
     /// the next is a turn away, where it would otherwise be tried again at once, round trip after round
     /// trip, for as long as its patience lasts.
     mutating func refused(_ document: DocumentName, at now: Timestamp) {
-        var state = documents[document] ?? Document(theoreticalArrival: .distantPast, latest: .distantPast)
+        var state = state(of: document)
         state.theoreticalArrival = max(state.theoreticalArrival, now.adding(interval * burst))
         documents[document] = state
     }
@@ -112,7 +112,7 @@ struct CommitCadence: Sendable {
     /// this instance's own, so a document the app created is shared once another writer updates it).
     /// `commits`: how many commits the bucket is charged for this one.
     private mutating func record(_ document: DocumentName, at time: Timestamp, foreign: Bool, commits: Int = 1) {
-        var state = documents[document] ?? Document(theoreticalArrival: .distantPast, latest: .distantPast)
+        var state = state(of: document)
         state.theoreticalArrival = max(state.theoreticalArrival, time).adding(interval * commits)
         state.latest = max(state.latest, time)
         if foreign {
@@ -121,5 +121,10 @@ struct CommitCadence: Sendable {
             (state.previousOwn, state.own) = (state.own, time)
         }
         documents[document] = state
+    }
+
+    /// What is known of the document's commits: nothing yet for one never seen.
+    private func state(of document: DocumentName) -> Document {
+        documents[document] ?? Document(theoreticalArrival: .distantPast, latest: .distantPast)
     }
 }
