@@ -48,8 +48,9 @@ public final class HTTPTransport: Sendable {
             head.headers.replaceOrAdd(name: "content-length", value: "0")
         }
         let pool = try pool(for: target.origin)
-        return try await Self.withDeadline(timeout, url: request.url) { [head] in
-            try await pool.send(head, body: request.body, maximumBodySize: maximumBodySize)
+        let url = request.url
+        return try await withDeadline(.now + timeout, expired: HTTPTransportError(.timedOut, "no answer within \(timeout) from \(HTTPURL.redacted(url))")) {
+            [head] in try await pool.send(head, body: request.body, maximumBodySize: maximumBodySize)
         }
     }
 
@@ -82,71 +83,5 @@ public final class HTTPTransport: Sendable {
             context = made
             return made
         }
-    }
-
-    /// Races `operation` against `timeout`. Not a task group: a group waits for every child, so an
-    /// operation that missed its cancellation would hold the caller past the deadline for ever. Here the
-    /// caller gets its answer at the deadline, and the operation is cancelled and left to end on its own.
-    static func withDeadline<T: Sendable>(_ timeout: Duration, url: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let outcome = FirstOutcome<T>()
-        let work = Task {
-            do { outcome.settle(.success(try await operation())) } catch { outcome.settle(.failure(error)) }
-        }
-        let timer = Task {
-            try await Task.sleep(for: timeout)
-            outcome.settle(.failure(HTTPTransportError(.timedOut, "no answer within \(timeout) from \(HTTPURL.redacted(url))")))
-        }
-        defer {
-            work.cancel()
-            timer.cancel()
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { outcome.wait(with: $0) }
-        } onCancel: {
-            outcome.settle(.failure(CancellationError()))
-        }
-    }
-}
-
-/// The first of several results, handed to one waiter whichever comes first: the result or the waiter.
-private final class FirstOutcome<T: Sendable>: Sendable {
-    private enum State {
-        case open
-        case waiting(CheckedContinuation<T, any Error>)
-        case settled(Result<T, any Error>)
-        case done
-    }
-    private let state = Mutex(State.open)
-
-    func settle(_ result: Result<T, any Error>) {
-        let waiter = state.withLock { state -> CheckedContinuation<T, any Error>? in
-            switch state {
-            case .open:
-                state = .settled(result)
-                return nil
-            case .waiting(let continuation):
-                state = .done
-                return continuation
-            case .settled, .done:
-                return nil
-            }
-        }
-        waiter?.resume(with: result)
-    }
-
-    func wait(with continuation: CheckedContinuation<T, any Error>) {
-        let ready = state.withLock { state -> Result<T, any Error>? in
-            switch state {
-            case .open:
-                state = .waiting(continuation)
-                return nil
-            case .settled(let result):
-                state = .done
-                return result
-            case .waiting, .done:
-                return nil
-            }
-        }
-        if let ready { continuation.resume(with: ready) }
     }
 }

@@ -47,7 +47,7 @@ import Testing
             release.open()
         }
         await #expect(throws: HTTPTransportError.self) {
-            try await HTTPTransport.withDeadline(.milliseconds(100), url: "http://127.0.0.1/") {
+            try await withDeadline(.now + .milliseconds(100), expired: HTTPTransportError(.timedOut, "no answer")) {
                 // Deaf to cancellation until the test lets it go.
                 await withCheckedContinuation { release.hold($0) }
                 return 1

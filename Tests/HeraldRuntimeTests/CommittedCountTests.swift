@@ -89,7 +89,7 @@ enum CountedRooms {
     let log = RecordedLog()
 
     func withRoom(
-        _ fake: FakeFCM, firestore wrap: @escaping @Sendable (FirestoreClient) -> any FirestoreAPI = { $0 },
+        _ fake: FakeFCM, pushLease: Double = 60, firestore wrap: @escaping @Sendable (FirestoreClient) -> any FirestoreAPI = { $0 },
         _ body: @Sendable (FirestoreClient, EventProcessor<CountingRelay>) async throws -> Void
     ) async throws {
         guard GoogleFirestoreEmulator.isInstalled else {
@@ -102,7 +102,8 @@ enum CountedRooms {
                 let fcm = FCMClient(
                     project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared, retry: .none)
                 _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
-                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: "counting-relay", dryRun: false, logger: logger)
+                let gateway = FirestoreGateway(
+                    firestore: wrap(firestore), fcm: fcm, functionName: "counting-relay", dryRun: false, logger: logger, pushLease: pushLease)
                 try await body(firestore, EventProcessor(function: CountingRelay(), gateway: gateway))
             }
         }
@@ -229,5 +230,50 @@ enum CountedRooms {
             #expect(again.status == 200, "\(again.body)")
         }
         #expect(CountedRooms.lastBadges(fake) == ["tok-a": 6, "tok-b": 6], "\(fake.bodies.withLock { $0 })")
+    }
+
+    /// The check of the counts after the sends hangs (Firestore slow to answer a read): it is given up at
+    /// 75% of the lease and the pushes are recorded in time. Waited for, it took the record's time: the
+    /// record failed, the event answered 503, and the pushes would have gone again after the lease.
+    @Test func aCountsCheckThatHangsLeavesTheRecordItsTime() async throws {
+        let fake = FakeFCM()
+        let hanging = Mutex<HangingReadFirestore?>(nil)
+        let wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { inner in
+            let wrapper = HangingReadFirestore(inner: inner, when: { fake.bodies.withLock { $0.count } == 2 })
+            hanging.withLock { $0 = wrapper }
+            return wrapper
+        }
+        try await withRoom(fake, pushLease: 8, firestore: wrap) { firestore, processor in
+            let response = try await deliver(Rooms.created(id: "evt-slow-check"), to: processor)
+            #expect(response.status == 200, "\(response.body)")
+            #expect(try #require(hanging.withLock { $0 }).hung.withLock { $0 }, "the check's read hung")
+            let again = try await deliver(Rooms.created(id: "evt-slow-check"), to: processor)
+            #expect(again.report?.outcome == .duplicate, "\(again.body)")
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1], "one push each, recorded as sent")
+    }
+}
+
+/// The first read once `when` holds hangs until cancelled (a minute at most).
+final class HangingReadFirestore: ForwardingFirestore {
+    let inner: FirestoreClient
+    let when: @Sendable () -> Bool
+    let hung = Mutex(false)
+    init(inner: FirestoreClient, when: @escaping @Sendable () -> Bool) {
+        self.inner = inner
+        self.when = when
+    }
+    func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
+        try await inner.commit(writes, transaction: transaction)
+    }
+    func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
+        let hangs =
+            when()
+            && hung.withLock { hung in
+                defer { hung = true }
+                return !hung
+            }
+        if hangs { try await Task.sleep(for: .seconds(60)) }
+        return try await inner.batchGet(names, transaction: transaction)
     }
 }

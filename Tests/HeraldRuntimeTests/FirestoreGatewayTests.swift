@@ -99,6 +99,28 @@ import WireFormats
         #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1])
     }
 
+    /// A claim dated far ahead (written by anything but a delivery: the functions stamp claims with
+    /// Firestore's time) does not hold the pending push back: it went out on the next delivery (it was
+    /// answered 503 on every delivery until the dead letter).
+    @Test func aClaimDatedFarAheadDoesNotHoldThePushesBack() async throws {
+        let fake = FakeFCM { token, attempt in
+            token == "tok-b" && attempt == 1 ? FakeFCM.error(.serviceUnavailable, "UNAVAILABLE", "UNAVAILABLE") : FakeFCM.ok(token)
+        }
+        try await withWorld(fake) { firestore, processor in
+            let first = try await deliver(Rooms.created(id: "evt-future-claim"), to: processor)
+            #expect(first.status == 503, "tok-b's push failed transiently: \(first.body)")
+            let gateway = try #require(processor.gateway as? FirestoreGateway)
+            let ledger = try gateway.ledgerName(for: Rooms.created(id: "evt-future-claim"))
+            let ahead = FirestoreValue.timestamp(Timestamp.now().adding(.seconds(3600)))
+            _ = try await firestore.commit([
+                Write(.update(ledger, fields: ["claims": .map(["elsewhere": ahead])], mask: [FieldPath("claims", "elsewhere")]), precondition: .exists(true))
+            ])
+            let second = try await deliver(Rooms.created(id: "evt-future-claim"), to: processor)
+            #expect(second.status == 200, "\(second.body)")
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 2])
+    }
+
     /// Applies the first commit that creates a ledger entry and answers it ALREADY_EXISTS, as the
     /// client's retry of a commit answered UNAVAILABLE after it was applied would.
     final class AppliedThenAlreadyExists: ForwardingFirestore {

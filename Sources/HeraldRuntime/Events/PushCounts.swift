@@ -1,6 +1,7 @@
 import FirestoreModel
 import GoogleClients
 import HeraldCore
+import HeraldHTTPClient
 
 /// The counts pushes carry (a user's badge), as Firestore committed them.
 ///
@@ -93,9 +94,12 @@ extension FirestoreGateway {
     }
 
     /// Every device that was sent a count still shows the stored one (a count whose document is gone
-    /// has nothing to correct); false when the read fails, so the correction path reads again.
-    func countsStillShown(_ sent: [(push: PushMessage, badge: Int)]) async -> Bool {
-        guard let stored = try? await read(Array(Set(sent.compactMap { $0.push.count?.document }))) else { return false }
+    /// has nothing to correct); false when the read fails or has not answered by `deadline`, so the
+    /// correction path reads again after the record (which must not wait for a slow check).
+    func countsStillShown(_ sent: [(push: PushMessage, badge: Int)], until deadline: ContinuousClock.Instant) async -> Bool {
+        let names = Array(Set(sent.compactMap { $0.push.count?.document }))
+        let expired = DownstreamError.unavailable("the check of the counts sent ran out of the lease's time")
+        guard let stored = try? await withDeadline(deadline, expired: expired, { try await read(names) }) else { return false }
         return Self.correctionsDue(sent, stored: stored).isEmpty
     }
 

@@ -9,12 +9,15 @@ import Synchronization
 extension FirestoreGateway {
     /// Takes the pending pushes of an event applied before, unless another delivery holds a live claim.
     /// The claim is conditional on the entry as read, so of two deliveries taking over at once one wins.
+    /// A claim dated a lease or more ahead of this instance's clock is not live: claims carry Firestore's
+    /// time, which no clock's skew puts that far ahead, and one kept would hold the pushes back until the
+    /// event's dead letter.
     func claim(_ state: LedgerState, holder: String) async throws {
         let now = Timestamp.now()
         let lease = pushLease / .seconds(1)
         for (other, at) in state.claims {
             let age = Double(now.seconds - at.seconds) + Double(now.nanos - at.nanos) / 1e9
-            if age < lease {
+            if age < lease, age > -lease {
                 throw DownstreamError.unavailable(
                     "another delivery of this event is sending its pushes (claimed \(Int(max(age, 0))) s ago by \(other))",
                     retryAfterSeconds: Int(min(lease - age, lease)) + 1)
@@ -56,8 +59,8 @@ extension FirestoreGateway {
     /// Returns the pushes sent, each with the badge it carried, the failure to hand back to the trigger
     /// when some failed transiently (they stay pending for a redelivery), and whether the counts were
     /// checked: every push went out and every device's count was still the stored one when read after
-    /// the sends (those of `alsoChecking` too: an earlier delivery's), recorded in the same commit (else
-    /// `correctCounts` follows).
+    /// the sends, by 75% of the lease (those of `alsoChecking` too: an earlier delivery's), recorded in
+    /// the same commit (else `correctCounts` follows).
     func send(
         _ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant, eventID: String,
         alsoChecking earlier: [(push: PushMessage, badge: Int)] = []
@@ -100,7 +103,10 @@ extension FirestoreGateway {
         if marksByDocument[state.main.name] == nil { marksByDocument[state.main.name] = [:] }
         // The usual case, in one commit with the record: every push out and no count changed since.
         var checked = false
-        if outcome.retryable.isEmpty, (sent + earlier).contains(where: { $0.push.count != nil }) { checked = await countsStillShown(sent + earlier) }
+        if outcome.retryable.isEmpty, (sent + earlier).contains(where: { $0.push.count != nil }) {
+            // Given up at 75% of the lease, leaving the record a fifth of it.
+            checked = await countsStillShown(sent + earlier, until: claimedAt + pushLease * 0.75)
+        }
         let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
             let counts = countsByDocument[name] ?? [:]
             let isMain = name == state.main.name
