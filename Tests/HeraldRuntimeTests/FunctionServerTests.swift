@@ -82,7 +82,8 @@ import WireFormats
             (DownstreamError.unavailable("firestore is down"), 503, "1"),  // a 503 always says when to come back
             (DownstreamError.throttled("quota", retryAfterSeconds: 60), 429, "60"),
             (DownstreamError.rejected("permission denied"), 400, nil),
-            (CancellationError(), 500, nil),
+            (CancellationError(), 503, "1"),  // the instance stopping: another takes the event
+            (UnclassifiedFailure(), 503, "1"),  // not known to be permanent: retried, never a bare 500
         ]
         for (error, status, retryAfter) in cases {
             try await withFunctionServer(RelayFunction(), gateway: FailingGateway(error: error)) { server in
@@ -91,6 +92,17 @@ import WireFormats
                 #expect(response.status == status, "\(error)")
                 #expect(response.headers["retry-after"] == retryAfter)
             }
+        }
+    }
+
+    /// A function that asks for another document after every read would ask again on every delivery:
+    /// the event is refused with the reason (it was a 500 without one).
+    @Test func aFunctionThatAsksWithoutEndIsRefusedWithTheReason() async throws {
+        try await withFunctionServer(EndlessReader(), gateway: Rooms.snapshot) { server in
+            let request = try Rooms.httpRequest(Rooms.created())
+            let response = try await client.post(server.baseURL + "/", headers: request.headers, body: request.body)
+            #expect(response.status == 400)
+            #expect(response.body.contains("kept asking for more documents"), "\(response.body)")
         }
     }
 
@@ -165,5 +177,23 @@ import WireFormats
             #expect(statuses[400, default: 0] > 100)
             #expect(try await client.get(server.baseURL + "/healthz").status == 200)
         }
+    }
+}
+
+/// An error of no kind the runtime knows.
+struct UnclassifiedFailure: Error {}
+
+/// Asks for one more document after each read, for ever.
+struct EndlessReader: EventFunction {
+    static let name = "endless"
+    static let summary = "test function"
+    var trigger: Trigger { RelayFunction().trigger }
+
+    func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
+        for index in 0... {
+            guard let next = try? change.document.sibling(path: "rooms/r/extra/d\(index)") else { break }
+            _ = try reading.document(next)
+        }
+        return .skip("unreachable")
     }
 }

@@ -208,18 +208,26 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
     }
 }
 
-/// A function that misbehaves: the trigger retries (500), its dead-letter policy bounds the attempts.
+/// A function that misbehaves on this event (it asks for documents without end): it will again, so the
+/// event is refused with the reason (400), and waits in the dead letters once the function is mended.
 struct PlanningError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 }
 
 /// The answer to a failure: 503/429 when the trigger should retry, 400 when it never can succeed.
-func responseToFailure(_ error: any Error, logger: Logger) -> EventResponse {
-    guard let error = error as? DownstreamError else {
-        // Unclassified: let the trigger retry; its dead-letter policy bounds the attempts.
-        logger.error("unexpected failure, the trigger will retry: \(error)")
-        return failure(500, "INTERNAL", "\(error)")
+func responseToFailure(_ failed: any Error, logger: Logger) -> EventResponse {
+    let error: DownstreamError
+    switch failed {
+    case let known as DownstreamError: error = known
+    case let planning as PlanningError: error = .rejected(planning.description)
+    case is CancellationError: error = .unavailable("the instance stopped before the event was done")
+    default:
+        // Unclassified: not known to be permanent, so the trigger retries; its dead-letter policy bounds the attempts.
+        logger.error("unexpected failure, the trigger will retry: \(failed)")
+        var response = failure(503, "UNAVAILABLE", "\(failed)")
+        response.retryAfterSeconds = 1
+        return response
     }
     let (status, code, retryAfter): (Int, String, Int?)
     switch error {
