@@ -160,7 +160,7 @@ import WireFormats
 
     /// A wrong FCM_ENDPOINT (a 404 page), the wrong project's credentials (SENDER_ID_MISMATCH) and an
     /// endpoint calling every token dead once removed tokens, or would have. None removes any now; a
-    /// single dead token among live ones still goes.
+    /// single dead token among live ones still goes. Credentials FCM refuses keep the pushes for a retry.
     @Test func aMisconfiguredFCMRemovesNoToken() async throws {
         let world = try await DevWorld.start()
         defer { world.dev.kill() }
@@ -169,6 +169,8 @@ import WireFormats
             ("a 404 page", { _, _ in FakeFCM.Answer(status: .notFound, body: "<html>Not Found</html>") }, 503),
             ("SENDER_ID_MISMATCH", { _, _ in FakeFCM.error(.forbidden, "PERMISSION_DENIED", "SENDER_ID_MISMATCH") }, 200),
             ("UNREGISTERED for all", { _, _ in FakeFCM.error(.notFound, "NOT_FOUND", "UNREGISTERED") }, 200),
+            // The service account without FCM's role: the pushes wait for the fix (they were given up).
+            ("PERMISSION_DENIED", { _, _ in FakeFCM.error(.forbidden, "PERMISSION_DENIED", nil, message: "Permission denied") }, 503),
         ]
         for (index, (what, script, status)) in answers.enumerated() {
             let fcm = FakeFCM(script: script)

@@ -28,6 +28,8 @@ import WireFormats
                 .badRequest, "INVALID_ARGUMENT", "INVALID_ARGUMENT", message: "Invalid value at 'message.data[0].value' (TYPE_STRING), 1"),
             "quota": FakeFCM.error(.tooManyRequests, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", retryAfter: "120"),
             "apns": FakeFCM.error(.unauthorized, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR"),
+            "no-role": FakeFCM.error(.forbidden, "PERMISSION_DENIED", nil, message: "Permission 'cloudmessaging.messages.create' denied"),
+            "bad-credentials": FakeFCM.error(.unauthorized, "UNAUTHENTICATED", nil, message: "Request had invalid authentication credentials."),
         ]
         let fake = FakeFCM { token, _ in answers[token] ?? FakeFCM.ok(token) }
         try await withTestHTTPServer(fake.router) { port in
@@ -54,6 +56,14 @@ import WireFormats
                 return
             }
             #expect(apns.contains("misconfigured"))
+            // Our own credentials refused (no FCM error code): an IAM change away, retried as Firestore's are.
+            for token in ["no-role", "bad-credentials"] {
+                guard case .failed(let reason, true, _) = await fcm.send(["token": .string(token)]) else {
+                    Issue.record("\(token): the push is kept for a retry")
+                    continue
+                }
+                #expect(reason.contains("roles/firebasecloudmessaging.admin"))
+            }
         }
         // Quota is handed back at once, never retried here; payload bugs are not retried either.
         #expect(fake.attempts.withLock { $0["quota"] } == 1)

@@ -161,6 +161,15 @@ public struct FCMClient: Sendable {
                 reason: "FCM's endpoint answered HTTP \(error.httpStatus) without FCM's error body: check FCM_ENDPOINT and any proxy",
                 retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         }
+        if error.status == .permissionDenied || error.status == .unauthenticated {
+            // The credentials, not the token (whose refusals FCM names above): the service account lacks
+            // FCM's role, or the project has the API turned off. An IAM change away from working, as for
+            // Firestore: retried, so no push is lost once it is fixed.
+            return .failed(
+                reason:
+                    "FCM refused the credentials (\(error.description)): grant the service account roles/firebasecloudmessaging.admin and enable the FCM API (fcm.googleapis.com)",
+                retryable: true, retryAfterSeconds: error.retryAfterSeconds)
+        }
         if error.status == .invalidArgument {
             // Dead only when FCM says the token itself is invalid; otherwise the payload is wrong.
             let text = error.message.lowercased()
