@@ -190,9 +190,13 @@ extension FirestoreGateway {
 /// dead at once: that is a misconfiguration (the wrong project, an endpoint that is not FCM), not a
 /// crowd of uninstalled apps, and removing them would lose every device. Such a batch removes nothing
 /// and logs an ERROR naming the likely cause.
+/// A batch is judged by people, not devices: one person who uninstalled the app from two devices of
+/// three in a conversation is no misconfiguration (judged by devices, their tokens were kept for ever,
+/// with an ERROR on every message to them).
 final class DeadTokenGuard: Sendable {
-    /// Share of dead answers above which nothing is removed: in one batch of at least `minimumBatch`,
-    /// or over the last `window` answers once there are at least `minimumWindow`.
+    /// Share above which nothing is removed: of the people answered in one batch of at least
+    /// `minimumBatch` answers (two people or more) whose every device came back dead, or of the dead
+    /// answers over the last `window` once there are at least `minimumWindow`.
     let threshold: Double
     let minimumBatch: Int
     static let window = 200
@@ -261,11 +265,14 @@ final class DeadTokenGuard: Sendable {
             if window.count > Self.window { window.removeFirst(window.count - Self.window) }
             return (window.filter { $0 }.count, window.count)
         }
-        let batchSuspect = answered.count >= minimumBatch && Double(dead.count) > threshold * Double(answered.count)
+        let people = Set(answered.map(\.0.userID))
+        let reached = Set(answered.filter { if case .dead = $0.1 { false } else { true } }.map(\.0.userID))
+        let gone = people.subtracting(reached).count
+        let batchSuspect = answered.count >= minimumBatch && people.count >= 2 && Double(gone) > threshold * Double(people.count)
         let windowSuspect = windowCount >= Self.minimumWindow && Double(windowDead) > threshold * Double(windowCount)
         if !dead.isEmpty, batchSuspect || windowSuspect {
             complain(
-                "FCM answered \(dead.count) of \(answered.count) sends (and \(windowDead) of the last \(windowCount)) with a dead token: "
+                "FCM answered \(dead.count) of \(answered.count) sends (every device of \(gone) of \(people.count) people, and \(windowDead) of the last \(windowCount) sends) with a dead token: "
                     + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, or the credentials are another project's. No token removed.")
             outcome.refusedRemovals = dead.count
             return outcome
