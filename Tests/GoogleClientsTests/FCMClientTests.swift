@@ -57,12 +57,12 @@ import WireFormats
             }
             #expect(apns.contains("misconfigured"))
             // Our own credentials refused (no FCM error code): an IAM change away, retried as Firestore's are.
-            for token in ["no-role", "bad-credentials"] {
+            for (token, fix) in [("no-role", "roles/firebasecloudmessaging.admin"), ("bad-credentials", "not valid")] {
                 guard case .failed(let reason, true, _) = await fcm.send(["token": .string(token)]) else {
                     Issue.record("\(token): the push is kept for a retry")
                     continue
                 }
-                #expect(reason.contains("roles/firebasecloudmessaging.admin"))
+                #expect(reason.hasPrefix(FCMClient.credentialsRefused) && reason.contains(fix), "\(reason)")
             }
         }
         // Quota is handed back at once, never retried here; payload bugs are not retried either.

@@ -243,7 +243,7 @@ enum CountedRooms {
             hanging.withLock { $0 = wrapper }
             return wrapper
         }
-        try await withRoom(fake, pushLease: 8, firestore: wrap) { firestore, processor in
+        try await withRoom(fake, pushLease: 20, firestore: wrap) { firestore, processor in
             let response = try await deliver(Rooms.created(id: "evt-slow-check"), to: processor)
             #expect(response.status == 200, "\(response.body)")
             #expect(try #require(hanging.withLock { $0 }).hung.withLock { $0 }, "the check's read hung")

@@ -18,8 +18,10 @@ import Testing
             removal: Write(.update(document, fields: [:], mask: [FieldPath("fcmTokens", token)]), precondition: .exists(true)))
     }
 
-    func judge(_ answers: [(String, String, Bool)]) throws -> DeadTokenGuard.Outcome {
+    func judge(_ answers: [(String, String, Bool)], after healthy: Int = 0) throws -> DeadTokenGuard.Outcome {
         let guardian = DeadTokenGuard(logger: Logger(label: "test"))
+        // Earlier sends that all went out: the window of recent answers.
+        _ = guardian.judge(try (0..<healthy).map { (try Self.push("u\($0)", "tok-\($0)"), SendResult.sent(name: "m\($0)")) })
         return guardian.judge(
             try answers.map { user, token, dead in (try Self.push(user, token), dead ? SendResult.dead(reason: "UNREGISTERED") : .sent(name: token)) })
     }
@@ -40,10 +42,24 @@ import Testing
         #expect(outcome.removals.isEmpty)
     }
 
-    /// One person's three devices all dead, and nobody else in the batch: that person uninstalled.
-    @Test func onePersonAloneWithEveryDeviceDeadLosesTheirTokens() throws {
-        let outcome = try judge([("bob", "bob-phone", true), ("bob", "bob-ipad", true), ("bob", "bob-laptop", true)])
+    /// One person's three devices all dead, nobody else in the batch: on an instance that has seen
+    /// nothing else, as likely an endpoint that is not FCM, so nothing is removed; after sends that went
+    /// out, that person uninstalled.
+    @Test func onePersonAloneIsJudgedByDevicesUntilTheWindowCanJudge() throws {
+        let bob = [("bob", "bob-phone", true), ("bob", "bob-ipad", true), ("bob", "bob-laptop", true)]
+        let fresh = try judge(bob)
+        #expect(fresh.refusedRemovals == 3)
+        #expect(fresh.removals.isEmpty)
+        let warm = try judge(bob, after: 20)
+        #expect(warm.refusedRemovals == 0)
+        #expect(warm.removals.count == 3)
+    }
+
+    /// One of a person's devices dead among their live ones, with others reached: that token goes.
+    @Test func oneDeadDeviceAmongLiveOnesIsRemoved() throws {
+        let outcome = try judge([("bob", "bob-phone", false), ("bob", "bob-ipad", true), ("carol", "carol-phone", false)])
         #expect(outcome.refusedRemovals == 0)
-        #expect(outcome.removals.count == 3)
+        #expect(outcome.removals.count == 1)
+        #expect(outcome.marks["bob-ipad"] == .dead)
     }
 }

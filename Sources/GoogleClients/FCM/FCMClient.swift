@@ -139,6 +139,9 @@ public struct FCMClient: Sendable {
     /// so: a 404 from a wrong `FCM_ENDPOINT` or a proxy's page must not remove every token, and
     /// SENDER_ID_MISMATCH (the token belongs to another Firebase project) is, for most tokens at once,
     /// the wrong project's credentials.
+    /// How the reason of a push refused for the credentials begins (retried, and worth an ERROR).
+    public static let credentialsRefused = "FCM refused the credentials"
+
     static func classify(_ error: GoogleAPIError) -> SendResult {
         switch error.fcmErrorCode ?? "" {
         case "UNREGISTERED":
@@ -161,14 +164,15 @@ public struct FCMClient: Sendable {
                 reason: "FCM's endpoint answered HTTP \(error.httpStatus) without FCM's error body: check FCM_ENDPOINT and any proxy",
                 retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         }
-        if error.status == .permissionDenied || error.status == .unauthenticated {
-            // The credentials, not the token (whose refusals FCM names above): the service account lacks
-            // FCM's role, or the project has the API turned off. An IAM change away from working, as for
-            // Firestore: retried, so no push is lost once it is fixed.
-            return .failed(
-                reason:
-                    "FCM refused the credentials (\(error.description)): grant the service account roles/firebasecloudmessaging.admin and enable the FCM API (fcm.googleapis.com)",
-                retryable: true, retryAfterSeconds: error.retryAfterSeconds)
+        if error.fcmErrorCode == nil, error.status == .permissionDenied || error.status == .unauthenticated {
+            // The credentials, not the token (whose refusals FCM names with a code): the service account
+            // lacks FCM's role, the project has the API turned off, or the key is not valid. An IAM change
+            // away from working, as for Firestore: retried, so no push is lost once it is fixed.
+            let fix =
+                error.status == .unauthenticated
+                ? "the credentials are not valid (a revoked key, another account's file)"
+                : "grant the service account roles/firebasecloudmessaging.admin and enable the FCM API (fcm.googleapis.com) in the project"
+            return .failed(reason: "\(Self.credentialsRefused) (\(error.description)): \(fix)", retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         }
         if error.status == .invalidArgument {
             // Dead only when FCM says the token itself is invalid; otherwise the payload is wrong.

@@ -15,8 +15,8 @@ import Logging
 ///    outcome: a redelivery that arrives meanwhile (a trigger's timeout) answers 503 instead of sending
 ///    the same pushes again, and takes over only once the claim is older than `pushLease`. The sender
 ///    starts no send after 40% of the lease, stops waiting for FCM at 60% (an unanswered send is sent
-///    once more by the next delivery) and records by 95%, so the lease is never overrun; it releases
-///    only its own claim.
+///    once more by the next delivery), gives up the check of the badges at 75% and records by 95%, so
+///    the lease is never overrun; it releases only its own claim.
 /// A dry run reads for real and writes and sends nothing.
 public struct FirestoreGateway: DocumentGateway {
     public let firestore: any FirestoreAPI

@@ -9,21 +9,23 @@ import Synchronization
 extension FirestoreGateway {
     /// Takes the pending pushes of an event applied before, unless another delivery holds a live claim.
     /// The claim is conditional on the entry as read, so of two deliveries taking over at once one wins.
-    /// A claim dated a lease or more ahead of this instance's clock is not live: claims carry Firestore's
-    /// time, which no clock's skew puts that far ahead, and one kept would hold the pushes back until the
+    /// A claim dated after the entry's version is not live: one kept would hold the pushes back until the
     /// event's dead letter.
     func claim(_ state: LedgerState, holder: String) async throws {
         let now = Timestamp.now()
         let lease = pushLease / .seconds(1)
-        for (other, at) in state.claims {
+        guard let version = state.main.updateTime else { throw DownstreamError.unavailable("the ledger entry has no version") }
+        // A claim carries the time of the commit that wrote it, so it is never later than the entry's
+        // version (a second's leeway for the time's precision); one that is was written by something other
+        // than a delivery, and is not live. No clock of this instance is involved.
+        for (other, at) in state.claims where at <= version.adding(.seconds(1)) {
             let age = Double(now.seconds - at.seconds) + Double(now.nanos - at.nanos) / 1e9
-            if age < lease, age > -lease {
+            if age < lease {
                 throw DownstreamError.unavailable(
                     "another delivery of this event is sending its pushes (claimed \(Int(max(age, 0))) s ago by \(other))",
                     retryAfterSeconds: Int(min(lease - age, lease)) + 1)
             }
         }
-        guard let version = state.main.updateTime else { throw DownstreamError.unavailable("the ledger entry has no version") }
         // Expired claims (their holders died) go; this holder's is stamped with Firestore's time.
         let stale = state.claims.keys.map { $0 == "claimedAt" ? FieldPath("claimedAt") : FieldPath("claims", $0) }
         let write = Write(
@@ -190,13 +192,14 @@ extension FirestoreGateway {
 /// dead at once: that is a misconfiguration (the wrong project, an endpoint that is not FCM), not a
 /// crowd of uninstalled apps, and removing them would lose every device. Such a batch removes nothing
 /// and logs an ERROR naming the likely cause.
-/// A batch is judged by people, not devices: one person who uninstalled the app from two devices of
-/// three in a conversation is no misconfiguration (judged by devices, their tokens were kept for ever,
-/// with an ERROR on every message to them).
+/// A batch reaching two people or more is judged by people, not devices: one person who uninstalled the
+/// app from two devices of three in a conversation is no misconfiguration (judged by devices, their
+/// tokens were kept for ever, with an ERROR on every message to them).
 final class DeadTokenGuard: Sendable {
     /// Share above which nothing is removed: of the people answered in one batch of at least
-    /// `minimumBatch` answers (two people or more) whose every device came back dead, or of the dead
-    /// answers over the last `window` once there are at least `minimumWindow`.
+    /// `minimumBatch` answers whose every device came back dead (of the devices, for a batch reaching
+    /// one person while the window is short of `minimumWindow`), or of the dead answers over the last
+    /// `window` once there are at least `minimumWindow`.
     let threshold: Double
     let minimumBatch: Int
     static let window = 200
@@ -235,6 +238,8 @@ final class DeadTokenGuard: Sendable {
                 logger.info("token of \(push.userID) is dead (\(reason))")
             case .failed(let reason, true, let after):
                 outcome.retryable.append((reason, after))
+                // Retried until the dead letter, and every push waits on it: loud, as a permanent failure was.
+                if reason.hasPrefix(FCMClient.credentialsRefused) { complain(reason) }
             case .failed(let reason, false, _):
                 // Not transient: the message is already in the app; a push that can never go is not retried.
                 outcome.marks[push.token] = .failed
@@ -268,7 +273,16 @@ final class DeadTokenGuard: Sendable {
         let people = Set(answered.map(\.0.userID))
         let reached = Set(answered.filter { if case .dead = $0.1 { false } else { true } }.map(\.0.userID))
         let gone = people.subtracting(reached).count
-        let batchSuspect = answered.count >= minimumBatch && people.count >= 2 && Double(gone) > threshold * Double(people.count)
+        let batchSuspect =
+            if answered.count < minimumBatch {
+                false
+            } else if people.count >= 2 {
+                Double(gone) > threshold * Double(people.count)
+            } else {
+                // One person alone (a direct message, a receipt to one's own devices) says nothing of
+                // people: judged by devices until the window has seen enough answers to judge instead.
+                windowCount < Self.minimumWindow && Double(dead.count) > threshold * Double(answered.count)
+            }
         let windowSuspect = windowCount >= Self.minimumWindow && Double(windowDead) > threshold * Double(windowCount)
         if !dead.isEmpty, batchSuspect || windowSuspect {
             complain(
