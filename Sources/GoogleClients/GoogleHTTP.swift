@@ -152,7 +152,8 @@ struct GoogleHTTP: Sendable {
                 response = try await httpClient.execute(request, timeout: remaining, maximumBodySize: 64 << 20)
                 bytes = response.body
             } catch {
-                outcome = .unreachable
+                // A caller that stopped waiting (its task cancelled) says nothing of the service.
+                outcome = Task.isCancelled ? .neutral : .unreachable
                 span?.setStatus(SpanStatus(code: .error, message: "no answer"))
                 observer?(RequestRecord(method: method, url: url, status: nil, duration: .now - started))
                 throw TransportError("\(method) \(HTTPURL.redacted(url)): \(error)", timedOut: (error as? HTTPTransportError)?.timedOut == true)

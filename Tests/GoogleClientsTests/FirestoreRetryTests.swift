@@ -171,6 +171,38 @@ import Testing
         #expect(server.connections == 7, "the failed probe opened it again")
     }
 
+    /// Callers that stop waiting (the check of the badges given up at its deadline) do not open the
+    /// breaker: counted as unanswered, six of them stopped every call to Firestore for 5 s.
+    @Test func callersThatStopWaitingDoNotOpenTheBreaker() async throws {
+        let calls = Counter()
+        _ = try await withTestHTTPServer(flaky([], calls: calls, delay: .seconds(3))) { port in
+            let db = FirestoreClient(
+                project: "p", endpoint: "http://127.0.0.1:\(port)", credentials: EmulatorCredentials(), httpClient: .shared,
+                readRetry: .none, writeRetry: .none, requestTimeout: .seconds(10))
+            let name = try DocumentName(project: "p", path: "a/b")
+            for _ in 0..<6 {
+                let before = calls.value
+                let read = Task { try await db.batchGet([name]) }
+                try await waitUntil(timeout: .seconds(30)) { calls.value > before }
+                read.cancel()
+                _ = await read.result
+            }
+            // Refused at once ("not calling it") when the breaker had opened.
+            let before = calls.value
+            _ = try await db.batchGet([name])
+            #expect(calls.value == before + 1)
+        }
+    }
+
+    /// Waits for `condition`, looking every 20 ms.
+    func waitUntil(timeout: Duration, _ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !condition() {
+            try #require(ContinuousClock.now < deadline, "not so within \(timeout)")
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+
     @Test func aTimedOutReadIsRetried() async throws {
         let calls = Counter()
         _ = try await withTestHTTPServer(flaky([], calls: calls, delay: .milliseconds(600))) { port in
