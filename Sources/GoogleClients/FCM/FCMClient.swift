@@ -135,13 +135,13 @@ public struct FCMClient: Sendable {
         return api.httpStatus >= 500
     }
 
+    /// How the reason of a push refused for the credentials begins (retried, and worth an ERROR).
+    public static let credentialsRefused = "FCM refused the credentials"
+
     /// FCM's answer, as what to do about the token. A token is dead only when FCM's own error body says
     /// so: a 404 from a wrong `FCM_ENDPOINT` or a proxy's page must not remove every token, and
     /// SENDER_ID_MISMATCH (the token belongs to another Firebase project) is, for most tokens at once,
     /// the wrong project's credentials.
-    /// How the reason of a push refused for the credentials begins (retried, and worth an ERROR).
-    public static let credentialsRefused = "FCM refused the credentials"
-
     static func classify(_ error: GoogleAPIError) -> SendResult {
         switch error.fcmErrorCode ?? "" {
         case "UNREGISTERED":
