@@ -27,7 +27,7 @@ struct CountingGateway: DocumentGateway {
         requests.increment()
         return try await inner.lookUp(lookups)
     }
-    func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome {
+    func execute(_ plan: Plan, for event: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome {
         requests.increment()
         return .applied
     }
@@ -183,5 +183,5 @@ final class ChangingWorld: DocumentGateway {
     }
     func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { try await snapshot.list(collections) }
     func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { try await snapshot.lookUp(lookups) }
-    func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
+    func execute(_ plan: Plan, for event: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome { .applied }
 }

@@ -121,6 +121,53 @@ import WireFormats
         #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 2])
     }
 
+    /// A plan too large for one commit commits on its own; its first commit was applied but answered
+    /// FAILED_PRECONDITION (the client's retry after an UNAVAILABLE met the document its first try had
+    /// changed). The delivery plans again and finds the ledger entry: its claim names this delivery, so
+    /// the pushes go at once (under a holder per plan, it took its own claim for another delivery's and
+    /// answered 503 for a whole lease).
+    @Test func aDeliveryThatPlansAgainKnowsItsOwnClaim() async throws {
+        let fake = FakeFCM()
+        let logger = self.logger
+        guard GoogleFirestoreEmulator.isInstalled else {
+            try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
+        }
+        try await GoogleFirestoreEmulator.run { host in
+            try await withTestHTTPServer(fake.router) { fcmPort in
+                let firestore = FirestoreClient(project: "herald-test", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
+                let fcm = FCMClient(
+                    project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared, retry: .none)
+                _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
+                let gateway = FirestoreGateway(
+                    firestore: AppliedThenFailedPrecondition(firestore), fcm: fcm, functionName: "wide-relay", dryRun: false, logger: logger)
+                let processor = EventProcessor(function: WideRelay(), gateway: gateway)
+                let http = try Rooms.httpRequest(Rooms.created(id: "evt-wide"))
+                let response = await processor.process(EventRequest(headers: http.headers, body: http.body), logger: logger)
+                #expect(response.status == 200, "\(response.body)")
+                #expect(try await firestore.get(Rooms.room)?["count"] == .integer(5), "applied once")
+            }
+        }
+        #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1])
+    }
+
+    /// Applies the first commit that creates a ledger entry and answers it FAILED_PRECONDITION.
+    final class AppliedThenFailedPrecondition: ForwardingFirestore {
+        let inner: FirestoreClient
+        let answered = Mutex(false)
+        init(_ inner: FirestoreClient) { self.inner = inner }
+        func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
+            let result = try await inner.commit(writes, transaction: transaction)
+            let first =
+                writes.contains { $0.precondition == .exists(false) }
+                && answered.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+            guard first else { return result }
+            throw GoogleAPIError(httpStatus: 400, status: .failedPrecondition, message: "the stored version is newer than the one read")
+        }
+    }
+
     /// Applies the first commit that creates a ledger entry and answers it ALREADY_EXISTS, as the
     /// client's retry of a commit answered UNAVAILABLE after it was applied would.
     final class AppliedThenAlreadyExists: ForwardingFirestore {
@@ -223,8 +270,8 @@ struct RemovingGateway: DocumentGateway {
     func read(_ names: [DocumentName]) async throws -> DocumentsRead { try await inner.read(names) }
     func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { try await inner.list(collections) }
     func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { try await inner.lookUp(lookups) }
-    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome {
+    func execute(_ plan: Plan, for change: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome {
         _ = try await firestore.commit([Write(.delete(remove))])
-        return try await inner.execute(plan, for: change)
+        return try await inner.execute(plan, for: change, delivery: delivery)
     }
 }

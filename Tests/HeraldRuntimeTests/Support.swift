@@ -32,6 +32,24 @@ struct RelayFunction: EventFunction {
     }
 }
 
+/// `RelayFunction` with 600 more documents written, one group each: more than one commit holds, so its
+/// plan is laid out in ledger parts and commits on its own.
+struct WideRelay: EventFunction {
+    static let name = "wide-relay"
+    static let summary = "test function"
+    var trigger: Trigger { RelayFunction().trigger }
+
+    func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
+        let relay = try RelayFunction().plan(for: change, reading: reading)
+        guard case .apply = relay.decision, let room = change.document.parent else { return relay }
+        let groups = (0..<600).compactMap { index -> [Write]? in
+            guard let extra = try? room.sibling(path: "\(room.path)/extra/d\(index)") else { return nil }
+            return [Write(.update(extra, fields: ["index": .integer(Int64(index))], mask: nil))]
+        }
+        return Plan(writes: relay.writes, groups: groups, pushes: relay.pushes)
+    }
+}
+
 /// Fails every read with the given error.
 struct FailingGateway: DocumentGateway {
     let error: any Error
@@ -39,7 +57,7 @@ struct FailingGateway: DocumentGateway {
     func read(_ names: [DocumentName]) async throws -> DocumentsRead { throw error }
     func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { throw error }
     func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { throw error }
-    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { throw error }
+    func execute(_ plan: Plan, for change: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome { throw error }
 }
 
 /// Holds every read until `release()` is called, to keep an event in flight.
@@ -59,7 +77,7 @@ final class GatedGateway: DocumentGateway, @unchecked Sendable {
     func list(_ collections: [CollectionPath]) async throws -> [CollectionPath: [FirestoreDocument]] { try await inner.list(collections) }
     func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]] { try await inner.lookUp(lookups) }
 
-    func execute(_ plan: Plan, for change: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
+    func execute(_ plan: Plan, for change: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome { .applied }
 
     func waitUntilEntered() async { for await _ in entered { return } }
     func release() {

@@ -12,9 +12,17 @@ public protocol DocumentGateway: Sendable {
     /// The documents each lookup finds (at most `ValueLookup.maximumFound` each).
     func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]]
     /// Carries the plan out exactly once for this event, as it was delivered (a redelivery reports `.duplicate`).
-    func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome
+    /// - delivery: this delivery's name, the same for every plan tried in it (`newDeliveryName()`): what
+    ///   one try committed, a later try of the same delivery knows as its own.
+    func execute(_ plan: Plan, for event: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome
     /// True when nothing is written or sent, only planned.
     var isDryRun: Bool { get }
+}
+
+/// A new delivery's name: 16 random hex digits (a ledger claim's key).
+public func newDeliveryName() -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    return String(decoding: (0..<16).map { _ in digits[Int.random(in: 0..<16)] }, as: UTF8.self)
 }
 
 /// A failure downstream, classified by what the trigger should do about it.
@@ -78,7 +86,7 @@ public struct SnapshotGateway: DocumentGateway {
         DocumentsRead.answering(NotReadYet(lookups: lookups), from: documents).lookups
     }
 
-    public func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome { .applied }
+    public func execute(_ plan: Plan, for event: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome { .applied }
 }
 
 public struct SnapshotError: Error, CustomStringConvertible {

@@ -73,10 +73,11 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                     documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
         }
         var failedWrites: [[Write]]?
+        let delivery = newDeliveryName()
         for attempt in 1...Self.maximumPlanAttempts {
             var planned: [[Write]] = []
             do {
-                return try await readPlanAndExecute(event, logger: logger, planned: &planned)
+                return try await readPlanAndExecute(event, delivery: delivery, logger: logger, planned: &planned)
             } catch DownstreamError.changedDuringPlanning(let reason) where attempt < Self.maximumPlanAttempts {
                 if planned == failedWrites {
                     // Read again, the documents gave the same plan, and it failed the same way: it fails on a
@@ -98,7 +99,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
 
     /// Reads what the function asks for (in rounds), plans, and has the gateway carry the plan out.
     /// - planned: the writes of the plan it tried to carry out (its writes, then each group).
-    func readPlanAndExecute(_ event: DecodedEvent, logger: Logger, planned: inout [[Write]]) async throws -> EventResponse {
+    func readPlanAndExecute(_ event: DecodedEvent, delivery: String, logger: Logger, planned: inout [[Write]]) async throws -> EventResponse {
         var change = event.change
         var read = DocumentsRead()
         if change.isDataMissing {
@@ -164,7 +165,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             writeCount = plan.allWritesCount
             // The ledger is keyed on the event as delivered, not on the document as read now; a creation
             // delivered without data by the create time read (`FirestoreGateway.ledgerName`).
-            outcome = try await gateway.execute(plan, for: change.dataWasOmitted && change.kind == .created ? change : event.change)
+            outcome = try await gateway.execute(plan, for: change.dataWasOmitted && change.kind == .created ? change : event.change, delivery: delivery)
             switch outcome {
             case .duplicate: logger.info("duplicate delivery: already applied")
             default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(writeCount) writes, \(plan.pushes.count) pushes")

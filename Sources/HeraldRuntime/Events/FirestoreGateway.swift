@@ -132,11 +132,10 @@ public struct FirestoreGateway: DocumentGateway {
         return try DocumentName(project: firestore.project, database: firestore.database, path: "\(ledgerCollection)/\(Digest.hex(identity))")
     }
 
-    public func execute(_ plan: Plan, for event: DocumentChange) async throws -> EffectsReport.Outcome {
+    public func execute(_ plan: Plan, for event: DocumentChange, delivery holder: String) async throws -> EffectsReport.Outcome {
         if isDryRun { return .applied }
         let ledger = EventLedger(main: try ledgerName(for: event))
         let layout = try ledger.layout(plan)
-        let holder = Self.newHolder()
         let started = ContinuousClock.now
         let first = try await commitFirst(layout, ledger: ledger, event: event, holder: holder)
         var state = first.state
@@ -272,11 +271,6 @@ public struct FirestoreGateway: DocumentGateway {
             writes = writes.filter { targets[$0.document] != nil || $0.precondition == nil }
         }
         throw DownstreamError.unavailable("ledger part \(part.name.path) could not be applied")
-    }
-
-    static func newHolder() -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: (0..<16).map { _ in digits[Int.random(in: 0..<16)] }, as: UTF8.self)
     }
 
     /// Google's answers, as what the trigger should do.
