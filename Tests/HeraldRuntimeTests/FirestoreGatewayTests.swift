@@ -23,6 +23,13 @@ import WireFormats
         _ fake: FakeFCM, dryRun: Bool = false, wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { $0 },
         _ body: @Sendable (FirestoreClient, EventProcessor<RelayFunction>) async throws -> Void
     ) async throws {
+        try await withWorld(fake, function: RelayFunction(), dryRun: dryRun, wrap: wrap, body)
+    }
+
+    func withWorld<Function: EventFunction>(
+        _ fake: FakeFCM, function: Function, dryRun: Bool = false, wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { $0 },
+        _ body: @Sendable (FirestoreClient, EventProcessor<Function>) async throws -> Void
+    ) async throws {
         guard GoogleFirestoreEmulator.isInstalled else {
             try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
         }
@@ -34,8 +41,8 @@ import WireFormats
                     project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(),
                     httpClient: .shared, retry: .none)
                 _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
-                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: "relay", dryRun: dryRun, logger: logger)
-                try await body(firestore, EventProcessor(function: RelayFunction(), gateway: gateway))
+                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger)
+                try await body(firestore, EventProcessor(function: function, gateway: gateway))
             }
         }
     }
@@ -128,52 +135,28 @@ import WireFormats
     /// answered 503 for a whole lease).
     @Test func aDeliveryThatPlansAgainKnowsItsOwnClaim() async throws {
         let fake = FakeFCM()
-        let logger = self.logger
-        guard GoogleFirestoreEmulator.isInstalled else {
-            try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
-        }
-        try await GoogleFirestoreEmulator.run { host in
-            try await withTestHTTPServer(fake.router) { fcmPort in
-                let firestore = FirestoreClient(project: "herald-test", endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
-                let fcm = FCMClient(
-                    project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared, retry: .none)
-                _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
-                let gateway = FirestoreGateway(
-                    firestore: AppliedThenFailedPrecondition(firestore), fcm: fcm, functionName: "wide-relay", dryRun: false, logger: logger)
-                let processor = EventProcessor(function: WideRelay(), gateway: gateway)
-                let http = try Rooms.httpRequest(Rooms.created(id: "evt-wide"))
-                let response = await processor.process(EventRequest(headers: http.headers, body: http.body), logger: logger)
-                #expect(response.status == 200, "\(response.body)")
-                #expect(try await firestore.get(Rooms.room)?["count"] == .integer(5), "applied once")
-            }
+        let answering = GoogleAPIError(httpStatus: 400, status: .failedPrecondition, message: "the stored version is newer than the one read")
+        let wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { AppliedThenAnswered($0, answering) }
+        try await withWorld(fake, function: WideRelay(), wrap: wrap) { firestore, processor in
+            let http = try Rooms.httpRequest(Rooms.created(id: "evt-wide"))
+            let response = await processor.process(EventRequest(headers: http.headers, body: http.body), logger: logger)
+            #expect(response.status == 200, "\(response.body)")
+            #expect(try await firestore.get(Rooms.room)?["count"] == .integer(5), "applied once")
         }
         #expect(fake.attempts.withLock { $0 } == ["tok-a": 1, "tok-b": 1])
     }
 
-    /// Applies the first commit that creates a ledger entry and answers it FAILED_PRECONDITION.
-    final class AppliedThenFailedPrecondition: ForwardingFirestore {
+    /// Applies the first commit that creates a ledger entry and answers it with `answer`, as the client's
+    /// retry of a commit answered UNAVAILABLE after it was applied would (ALREADY_EXISTS, or
+    /// FAILED_PRECONDITION when the retry first meets a document its first try changed).
+    final class AppliedThenAnswered: ForwardingFirestore {
         let inner: FirestoreClient
+        let answer: GoogleAPIError
         let answered = Mutex(false)
-        init(_ inner: FirestoreClient) { self.inner = inner }
-        func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
-            let result = try await inner.commit(writes, transaction: transaction)
-            let first =
-                writes.contains { $0.precondition == .exists(false) }
-                && answered.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-            guard first else { return result }
-            throw GoogleAPIError(httpStatus: 400, status: .failedPrecondition, message: "the stored version is newer than the one read")
+        init(_ inner: FirestoreClient, _ answer: GoogleAPIError = .exists(Rooms.room)) {
+            self.inner = inner
+            self.answer = answer
         }
-    }
-
-    /// Applies the first commit that creates a ledger entry and answers it ALREADY_EXISTS, as the
-    /// client's retry of a commit answered UNAVAILABLE after it was applied would.
-    final class AppliedThenAlreadyExists: ForwardingFirestore {
-        let inner: FirestoreClient
-        let answered = Mutex(false)
-        init(_ inner: FirestoreClient) { self.inner = inner }
         func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
             let result = try await inner.commit(writes, transaction: transaction)
             let first =
@@ -183,7 +166,7 @@ import WireFormats
                     return !done
                 }
             guard first else { return result }
-            throw GoogleAPIError(httpStatus: 409, status: .alreadyExists, message: "Document already exists")
+            throw answer
         }
     }
 
@@ -192,7 +175,8 @@ import WireFormats
     /// answered 503 for a whole lease).
     @Test func aFirstCommitAppliedButAnsweredAlreadyExistsIsThisDeliverysOwn() async throws {
         let fake = FakeFCM()
-        try await withWorld(fake, wrap: AppliedThenAlreadyExists.init) { firestore, processor in
+        let wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { AppliedThenAnswered($0) }
+        try await withWorld(fake, wrap: wrap) { firestore, processor in
             let first = try await deliver(Rooms.created(id: "evt-retried"), to: processor)
             #expect(first.status == 200, "\(first.body)")
             #expect(try await firestore.get(Rooms.room)?["count"] == .integer(5))
