@@ -62,4 +62,16 @@ import Testing
         #expect(outcome.removals.count == 1)
         #expect(outcome.marks["bob-ipad"] == .dead)
     }
+
+    /// The token sweep's page: nineteen dormant people's dead tokens and one active person's ten live
+    /// ones. By devices (19 of 29) it is no misconfiguration, and the dead tokens go; judged by people
+    /// (19 of 20) it was refused.
+    @Test func theSweepsPageIsJudgedByDevices() throws {
+        let sweep = DeadTokenGuard(threshold: 0.9, minimumBatch: 20, judgesPeople: false, logger: Logger(label: "test"))
+        let dormant = try (0..<19).map { (try Self.push("d\($0)", "dead-\($0)"), SendResult.dead(reason: "UNREGISTERED")) }
+        let active = try (0..<10).map { (try Self.push("active", "live-\($0)"), SendResult.sent(name: "m\($0)")) }
+        let outcome = sweep.judge(dormant + active)
+        #expect(outcome.refusedRemovals == 0)
+        #expect(outcome.removals.count == 19)
+    }
 }

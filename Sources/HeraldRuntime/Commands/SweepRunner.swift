@@ -77,7 +77,9 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     public var pageSize: Int
 
     /// Tokens checked by the daily pass are doubtful already (unrefreshed for weeks), so many may be
-    /// dead; only when nearly all of a page's (20 or more) are is it taken for a misconfiguration.
+    /// dead; only when nearly all of a page's (20 or more) are is it taken for a misconfiguration. Judged
+    /// by devices: a page holds mostly one token per person, and one active person's live tokens must
+    /// not make a page of dormant people's dead ones look like a misconfiguration.
     let deadTokens: DeadTokenGuard
 
     public init(
@@ -89,7 +91,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
         self.fcm = fcm
         self.dryRun = dryRun
         self.pageSize = pageSize
-        self.deadTokens = DeadTokenGuard(threshold: 0.9, minimumBatch: 20, logger: logger)
+        self.deadTokens = DeadTokenGuard(threshold: 0.9, minimumBatch: 20, judgesPeople: false, logger: logger)
     }
 
     public func run(at date: Timestamp = .now(), logger: Logger) async throws -> SweepReport {

@@ -208,9 +208,14 @@ final class DeadTokenGuard: Sendable {
     let recent = Mutex<[Bool]>([])
     let lastComplaint = Mutex<ContinuousClock.Instant?>(nil)
 
-    init(threshold: Double = 0.5, minimumBatch: Int = 3, logger: Logger) {
+    /// Whether a batch reaching several people is judged by people (an event's pushes) or by devices
+    /// (the token sweep's pages: tokens unrefreshed for weeks, mostly one per person).
+    let judgesPeople: Bool
+
+    init(threshold: Double = 0.5, minimumBatch: Int = 3, judgesPeople: Bool = true, logger: Logger) {
         self.threshold = threshold
         self.minimumBatch = minimumBatch
+        self.judgesPeople = judgesPeople
         self.logger = logger
     }
 
@@ -277,7 +282,7 @@ final class DeadTokenGuard: Sendable {
             if answered.count < minimumBatch {
                 false
             } else if people.count >= 2 {
-                Double(gone) > threshold * Double(people.count)
+                judgesPeople ? Double(gone) > threshold * Double(people.count) : Double(dead.count) > threshold * Double(answered.count)
             } else {
                 // One person alone (a direct message, a receipt to one's own devices) says nothing of
                 // people: judged by devices until the window has seen enough answers to judge instead.
