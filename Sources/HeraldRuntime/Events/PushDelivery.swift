@@ -278,15 +278,18 @@ final class DeadTokenGuard: Sendable {
         let people = Set(answered.map(\.0.userID))
         let reached = Set(answered.filter { if case .dead = $0.1 { false } else { true } }.map(\.0.userID))
         let gone = people.subtracting(reached).count
+        let mostDevicesDead = Double(dead.count) > threshold * Double(answered.count)
         let batchSuspect =
             if answered.count < minimumBatch {
                 false
+            } else if !judgesPeople {
+                mostDevicesDead
             } else if people.count >= 2 {
-                judgesPeople ? Double(gone) > threshold * Double(people.count) : Double(dead.count) > threshold * Double(answered.count)
+                Double(gone) > threshold * Double(people.count)
             } else {
                 // One person alone (a direct message, a receipt to one's own devices) says nothing of
                 // people: judged by devices until the window has seen enough answers to judge instead.
-                windowCount < Self.minimumWindow && Double(dead.count) > threshold * Double(answered.count)
+                windowCount < Self.minimumWindow && mostDevicesDead
             }
         let windowSuspect = windowCount >= Self.minimumWindow && Double(windowDead) > threshold * Double(windowCount)
         if !dead.isEmpty, batchSuspect || windowSuspect {
