@@ -32,16 +32,19 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
     public var message: String
     /// FCM's `google.firebase.fcm.v1.FcmError` errorCode, e.g. `UNREGISTERED`.
     public var fcmErrorCode: String?
+    /// The `reason` of a `google.rpc.ErrorInfo` detail, e.g. `SERVICE_DISABLED` or `IAM_PERMISSION_DENIED`.
+    public var reason: String?
     /// Seconds from a `Retry-After` header.
     public var retryAfterSeconds: Int?
     /// Whether the answer was Google's JSON error body (`{"error": {...}}`), not a proxy's page or a bare status.
     public var hasGoogleErrorBody: Bool
 
     public init(
-        httpStatus: Int, status: Status, message: String, fcmErrorCode: String? = nil, retryAfterSeconds: Int? = nil,
-        hasGoogleErrorBody: Bool = true
+        httpStatus: Int, status: Status, message: String, fcmErrorCode: String? = nil, reason: String? = nil,
+        retryAfterSeconds: Int? = nil, hasGoogleErrorBody: Bool = true
     ) {
         self.httpStatus = httpStatus
+        self.reason = reason
         self.hasGoogleErrorBody = hasGoogleErrorBody
         self.status = status
         self.message = message
@@ -69,18 +72,33 @@ public struct GoogleAPIError: Error, Sendable, Equatable, CustomStringConvertibl
             default: status = .unknown
             }
         }
-        let fcmCode = object?["details"]?.arrayValue?.first(where: {
-            $0["@type"]?.stringValue?.hasSuffix("google.firebase.fcm.v1.FcmError") == true
-        })?["errorCode"]?.stringValue
+        func detail(_ type: String) -> JSONValue? {
+            object?["details"]?.arrayValue?.first { $0["@type"]?.stringValue?.hasSuffix(type) == true }
+        }
         self.init(
             httpStatus: httpStatus, status: status ?? .unknown,
             message: String((object?["message"]?.stringValue ?? "HTTP \(httpStatus)").prefix(500)),
-            fcmErrorCode: fcmCode, retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingWhitespace) }.map { min(max($0, 0), 3600) },
+            fcmErrorCode: detail("google.firebase.fcm.v1.FcmError")?["errorCode"]?.stringValue,
+            reason: detail("google.rpc.ErrorInfo")?["reason"]?.stringValue.map { String($0.prefix(100)) },
+            retryAfterSeconds: retryAfter.flatMap { Int($0.trimmingWhitespace) }.map { min(max($0, 0), 3600) },
             hasGoogleErrorBody: object?.objectValue != nil)
     }
 
     public var description: String {
         "\(httpStatus) \(status.rawValue)\(fcmErrorCode.map { " (\($0))" } ?? ""): \(message)"
+    }
+}
+
+extension GoogleAPIError {
+    /// What to change when an API refuses the credentials (PERMISSION_DENIED or UNAUTHENTICATED), by the
+    /// cause Google's `ErrorInfo` names: the API turned off in the project, or the account without the role.
+    public func credentialsFix(api: String, role: String) -> String {
+        if status == .unauthenticated { return "the credentials are not valid (a revoked key, another account's file)" }
+        switch reason {
+        case "SERVICE_DISABLED": return "enable the API \(api) in the project (it is turned off)"
+        case "IAM_PERMISSION_DENIED": return "grant the service account \(role)"
+        default: return "grant the service account \(role) and enable the API \(api) in the project"
+        }
     }
 }
 

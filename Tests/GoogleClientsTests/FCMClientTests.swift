@@ -70,6 +70,35 @@ import WireFormats
         #expect(fake.attempts.withLock { $0["bad-payload"] } == 1)
     }
 
+    /// Google names why it refused the credentials in an `ErrorInfo` detail; the reason says which of the
+    /// two fixes is the one (bodies as Google answers them, trimmed).
+    @Test func refusedCredentialsNameTheirFixByGooglesReason() async throws {
+        @Sendable func refusal(_ reason: String, _ message: String) -> FakeFCM.Answer {
+            FakeFCM.Answer(
+                status: .forbidden,
+                body:
+                    #"{"error": {"code": 403, "message": "\#(message)", "status": "PERMISSION_DENIED", "details": [{"@type": "type.googleapis.com/google.rpc.Help", "links": []}, {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "\#(reason)", "domain": "googleapis.com", "metadata": {"service": "fcm.googleapis.com"}}]}}"#
+            )
+        }
+        let fake = FakeFCM { token, _ in
+            token == "api-off"
+                ? refusal("SERVICE_DISABLED", "Firebase Cloud Messaging API has not been used in project 12 before or it is disabled.")
+                : refusal("IAM_PERMISSION_DENIED", "Permission 'cloudmessaging.messages.create' denied on resource.")
+        }
+        try await withTestHTTPServer(fake.router) { port in
+            let fcm = client(port)
+            for (token, fix, notFix) in [
+                ("api-off", "enable the API fcm.googleapis.com", "roles/"), ("no-role", "roles/firebasecloudmessaging.admin", "enable"),
+            ] {
+                guard case .failed(let reason, true, _) = await fcm.send(["token": .string(token)]) else {
+                    Issue.record("\(token): the push is kept for a retry")
+                    continue
+                }
+                #expect(reason.hasPrefix(FCMClient.credentialsRefused) && reason.contains(fix) && !reason.contains(notFix), "\(reason)")
+            }
+        }
+    }
+
     /// A wrong FCM_ENDPOINT or a proxy answers 404 without FCM's error body: that is no dead token, and
     /// nothing is lost either (retryable, so the events come back once the setting is fixed).
     @Test func notFoundWithoutFCMsOwnWordIsNoDeadToken() async throws {

@@ -212,4 +212,20 @@ import Testing
         }
         #expect(calls.value >= 2)
     }
+
+    /// Firestore refusing the credentials says which fix by Google's `ErrorInfo` reason, as FCM's refusal does.
+    @Test func aRefusalOfTheCredentialsNamesItsFix() {
+        func refusal(_ reason: String?) -> GoogleAPIError {
+            let info = reason.map { #", "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "\#($0)"}]"# } ?? ""
+            let body = #"{"error": {"code": 403, "message": "denied", "status": "PERMISSION_DENIED"\#(info)}}"#
+            return GoogleAPIError(httpStatus: 403, body: Array(body.utf8), retryAfter: nil)
+        }
+        func fix(_ error: GoogleAPIError) -> String { error.credentialsFix(api: "firestore.googleapis.com", role: "roles/datastore.user") }
+        #expect(refusal("SERVICE_DISABLED").reason == "SERVICE_DISABLED")
+        #expect(fix(refusal("SERVICE_DISABLED")) == "enable the API firestore.googleapis.com in the project (it is turned off)")
+        #expect(fix(refusal("IAM_PERMISSION_DENIED")) == "grant the service account roles/datastore.user")
+        #expect(fix(refusal(nil)).contains("roles/datastore.user") && fix(refusal(nil)).contains("enable the API"))
+        let unauthenticated = GoogleAPIError(httpStatus: 401, body: Array(#"{"error": {"status": "UNAUTHENTICATED"}}"#.utf8), retryAfter: nil)
+        #expect(fix(unauthenticated).contains("not valid"))
+    }
 }

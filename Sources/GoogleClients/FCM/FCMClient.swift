@@ -168,10 +168,7 @@ public struct FCMClient: Sendable {
             // The credentials, not the token (whose refusals FCM names with a code): the service account
             // lacks FCM's role, the project has the API turned off, or the key is not valid. An IAM change
             // away from working, as for Firestore: retried, so no push is lost once it is fixed.
-            let fix =
-                error.status == .unauthenticated
-                ? "the credentials are not valid (a revoked key, another account's file)"
-                : "grant the service account roles/firebasecloudmessaging.admin and enable the FCM API (fcm.googleapis.com) in the project"
+            let fix = error.credentialsFix(api: "fcm.googleapis.com", role: "roles/firebasecloudmessaging.admin")
             return .failed(reason: "\(Self.credentialsRefused) (\(error.description)): \(fix)", retryable: true, retryAfterSeconds: error.retryAfterSeconds)
         }
         if error.status == .invalidArgument {

@@ -284,7 +284,8 @@ public struct FirestoreGateway: DocumentGateway {
                 return DownstreamError.throttled("Firestore: \(api)", retryAfterSeconds: api.retryAfterSeconds)
             case .unauthenticated, .permissionDenied:
                 // Usually an IAM change away from working: let the trigger retry rather than drop the event.
-                return DownstreamError.unavailable("Firestore refused the credentials: \(api)")
+                let fix = api.credentialsFix(api: "firestore.googleapis.com", role: "roles/datastore.user")
+                return DownstreamError.unavailable("Firestore refused the credentials (\(api)): \(fix)")
             default:
                 return DownstreamError.rejected("Firestore: \(api)")
             }
