@@ -36,14 +36,10 @@ struct CountingRelay: EventFunction {
 /// precondition notices it), once.
 final class InterferingFirestore: ForwardingFirestore {
     let inner: FirestoreClient
-    let interfered = Mutex(false)
+    let interference = FirstTime()
     init(inner: FirestoreClient) { self.inner = inner }
     func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
-        let first = interfered.withLock { done in
-            defer { done = true }
-            return !done
-        }
-        if first, writes.contains(where: { $0.document == Rooms.room }) { _ = try await inner.commit([CountedRooms.increment]) }
+        if interference.take(), writes.contains(where: { $0.document == Rooms.room }) { _ = try await inner.commit([CountedRooms.increment]) }
         return try await inner.commit(writes, transaction: transaction)
     }
 }
@@ -246,7 +242,7 @@ enum CountedRooms {
         try await withRoom(fake, pushLease: 20, firestore: wrap) { firestore, processor in
             let response = try await deliver(Rooms.created(id: "evt-slow-check"), to: processor)
             #expect(response.status == 200, "\(response.body)")
-            #expect(try #require(hanging.withLock { $0 }).hung.withLock { $0 }, "the check's read hung")
+            #expect(try #require(hanging.withLock { $0 }).hang.isTaken, "the check's read hung")
             let again = try await deliver(Rooms.created(id: "evt-slow-check"), to: processor)
             #expect(again.report?.outcome == .duplicate, "\(again.body)")
         }
@@ -258,7 +254,7 @@ enum CountedRooms {
 final class HangingReadFirestore: ForwardingFirestore {
     let inner: FirestoreClient
     let when: @Sendable () -> Bool
-    let hung = Mutex(false)
+    let hang = FirstTime()
     init(inner: FirestoreClient, when: @escaping @Sendable () -> Bool) {
         self.inner = inner
         self.when = when
@@ -267,13 +263,7 @@ final class HangingReadFirestore: ForwardingFirestore {
         try await inner.commit(writes, transaction: transaction)
     }
     func batchGet(_ names: [DocumentName], transaction: String?) async throws -> [DocumentName: FirestoreDocument?] {
-        let hangs =
-            when()
-            && hung.withLock { hung in
-                defer { hung = true }
-                return !hung
-            }
-        if hangs { try await Task.sleep(for: .seconds(60)) }
+        if when(), hang.take() { try await Task.sleep(for: .seconds(60)) }
         return try await inner.batchGet(names, transaction: transaction)
     }
 }

@@ -152,20 +152,14 @@ import WireFormats
     final class AppliedThenAnswered: ForwardingFirestore {
         let inner: FirestoreClient
         let answer: GoogleAPIError
-        let answered = Mutex(false)
+        let refusal = FirstTime()
         init(_ inner: FirestoreClient, _ answer: GoogleAPIError = .exists(Rooms.room)) {
             self.inner = inner
             self.answer = answer
         }
         func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
             let result = try await inner.commit(writes, transaction: transaction)
-            let first =
-                writes.contains { $0.precondition == .exists(false) }
-                && answered.withLock { done in
-                    defer { done = true }
-                    return !done
-                }
-            guard first else { return result }
+            guard writes.contains(where: { $0.precondition == .exists(false) }), refusal.take() else { return result }
             throw answer
         }
     }

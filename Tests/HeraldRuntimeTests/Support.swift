@@ -5,6 +5,7 @@ import GoogleClients
 import HeraldCore
 import HeraldRuntime
 import HeraldTesting
+import Synchronization
 import WireFormats
 
 /// A small function for exercising the runtime: a new message in `rooms/{roomId}/messages/{id}`
@@ -105,6 +106,18 @@ enum Rooms {
         let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
         let request = try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
         return (request.headers.merging(extraHeaders) { $1 }, request.body)
+    }
+}
+
+/// True the first time it is asked, false ever after: a stand-in that misbehaves once.
+final class FirstTime: Sendable {
+    private let taken = Mutex(false)
+    var isTaken: Bool { taken.withLock { $0 } }
+    func take() -> Bool {
+        taken.withLock { taken in
+            defer { taken = true }
+            return !taken
+        }
     }
 }
 
