@@ -1,6 +1,7 @@
 import FirestoreModel
 import GoogleClients
 import HeraldCore
+import HeraldTesting
 import Logging
 import Testing
 
@@ -40,6 +41,22 @@ import Testing
         let outcome = try judge([("bob", "bob-phone", true), ("bob", "bob-ipad", true), ("carol", "carol-phone", true)])
         #expect(outcome.refusedRemovals == 3)
         #expect(outcome.removals.isEmpty)
+    }
+
+    /// FCM refusing the credentials and a crowd of dead tokens are two problems, each with an ERROR
+    /// (a minute's silence after the first must not hide the second), and neither twice in a minute.
+    @Test func eachKindOfComplaintIsRaisedOnItsOwn() throws {
+        let log = RecordedLog()
+        let guardian = DeadTokenGuard(logger: log.logger("guard"))
+        let refused = SendResult.failed(reason: "\(FCMClient.credentialsRefused) (403 PERMISSION_DENIED): grant", retryable: true, retryAfterSeconds: nil)
+        let everyoneDead = try ["a", "b", "c"].map { (try Self.push($0, "tok-\($0)"), SendResult.dead(reason: "UNREGISTERED")) }
+        for _ in 0..<2 {
+            _ = guardian.judge([(try Self.push("a", "tok-a"), refused)])
+            _ = guardian.judge(everyoneDead)
+        }
+        let errors = log.text.split(separator: "\n").filter { $0.contains("ERROR") }
+        #expect(errors.filter { $0.contains(FCMClient.credentialsRefused) }.count == 1, "\(log.text)")
+        #expect(errors.filter { $0.contains("No token removed") }.count == 1, "\(log.text)")
     }
 
     /// One person's three devices all dead, nobody else in the batch: on an instance that has seen

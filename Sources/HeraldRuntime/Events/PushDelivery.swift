@@ -206,7 +206,9 @@ final class DeadTokenGuard: Sendable {
     static let minimumWindow = 10
     let logger: Logger
     let recent = Mutex<[Bool]>([])
-    let lastComplaint = Mutex<ContinuousClock.Instant?>(nil)
+    /// What the guard raises an ERROR about, each at most once a minute (one must not silence the other).
+    enum Complaint: Hashable { case deadTokens, refusedCredentials }
+    let lastComplaint = Mutex<[Complaint: ContinuousClock.Instant]>([:])
 
     /// Whether a batch reaching several people is judged by people (an event's pushes) or by devices
     /// (the token sweep's pages: tokens unrefreshed for weeks, mostly one per person).
@@ -244,7 +246,7 @@ final class DeadTokenGuard: Sendable {
             case .failed(let reason, true, let after):
                 outcome.retryable.append((reason, after))
                 // Retried until the dead letter, and every push waits on it: loud, as a permanent failure was.
-                if reason.hasPrefix(FCMClient.credentialsRefused) { complain(reason) }
+                if reason.hasPrefix(FCMClient.credentialsRefused) { complain(.refusedCredentials, reason) }
             case .failed(let reason, false, _):
                 // Not transient: the message is already in the app; a push that can never go is not retried.
                 outcome.marks[push.token] = .failed
@@ -294,6 +296,7 @@ final class DeadTokenGuard: Sendable {
         let windowSuspect = windowCount >= Self.minimumWindow && Double(windowDead) > threshold * Double(windowCount)
         if !dead.isEmpty, batchSuspect || windowSuspect {
             complain(
+                .deadTokens,
                 "FCM answered \(dead.count) of \(answered.count) sends (every device of \(gone) of \(people.count) people, and \(windowDead) of the last \(windowCount) sends) with a dead token: "
                     + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, or the credentials are another project's. No token removed.")
             outcome.refusedRemovals = dead.count
@@ -303,11 +306,11 @@ final class DeadTokenGuard: Sendable {
         return outcome
     }
 
-    /// An ERROR at most once a minute.
-    func complain(_ message: String) {
+    /// An ERROR at most once a minute for each kind of complaint.
+    func complain(_ complaint: Complaint, _ message: String) {
         let due = lastComplaint.withLock { last in
-            if let last, ContinuousClock.now - last < .seconds(60) { return false }
-            last = .now
+            if let previous = last[complaint], ContinuousClock.now - previous < .seconds(60) { return false }
+            last[complaint] = .now
             return true
         }
         if due { logger.error("\(message)") }
