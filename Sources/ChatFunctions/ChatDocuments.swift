@@ -150,16 +150,20 @@ struct Conversation {
             precondition: .exists(true))
     }
 
-    /// Each user's unread count down by one, never below zero.
-    func decrementUnread(for users: [String]) -> Write {
+    /// The user's unread count down by one, never below zero.
+    func decrementUnread(for user: String) -> Write {
         Write(
             .transform(name),
-            transforms: users.flatMap { user in
-                [
-                    FieldTransform(FieldPath(schema.unreadCountField, user), .increment(.integer(-1))),
-                    FieldTransform(FieldPath(schema.unreadCountField, user), .maximum(.integer(0))),
-                ]
-            }, precondition: .exists(true))
+            transforms: [
+                FieldTransform(FieldPath(schema.unreadCountField, user), .increment(.integer(-1))),
+                FieldTransform(FieldPath(schema.unreadCountField, user), .maximum(.integer(0))),
+            ], precondition: .exists(true))
+    }
+
+    /// Whether the conversation can have counted unread messages for `user`: a member, or someone it
+    /// still holds a count above zero for (who left after being counted).
+    func mayCountUnread(for user: String) -> Bool {
+        members.contains(user) || (document.value(at: [schema.unreadCountField, user])?.integerValue ?? 0) > 0
     }
 }
 

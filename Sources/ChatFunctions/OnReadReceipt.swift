@@ -80,7 +80,7 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         writes += toUncount.compactMap { receipts[$0].map { Message.recordReceipt($0, expireAt: expireAt) } }
         let users = try schema.users(toUncount, notifying: toUncount, near: conversationName, reading: reading)
         let uncounted = uncount(toUncount, users: users, in: conversation, reading: reading, reason: "read", messageID: message.id)
-        return Plan(writes: Write.merging(writes + uncounted.writes), pushes: uncounted.pushes, warnings: uncounted.warnings)
+        return Plan(writes: Write.merging(writes), groups: uncounted.groups, pushes: uncounted.pushes, warnings: uncounted.warnings)
     }
 
     /// The status moves forward: read when every recipient read it (a group too), delivered when every
@@ -115,33 +115,35 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
             return .skip("the message's conversation does not exist")
         }
         let message = schema.message(old)
-        let counted = message.countedAsUnread.filter { !message.readBy.contains($0) }
+        let conversation = schema.conversation(found)
+        // The marks are any client's to write: only a member, or someone the conversation still counts
+        // unread messages for (who left since), can have been counted.
+        let counted = message.countedAsUnread.filter { !message.readBy.contains($0) && conversation.mayCountUnread(for: $0) }
         guard !counted.isEmpty else { return .skip("the deleted message counted nobody as unread") }
         let users = try schema.users(counted, notifying: counted, near: conversationName, reading: reading)
-        let uncounted = uncount(counted, users: users, in: schema.conversation(found), reading: reading, reason: "deleted", messageID: old.name.documentID)
-        return Plan(writes: Write.merging(uncounted.writes), pushes: uncounted.pushes, warnings: uncounted.warnings)
+        let uncounted = uncount(counted, users: users, in: conversation, reading: reading, reason: "deleted", messageID: old.name.documentID)
+        return Plan(writes: [], groups: uncounted.groups, pushes: uncounted.pushes, warnings: uncounted.warnings)
     }
 
-    /// Each user's unread count in the conversation and badge down by one (never below zero), and their
-    /// devices told silently, with what they need to clear the conversation's notifications (an iPad
-    /// clears when the phone reads) or the unsent message's.
+    /// Each user's unread count in the conversation and badge down by one (never below zero), one group
+    /// per user (a large group's fit in commits of their own), and their devices told silently, with what
+    /// they need to clear the conversation's notifications (an iPad clears when the phone reads) or the
+    /// unsent message's.
     func uncount(
         _ ids: [String], users: [String: User], in conversation: Conversation, reading: Reads, reason: String,
         messageID: String
-    ) -> (writes: [Write], pushes: [PushMessage], warnings: [String]) {
-        guard !ids.isEmpty else { return ([], [], []) }
-        var writes = [conversation.decrementUnread(for: ids)]
+    ) -> (groups: [[Write]], pushes: [PushMessage], warnings: [String]) {
+        let groups = ids.map { id in [conversation.decrementUnread(for: id)] + (users[id]?.decrementBadge() ?? []) }
         let tokenStore = TokenStore(schema.tokens, documents: reading.read)
         var pushes: [PushMessage] = []
         var stored = StoredValues()
         for id in ids {
             guard let user = users[id] else { continue }
-            writes += user.decrementBadge()
             let badge = max(0, user.badge(&stored) - 1)
             pushes += tokenStore.pushes(to: user.document, userID: id, count: user.badgeSource) { token in
                 Notifications.silentBadge(token: token, badge: badge, conversationID: conversation.id, reason: reason, extra: ["messageId": messageID])
             }
         }
-        return (writes, pushes, stored.warnings)
+        return (groups, pushes, stored.warnings)
     }
 }

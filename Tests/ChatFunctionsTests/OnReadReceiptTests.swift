@@ -59,7 +59,7 @@ struct ReceiptWorld {
 @Suite struct OnReadReceiptTests {
     /// The status the plan writes on the message, if it writes one.
     static func statusWritten(_ plan: Plan) -> FirestoreValue? {
-        guard case .update(_, let fields, _)? = plan.writes.first(where: { $0.document.path == "conversations/family/messages/m1" })?.operation
+        guard case .update(_, let fields, _)? = plan.allWrites.first(where: { $0.document.path == "conversations/family/messages/m1" })?.operation
         else { return nil }
         return fields["status"]
     }
@@ -67,27 +67,27 @@ struct ReceiptWorld {
     @Test func aReadCountsDownOnceWithAReceiptAndLeavesTheMessageAlone() throws {
         let plan = try ReceiptWorld().plan()
         // Nothing written to the message (its readers keep writing it): the status stays, carol has not read it.
-        #expect(plan.writes.first { $0.document.path == "conversations/family/messages/m1" } == nil)
-        let receipt = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
+        #expect(plan.allWrites.first { $0.document.path == "conversations/family/messages/m1" } == nil)
+        let receipt = try #require(plan.allWrites.first { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
         #expect(receipt.precondition == .exists(false), "made once, by whichever event comes first")
-        let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
+        let conversation = try #require(plan.allWrites.first { $0.document.path == "conversations/family" })
         #expect(
             conversation.transforms == [
                 FieldTransform(FieldPath("unreadCount", "bob"), .increment(.integer(-1))),
                 FieldTransform(FieldPath("unreadCount", "bob"), .maximum(.integer(0))),
             ])
         // The badge is kept apart (every preset): it moves from the user document with its first count there.
-        let badge = try #require(plan.writes.first { $0.document.path == "badges/bob" })
+        let badge = try #require(plan.allWrites.first { $0.document.path == "badges/bob" })
         let total = FieldPath("unreadTotal")
         #expect(
             badge.transforms == [
                 FieldTransform(total, .maximum(.integer(3))), FieldTransform(total, .increment(.integer(-1))), FieldTransform(total, .maximum(.integer(0))),
             ])
-        let moved = try #require(plan.writes.first { $0.document.path == "users/bob" })
+        let moved = try #require(plan.allWrites.first { $0.document.path == "users/bob" })
         #expect(moved.operation == .update(moved.document, fields: [:], mask: [total]) && moved.precondition == .updateTime(Timestamp(seconds: 5)))
-        #expect(plan.writes.first { $0.document.path == "badges/carol" } == nil)
+        #expect(plan.allWrites.first { $0.document.path == "badges/carol" } == nil)
         #expect(
-            plan.writes.filter { $0.document != moved.document }.allSatisfy { if case .updateTime = $0.precondition { false } else { true } },
+            plan.allWrites.filter { $0.document != moved.document }.allSatisfy { if case .updateTime = $0.precondition { false } else { true } },
             "no write waits on a version but the badge's move (once per user)")
         // Bob's other devices hear the new badge silently.
         #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad"])
@@ -114,8 +114,8 @@ struct ReceiptWorld {
         before["heraldUnread"] = nil  // bob read before onMessageCreated's marks landed
         world.previous = before
         let plan = try world.plan()
-        #expect(plan.writes.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
-        #expect(plan.writes.contains { $0.document.path == "badges/bob" } && !plan.writes.contains { $0.document.path == "badges/carol" })
+        #expect(plan.allWrites.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
+        #expect(plan.allWrites.contains { $0.document.path == "badges/bob" } && !plan.allWrites.contains { $0.document.path == "badges/carol" })
     }
 
     @Test func anEventWithoutDataCountsDownEveryReaderWithoutAReceipt() throws {
@@ -124,8 +124,8 @@ struct ReceiptWorld {
         world.message["readBy"] = .array([.string("alice"), .string("bob"), .string("carol")])
         world.receipts = ["bob"]
         let plan = try world.plan()
-        #expect(plan.writes.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/carol" })
-        #expect(!plan.writes.contains { $0.document.path.hasSuffix("heraldReads/bob") || $0.document.path == "badges/bob" })
+        #expect(plan.allWrites.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/carol" })
+        #expect(!plan.allWrites.contains { $0.document.path.hasSuffix("heraldReads/bob") || $0.document.path == "badges/bob" })
         #expect(plan.pushes.map(\.token) == ["c-phone"])
     }
 
@@ -136,12 +136,12 @@ struct ReceiptWorld {
         world.previous = world.message.merging(["readBy": .array([.string("alice"), .string("bob")])]) { _, new in new }
         let plan = try world.plan()
         #expect(Self.statusWritten(plan) == .string("read"))
-        let message = try #require(plan.writes.first { $0.document.path == "conversations/family/messages/m1" })
+        let message = try #require(plan.allWrites.first { $0.document.path == "conversations/family/messages/m1" })
         guard case .updateTime = message.precondition else {
             Issue.record("the status write must be conditional on the version it moves forward")
             return
         }
-        let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
+        let conversation = try #require(plan.allWrites.first { $0.document.path == "conversations/family" })
         guard case .update(_, let conversationFields, let mask) = conversation.operation else {
             Issue.record("not an update")
             return
@@ -206,7 +206,7 @@ struct ReceiptWorld {
         world.schema = Schema.presets["prd000"]!
         world.conversation = ["participants": .array([.string("alice"), .string("bob"), .string("carol")]), "isGroup": .boolean(true)]
         let plan = try world.plan()
-        let message = try #require(plan.writes.first { $0.document.path.hasSuffix("/m1") })
+        let message = try #require(plan.allWrites.first { $0.document.path.hasSuffix("/m1") })
         #expect(message.transforms == [FieldTransform(FieldPath("readCount"), .maximum(.integer(1)))])
         #expect(message.precondition == .exists(true), "an older version's count can only leave a newer one as it is")
     }
@@ -235,17 +235,53 @@ struct ReceiptWorld {
         let (plan, wanted) = try plan(of: world.message)
         // Bob read it: his read's own event counts him down (with a receipt), whenever it comes; carol is uncounted here.
         #expect(wanted.map(\.path) == ["users/carol"])
-        let conversation = try #require(plan.writes.first { $0.document.path == "conversations/family" })
+        let conversation = try #require(plan.allWrites.first { $0.document.path == "conversations/family" })
         #expect(
             conversation.transforms == [
                 FieldTransform(FieldPath("unreadCount", "carol"), .increment(.integer(-1))),
                 FieldTransform(FieldPath("unreadCount", "carol"), .maximum(.integer(0))),
             ])
-        #expect(plan.writes.filter { $0.document.path.hasPrefix("badges/") }.count == 1)
-        #expect(plan.writes.first { $0.document.path.contains("/m1") } == nil, "the message is gone: nothing to write to it")
+        #expect(plan.allWrites.filter { $0.document.path.hasPrefix("badges/") }.count == 1)
+        #expect(plan.allWrites.first { $0.document.path.contains("/m1") } == nil, "the message is gone: nothing to write to it")
         #expect(plan.pushes.map(\.token) == ["c-phone"])
         #expect(plan.pushes.allSatisfy { $0.content["notification"] == nil })
         #expect(plan.pushes.allSatisfy { $0.content["data"]?["reason"] == "deleted" && $0.content["data"]?["messageId"] == "m1" })
+    }
+
+    /// A message unsent in a group of 300 that nobody had read: each of the 299 is uncounted in a group
+    /// of their own (one write of 598 transforms on the conversation was refused as a whole, every retry).
+    @Test func anUnreadMessageUnsentInALargeGroupIsUncountedPersonByPerson() throws {
+        var world = ReceiptWorld()
+        let members = (0..<300).map { "u\($0)" }
+        world.conversation["members"] = .array(members.map { .string($0) })
+        world.users = Dictionary(uniqueKeysWithValues: members.map { ($0, ["fcmTokens": .array([.string("tok-\($0)")]), "unreadTotal": .integer(1)]) })
+        var message = world.message
+        message["senderId"] = .string("u0")
+        message["readBy"] = .array([.string("u0")])
+        message["heraldUnread"] = .map(Dictionary(uniqueKeysWithValues: members.dropFirst().map { ($0, FirestoreValue.boolean(true)) }))
+        let (plan, _) = try plan(of: message, world)
+        #expect(plan.decision == .apply)
+        #expect(plan.writes.count == 0)
+        #expect(plan.groups.count == 299)
+        #expect(plan.groups.joined().allSatisfy { $0.transforms.count <= 3 }, "no write grows with the group")
+        #expect(plan.pushes.count == 299)
+        let conversation = try #require(plan.allWrites.first { $0.document.path == "conversations/family" })
+        #expect(conversation.transforms.count == 2 * 299)
+    }
+
+    /// The marks are any client's to write: one naming a stranger lowers no stranger's badge. Someone who
+    /// left after being counted (the conversation still counts for them) is uncounted.
+    @Test func aMarkNamingAStrangerUncountsNobodyButTheCounted() throws {
+        var world = ReceiptWorld()
+        world.conversation["unreadCount"] = .map(["dave": .integer(2), "carol": .integer(1)])
+        world.users["victim"] = ["fcmTokens": .array([.string("v-phone")]), "unreadTotal": .integer(4)]
+        world.users["dave"] = ["fcmTokens": .array([.string("d-phone")]), "unreadTotal": .integer(2)]
+        var message = world.message
+        message["heraldUnread"] = .map(["carol": .boolean(true), "victim": .boolean(true), "dave": .boolean(true)])
+        let (plan, _) = try plan(of: message, world)
+        #expect(Set(plan.allWrites.map(\.document.path)).isSuperset(of: ["badges/carol", "badges/dave"]))
+        #expect(!plan.allWrites.contains { $0.document.path.contains("victim") })
+        #expect(Set(plan.pushes.map(\.token)) == ["c-phone", "d-phone"])
     }
 
     @Test func aMessageNobodyStillCountedChangesNothing() throws {
