@@ -54,13 +54,14 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         try? DocumentName(project: user.project, database: user.database, path: "\(claimsCollection)/\(Digest.hex(token))")
     }
 
-    /// Well-formed tokens the new document has and the old one did not. An event without its data
-    /// cannot tell: it takes no token from anyone (a later sign-in's own event does).
+    /// Well-formed tokens the new document has and the old one did not, of those it keeps (the newest
+    /// `maximumTokensPerUser`: a document with thousands claims ten, in one commit). An event without its
+    /// data cannot tell: it takes no token from anyone (a later sign-in's own event does).
     func gained(in change: DocumentChange) -> [String] {
         guard let user = change.newDocument, !change.dataWasOmitted else { return [] }
         let store = TokenStore(schema.tokens)
         let before = Set(change.oldDocument.map(store.tokens(of:)) ?? [])
-        return store.tokens(of: user).filter { !before.contains($0) && Self.isWellFormed($0) }
+        return Self.normalized(store.tokens(of: user)).filter { !before.contains($0) }
     }
 
     /// Whether this write changed the set of (normal) tokens.

@@ -41,10 +41,12 @@ struct TokenStore {
     }
 
     /// One push to each of the user's devices, all with the same message: `message` is built once
-    /// (with the first token) because only the token differs.
+    /// (with the first token) because only the token differs. At most `TokenCleanup.maximumTokensPerUser`
+    /// devices, the last listed (the newest, in an array): the tokens are any client's to write, and one
+    /// user with thousands must not make every message to them thousands of sends.
     /// - count: where the badge the message carries is stored, so the executor sends the committed value.
     func pushes(to user: FirestoreDocument, userID: String, count: CountSource?, message: (_ token: String) -> FCMMessage) -> [PushMessage] {
-        let tokens = tokens(of: user)
+        let tokens = tokens(of: user).suffix(TokenCleanup.maximumTokensPerUser)
         guard let first = tokens.first else { return [] }
         let fcm = message(first)
         return tokens.map { PushMessage(userID: userID, token: $0, fcm: fcm, removal: removal(of: $0, from: user), count: count) }

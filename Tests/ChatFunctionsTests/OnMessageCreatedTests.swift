@@ -244,6 +244,16 @@ struct World {
         #expect(plan.write(to: "badges/ghost") == nil)  // no user document: no badge to raise
     }
 
+    /// Tokens are any client's to write: a user document holding 600 makes no more than ten sends per
+    /// message, to the last listed (the newest).
+    @Test func aUserWithThousandsOfTokensGetsTenPushes() throws {
+        var world = World()
+        let tokens = (0..<600).map { "tok-\($0)" }
+        world.users["bob"]?["fcmTokens"] = .array(tokens.map { .string($0) })
+        let plan = try world.plan()
+        #expect(plan.pushes.map(\.token) == Array(tokens.suffix(10)))
+    }
+
     @Test func viewingRecipientsGetNoPushAndMutedOnesOnlyTheirBadge() throws {
         var viewing = World()
         viewing.users["bob"]?["viewingConversationId"] = .string("c1")

@@ -24,6 +24,17 @@ import Testing
         return function.plan(for: change, given: DocumentsRead(found: Dictionary(uniqueKeysWithValues: read.map { ($0, change.newDocument!) }))).plan
     }
 
+    /// A user document written with 600 tokens claims and looks up only the ten it keeps (each claim and
+    /// removal a write: 600 of them were refused as one commit, every retry, and nothing was trimmed).
+    @Test func aDocumentWithThousandsOfTokensClaimsOnlyThoseItKeeps() throws {
+        let tokens = (0..<600).map { "dGVzdC10b2tlbi0\($0):APA91bH" }
+        let event = try self.change(["fcmTokens": .array(tokens.map { .string($0) })], old: [:])
+        let reads = try #require(TokenCleanup(schema: Schema.presets["default"]!).firstReads(for: event))
+        #expect(reads.lookups.count == 10)
+        #expect(reads.documents.count == 1 + 10, "the user document and ten claims")
+        #expect(Set(reads.lookups.compactMap(\.value.stringValue)) == Set(tokens.suffix(10)))
+    }
+
     @Test func arraysAreDedupedCleanedAndCappedKeepingTheNewest() throws {
         let messy: [FirestoreValue] =
             [.string(Self.good[0]), .string(""), .string("not a token"), .string(Self.good[1]), .string(Self.good[0])]
@@ -270,4 +281,5 @@ import Testing
         let withoutData = function.firstReads(for: change)?.lookups ?? []
         #expect(withoutData.isEmpty)
     }
+
 }
