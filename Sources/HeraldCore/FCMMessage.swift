@@ -180,15 +180,41 @@ public struct FCMMessage: Sendable, Hashable {
         return members
     }
 
-    /// The message with optional data dropped, largest first, until it fits FCM's payload limit: ids a
-    /// client chose can be long, and a notification that FCM refuses reaches nobody.
+    /// The message fitted to FCM's payload limit, the largest piece giving way first: a data value is
+    /// dropped (ids a client chose can be long), a notification text loses its end (a template that
+    /// repeats the preview). A notification that FCM refuses reaches nobody.
     public func fitted() -> FCMMessage {
         guard cheapPayloadBytesBound > Self.maximumPayloadBytes, payloadBytesBound > Self.maximumPayloadBytes else { return self }
         var message = self
-        while message.payloadBytes > Self.maximumPayloadBytes, let largest = message.data.max(by: { $0.value.utf8.count < $1.value.utf8.count }) {
-            message.data[largest.key] = nil
+        while case let excess = message.payloadBytes - Self.maximumPayloadBytes, excess > 0 {
+            let largest = message.data.max { $0.value.utf8.count < $1.value.utf8.count }
+            let body = message.notification?.body ?? ""
+            let title = message.notification?.title ?? ""
+            let longestText = max(body.utf8.count, title.utf8.count)
+            if let largest, largest.value.utf8.count >= longestText || longestText <= Self.ellipsis.utf8.count {
+                message.data[largest.key] = nil
+            } else if longestText > Self.ellipsis.utf8.count {
+                if body.utf8.count >= title.utf8.count {
+                    message.notification?.body = Self.shortened(body, by: excess)
+                } else {
+                    message.notification?.title = Self.shortened(title, by: excess)
+                }
+            } else {
+                break
+            }
         }
         return message
+    }
+
+    static let ellipsis = "…"
+
+    /// `text` without its last characters, at least `bytes` of them (each takes at least its UTF-8 bytes in
+    /// the JSON), and an ellipsis.
+    static func shortened(_ text: String, by bytes: Int) -> String {
+        var kept = Substring(text)
+        var removed = 0
+        while removed < bytes + ellipsis.utf8.count, let last = kept.popLast() { removed += last.utf8.count }
+        return kept + ellipsis
     }
 
     /// The `message` object of `projects.messages.send`, field for field as Google documents it.

@@ -32,6 +32,21 @@ import WireFormats
     }
 
     /// What is sent is written straight into JSON text; it must say exactly what the message's values say.
+    /// A template that repeats the preview (accepted: each template is short) can make an alert longer than
+    /// FCM takes: the longer text loses its end, whole characters, and the alert still goes.
+    @Test func anAlertTooLongForFCMLosesTheEndOfItsText() {
+        let family = "👨‍👩‍👧‍👦"
+        let preview = String(repeating: family, count: 80)
+        let message = FCMMessage(
+            token: "t", notification: .init(title: "Alice", body: "\(preview) \(preview) \(preview)"), data: ["conversationId": "c1"]
+        ).fitted()
+        #expect(message.payloadBytes <= FCMMessage.maximumPayloadBytes)
+        #expect(message.payloadBytes > FCMMessage.maximumPayloadBytes - 200, "no more is cut than it takes")
+        let body = message.notification?.body ?? ""
+        #expect(body.hasSuffix("…") && body.dropLast().allSatisfy { $0 == Character(family) || $0 == " " })
+        #expect(message.notification?.title == "Alice")
+    }
+
     @Test func theTextSentIsTheMessageAsValues() throws {
         var rng = SeededRandom(seed: 11)
         let pieces = ["a", "é", "🍝", "\"", "\\", "\n", "\u{1}", "Family", " "]
