@@ -54,8 +54,11 @@ enum SchemaCheck {
             return "a pattern of \(text.utf8.count) bytes; a document name is at most \(SchemaFile.maximumPatternBytes)"
         }
         let segments = text.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        guard segments.count % 2 == 0, segments.count <= 200 else {
+        guard segments.count % 2 == 0 else {
             return "\(FirestoreNames.quoted(text)) is not \(example): it has \(segments.count) segments, a document path has an even number"
+        }
+        guard segments.count <= 200 else {
+            return "\(FirestoreNames.quoted(text)) has \(segments.count) segments; a document path has at most 200"
         }
         var wildcards = Set<String>()
         for (index, segment) in segments.enumerated() {
@@ -93,6 +96,15 @@ extension Schema {
         if segments.count == 2 && conversationIDField == nil {
             throw SchemaError("key \"conversationIDField\" is needed when messages are a top-level collection (\(messagePattern))")
         }
+        if segments.count >= 4, let field = conversationIDField {
+            throw SchemaError(
+                "key \"conversationIDField\" is \"\(field)\" but messages (\(messagePattern)) are under their conversation: it is for top-level message collections only (set it to null)"
+            )
+        }
+        if segments.count == 2 && segments[0] == Substring(userCollection) {
+            throw SchemaError(
+                "keys \"messagePattern\" and \"userCollection\" name the same collection \"\(userCollection)\": a user and a message would be one document")
+        }
         if let parent = messageParentCollection, parent != conversationCollection {
             throw SchemaError(
                 "key \"conversationCollection\" is \"\(conversationCollection)\" but messages (\(messagePattern)) are under \"\(parent)\": a message's conversation is its parent document"
@@ -119,6 +131,9 @@ extension Schema {
         }
         if groupTypeField != nil && groupTypeValue == nil {
             throw SchemaError("key \"groupTypeField\" needs \"groupTypeValue\": the value that marks a group")
+        }
+        if let value = groupTypeValue, groupTypeField == nil {
+            throw SchemaError("key \"groupTypeValue\" is \"\(value)\" but no \"groupTypeField\" names the field it is the value of")
         }
         for place in [SchemaKey.Place.message, .conversation, .user] {
             var owners: [String: String] = [:]

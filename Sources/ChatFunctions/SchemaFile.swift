@@ -166,6 +166,9 @@ extension SchemaFile {
             } else if let title = try pattern("title", key: "titleKey") {
                 template.title = title
             } else if let key = members["titleKey"] {
+                guard template.title != nil else {
+                    throw SchemaError("key \"notificationText.\(kind).titleKey\": this alert has no title to localize (give it a \"title\" too)")
+                }
                 template.title?.key = key.stringValue
             }
             if let body = try pattern("body", key: "bodyKey") {

@@ -98,7 +98,7 @@ extension Schema {
             "senderNameField", "sender", .message, .app, .optionalField(\.senderNameField),
             "Shown as {sender} when set; else the sender's `displayNameField`."),
         .init("displayNameField", "sender", .user, .app, .field(\.displayNameField), "The sender's name in alerts when the message carries none."),
-        .init("textField", "text", .message, .app, .field(\.textField), "The alert's preview (first 100 characters) and the last message's text."),
+        .init("textField", "text", .message, .app, .field(\.textField), "The alert's preview (first 80 characters) and the last message's text."),
         .init("typeField", "type", .message, .app, .field(\.typeField), "A media type (image, video, …) shows a label such as \"📷 Photo\" instead of text."),
         .init("timestampField", "timestamp", .message, .app, .field(\.timestampField), "When it was sent (else its create time): orders the last message."),
         .init(
