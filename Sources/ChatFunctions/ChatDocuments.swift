@@ -53,7 +53,10 @@ struct Message {
 
     func ids(in field: String) -> Set<String> { Set(document[field]?.arrayValue?.compactMap(\.stringValue) ?? []) }
 
-    /// `sent`, for a message its client left `sending` (or without a status).
+    /// The statuses a client gives a message not yet on the server ("sending"; PRD 001 calls it "pending").
+    static let unsentStatuses = ["pending", "sending"]
+
+    /// `sent`, for a message its client left `sending` or `pending` (or without a status).
     func markSent() -> Write {
         Write(.update(name, fields: [schema.statusField: .string("sent")], mask: [FieldPath(schema.statusField)]), precondition: .exists(true))
     }
@@ -91,7 +94,7 @@ struct Conversation {
     var memberWarnings: [String] { schema.memberList(of: document).warnings }
     var isGroup: Bool { schema.isGroup(document) }
     /// The group's name as a notification shows it, or nil for a 1:1 chat.
-    var groupName: String? { isGroup ? ChatText.name(document[schema.groupNameField]?.stringValue ?? "", fallback: "Group") : nil }
+    var groupName: String? { isGroup ? ChatText.name(document[schema.groupNameField]?.stringValue ?? "", fallback: "Group Chat") : nil }
 
     /// The timestamp of the last message it shows.
     var lastMessageSentAt: Timestamp? {

@@ -8,19 +8,25 @@ import ZoneInfo
 public struct OnMessageCreated: EventFunction, ConfigurableFunction {
     public static let name = "onMessageCreated"
     public static let summary = "On a new message: push to the other participants and update the conversation."
-    /// A "viewing this conversation" mark older than this is stale, like presence.
+    public static let settings = ["HERALD_VIEWING_STALE_AFTER"]
+    /// A "viewing this conversation" mark older than this is stale, like presence (presenceSweeper
+    /// clears such marks after the same setting).
     public static let viewingFreshness: Int64 = 60
 
     public let schema: Schema
     /// For recipients' quiet hours, in their own time zones.
     public let timeZones: TimeZones
+    /// Seconds a viewing mark holds pushes back (`HERALD_VIEWING_STALE_AFTER`).
+    public let viewingStaleAfter: Int64
     public init(settings: FunctionSettings) throws {
         schema = try Schema.load(settings)
         timeZones = settings.timeZones
+        viewingStaleAfter = try settings.seconds("HERALD_VIEWING_STALE_AFTER", default: Self.viewingFreshness)
     }
-    public init(schema: Schema, timeZones: TimeZones = .utcOnly) {
+    public init(schema: Schema, timeZones: TimeZones = .utcOnly, viewingStaleAfter: Int64 = viewingFreshness) {
         self.schema = schema
         self.timeZones = timeZones
+        self.viewingStaleAfter = viewingStaleAfter
     }
 
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
@@ -54,12 +60,12 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let preview = Preview.of(text: message.text, type: message.storedType)
         var stored = StoredValues(warnings: conversation.memberWarnings)
 
-        // The conversation shows it as its last message, and it is `sent` if its client left it sending.
+        // The conversation shows it as its last message, and it is `sent` if its client left it sending (or pending).
         var writes: [Write] = []
         if let lastMessage = conversation.setLastMessage(message, senderID: senderID, senderName: senderName, preview: preview, sentAt: sentAt) {
             writes.append(lastMessage)
         }
-        if message.status == nil || message.status == "sending" { writes.append(message.markSent()) }
+        if message.status.map(Message.unsentStatuses.contains) ?? true { writes.append(message.markSent()) }
 
         // Each recipient who has not read it yet (a receipt can land before this event is handled) counts it
         // as unread: in the conversation, in their badge, and with a mark on the message that onReadReceipt
@@ -82,7 +88,7 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         let tokenStore = TokenStore(schema.tokens, documents: reading.read)
         var pushes: [PushMessage] = []
         for recipient in recipients {
-            guard let user = users[recipient], !user.isViewing(conversation.id, at: change.time, freshness: Self.viewingFreshness) else { continue }
+            guard let user = users[recipient], !user.isViewing(conversation.id, at: change.time, freshness: viewingStaleAfter) else { continue }
             // The badge as it will be once this message is counted (the stored count is any client's to write).
             let badge = min(user.badge(&stored), Int(Int32.max) - 1) + (isCounted.contains(recipient) ? 1 : 0)
             let decision = preferences.decision(

@@ -18,7 +18,7 @@ import HeraldCore
 public struct OnReadReceipt: EventFunction, ConfigurableFunction {
     public static let name = "onReadReceipt"
     public static let summary = "On a message update or deletion: advance its status and bring unread counts and badges down."
-    static let statusOrder = ["sending", "sent", "delivered", "read"]
+    static let statusOrder = Message.unsentStatuses + ["sent", "delivered", "read"]
 
     public let schema: Schema
     public init(settings: FunctionSettings) throws { schema = try Schema.load(settings) }

@@ -1,4 +1,5 @@
 import FirestoreModel
+import HeraldCore
 
 /// Values the functions read from documents that any client may have written: counts that could be
 /// any 64-bit integer (or not a number at all) and texts of any length. Reading them through here
@@ -10,13 +11,15 @@ struct StoredValues {
 
     var warnings: [String] = []
 
-    /// A count held in `field` of `document`, clamped to `countRange` (absent or not an integer: 0).
+    /// A count held in `field` of `document`, clamped to `countRange` (a double: its whole part, as the
+    /// push's badge takes it; absent or not a number: 0).
     mutating func count(_ field: String, of document: FirestoreDocument) -> Int {
         guard let value = document[field], value != .null else { return 0 }
-        guard let stored = value.integerValue else {
-            warnings.append("\(document.name.path) \(field) is not an integer; taken as 0")
+        guard let stored = CountSource.wholeNumber(value) else {
+            warnings.append("\(document.name.path) \(field) is not a number; taken as 0")
             return 0
         }
+        if value.integerValue == nil { warnings.append("\(document.name.path) \(field) holds a double; taken as \(stored)") }
         let clamped = min(max(stored, Self.countRange.lowerBound), Self.countRange.upperBound)
         if clamped != stored { warnings.append("\(document.name.path) \(field) holds \(stored), outside \(Self.countRange); taken as \(clamped)") }
         return Int(clamped)

@@ -96,9 +96,21 @@ public struct CountSource: Sendable, Hashable {
     }
 
     /// The count as a badge shows it: an integer clamped to what FCM and APNs take (a client may have
-    /// stored anything); absent or not an integer, 0.
+    /// stored anything); absent or not a number, 0.
     public static func badge(_ value: FirestoreValue?) -> Int {
-        guard let stored = value?.integerValue else { return 0 }
+        guard let stored = wholeNumber(value) else { return 0 }
         return Int(min(max(stored, 0), Int64(Int32.max)))
+    }
+
+    /// A count as stored: an integer, or the whole part of a finite double a client wrote (2.5 counts
+    /// 2; increments keep a double a double, so it would never be an integer again); else nil.
+    public static func wholeNumber(_ value: FirestoreValue?) -> Int64? {
+        switch value {
+        case .integer(let stored)?: return stored
+        case .double(let stored)? where stored.isFinite:
+            let whole = stored.rounded(.down)
+            return whole >= 0x1p63 ? .max : whole < -0x1p63 ? .min : Int64(whole)
+        default: return nil
+        }
     }
 }

@@ -110,6 +110,7 @@ struct World {
     ]
     var message: [String: FirestoreValue] = ["senderId": .string("alice"), "text": .string("Hey"), "timestamp": .timestamp(Timestamp(seconds: 1_795_165_200))]
     var now = Timestamp(seconds: 1_795_165_201)
+    var viewingStaleAfter = OnMessageCreated.viewingFreshness
 
     func plan() throws -> Plan {
         let conversationName = try DocumentName(project: "p", path: "conversations/c1")
@@ -124,7 +125,7 @@ struct World {
             eventID: "e", kind: .created, time: now, document: messageName,
             newDocument: FirestoreDocument(name: messageName, fields: message, createTime: now))
         read.found[messageName] = change.newDocument
-        return OnMessageCreated(schema: schema).plan(for: change, given: read).plan
+        return OnMessageCreated(schema: schema, viewingStaleAfter: viewingStaleAfter).plan(for: change, given: read).plan
     }
 }
 
@@ -254,6 +255,37 @@ struct World {
         #expect(plan.pushes.map(\.token) == Array(tokens.suffix(10)))
     }
 
+    /// A badge a client stored as a double (increments keep it one) counts its whole part, in the plan
+    /// and in the badge the executor reads back from the commit: never 0, never a crash for 1e300.
+    @Test func aBadgeStoredAsADoubleCountsItsWholePart() throws {
+        var world = World()
+        world.schema.badgeCollection = nil
+        world.users["bob"]?["unreadTotal"] = .double(2.5)
+        #expect(try world.plan().pushes.first?.badge == 3)
+        #expect(CountSource.badge(.double(3.5)) == 3)
+        #expect(CountSource.badge(.double(1e300)) == Int(Int32.max))
+        #expect(CountSource.badge(.double(-1e300)) == 0 && CountSource.badge(.double(.nan)) == 0)
+        #expect(CountSource.badge(.string("7")) == 0)
+    }
+
+    /// PRD 000: a group without a name is "Group Chat".
+    @Test func aGroupWithoutANameIsCalledGroupChat() throws {
+        var world = World()
+        world.conversation["isGroup"] = .boolean(true)
+        #expect(try world.plan().pushes.map(\.body) == ["Group Chat • Alice: Hey"])
+    }
+
+    /// A message its client left "pending" (PRD 001's name for it) or "sending" is marked sent; one
+    /// already further along is left alone.
+    @Test func aPendingOrSendingMessageIsMarkedSent() throws {
+        for (status, marked) in [("pending", true), ("sending", true), ("delivered", false)] {
+            var world = World()
+            world.message["status"] = .string(status)
+            let write = try world.plan().write(to: "conversations/c1/messages/m1")?.json["update"]?["fields"]?["status"]
+            #expect((write == ["stringValue": "sent"]) == marked, "\(status)")
+        }
+    }
+
     @Test func viewingRecipientsGetNoPushAndMutedOnesOnlyTheirBadge() throws {
         var viewing = World()
         viewing.users["bob"]?["viewingConversationId"] = .string("c1")
@@ -263,6 +295,10 @@ struct World {
         var stale = viewing
         stale.users["bob"]?["viewingAt"] = .timestamp(Timestamp(seconds: viewing.now.seconds - 61))
         #expect(try stale.plan().pushes.count == 1)
+        // An app that marks the conversation only when it opens it sets a longer HERALD_VIEWING_STALE_AFTER.
+        stale.viewingStaleAfter = try OnMessageCreated(settings: FunctionSettings(environment: ["HERALD_VIEWING_STALE_AFTER": "600"])).viewingStaleAfter
+        #expect(stale.viewingStaleAfter == 600)
+        #expect(try stale.plan().pushes.isEmpty)
         var muted = World()
         muted.conversation["mutedBy"] = .array([.string("bob")])
         let silent = try #require(try muted.plan().pushes.first)
