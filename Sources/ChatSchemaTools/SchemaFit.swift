@@ -245,10 +245,14 @@ struct Checking {
     static func describe(write: Write) -> String {
         var parts: [String] = []
         if case .update(_, let fields, let mask) = write.operation {
-            let names = mask.map { $0.map(\.description) } ?? fields.keys.sorted()
-            // A masked field absent from the fields is deleted (a badge moving out of the user document).
-            if !names.isEmpty {
-                parts.append(names.map { name in fields[name].map { "\(name) = \(Self.short($0))" } ?? "\(name) deleted" }.joined(separator: ", "))
+            let paths = mask ?? fields.keys.sorted().map { FieldPath($0) }
+            // A masked field absent from the fields is deleted (a badge moving out of the user document);
+            // a masked path into a map (`heraldUnread.u1`) is found in its map.
+            if !paths.isEmpty {
+                parts.append(
+                    paths.map { path in
+                        FieldPath.value(in: fields, at: path.segments[...]).map { "\(path) = \(Self.short($0))" } ?? "\(path) deleted"
+                    }.joined(separator: ", "))
             }
         }
         for transform in write.transforms {

@@ -11,9 +11,11 @@ extension JSONValue {
     public static let maximumDepth = 128
 
     /// Parses RFC 8259 JSON. Rejects invalid UTF-8, lone surrogates, trailing bytes and deep nesting.
-    public init<Bytes: Collection<UInt8>>(parsing bytes: Bytes) throws(JSONParseError) {
+    /// - refusingRepeated: the keys an object may not name twice (RFC 8259 leaves it open; by default the
+    ///   last value wins): for a file a person writes, where a repeated key is a mistake.
+    public init<Bytes: Collection<UInt8>>(parsing bytes: Bytes, refusingRepeated: ((String) -> Bool)? = nil) throws(JSONParseError) {
         let buffer = Array(bytes)
-        var parser = JSONParser(bytes: buffer)
+        var parser = JSONParser(bytes: buffer, refusesRepeated: refusingRepeated)
         self = try parser.parseDocument()
     }
 
@@ -24,9 +26,13 @@ extension JSONValue {
 
 private struct JSONParser {
     let bytes: [UInt8]
+    let refusesRepeated: ((String) -> Bool)?
     var index = 0
 
-    init(bytes: [UInt8]) { self.bytes = bytes }
+    init(bytes: [UInt8], refusesRepeated: ((String) -> Bool)?) {
+        self.bytes = bytes
+        self.refusesRepeated = refusesRepeated
+    }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
         // A UTF-8 byte order mark is tolerated at the very start, as most parsers do.
@@ -89,7 +95,12 @@ private struct JSONParser {
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let start = index
             let key = try parseString()
+            if let refusesRepeated, members[key] != nil, refusesRepeated(key) {
+                index = start
+                throw fail("key \"\(key.prefix(100))\" appears twice in one object")
+            }
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw fail("expected ':'") }
             index += 1

@@ -99,6 +99,12 @@ import WireFormats
         #expect(schema.badgeField == "badgeCount" && schema.senderIDField == "senderID")
         #expect { _ = try Schema.load(FunctionSettings.reading(schema: #"{"badgeField": 3}"#)) } throws: { "\($0)".contains("badgeField") }
         #expect { _ = try FunctionSettings.reading(schema: "{not json") } throws: { "\($0)".contains("HERALD_SCHEMA") }
+        // A key named twice is a mistake, not the last one winning; a comment may repeat.
+        #expect { _ = try FunctionSettings.reading(schema: #"{"badgeField": "a", "badgeField": "b"}"#) } throws: {
+            "\($0)".contains("key \"badgeField\" appears twice")
+        }
+        let commented = try FunctionSettings.reading(schema: #"{"// badgeField": "one", "// badgeField": "two", "badgeField": "b"}"#)
+        #expect(try Schema.load(commented).badgeField == "b")
     }
 
     @Test func commentsAreSkippedAndNestedMessagesNameTheirConversations() throws {

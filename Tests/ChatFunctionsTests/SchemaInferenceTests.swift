@@ -107,6 +107,9 @@ import WireFormats
         #expect(group.writes.contains { $0 == "users/u4: badgeCount deleted" }, "\(group.writes)")
         #expect(report.notes.contains { $0.hasPrefix("14 of 14 users hold badgeCount: the badge is kept in badges/{userId}") }, "\(report.notes)")
         #expect(group.writes.contains { $0.hasPrefix("rooms/r13: ") && $0.contains("unreadCounts.u1 +1") && $0.contains("unreadCounts.u4 +1") })
+        // Herald's unread mark is set inside its map, not deleted (a dotted mask path was looked up whole).
+        let marks = try #require(group.writes.first { $0.hasPrefix("rooms/r13/posts/p10: ") }, "\(group.writes)")
+        #expect(marks.contains("heraldUnread.u1 = true") && !marks.contains("deleted"), "\(marks)")
     }
 
     // MARK: Hostile or odd data: a clear answer, never a crash or a guess presented as certain.
