@@ -87,7 +87,7 @@ enum Looks {
     static let messageTypes: Set<String> = [
         "text", "image", "photo", "video", "audio", "voice", "file", "document", "location", "sticker", "gif", "system",
     ]
-    static let statuses: Set<String> = ["sending", "sent", "delivered", "read"]
+    static let statuses: Set<String> = ["pending", "sending", "sent", "delivered", "read"]
 
     /// `roomId` for `rooms`, `messageId` for `messages`.
     static func wildcard(for collection: String) -> String {

@@ -76,7 +76,10 @@ extension Inferring {
             }
         }
         if proposal["statusField"] == nil {
-            decide("statusField", "status", "not in your data: Herald writes sent, delivered and read to status (set another field name if you like)")
+            let field = Self.unused("status", in: profiles)
+            decide(
+                "statusField", .string(field),
+                Self.newField(field, preferred: "status", in: profiles, noun: noun) + ": Herald writes sent, delivered and read to it")
         }
         // Arrays of member ids on a message: who read it, who received it, whom it mentions.
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) where profile.count("array") == profile.present {
@@ -166,7 +169,10 @@ extension Inferring {
         } else if counts.count > 1 {
             leaveOpen("unreadCountField", "\(counts.joined(separator: ", ")) each map members to numbers: set the unread one")
         } else {
-            decide("unreadCountField", "unreadCount", "not in your data: Herald writes each member's unread count there")
+            let field = Self.unused("unreadCount", in: profiles)
+            decide(
+                "unreadCountField", .string(field),
+                Self.newField(field, preferred: "unreadCount", in: profiles, noun: noun) + ": Herald writes each member's unread count there")
         }
         lastMessage(profiles, documents: documents, noun: noun)
     }
@@ -197,10 +203,25 @@ extension Inferring {
             }
         }
         if flat.isEmpty {
-            decide("lastMessage", ["map": "lastMessage"], "not in your data: Herald writes the newest message into a lastMessage map")
+            let field = Self.unused("lastMessage", in: profiles)
+            decide(
+                "lastMessage", ["map": .string(field)],
+                Self.newField(field, preferred: "lastMessage", in: profiles, noun: noun) + ": Herald writes the newest message into that map")
         } else {
             decide("lastMessage", ["flat": .object(flat)], "\(evidence.joined(separator: ", ")): last-message fields on \(noun)")
         }
+    }
+
+    /// A field for Herald to write: `preferred`, unless the data already holds it for something else
+    /// (Herald would write over the app's own values), then `herald` + `Preferred`.
+    static func unused(_ preferred: String, in profiles: [String: FieldProfile]) -> String {
+        profiles[preferred] == nil ? preferred : "herald" + preferred.prefix(1).uppercased() + preferred.dropFirst()
+    }
+
+    /// Why a field Herald writes is new: not in the data, or the preferred name is taken.
+    static func newField(_ field: String, preferred: String, in profiles: [String: FieldProfile], noun: String) -> String {
+        guard field != preferred, let taken = profiles[preferred] else { return "not in your data" }
+        return "\(preferred) in \(taken.present) \(noun) holds your app's own values, not Herald's: a field of its own, \(field)"
     }
 
     mutating func userFields() {

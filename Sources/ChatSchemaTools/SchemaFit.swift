@@ -127,7 +127,7 @@ struct Checking {
             misfit(conversation, "\(flag) is \(kind(value)), not a boolean: the group flag is ignored")
         }
         if schema.isGroup(conversation), let value = conversation[schema.groupNameField], value.stringValue == nil {
-            misfit(conversation, "\(schema.groupNameField) is \(kind(value)), not a string: alerts say \"Group\"")
+            misfit(conversation, "\(schema.groupNameField) is \(kind(value)), not a string: alerts say \"Group Chat\"")
         }
         if case .map(let field) = schema.lastMessage, let value = conversation[field], value.mapValue == nil {
             misfit(conversation, "\(field) is \(kind(value)); Herald writes the last message there as a map")
@@ -155,6 +155,12 @@ struct Checking {
                 misfit(message, "sender \(sender) (\(schema.senderIDField)) is not a member of \(conversationName.path): no push would go out")
             }
         case let value: misfit(message, "\(schema.senderIDField) is \(kind(value)); the sender's user id (a string) is needed")
+        }
+        if let value = message[schema.statusField], !(value.stringValue.map(Looks.statuses.contains) ?? false) {
+            misfit(
+                message,
+                "\(schema.statusField) is \(kind(value) == "string" ? FirestoreNames.quoted(value.stringValue ?? "") : kind(value)): Herald writes sent, delivered and read over it"
+            )
         }
         for (field, expected) in [(schema.textField, "string"), (schema.timestampField, "timestamp"), (schema.readByField, "array")] {
             if let value = message[field], kind(value) != expected { misfit(message, "\(field) is \(kind(value)), not a \(expected)") }

@@ -147,4 +147,25 @@ import WireFormats
         #expect(proposal["badgeField"] != "badgeCount", "\(proposal.text)")
         #expect(proposal["messagePattern"] == "rooms/{roomId}/posts/{postId}")
     }
+
+    /// A field the app keeps for itself under the name Herald would have written (a post's `status` of
+    /// "edited", a room's `lastMessage` text) gets a field of Herald's own, and `schema check` names a
+    /// status field that holds the app's values (Herald would write over them).
+    @Test func fieldsTheAppKeepsForItselfAreNotProposedForHerald() throws {
+        let documents = try Self.export("export").map { document in
+            var document = document
+            let segments = document.name.segments
+            if segments.count == 4, segments[2] == "posts" { document.fields["status"] = .string("edited") }
+            if segments.count == 2, segments[0] == "rooms" { document.fields["lastMessage"] = .string("see you") }
+            return document
+        }
+        let proposal = try SchemaInference.propose(from: AppData(documents))
+        #expect(proposal["statusField"] == "heraldStatus", "\(proposal.text)")
+        #expect(proposal["lastMessage"] == ["map": "heraldLastMessage"], "\(proposal.text)")
+        #expect(proposal.text.contains("status in "), "\(proposal.text)")
+        var schema = try Schema.load("team.json", file: .object(try Self.teamSchema))
+        schema.statusField = "status"
+        let report = SchemaFit.check(schema, against: AppData(documents), newestMessages: 1)
+        #expect(report.text.contains("status is \"edited\": Herald writes sent, delivered and read over it"), "\(report.text)")
+    }
 }
