@@ -57,6 +57,23 @@ import Testing
         #expect(kept.map(\.userID) == (0..<count / 2).map { "u\($0)" })
     }
 
+    /// A badge moving out of the user document is deleted there on the condition that the document is
+    /// as read: in the first commit, a changed document plans the event again; in a later part it could
+    /// never be applied (each retry meets the same stale version). Those groups go first, wherever they are in the plan.
+    @Test func groupsThatRequireAVersionAreInTheFirstCommit() throws {
+        var plan = try plan(recipients: 1000)
+        let moved = try (990..<1000).map { try DocumentName(project: "p", path: "users/u\($0)") }
+        for (index, user) in zip(990..<1000, moved) {
+            plan.groups[index].append(Write(.update(user, fields: [:], mask: [FieldPath("badge")]), precondition: .updateTime(Timestamp(seconds: 7))))
+        }
+        let layout = try ledger.layout(plan)
+        #expect(!layout.parts.isEmpty)
+        #expect(Set(moved).isSubset(of: Set(layout.first.map(\.document))), "every move in the first commit")
+        #expect(layout.parts.joined().allSatisfy { if case .updateTime = $0.precondition { false } else { true } })
+        let badges = ([layout.first] + layout.parts).joined().filter { $0.document.path.hasPrefix("users/") && !$0.transforms.isEmpty }
+        #expect(badges.count == 1000, "every group once")
+    }
+
     @Test func aThousandRecipientsSpillIntoPartsWithinFirestoresLimits() throws {
         let plan = try plan(recipients: 1000)
         let layout = try ledger.layout(plan)

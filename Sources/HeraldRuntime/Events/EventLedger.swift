@@ -52,6 +52,10 @@ struct EventLedger: Sendable {
 
     func layout(_ plan: Plan) throws(DownstreamError) -> Layout {
         let shards = Self.shards(plan.pushes)
+        // A group that requires a version (a badge moving out of the user document, deleted on the
+        // condition that the document is as read) goes first: in the first commit, a changed document
+        // plans the event again; in a later part, it could never be applied.
+        let groups = plan.groups.filter(Self.requiresAVersion) + plan.groups.filter { !Self.requiresAVersion($0) }
         var reserved = 1 + (shards.count - 1)
         for _ in 0..<8 {
             var builder = CommitBuilder(capacity: Self.maximumWritesPerCommit - reserved)
@@ -59,15 +63,15 @@ struct EventLedger: Sendable {
                 throw .rejected("the plan's own writes (\(plan.writes.count)) exceed one commit beside the ledger")
             }
             var index = 0
-            while index < plan.groups.count, builder.add(plan.groups[index]) { index += 1 }
+            while index < groups.count, builder.add(groups[index]) { index += 1 }
             var parts: [[Write]] = []
             var next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
-            while index < plan.groups.count {
-                if next.add(plan.groups[index]) {
+            while index < groups.count {
+                if next.add(groups[index]) {
                     index += 1
                     continue
                 }
-                guard !next.writes.isEmpty else { throw .rejected("one group of the plan exceeds a commit (\(plan.groups[index].count) writes)") }
+                guard !next.writes.isEmpty else { throw .rejected("one group of the plan exceeds a commit (\(groups[index].count) writes)") }
                 parts.append(next.writes)
                 next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
             }
@@ -77,6 +81,10 @@ struct EventLedger: Sendable {
             reserved = 1 + layout.partCount
         }
         throw .rejected("the plan cannot be laid out in commits of \(Self.maximumWritesPerCommit) writes")
+    }
+
+    static func requiresAVersion(_ group: [Write]) -> Bool {
+        group.contains { if case .updateTime = $0.precondition { true } else { false } }
     }
 
     static func shards(_ pushes: [PushMessage]) -> [[PushMessage]] {
