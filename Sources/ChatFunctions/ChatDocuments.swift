@@ -241,7 +241,7 @@ enum ChatText {
     /// and isolated when it is written right to left (`DisplayedText`), whatever a client stored.
     static func name(_ text: String, fallback: String = "Someone") -> String {
         let cleaned = DisplayedText.cleaned(text)
-        return DisplayedText.shown(StoredValues.bounded(cleaned.isEmpty ? fallback : cleaned, characters: 40, bytes: 160))
+        return DisplayedText.shown(DisplayedText.bounded(cleaned.isEmpty ? fallback : cleaned, characters: 40, bytes: 160))
     }
 
     /// The sender as alerts name them: their name, followed by the start of their user id when another

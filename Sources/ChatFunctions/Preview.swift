@@ -21,7 +21,7 @@ public enum Preview {
     public static func of(text: String?, type: String?) -> String {
         let collapsed = collapsed(text)
         return collapsed.isEmpty
-            ? label(type: type).text : DisplayedText.shown(StoredValues.bounded(collapsed, characters: maximumCharacters, bytes: maximumBytes))
+            ? label(type: type).text : DisplayedText.shown(DisplayedText.bounded(collapsed, characters: maximumCharacters, bytes: maximumBytes))
     }
 
     /// The key of the label's string in the app's languages, for a message without text (a text is never translated).

@@ -1,4 +1,5 @@
 import FirestoreModel
+import HeraldCore
 import WireFormats
 
 /// Reads a schema JSON file over a preset and writes one back, through `Schema.keys`. A schema file is
@@ -23,7 +24,7 @@ enum SchemaFile {
             schema = preset
         }
         schema.name = name
-        for (key, value) in members.sorted(by: { $0.key < $1.key }) where key != "extends" && !key.hasPrefix("//") {
+        for (key, value) in members.sorted(by: { $0.key < $1.key }) where key != "extends" && !FunctionSettings.isSchemaComment(key) {
             guard let entry = Schema.key(named: key) else {
                 let near = Schema.keys.map(\.name).filter { $0.lowercased() == key.lowercased() }.first
                 throw SchemaError("unknown key \(FirestoreNames.quoted(key))\(near.map { "; did you mean \"\($0)\"?" } ?? "")")

@@ -76,10 +76,7 @@ extension Inferring {
             }
         }
         if proposal["statusField"] == nil {
-            let field = Self.unused("status", in: profiles)
-            decide(
-                "statusField", .string(field),
-                Self.newField(field, preferred: "status", in: profiles, noun: noun) + ": Herald writes sent, delivered and read to it")
+            decideHeraldsOwn("statusField", "status", profiles, noun: noun, "Herald writes sent, delivered and read to it")
         }
         // Arrays of member ids on a message: who read it, who received it, whom it mentions.
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) where profile.count("array") == profile.present {
@@ -169,10 +166,7 @@ extension Inferring {
         } else if counts.count > 1 {
             leaveOpen("unreadCountField", "\(counts.joined(separator: ", ")) each map members to numbers: set the unread one")
         } else {
-            let field = Self.unused("unreadCount", in: profiles)
-            decide(
-                "unreadCountField", .string(field),
-                Self.newField(field, preferred: "unreadCount", in: profiles, noun: noun) + ": Herald writes each member's unread count there")
+            decideHeraldsOwn("unreadCountField", "unreadCount", profiles, noun: noun, "Herald writes each member's unread count there")
         }
         lastMessage(profiles, documents: documents, noun: noun)
     }
@@ -203,25 +197,24 @@ extension Inferring {
             }
         }
         if flat.isEmpty {
-            let field = Self.unused("lastMessage", in: profiles)
-            decide(
-                "lastMessage", ["map": .string(field)],
-                Self.newField(field, preferred: "lastMessage", in: profiles, noun: noun) + ": Herald writes the newest message into that map")
+            decideHeraldsOwn("lastMessage", "lastMessage", profiles, noun: noun, "Herald writes the newest message into that map") { ["map": .string($0)] }
         } else {
             decide("lastMessage", ["flat": .object(flat)], "\(evidence.joined(separator: ", ")): last-message fields on \(noun)")
         }
     }
 
-    /// A field for Herald to write: `preferred`, unless the data already holds it for something else
-    /// (Herald would write over the app's own values), then `herald` + `Preferred`.
-    static func unused(_ preferred: String, in profiles: [String: FieldProfile]) -> String {
-        profiles[preferred] == nil ? preferred : "herald" + preferred.prefix(1).uppercased() + preferred.dropFirst()
-    }
-
-    /// Why a field Herald writes is new: not in the data, or the preferred name is taken.
-    static func newField(_ field: String, preferred: String, in profiles: [String: FieldProfile], noun: String) -> String {
-        guard field != preferred, let taken = profiles[preferred] else { return "not in your data" }
-        return "\(preferred) in \(taken.present) \(noun) holds your app's own values, not Herald's: a field of its own, \(field)"
+    /// Decides `key` as a field only Herald writes, not found in the data: `preferred`, unless the data
+    /// holds that name for the app's own values (Herald would write over them), then `herald` + `Preferred`.
+    mutating func decideHeraldsOwn(
+        _ key: String, _ preferred: String, _ profiles: [String: FieldProfile], noun: String, _ use: String,
+        value: (String) -> JSONValue = { .string($0) }
+    ) {
+        guard let taken = profiles[preferred] else {
+            decide(key, value(preferred), "not in your data: \(use)")
+            return
+        }
+        let field = "herald" + preferred.prefix(1).uppercased() + preferred.dropFirst()
+        decide(key, value(field), "\(preferred) in \(taken.present) \(noun) holds your app's own values, not Herald's: a field of its own, \(field): \(use)")
     }
 
     mutating func userFields() {

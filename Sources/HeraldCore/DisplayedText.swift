@@ -13,6 +13,25 @@ public enum DisplayedText {
     public static let firstStrongIsolate: Unicode.Scalar = "\u{2068}"
     public static let popDirectionalIsolate: Unicode.Scalar = "\u{2069}"
 
+    /// What a text cut short ends with.
+    public static let ellipsis = "…"
+
+    /// `text` if it is at most `characters` user-perceived characters and `bytes` of UTF-8; else its
+    /// first `characters` characters (fewer if they outgrow `bytes`), whole characters only, then "…".
+    public static func bounded(_ text: String, characters: Int, bytes: Int) -> String {
+        // Never more characters than bytes: a short text is counted without walking its clusters.
+        if text.utf8.count <= min(bytes, characters) || (text.utf8.count <= bytes && text.count <= characters) { return text }
+        var result = ""
+        var size = 0
+        for character in text.prefix(characters) {
+            let length = character.utf8.count
+            guard size + length + ellipsis.utf8.count <= bytes else { break }
+            result.append(character)
+            size += length
+        }
+        return result + ellipsis
+    }
+
     /// The text with invisible characters removed and line breaks made spaces (not isolated).
     public static func cleaned(_ text: String) -> String {
         // The usual case, checked cheaply: printable ASCII holds nothing to remove.

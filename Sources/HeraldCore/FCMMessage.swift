@@ -191,30 +191,20 @@ public struct FCMMessage: Sendable, Hashable {
             let body = message.notification?.body ?? ""
             let title = message.notification?.title ?? ""
             let longestText = max(body.utf8.count, title.utf8.count)
-            if let largest, largest.value.utf8.count >= longestText || longestText <= Self.ellipsis.utf8.count {
+            if let largest, largest.value.utf8.count >= longestText || longestText <= DisplayedText.ellipsis.utf8.count {
                 message.data[largest.key] = nil
-            } else if longestText > Self.ellipsis.utf8.count {
+            } else if longestText > DisplayedText.ellipsis.utf8.count {
+                // Whole characters cut, each at least its UTF-8 bytes in the JSON, until `excess` is gone.
                 if body.utf8.count >= title.utf8.count {
-                    message.notification?.body = Self.shortened(body, by: excess)
+                    message.notification?.body = DisplayedText.bounded(body, characters: .max, bytes: body.utf8.count - excess)
                 } else {
-                    message.notification?.title = Self.shortened(title, by: excess)
+                    message.notification?.title = DisplayedText.bounded(title, characters: .max, bytes: title.utf8.count - excess)
                 }
             } else {
                 break
             }
         }
         return message
-    }
-
-    static let ellipsis = "…"
-
-    /// `text` without its last characters, at least `bytes` of them (each takes at least its UTF-8 bytes in
-    /// the JSON), and an ellipsis.
-    static func shortened(_ text: String, by bytes: Int) -> String {
-        var kept = Substring(text)
-        var removed = 0
-        while removed < bytes + ellipsis.utf8.count, let last = kept.popLast() { removed += last.utf8.count }
-        return kept + ellipsis
     }
 
     /// The `message` object of `projects.messages.send`, field for field as Google documents it.

@@ -25,6 +25,10 @@ public struct FunctionSettings: Sendable {
         self.timeZones = timeZones
     }
 
+    /// Whether a schema file's key is a comment (`"// …"`): skipped when read, and the only key a file may
+    /// repeat (one per line of a comment).
+    public static func isSchemaComment(_ key: String) -> Bool { key.hasPrefix("//") }
+
     /// Longer than any age a function compares, and small enough that no time computed from it leaves Firestore's range.
     public static let maximumSeconds: Int64 = 100 * 365 * 86_400
 

@@ -18,9 +18,6 @@ extension FunctionSettings {
         return settings
     }
 
-    /// A key a schema file may not repeat: any but a comment (`"// …"`, repeated for a comment's lines).
-    static func isSchemaKey(_ key: String) -> Bool { !key.hasPrefix("//") }
-
     /// Reads the file `schema` names, when it names one (a path, or a `.json` name), into `schemaFile`;
     /// a value that starts with `{` is the file's JSON itself (how `herald deploy` hands a schema file to
     /// Cloud Run: an environment value, so every image serves any schema).
@@ -29,7 +26,7 @@ extension FunctionSettings {
             guard schema.utf8.count <= Self.maximumSchemaFileBytes else {
                 throw SettingsError("HERALD_SCHEMA holds \(schema.utf8.count) bytes of JSON; a schema file is at most \(Self.maximumSchemaFileBytes)")
             }
-            do { schemaFile = try JSONValue(parsing: Array(schema.utf8), refusingRepeated: Self.isSchemaKey) } catch {
+            do { schemaFile = try JSONValue(parsing: Array(schema.utf8), refusingRepeated: { !Self.isSchemaComment($0) }) } catch {
                 throw SettingsError("HERALD_SCHEMA's JSON: \(error)")
             }
             schema = "HERALD_SCHEMA"
@@ -40,6 +37,8 @@ extension FunctionSettings {
         do { bytes = try LocalFile.read(schema, limit: Self.maximumSchemaFileBytes) } catch {
             throw SettingsError("cannot read schema file \(error)")
         }
-        do { schemaFile = try JSONValue(parsing: bytes, refusingRepeated: Self.isSchemaKey) } catch { throw SettingsError("schema file \(schema): \(error)") }
+        do { schemaFile = try JSONValue(parsing: bytes, refusingRepeated: { !Self.isSchemaComment($0) }) } catch {
+            throw SettingsError("schema file \(schema): \(error)")
+        }
     }
 }
