@@ -75,7 +75,15 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
         if conversation.isGroup, message.readCount ?? -1 < Int64(readers.count), let raise = message.raiseReadCount(to: Int64(readers.count)) {
             writes.append(raise)
         }
-        guard !writes.isEmpty || !toUncount.isEmpty else { return .skip("read and delivered state unchanged") }
+        guard !writes.isEmpty || !toUncount.isEmpty else {
+            // Every reader this event owes is counted down already: by this event's own earlier delivery,
+            // perhaps, whose silent pushes failed. Planned again, they go out if its ledger says they are due.
+            let counted = receipts.keys.sorted()
+            guard !counted.isEmpty else { return .skip("read and delivered state unchanged") }
+            let users = try schema.users(counted, notifying: counted, near: conversationName, reading: reading)
+            let owedPushes = uncount(counted, users: users, in: conversation, reading: reading, reason: "read", messageID: message.id)
+            return .alreadyWritten("its readers are counted down already", pushes: owedPushes.pushes)
+        }
         let expireAt = change.time.adding(Message.receiptLifetime)
         writes += toUncount.compactMap { receipts[$0].map { Message.recordReceipt($0, expireAt: expireAt) } }
         let users = try schema.users(toUncount, notifying: toUncount, near: conversationName, reading: reading)

@@ -7,6 +7,11 @@ public struct Plan: Sendable, Hashable {
         case apply
         /// Nothing to do; the reason is logged and reported.
         case skip(reason: String)
+        /// Nothing left to write: the documents that make this event's writes once exist already. If this
+        /// event's own earlier delivery wrote them, its ledger entry may still hold pushes or parts it did not
+        /// get to: the executor carries those out (the plan's pushes are what the writes owed). Without a
+        /// ledger entry another event wrote them, and this one is skipped with the reason.
+        case alreadyWritten(reason: String)
     }
 
     public var decision: Decision
@@ -42,6 +47,13 @@ public struct Plan: Sendable, Hashable {
     public static func skip(_ reason: String) -> Plan {
         var plan = Plan(writes: [])
         plan.decision = .skip(reason: reason)
+        return plan
+    }
+
+    /// See `Decision.alreadyWritten`: `pushes` are sent only where this event's ledger entry says they are due.
+    public static func alreadyWritten(_ reason: String, pushes: [PushMessage], warnings: [String] = []) -> Plan {
+        var plan = Plan(writes: [], pushes: pushes, warnings: warnings)
+        plan.decision = .alreadyWritten(reason: reason)
         return plan
     }
 }

@@ -102,10 +102,17 @@ struct ReceiptWorld {
         }
     }
 
-    @Test func aReadAnotherEventCountedDownIsNotCountedAgain() throws {
+    /// Counted down before: by another event (then this one is a skip), or by this event's own earlier
+    /// delivery, whose silent pushes the ledger may still hold pending. Nothing is written again; bob's
+    /// pushes are planned for the executor to send only if this event's ledger says they are due.
+    @Test func aReadCountedDownBeforeIsNotCountedAgainButItsPushesAreKept() throws {
         var world = ReceiptWorld()
         world.receipts = ["bob"]
-        #expect(try world.plan().decision == .skip(reason: "read and delivered state unchanged"))
+        let plan = try world.plan()
+        #expect(plan.decision == .alreadyWritten(reason: "its readers are counted down already"))
+        #expect(plan.allWrites.isEmpty)
+        #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad"])
+        #expect(plan.pushes.allSatisfy { $0.content["notification"] == nil && $0.content["data"]?["reason"] == "read" })
     }
 
     @Test func aMarkLandingAfterTheReadCountsItDown() throws {

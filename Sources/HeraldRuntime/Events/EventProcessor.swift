@@ -138,7 +138,9 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         let reads = steps.reads
         // A write that would take a document past Firestore's size limit is left out here, with a
         // WARNING, rather than having Firestore refuse the whole commit on every retry.
-        let plan = madePlan.fittingDocumentLimits(reads.read)
+        var plan = madePlan.fittingDocumentLimits(reads.read)
+        // A dry run keeps no ledger: nothing of an earlier delivery can be pending.
+        if gateway.isDryRun, case .alreadyWritten(let reason) = plan.decision { plan = .skip(reason) }
         // Learnt when there was no prediction, when it fell short (a later step still asked for documents)
         // or is due to be checked: a plan run costs as much as the rest of a warm event.
         if let firstStep, firstStep.learn || laterStepsAskedForDocuments {
@@ -160,7 +162,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         case .skip(let reason):
             logger.debug("skipped: \(reason)")
             outcome = .skipped(reason: reason)
-        case .apply:
+        case .apply, .alreadyWritten:
             planned = [plan.writes] + plan.groups
             writeCount = plan.allWritesCount
             // The ledger is keyed on the event as delivered, not on the document as read now; a creation
@@ -168,6 +170,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             outcome = try await gateway.execute(plan, for: change.dataWasOmitted && change.kind == .created ? change : event.change, delivery: delivery)
             switch outcome {
             case .duplicate: logger.info("duplicate delivery: already applied")
+            case .skipped(let reason): logger.debug("skipped: \(reason)")
             default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(writeCount) writes, \(plan.pushes.count) pushes")
             }
         }

@@ -135,9 +135,15 @@ public struct FirestoreGateway: DocumentGateway {
     public func execute(_ plan: Plan, for event: DocumentChange, delivery holder: String) async throws -> EffectsReport.Outcome {
         if isDryRun { return .applied }
         let ledger = EventLedger(main: try ledgerName(for: event))
-        let layout = try ledger.layout(plan)
         let started = ContinuousClock.now
-        let first = try await commitFirst(layout, ledger: ledger, event: event, holder: holder)
+        let first: FirstCommit
+        if case .alreadyWritten(let reason) = plan.decision {
+            // By this event's earlier delivery if its ledger entry exists: what it left pending is done below.
+            guard let state = try await readState(ledger) else { return .skipped(reason: reason) }
+            first = FirstCommit(state: state, committed: false, holdsClaim: false)
+        } else {
+            first = try await commitFirst(try ledger.layout(plan), ledger: ledger, event: event, holder: holder)
+        }
         var state = first.state
         var didWork = first.committed
         var counts = first.counts
