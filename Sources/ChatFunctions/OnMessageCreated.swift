@@ -32,23 +32,26 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
 
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
-        let unsent = Plan.skip("the message was deleted before its event was handled (unsent): nothing to announce")
-        guard change.newDocument != nil else { return unsent }
+        let unsent = "the message was deleted before its event was handled (unsent): nothing to announce"
+        guard change.newDocument != nil else { return .skip(unsent) }
         guard let conversationName = schema.conversationName(for: change) else {
             return .skip("the message names no conversation (\(schema.conversationIDField ?? "pattern") is missing)")
         }
         // The conversation, and the message as it is now: one deleted before its event is handled was unsent.
+        // What is read may have changed since an earlier delivery's first commit (the message unsent, the
+        // sender gone from the group): a skip then still finishes that delivery's ledger parts.
         try reading.need(documents: [conversationName, change.document])
-        guard let current = try reading.document(change.document) else { return unsent }
-        guard let found = try reading.document(conversationName) else { return .skip("conversation \(conversationName.path) does not exist") }
+        guard let current = try reading.document(change.document) else { return .skipUnlessStarted(unsent) }
+        guard let found = try reading.document(conversationName) else { return .skipUnlessStarted("conversation \(conversationName.path) does not exist") }
         let message = schema.message(current)
         let conversation = schema.conversation(found)
-        guard let senderID = message.senderID else { return .skip("the message has no \(schema.senderIDField)") }
+        guard let senderID = message.senderID else { return .skipUnlessStarted("the message has no \(schema.senderIDField)") }
         guard FirestoreNames.isUsableAsIDAndFieldName(senderID) else {
-            return .skip("suspicious: the sender id is no user's: \(FirestoreNames.idProblem(senderID) ?? FirestoreNames.fieldNameProblem(senderID) ?? "")")
+            return .skipUnlessStarted(
+                "suspicious: the sender id is no user's: \(FirestoreNames.idProblem(senderID) ?? FirestoreNames.fieldNameProblem(senderID) ?? "")")
         }
         let members = conversation.members
-        guard members.contains(senderID) else { return .skip("suspicious: sender \(senderID) is not a member of \(conversationName.path)") }
+        guard members.contains(senderID) else { return .skipUnlessStarted("suspicious: sender \(senderID) is not a member of \(conversationName.path)") }
         let recipients = members.filter { $0 != senderID }
 
         // The members' user documents (the sender's name, the recipients' badges, settings and devices).

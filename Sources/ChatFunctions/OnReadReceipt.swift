@@ -82,7 +82,7 @@ public struct OnReadReceipt: EventFunction, ConfigurableFunction {
             guard !counted.isEmpty else { return .skip("read and delivered state unchanged") }
             let users = try schema.users(counted, notifying: counted, near: conversationName, reading: reading)
             let owedPushes = uncount(counted, users: users, in: conversation, reading: reading, reason: "read", messageID: message.id)
-            return .alreadyWritten("its readers are counted down already", pushes: owedPushes.pushes)
+            return .skipUnlessStarted("its readers are counted down already", pushes: owedPushes.pushes)
         }
         let expireAt = change.time.adding(Message.receiptLifetime)
         writes += toUncount.compactMap { receipts[$0].map { Message.recordReceipt($0, expireAt: expireAt) } }

@@ -229,14 +229,15 @@ struct Checking {
                 }
             }
             let plan = function.plan(for: change, from: world).plan
-            if case .skip(let reason) = plan.decision {
+            switch plan.decision {
+            case .skip(let reason), .skipUnlessStarted(let reason):
                 report.outcomes.append(.init(path: message.name.path, skipped: reason, pushes: [], writes: []))
-                continue
+            case .apply:
+                report.outcomes.append(
+                    .init(
+                        path: message.name.path, skipped: nil, pushes: plan.pushes.map(Self.describe(push:)),
+                        writes: Write.merging(plan.allWrites).map(Self.describe(write:))))
             }
-            report.outcomes.append(
-                .init(
-                    path: message.name.path, skipped: nil, pushes: plan.pushes.map(Self.describe(push:)),
-                    writes: Write.merging(plan.allWrites).map(Self.describe(write:))))
         }
     }
 

@@ -7,11 +7,12 @@ public struct Plan: Sendable, Hashable {
         case apply
         /// Nothing to do; the reason is logged and reported.
         case skip(reason: String)
-        /// Nothing left to write: the documents that make this event's writes once exist already. If this
-        /// event's own earlier delivery wrote them, its ledger entry may still hold pushes or parts it did not
-        /// get to: the executor carries those out (the plan's pushes are what the writes owed). Without a
-        /// ledger entry another event wrote them, and this one is skipped with the reason.
-        case alreadyWritten(reason: String)
+        /// Nothing to do as the documents read stand, but they may stand so because this event's own
+        /// earlier delivery made its first commit (onReadReceipt finds the receipts that commit made; a
+        /// message onMessageCreated counted was deleted since). The executor then finishes what this
+        /// event's ledger entry holds pending: its parts, and those of the plan's pushes still due.
+        /// Without an entry it is a skip with the reason.
+        case skipUnlessStarted(reason: String)
     }
 
     public var decision: Decision
@@ -50,10 +51,10 @@ public struct Plan: Sendable, Hashable {
         return plan
     }
 
-    /// See `Decision.alreadyWritten`: `pushes` are sent only where this event's ledger entry says they are due.
-    public static func alreadyWritten(_ reason: String, pushes: [PushMessage], warnings: [String] = []) -> Plan {
+    /// See `Decision.skipUnlessStarted`: `pushes` are sent only where this event's ledger entry says they are due.
+    public static func skipUnlessStarted(_ reason: String, pushes: [PushMessage] = [], warnings: [String] = []) -> Plan {
         var plan = Plan(writes: [], pushes: pushes, warnings: warnings)
-        plan.decision = .alreadyWritten(reason: reason)
+        plan.decision = .skipUnlessStarted(reason: reason)
         return plan
     }
 }

@@ -187,13 +187,13 @@ struct World {
     @Test func skipsWithReasons() throws {
         var noConversation = World()
         noConversation.conversation = [:]
-        #expect(try noConversation.plan().decision == .skip(reason: "suspicious: sender alice is not a member of conversations/c1"))
+        #expect(try noConversation.plan().decision == .skipUnlessStarted(reason: "suspicious: sender alice is not a member of conversations/c1"))
         var stranger = World()
         stranger.message["senderId"] = .string("mallory")
-        #expect(try stranger.plan().decision == .skip(reason: "suspicious: sender mallory is not a member of conversations/c1"))
+        #expect(try stranger.plan().decision == .skipUnlessStarted(reason: "suspicious: sender mallory is not a member of conversations/c1"))
         var anonymous = World()
         anonymous.message["senderId"] = nil
-        #expect(try anonymous.plan().decision == .skip(reason: "the message has no senderId"))
+        #expect(try anonymous.plan().decision == .skipUnlessStarted(reason: "the message has no senderId"))
     }
 
     @Test func tokensInASubcollectionAreListedAndPushedTo() async throws {
@@ -231,7 +231,7 @@ struct World {
         let plan = OnMessageCreated(schema: Schema.presets["default"]!).plan(
             for: change, given: DocumentsRead(found: [messageName: change.newDocument!], missing: [messageName.parent!])
         ).plan
-        #expect(plan.decision == .skip(reason: "conversation conversations/gone does not exist"))
+        #expect(plan.decision == .skipUnlessStarted(reason: "conversation conversations/gone does not exist"))
     }
 
     @Test func recipientsWithoutTokensOrUserDocumentsStillGetTheirWrites() throws {

@@ -12,7 +12,7 @@ public protocol DocumentGateway: Sendable {
     /// The documents each lookup finds (at most `ValueLookup.maximumFound` each).
     func lookUp(_ lookups: [ValueLookup]) async throws -> [ValueLookup: [FirestoreDocument]]
     /// Carries the plan out exactly once for this event, as it was delivered (a redelivery reports `.duplicate`);
-    /// of a plan `alreadyWritten`, what this event's ledger holds pending (`.skipped` without an entry).
+    /// of a plan `skipUnlessStarted`, what this event's ledger holds pending (`.skipped` without an entry).
     /// - delivery: this delivery's name, the same for every plan tried in it (`newDeliveryName()`): what
     ///   one try committed, a later try of the same delivery knows as its own.
     func execute(_ plan: Plan, for event: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome

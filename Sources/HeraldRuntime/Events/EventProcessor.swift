@@ -140,7 +140,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         // WARNING, rather than having Firestore refuse the whole commit on every retry.
         var plan = madePlan.fittingDocumentLimits(reads.read)
         // A dry run keeps no ledger: nothing of an earlier delivery can be pending.
-        if gateway.isDryRun, case .alreadyWritten(let reason) = plan.decision { plan = .skip(reason) }
+        if gateway.isDryRun, case .skipUnlessStarted(let reason) = plan.decision { plan = .skip(reason) }
         // Learnt when there was no prediction, when it fell short (a later step still asked for documents)
         // or is due to be checked: a plan run costs as much as the rest of a warm event.
         if let firstStep, firstStep.learn || laterStepsAskedForDocuments {
@@ -162,7 +162,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         case .skip(let reason):
             logger.debug("skipped: \(reason)")
             outcome = .skipped(reason: reason)
-        case .apply, .alreadyWritten:
+        case .apply, .skipUnlessStarted:
             planned = [plan.writes] + plan.groups
             writeCount = plan.allWritesCount
             // The ledger is keyed on the event as delivered, not on the document as read now; a creation

@@ -137,7 +137,7 @@ public struct FirestoreGateway: DocumentGateway {
         let ledger = EventLedger(main: try ledgerName(for: event))
         let started = ContinuousClock.now
         let first: FirstCommit
-        if case .alreadyWritten(let reason) = plan.decision {
+        if case .skipUnlessStarted(let reason) = plan.decision {
             // By this event's earlier delivery if its ledger entry exists: what it left pending is done below.
             guard let state = try await readState(ledger) else { return .skipped(reason: reason) }
             first = FirstCommit(state: state, committed: false, holdsClaim: false)

@@ -11,11 +11,12 @@ import Synchronization
 import Testing
 import WireFormats
 
-/// onReadReceipt's first commit holds the receipt that makes a read count down once, so the plan a
-/// redelivery makes finds it and has nothing left to write. The pushes that commit owed must still go
-/// out when a transient failure kept one back (the chaos test found a phone left showing badge 1 after
-/// its user had read everything).
-@Suite(.serialized) struct RedeliveredReadTests {
+/// A redelivery whose plan is a skip because of what the first delivery's commit did (or what changed
+/// after it) must still finish that delivery's work. onReadReceipt's first commit holds the receipt that
+/// makes a read count down once, so the plan a redelivery makes finds it and has nothing left to write:
+/// the pushes that commit owed must still go out when a transient failure kept one back (the chaos test
+/// found a phone left showing badge 1 after its user had read everything), and its ledger parts be applied.
+@Suite(.serialized) struct RedeliveryAfterCommitTests {
     static let project = "herald-test"
     static func name(_ path: String) -> DocumentName { try! DocumentName(project: project, path: path) }
     static let conversation = name("conversations/family")
@@ -24,14 +25,14 @@ import WireFormats
 
     /// A group of alice and `others`, one message from alice counted unread for each of them; bob (two
     /// devices) and carol have user documents and badges, the others none.
-    static func documents(others: [String]) -> [Write] {
+    static func documents(others: [String], unread: Int64 = 1) -> [Write] {
         [
             Write(
                 .update(
                     conversation,
                     fields: [
                         "members": .array((["alice"] + others).map { .string($0) }), "isGroup": .boolean(true), "name": .string("Family"),
-                        "unreadCount": .map(Dictionary(uniqueKeysWithValues: others.map { ($0, .integer(1)) })),
+                        "unreadCount": .map(Dictionary(uniqueKeysWithValues: others.map { ($0, .integer(unread)) })),
                     ], mask: nil)),
             Write(.update(name("users/bob"), fields: ["fcmTokens": .array([.string("b-phone"), .string("b-ipad")])], mask: nil)),
             Write(.update(name("users/carol"), fields: ["fcmTokens": .array([.string("c-phone")])], mask: nil)),
@@ -65,6 +66,27 @@ import WireFormats
         wrap: @Sendable (FirestoreClient) -> any FirestoreAPI = { $0 },
         before: @Sendable (FirestoreClient) async throws -> Void = { _ in }
     ) async throws -> [EventResponse] {
+        try await deliverThreeTimes(
+            OnReadReceipt(schema: Schema.presets["default"]!), fake, documents: Self.documents(others: others), wrap: wrap,
+            event: { firestore in
+                let request = try await Self.read(by: readers, others: others, firestore)
+                try await before(firestore)
+                return request
+            },
+            check: { firestore, log in
+                let counts = try await firestore.get(Self.conversation)?["unreadCount"]?.mapValue ?? [:]
+                let left = readers.filter { counts[$0] != .integer(0) }
+                #expect(left.isEmpty, "every reader read their one unread message once; still counted: \(left.prefix(5)) \(log.suffix(3000))")
+                #expect(try await firestore.get(Self.name("badges/bob"))?["unreadTotal"] == .integer(0))
+            })
+    }
+
+    /// `documents` written to Google's emulator, then the event `event` makes delivered to `function` three
+    /// times in a row; `check` looks at the store after (with the log).
+    func deliverThreeTimes<Function: EventFunction>(
+        _ function: Function, _ fake: FakeFCM, documents: [Write], wrap: @Sendable (FirestoreClient) -> any FirestoreAPI,
+        event: @Sendable (FirestoreClient) async throws -> EventRequest, check: @Sendable (FirestoreClient, String) async throws -> Void
+    ) async throws -> [EventResponse] {
         guard GoogleFirestoreEmulator.isInstalled else {
             try skipTest("Google's Firestore emulator is not installed at \(GoogleFirestoreEmulator.launcher)")
         }
@@ -75,17 +97,13 @@ import WireFormats
                 let firestore = FirestoreClient(project: Self.project, endpoint: "http://\(host)", credentials: EmulatorCredentials(), httpClient: .shared)
                 let fcm = FCMClient(
                     project: Self.project, endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared, retry: .none)
-                _ = try await firestore.commit(Self.documents(others: others))
-                let logger = log.logger("read")
-                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: OnReadReceipt.name, dryRun: false, logger: logger)
-                let processor = EventProcessor(function: OnReadReceipt(schema: Schema.presets["default"]!), gateway: gateway)
-                let request = try await Self.read(by: readers, others: others, firestore)
-                try await before(firestore)
+                _ = try await firestore.commit(documents)
+                let logger = log.logger(Function.name)
+                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: Function.name, dryRun: false, logger: logger)
+                let processor = EventProcessor(function: function, gateway: gateway)
+                let request = try await event(firestore)
                 for _ in 0..<3 { answers.append(await processor.process(request, logger: logger)) }
-                let counts = try await firestore.get(Self.conversation)?["unreadCount"]?.mapValue ?? [:]
-                let left = readers.filter { counts[$0] != .integer(0) }
-                #expect(left.isEmpty, "every reader read their one unread message once; still counted: \(left.prefix(5)) \(log.text.suffix(3000))")
-                #expect(try await firestore.get(Self.name("badges/bob"))?["unreadTotal"] == .integer(0))
+                try await check(firestore, log.text)
             }
         }
         return answers.all
@@ -131,18 +149,56 @@ import WireFormats
         #expect(answers.map(\.status) == [503, 200, 200], "\(answers.map(\.body))")
         #expect(answers.last?.report?.outcome == .duplicate)
     }
+
+    /// A message to 600: the first commit counts some of them, ledger parts the rest; a part failed, and
+    /// the sender unsent the message before the event came again. The redelivery announces nothing, but
+    /// applies the parts, so that the deletion's own event (which uncounts everyone the message marked)
+    /// finds every count it takes back.
+    @Test func aMessageUnsentAfterItsFirstCommitStillHasItsLedgerPartsApplied() async throws {
+        let others = ["bob"] + (0..<599).map { "r\($0)" }
+        let created = Self.name("conversations/family/messages/m2")
+        let fake = FakeFCM()
+        let answers = try await deliverThreeTimes(
+            OnMessageCreated(schema: Schema.presets["default"]!), fake, documents: Self.documents(others: others, unread: 0),
+            wrap: { FailingFirstPartFirestore($0, then: { _ = try await $0.commit([Write(.delete(created))]) }) },
+            event: { firestore in
+                let fields: [String: FirestoreValue] = ["senderId": .string("alice"), "text": .string("oops")]
+                let written = try await firestore.commit([Write(.update(created, fields: fields, mask: nil))])
+                let change = DocumentChange(
+                    eventID: "evt-created", kind: .created, time: written.commitTime, document: created,
+                    newDocument: FirestoreDocument(name: created, fields: fields, createTime: written.commitTime, updateTime: written.commitTime))
+                let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
+                return try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
+            },
+            check: { firestore, log in
+                let counts = try await firestore.get(Self.conversation)?["unreadCount"]?.mapValue ?? [:]
+                let uncounted = others.filter { counts[$0] != .integer(1) }
+                #expect(uncounted.isEmpty, "every recipient counted once; not: \(uncounted.prefix(5)) \(log.suffix(3000))")
+            })
+        #expect(answers.map(\.status) == [503, 200, 200], "\(answers.map(\.body))")
+        #expect(answers[1].report?.outcome == .applied)
+        #expect(fake.attempts.withLock { $0 }.isEmpty, "an unsent message is not announced")
+    }
 }
 
-/// Fails the first commit that applies a ledger part (the mark `state: applied` beside its writes).
+/// Fails the first commit that applies a ledger part (the mark `state: applied` beside its writes),
+/// after running `then` (what happens in the store before the event comes again).
 final class FailingFirstPartFirestore: ForwardingFirestore {
     let inner: FirestoreClient
     let failed = FirstTime()
-    init(_ inner: FirestoreClient) { self.inner = inner }
+    let then: @Sendable (FirestoreClient) async throws -> Void
+    init(_ inner: FirestoreClient, then: @escaping @Sendable (FirestoreClient) async throws -> Void = { _ in }) {
+        self.inner = inner
+        self.then = then
+    }
     func commit(_ writes: [Write], transaction: String?) async throws -> FirestoreClient.CommitResult {
         let appliesAPart = writes.contains {
             if case .update(_, _, let mask) = $0.operation { mask == [FieldPath("state"), FieldPath("writes")] } else { false }
         }
-        if appliesAPart, failed.take() { throw GoogleAPIError(httpStatus: 503, status: .unavailable, message: "The service is currently unavailable.") }
+        if appliesAPart, failed.take() {
+            try await then(inner)
+            throw GoogleAPIError(httpStatus: 503, status: .unavailable, message: "The service is currently unavailable.")
+        }
         return try await inner.commit(writes, transaction: transaction)
     }
 }
