@@ -138,6 +138,7 @@ import WireFormats
             })
         #expect(answers.map(\.status) == [200, 200, 200])
         #expect(answers.allSatisfy { $0.report?.outcome == .skipped(reason: "its readers are counted down already") }, "\(answers.map(\.body))")
+        #expect(answers.allSatisfy { $0.body["pushes"] == 0 && $0.report?.plan.pushes.isEmpty == true }, "no push is reported that was not sent")
         #expect(fake.attempts.withLock { $0 }.isEmpty)
     }
 

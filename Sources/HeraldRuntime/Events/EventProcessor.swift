@@ -170,7 +170,10 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             outcome = try await gateway.execute(plan, for: change.dataWasOmitted && change.kind == .created ? change : event.change, delivery: delivery)
             switch outcome {
             case .duplicate: logger.info("duplicate delivery: already applied")
-            case .skipped(let reason): logger.debug("skipped: \(reason)")
+            case .skipped(let reason):
+                // No earlier delivery of this event had started: the pushes the plan offered are not sent.
+                logger.debug("skipped: \(reason)")
+                (plan, writeCount) = (.skip(reason), 0)
             default: logger.info("\(gateway.isDryRun ? "planned" : "applied") \(writeCount) writes, \(plan.pushes.count) pushes")
             }
         }
