@@ -55,8 +55,8 @@ import WireFormats
             eventID: "evt-read", kind: .updated, time: written.commitTime, document: message,
             oldDocument: FirestoreDocument(name: message, fields: before, updateTime: Timestamp(seconds: 1_795_165_200)),
             newDocument: FirestoreDocument(name: message, fields: fields, updateTime: (written.updateTimes.first ?? nil) ?? written.commitTime))
-        let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.updated"))
-        return try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
+        let http = try Rooms.httpRequest(change)
+        return EventRequest(headers: http.headers, body: http.body)
     }
 
     /// The read delivered three times; afterwards each reader's unread count must be 0 (one decrement each).
@@ -168,8 +168,8 @@ import WireFormats
                 let change = DocumentChange(
                     eventID: "evt-created", kind: .created, time: written.commitTime, document: created,
                     newDocument: FirestoreDocument(name: created, fields: fields, createTime: written.commitTime, updateTime: written.commitTime))
-                let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
-                return try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
+                let http = try Rooms.httpRequest(change)
+                return EventRequest(headers: http.headers, body: http.body)
             },
             check: { firestore, log in
                 let counts = try await firestore.get(Self.conversation)?["unreadCount"]?.mapValue ?? [:]

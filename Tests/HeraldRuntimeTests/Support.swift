@@ -103,7 +103,8 @@ enum Rooms {
 
     /// The change as Eventarc's binary-mode HTTP request: headers and protobuf body.
     static func httpRequest(_ change: DocumentChange, extraHeaders: [String: String] = [:]) throws -> (headers: [String: String], body: [UInt8]) {
-        let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: "google.cloud.firestore.document.v1.created"))
+        let type = "google.cloud.firestore.document.v1.\(change.kind.rawValue)"
+        let event = DecodedEvent(change: change, envelope: EventEnvelope(encoding: .binaryProtobuf, type: type))
         let request = try Fixture.request(from: Array(Fixture.binary(event, json: false).serialized().utf8))
         return (request.headers.merging(extraHeaders) { $1 }, request.body)
     }
