@@ -107,7 +107,10 @@ extension Schema {
         .init(
             "lastMessage", "last message", .conversation, .herald, .lastMessage,
             "Herald writes the newest message here: one map {text, senderId, senderName, timestamp, messageId, type, status} or separate fields."),
-        .init("updatedAtField", "last message", .conversation, .herald, .optionalField(\.updatedAtField), "Set to the newest message's time."),
+        .init(
+            "updatedAtField", "last message", .conversation, .herald, .optionalField(\.updatedAtField),
+            "Set to the newest message's time, a timestamp (`schema check` names a conversation holding anything else there: a list ordered by it would sort Herald's times apart)."
+        ),
         .init(
             "unreadCountField", "unread counts", .conversation, .herald, .field(\.unreadCountField),
             "A map user id → unread count: up by one per message for each recipient, down when they read it or it is deleted."),

@@ -169,6 +169,21 @@ extension Inferring {
             decideHeraldsOwn("unreadCountField", "unreadCount", profiles, noun: noun, "Herald writes each member's unread count there")
         }
         lastMessage(profiles, documents: documents, noun: noun)
+        updatedAt(profiles, total: total, noun: noun)
+    }
+
+    /// The time of a conversation's last activity, which Herald sets to the newest message's: a timestamp
+    /// named so (updatedAt, lastActivityAt …), never any other (Herald would write over it).
+    mutating func updatedAt(_ profiles: [String: FieldProfile], total: Int, noun: String) {
+        func hinted(_ name: String) -> Bool { Looks.named(name, "updat", "modif", "activ") }
+        let lastMessageTime = proposal["lastMessage"]?.objectValue?["flat"]?.objectValue?["timestamp"]?.stringValue
+        let stamps = candidates(profiles, kind: "timestamp", total: total, excluding: Set([lastMessageTime].compactMap { $0 }), hint: hinted)
+            .filter { hinted($0.name) }
+        if stamps.isEmpty {
+            decideHeraldsOwn("updatedAtField", "updatedAt", profiles, noun: noun, "Herald sets it to the newest message's time")
+        } else {
+            _ = choose("updatedAtField", from: stamps, kind: "timestamp", total: total, noun: noun, hint: hinted, missing: nil)
+        }
     }
 
     /// The last message: a map holding a message's text, or fields equal to the newest message's.
@@ -196,7 +211,8 @@ extension Inferring {
                 evidence.append("\(field) (\(kind))")
             }
         }
-        if flat.isEmpty {
+        // A time alone is the conversation's last activity (updatedAtField), not a last message.
+        if flat["text"] == nil && flat["senderID"] == nil {
             decideHeraldsOwn("lastMessage", "lastMessage", profiles, noun: noun, "Herald writes the newest message into that map") { ["map": .string($0)] }
         } else {
             decide("lastMessage", ["flat": .object(flat)], "\(evidence.joined(separator: ", ")): last-message fields on \(noun)")

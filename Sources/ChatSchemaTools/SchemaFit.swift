@@ -132,6 +132,15 @@ struct Checking {
         if case .map(let field) = schema.lastMessage, let value = conversation[field], value.mapValue == nil {
             misfit(conversation, "\(field) is \(kind(value)); Herald writes the last message there as a map")
         }
+        // A client ordering conversations by it would see Herald's timestamps apart from its own values
+        // (Firestore orders a field's values by type first).
+        var times = [schema.updatedAtField]
+        if case .flat(_, _, _, let timestamp) = schema.lastMessage { times.append(timestamp) }
+        for field in Set(times.compactMap { $0 }).sorted() {
+            if let value = conversation[field], value.timestampValue == nil {
+                misfit(conversation, "\(field) is \(kind(value)), not a timestamp: Herald writes the newest message's time over it as a timestamp")
+            }
+        }
     }
 
     mutating func check(message: FirestoreDocument) {

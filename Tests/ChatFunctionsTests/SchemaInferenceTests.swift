@@ -168,4 +168,30 @@ import WireFormats
         let report = SchemaFit.check(schema, against: AppData(documents), newestMessages: 1)
         #expect(report.text.contains("status is \"edited\": Herald writes sent, delivered and read over it"), "\(report.text)")
     }
+
+    /// A room's time of last activity is Herald's to set only where it is a timestamp named so: an
+    /// `updatedAt` of the app's epoch milliseconds gets a field of Herald's own (and `schema check` names
+    /// it), a `lastActivityAt` timestamp is proposed, and a `createdAt` timestamp never is.
+    @Test func theLastActivityTimeIsProposedOnlyWhereHeraldMayWriteIt() throws {
+        func rooms(_ fields: [String: FirestoreValue]) throws -> [FirestoreDocument] {
+            try Self.export("export").map { document in
+                var document = document
+                if document.name.segments.count == 2, document.name.segments[0] == "rooms" { document.fields.merge(fields) { $1 } }
+                return document
+            }
+        }
+        let created = FirestoreValue.timestamp(Timestamp(seconds: 1_780_000_000, nanos: 0))
+        let millis = try rooms(["updatedAt": .integer(1_780_000_000_000), "createdAt": created])
+        let proposal = try SchemaInference.propose(from: AppData(millis))
+        #expect(proposal["updatedAtField"] == "heraldUpdatedAt", "\(proposal.text)")
+        let schema = try Schema.load("team.json", file: .object(try Self.teamSchema))
+        #expect(schema.updatedAtField == "updatedAt")
+        let report = SchemaFit.check(schema, against: AppData(millis), newestMessages: 1)
+        #expect(
+            report.misfits.contains { $0.path == "rooms/r1" && $0.problem.contains("updatedAt is integer, not a timestamp") }, "\(report.text)")
+        let activity = try SchemaInference.propose(from: AppData(try rooms(["lastActivityAt": created, "createdAt": created])))
+        #expect(activity["updatedAtField"] == "lastActivityAt", "\(activity.text)")
+        let none = try SchemaInference.propose(from: AppData(try rooms(["createdAt": created])))
+        #expect(none["updatedAtField"] == "updatedAt", "\(none.text)")
+    }
 }
