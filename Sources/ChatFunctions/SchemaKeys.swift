@@ -126,7 +126,7 @@ extension Schema {
         ),
         .init(
             "tokens", "tokens", .user, .app, .tokens,
-            "The user's FCM registration tokens: one string, an array, the keys of a map, or the documents of a subcollection under the user (the token in a `token` field or as the document id). Dead tokens are removed; tokenCleanup keeps them normal."
+            "The user's FCM registration tokens: one string, an array, the keys of a map, or the documents of a subcollection under the user (the token in a `token` field or as the document id). Each message goes to a user's ten newest: the last in an array, by the time a map's values hold (`{token: timestamp}`), by when a token document was written. Dead tokens are removed; tokenCleanup keeps them normal and at most ten (a map's only when its values hold times)."
         ),
         .init(
             "tokensUpdatedAtField", "tokens", .user, .herald, .optionalField(\.tokensUpdatedAtField),

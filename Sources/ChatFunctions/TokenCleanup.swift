@@ -168,8 +168,15 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 }
             }
         case .mapKeys(let field):
-            // Map keys carry no order: drop only the malformed ones.
-            mask += (user[field]?.mapValue?.keys.filter { !Self.isWellFormed($0) || superseded.contains($0) }.sorted() ?? []).map { FieldPath(field, $0) }
+            // Keys carry an order only by the times their values hold: with one on each, the oldest beyond
+            // ten go too; without, only the malformed.
+            let map = user[field]?.mapValue ?? [:]
+            let kept = map.filter { Self.isWellFormed($0.key) && !superseded.contains($0.key) }
+            var dropped = Set(map.keys).subtracting(kept.keys)
+            if kept.values.allSatisfy({ TokenStore.time(of: $0) != nil }) {
+                dropped.formUnion(TokenStore.keysOldestFirst(kept).dropLast(Self.maximumTokensPerUser))
+            }
+            mask += dropped.sorted().map { FieldPath(field, $0) }
         case .subcollection:
             return nil
         }

@@ -33,16 +33,35 @@ struct TokenStore {
         switch storage {
         case .single(let field): raw = user[field]?.stringValue.map { [$0] } ?? []
         case .array(let field): raw = user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
-        case .mapKeys(let field): raw = user[field]?.mapValue?.keys.sorted() ?? []
+        case .mapKeys(let field): raw = user[field]?.mapValue.map(Self.keysOldestFirst) ?? []
         case .subcollection:
-            raw = collection(of: user.name).flatMap { documents.collections[$0] }?.map { $0["token"]?.stringValue ?? $0.name.documentID } ?? []
+            let listed = collection(of: user.name).flatMap { documents.collections[$0] } ?? []
+            raw = listed.sorted { ($0.updateTime ?? .distantPast, $0.name.path) < ($1.updateTime ?? .distantPast, $1.name.path) }
+                .map { $0["token"]?.stringValue ?? $0.name.documentID }
         }
         return raw.filter { !$0.isBlank }.firstOccurrences { $0 }
     }
 
+    /// A map's keys, oldest first: by the time each value holds (a timestamp, or a number such as epoch
+    /// milliseconds, as apps writing `{token: serverTimestamp()}` keep), keys without one first; then by key.
+    static func keysOldestFirst(_ map: [String: FirestoreValue]) -> [String] {
+        map.map { (key: $0.key, time: time(of: $0.value) ?? -.infinity) }.sorted { ($0.time, $0.key) < ($1.time, $1.key) }.map(\.key)
+    }
+
+    /// The time a token map's value holds, if any.
+    static func time(of value: FirestoreValue) -> Double? {
+        switch value {
+        case .timestamp(let time): Double(time.seconds) + Double(time.nanos) / 1e9
+        case .integer(let number): Double(number)
+        case .double(let number) where number.isFinite: number
+        default: nil
+        }
+    }
+
     /// One push to each of the user's devices, all with the same message: `message` is built once
     /// (with the first token) because only the token differs. At most `TokenCleanup.maximumTokensPerUser`
-    /// devices, the last listed (the newest, in an array): the tokens are any client's to write, and one
+    /// devices, the newest (the last in an array, by their time in a map or by their documents' update
+    /// time in a subcollection): the tokens are any client's to write, and one
     /// user with thousands must not make every message to them thousands of sends.
     /// - count: where the badge the message carries is stored, so the executor sends the committed value.
     func pushes(to user: FirestoreDocument, userID: String, count: CountSource?, message: (_ token: String) -> FCMMessage) -> [PushMessage] {

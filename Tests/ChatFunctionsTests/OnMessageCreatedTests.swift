@@ -111,6 +111,8 @@ struct World {
     var message: [String: FirestoreValue] = ["senderId": .string("alice"), "text": .string("Hey"), "timestamp": .timestamp(Timestamp(seconds: 1_795_165_200))]
     var now = Timestamp(seconds: 1_795_165_201)
     var viewingStaleAfter = OnMessageCreated.viewingFreshness
+    /// Token documents, for a schema that keeps tokens in a subcollection of the users.
+    var tokenDocuments: [FirestoreDocument] = []
 
     func plan() throws -> Plan {
         let conversationName = try DocumentName(project: "p", path: "conversations/c1")
@@ -125,6 +127,12 @@ struct World {
             eventID: "e", kind: .created, time: now, document: messageName,
             newDocument: FirestoreDocument(name: messageName, fields: message, createTime: now))
         read.found[messageName] = change.newDocument
+        if case .subcollection(let collection) = schema.tokens {
+            for id in users.keys {
+                let path = CollectionPath(parent: try DocumentName(project: "p", path: "users/\(id)"), collectionID: collection)
+                read.collections[path] = tokenDocuments.filter { $0.name.parent == path.parent }
+            }
+        }
         return OnMessageCreated(schema: schema, viewingStaleAfter: viewingStaleAfter).plan(for: change, given: read).plan
     }
 }
@@ -253,6 +261,22 @@ struct World {
         world.users["bob"]?["fcmTokens"] = .array(tokens.map { .string($0) })
         let plan = try world.plan()
         #expect(plan.pushes.map(\.token) == Array(tokens.suffix(10)))
+    }
+
+    /// Tokens kept as documents of a subcollection: the ten pushes go to the documents written last
+    /// (their update time), not the last ten by name.
+    @Test func tokensInASubcollectionArePushedNewestFirst() throws {
+        var world = World()
+        world.schema.tokens = .subcollection(collection: "devices")
+        // device 0 written last, device 11 first: names sort the other way.
+        world.tokenDocuments = try (0..<12).map { index in
+            FirestoreDocument(
+                name: try DocumentName(project: "p", path: "users/bob/devices/d\(index < 10 ? "0" : "")\(index)"),
+                fields: ["token": .string("tok-\(index)")], updateTime: Timestamp(seconds: 100 - Int64(index)))
+        }
+        let plan = try world.plan()
+        #expect(plan.pushes.map(\.token) == (0..<10).reversed().map { "tok-\($0)" }, "\(plan.pushes.map(\.token))")
+        #expect(plan.pushes.allSatisfy { $0.userID == "bob" })
     }
 
     /// A badge a client stored as a double (increments keep it one) counts its whole part, in the plan

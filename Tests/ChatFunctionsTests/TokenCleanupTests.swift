@@ -79,6 +79,34 @@ import Testing
         #expect(mask == [FieldPath("notificationTokens", "bad token")])
     }
 
+    /// Tokens kept as map keys with the time each was written (`{token: serverTimestamp()}`, or epoch
+    /// milliseconds) have an order: the oldest beyond ten go, and pushes go to the ten newest (keys sorted
+    /// by name pushed to the two oldest). With no times (`{token: true}`) nothing orders them and only
+    /// malformed keys go.
+    @Test func mapKeysWithTimesKeepTheTenNewest() throws {
+        var schema = Schema.presets["default"]!
+        schema.tokens = .mapKeys(field: "notificationTokens")
+        // good[i] written at 1000 - i: good[10] and good[11], last by name, are the oldest.
+        let times: [(Int) -> FirestoreValue] = [
+            { .timestamp(Timestamp(seconds: 1000 - Int64($0))) }, { .integer(1_000_000 - Int64($0) * 1000) },
+        ]
+        for time in times {
+            let map = Dictionary(uniqueKeysWithValues: Self.good.enumerated().map { index, token in (token, time(index)) })
+            let change = try change(["notificationTokens": .map(map)])
+            let plan = TokenCleanup(schema: schema).plan(for: change, given: DocumentsRead(found: [change.document: change.newDocument!])).plan
+            guard case .update(_, let set, let mask) = plan.writes.first?.operation else {
+                Issue.record("expected an update: \(plan.decision)")
+                return
+            }
+            #expect(set.isEmpty)
+            #expect(mask == [FieldPath("notificationTokens", Self.good[10]), FieldPath("notificationTokens", Self.good[11])])
+            #expect(schema.tokens(of: change.newDocument!).suffix(10) == Self.good[0..<10].reversed())
+        }
+        let untimed = try change(["notificationTokens": .map(Dictionary(uniqueKeysWithValues: Self.good.map { ($0, FirestoreValue.boolean(true)) }))])
+        let plan = TokenCleanup(schema: schema).plan(for: untimed, given: DocumentsRead(found: [untimed.document: untimed.newDocument!])).plan
+        #expect(plan.writes.isEmpty, "\(plan.decision)")
+    }
+
     @Test func aDeletedUserNeedsNothing() throws {
         let name = try DocumentName(project: "p", path: "users/u1")
         let deleted = DocumentChange(
