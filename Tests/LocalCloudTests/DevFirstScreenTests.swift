@@ -51,6 +51,8 @@ import Testing
         let dev = try await RunningDev.start(["--seed", "demo", "--send", "alice→family: Dinner at 6pm"])
         defer { dev.kill() }
         try await Self.waitFor("→ onMessageCreated: 200 applied", in: dev)
+        // The status onMessageCreated wrote is an update of its own, delivered to onReadReceipt after.
+        try await Self.waitFor("→ onReadReceipt", in: dev)
         let lines = dev.output.split(separator: "\n").map(String.init)
         let banner = try #require(lines.firstIndex { $0.hasPrefix("Herald local cloud on ") }, "\(dev.output.prefix(2000))")
         let summary = lines.filter { $0.hasPrefix("seed    ") && $0.contains("events from seeding handled: tokenCleanup ") }
