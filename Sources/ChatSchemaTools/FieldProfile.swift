@@ -70,10 +70,34 @@ struct FieldProfile {
 
 /// How names and values look: the hints inference uses beside what the data proves.
 enum Looks {
-    /// An FCM registration token: long, of the characters FCM uses (`dXyz…:APA91b…`).
+    /// An FCM registration token: long (140 characters or more; an APNs device token 64), of the
+    /// characters FCM uses (`dXyz…:APA91b…`). Auto-ids (20), uids (28) and UUIDs (36) are shorter.
     static func likeToken(_ text: String) -> Bool {
-        text.utf8.count >= 20 && text.utf8.count <= 4096
+        text.utf8.count >= 64 && text.utf8.count <= 4096
             && text.utf8.allSatisfy { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || isAlphanumeric($0) }
+    }
+
+    /// How much a field's name says it holds a message's sender: 2 for sender, author or from; 1 for a
+    /// user or owner; -1 for a recipient (to…, recipient, receiver); 0 otherwise.
+    static func senderLikeness(_ name: String) -> Int {
+        let lower = name.lowercased()
+        let toSomeone = lower.hasPrefix("to") && name.dropFirst(2).first.map { $0.isUppercase || $0 == "_" } == true
+        if toSomeone || named(name, "recipient", "receiver", "target") { return -1 }
+        if named(name, "sender", "author", "from") { return 2 }
+        return named(name, "user", "owner", "creator", "by") ? 1 : 0
+    }
+
+    /// A generated id (a Firestore auto-id, a Firebase uid, a UUID): 16 to 64 letters, digits, - or _, one word.
+    static func likeID(_ text: String) -> Bool {
+        (16...64).contains(text.utf8.count) && text.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || isAlphanumeric($0) }
+            && text.utf8.contains { (48...57).contains($0) }
+    }
+
+    /// A date or time written as text: ISO 8601 (`2026-11-01T10:51:51.000Z`) or its date alone.
+    static func likeTime(_ text: String) -> Bool {
+        let bytes = Array(text.utf8.prefix(10))
+        guard bytes.count == 10 else { return false }
+        return bytes.enumerated().allSatisfy { index, byte in [4, 7].contains(index) ? byte == UInt8(ascii: "-") : (48...57).contains(byte) }
     }
 
     static func isAlphanumeric(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) }

@@ -46,10 +46,26 @@ extension Inferring {
         if let link = conversationIDField { used.insert(link) }
         // The text: of the string fields in most messages that are neither ids nor a small set of words
         // (a type, a status), the one with the longest values.
+        // Not a copy of the message's id, another id or a time written as text ({...message, id}, an ISO
+        // createdAt): those are long too. Of the rest, text with spaces in it before any without.
+        func idsOrTimes(_ profile: FieldProfile) -> Bool {
+            let matching = documents.filter { message in
+                guard let value = message[profile.name]?.stringValue else { return false }
+                return value == message.name.documentID || Looks.likeID(value) || Looks.likeTime(value)
+            }
+            return Self.mostly(matching.count, of: profile.count("string"))
+        }
+        func spaced(_ profile: FieldProfile) -> Bool {
+            documents.contains { $0[profile.name]?.stringValue?.contains(where: \.isWhitespace) == true }
+        }
         let texts = candidates(profiles, kind: "string", total: total, excluding: used).filter { profile in
             profile.distinct.count >= 3 && !profile.distinct.allSatisfy(userIDs.contains) && !profile.distinct.isSubset(of: Looks.messageTypes)
-                && !profile.distinct.isSubset(of: Looks.statuses)
-        }.sorted { $0.stringLength * max($1.present, 1) > $1.stringLength * max($0.present, 1) }
+                && !profile.distinct.isSubset(of: Looks.statuses) && !idsOrTimes(profile)
+        }.sorted { a, b in
+            if spaced(a) != spaced(b) { return spaced(a) }
+            let (left, right) = (a.stringLength * max(b.present, 1), b.stringLength * max(a.present, 1))
+            return left != right ? left > right : a.name < b.name
+        }
         if let text = texts.first {
             textField = text.name
             used.insert(text.name)
@@ -98,9 +114,20 @@ extension Inferring {
             leaveOpen(
                 "readByField", "no array of user ids named like read or seen in \(noun): the default readBy applies (the app writes who read a message there)")
         }
-        // The sender's name, when messages carry it: equal to the sender's user document's name.
+        // The sender's name, when messages carry it: equal to a name in the sender's user document (not
+        // an attachment's file name).
+        func namesTheSender(_ field: String) -> Bool {
+            let carrying = documents.filter { $0[field]?.stringValue != nil }
+            let matching = carrying.filter { message in
+                guard let sender = message[senderField]?.stringValue, !sender.isEmpty, !sender.contains("/"),
+                    let name = try? message.name.sibling(path: "\(users)/\(sender)"), let user = data.document(name)
+                else { return false }
+                return user.fields.values.contains { $0.stringValue == message[field]?.stringValue }
+            }
+            return Self.mostly(matching.count, of: carrying.count)
+        }
         let names = profiles.values.filter { profile in
-            !used.contains(profile.name) && profile.count("string") > 0 && Looks.named(profile.name, "name")
+            !used.contains(profile.name) && profile.count("string") > 0 && Looks.named(profile.name, "name") && namesTheSender(profile.name)
         }.map(\.name).sorted()
         if let name = names.first {
             decide("senderNameField", .string(name), "\(name): a name on \(profiles[name]?.present ?? 0) of \(total) \(noun)")
@@ -192,6 +219,17 @@ extension Inferring {
             profile.count("map") > 0 && Looks.named(profile.name, "last", "latest", "recent")
         }.map(\.name).sorted()
         if let map = maps.first {
+            // The app's own map ({content, from, ts}) would lose its fields to Herald's.
+            let heraldKeys: Set<String> = ["text", "senderId", "senderName", "timestamp", "messageId", "type", "status"]
+            let keys = Set(documents.compactMap { $0[map]?.mapValue?.keys }.joined())
+            guard keys.isSubset(of: heraldKeys) else {
+                let own = keys.subtracting(heraldKeys).sorted().prefix(4).joined(separator: ", ")
+                return decideHeraldsOwn(
+                    "lastMessage", map, profiles, noun: noun, "Herald writes {text, senderId, …} into a map, and \(map) holds \(own) of your app's"
+                ) {
+                    ["map": .string($0)]
+                }
+            }
             decide(
                 "lastMessage", ["map": .string(map)],
                 "\(map): a map in \(profiles[map]!.count("map")) \(noun); Herald writes {text, senderId, senderName, timestamp, messageId, type} into it")
@@ -261,7 +299,10 @@ extension Inferring {
             var mapKeys = 0
             for user in documents {
                 switch user[profile.name] {
-                case .string(let text)? where Looks.likeToken(text) || (hinted(profile.name) && !text.isEmpty): single += 1
+                // A user's own id (a `uid` field) is never its token, however long.
+                case .string(let text)?
+                where (Looks.likeToken(text) || (hinted(profile.name) && !text.isEmpty)) && !userIDs.contains(text) && text != user.name.documentID:
+                    single += 1
                 case .array(let items)?
                 where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { Looks.likeToken($0) || hinted(profile.name) } ?? false }):
                     array += 1
@@ -281,8 +322,20 @@ extension Inferring {
                     (["mapKeys": .string(profile.name)], mapKeys, "\(profile.name): a map keyed by tokens in \(mapKeys) of \(documents.count) \(users)"))
             }
         }
+        var misplaced: [String] = []
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 2 && path[0] == users {
             let tokens = data.documents(in: path)
+            // Token documents keyed by an auto-id, the token in a field of another name: Herald could not read it.
+            if tokens.allSatisfy({ $0["token"] == nil && !Looks.likeToken($0.name.documentID) }),
+                let field = FieldProfile.profiles(of: tokens).keys.sorted().first(where: { field in
+                    Self.mostly(tokens.filter { Looks.likeToken($0[field]?.stringValue ?? "") }.count, of: tokens.count)
+                })
+            {
+                misplaced.append(
+                    "\(path[1]): token documents hold the token in \(field), but Herald reads a token document's `token` field or its id: name the field token, or key each document by its token"
+                )
+                continue
+            }
             let tokenLike = tokens.filter { document in
                 Looks.likeToken(document["token"]?.stringValue ?? document.name.documentID) || (hinted(path[1]) && document["token"]?.stringValue != nil)
             }
@@ -292,6 +345,7 @@ extension Inferring {
         }
         shapes.sort { $0.users > $1.users }
         guard let first = shapes.first else {
+            if !misplaced.isEmpty { return leaveOpen("tokens", misplaced.joined(separator: "; ")) }
             leaveOpen(
                 "tokens",
                 "no user holds anything that looks like an FCM token (a long string, an array or a map of them, or a subcollection of token documents): set where your app keeps them"

@@ -131,13 +131,19 @@ struct Inferring {
                     for collection in common where [collection] != path { listing[collection, default: [:]][profile.name, default: []].insert(index) }
                 }
             }
-            for (collection, fields) in listing {
+            for (collection, fields) in listing.sorted(by: { $0.key < $1.key }) {
                 // Fields that, where present, mostly list members; together in at least half the documents.
                 let usable = fields.filter { field, hits in
                     Self.mostly(hits.count, of: profiles.first { $0.name == field }?.present ?? 0)
                 }
                 let covered = usable.values.reduce(into: Set<Int>()) { $0.formUnion($1) }.count
-                guard covered * 2 >= documents.count, covered > best?.score ?? 0 else { continue }
+                guard covered * 2 >= documents.count else { continue }
+                // Two collections holding a document per user (users and a status/{uid} beside them): the
+                // one named like users, else the one whose documents say more.
+                let better =
+                    covered > best?.score ?? 0
+                    || (covered == best?.score && path == best?.conversations && best.map { userLikeness(collection) > userLikeness($0.users) } == true)
+                guard better else { continue }
                 best = (
                     path, collection, usable.map { ($0.key, $0.value.count) }.sorted { $0.1 != $1.1 ? $0.1 > $1.1 : $0.0 < $1.0 }, documents.count,
                     covered
@@ -161,6 +167,13 @@ struct Inferring {
             best.fields.map { "\($0.0): array of user ids (\(users)/…) in \($0.1) of \(best.total) \(noun)" }.joined(separator: "; "))
     }
 
+    /// How much a top-level collection looks like the users': named so, then fields per document.
+    func userLikeness(_ collection: String) -> (Int, Int) {
+        let documents = data.documents(in: [collection])
+        let fields = documents.reduce(0) { $0 + $1.fields.count }
+        return (Looks.named(collection, "user", "profile", "account", "member", "people", "person") ? 1 : 0, fields / max(documents.count, 1))
+    }
+
     /// Messages: a collection under each conversation (or a top-level one naming its conversation) whose
     /// documents name a member of their conversation: the sender.
     mutating func findMessages() throws(InferenceError) {
@@ -181,15 +194,16 @@ struct Inferring {
                     }.map(\.name).sorted().first
                 guard link != nil else { continue }
             }
-            for profile in profiles.values where profile.name != link && profile.count("string") > 0 {
+            for profile in profiles.values.sorted(by: { $0.name < $1.name }) where profile.name != link && profile.count("string") > 0 {
                 let hits = documents.filter { message in
                     guard let sender = message[profile.name]?.stringValue, let conversation = conversation(of: message, link: link) else { return false }
                     return members(of: conversation).contains(sender)
                 }.count
                 guard Self.mostly(hits, of: documents.count) else { continue }
+                // In a two-member chat the recipient is a member too: the name decides (fromUserId, not toUserId).
                 let better =
                     hits > best?.hits ?? 0
-                    || (hits == best?.hits && path == best?.path && Looks.named(profile.name, "sender", "author", "from", "user"))
+                    || (hits == best?.hits && path == best?.path && best.map { Looks.senderLikeness(profile.name) > Looks.senderLikeness($0.sender) } == true)
                 if better { best = (path, link, profile.name, hits, documents.count) }
             }
         }

@@ -1,0 +1,127 @@
+import ChatFunctions
+import ChatSchemaTools
+import FirestoreModel
+import Testing
+import WireFormats
+
+/// `herald schema infer` on shapes real apps keep that the custom layout does not: fields that look
+/// like what Herald needs but are not (a recipient, an id, a file name, a uid), and places Herald cannot
+/// use as they are. Each was once proposed as certain, and `schema check` then said everything fit.
+@Suite struct SchemaInferenceOfForeignLayoutsTests {
+    /// The custom layout's export with `change` applied to each document (nil drops it), plus `added`.
+    static func export(_ change: (inout FirestoreDocument) -> Bool = { _ in true }, added: [FirestoreDocument] = []) throws -> AppData {
+        let documents = try SchemaInferenceTests.export("export").compactMap { document -> FirestoreDocument? in
+            var document = document
+            return change(&document) ? document : nil
+        }
+        return AppData(documents + added)
+    }
+
+    static func isPost(_ document: FirestoreDocument) -> Bool { document.name.segments.count == 4 && document.name.segments[2] == "posts" }
+    static func isRoom(_ document: FirestoreDocument) -> Bool { document.name.segments.count == 2 && document.name.segments[0] == "rooms" }
+
+    /// In a room the recipient is a member as much as the sender, and Firebase's presence recipe keeps a
+    /// `status/{uid}` document per user: ties the data cannot break were broken by a dictionary's order
+    /// (a different answer on each run). The names decide: `userId` over `toUserId`, `users` over `status`.
+    @Test func aRecipientBesideTheSenderAndAStatusCollectionBesideTheUsersDecideByName() throws {
+        var statuses: [FirestoreDocument] = []
+        let data = try Self.export { document in
+            if Self.isPost(document), let author = document.fields.removeValue(forKey: "authorId") {
+                document.fields["userId"] = author
+                // Everyone in these rooms is a member: the recipient is always one.
+                document.fields["toUserId"] = author == .string("u1") ? .string("u2") : .string("u1")
+            }
+            if document.name.segments.count == 2, document.name.segments[0] == "users" {
+                statuses.append(
+                    FirestoreDocument(name: try! document.name.sibling(path: "status/\(document.name.documentID)"), fields: ["state": .string("online")]))
+            }
+            return true
+        }
+        var withStatus = data
+        withStatus.add(statuses)
+        let proposal = try SchemaInference.propose(from: withStatus)
+        #expect(proposal["senderIDField"] == "userId", "\(proposal.text)")
+        #expect(proposal["userCollection"] == "users", "\(proposal.text)")
+    }
+
+    /// A message's own id copied into it, another id, or its time as ISO text are long strings too: the
+    /// text is the field of varied text with words in it.
+    @Test func anIdOrATimeWrittenAsTextIsNotTheMessageText() throws {
+        let data = try Self.export { document in
+            if Self.isPost(document) {
+                let room = document.name.segments[1]
+                let post = document.name.documentID
+                document.fields["id"] = .string("Xq7\(room)Lm2Pz9Rk4Tw8Yb6Nc5Vd3\(post)")
+                document.fields["createdAt"] = .string("2026-11-01T10:\(room.count + post.count)\(post.suffix(1)):51.000+00:00")
+            }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["textField"] == "body", "\(proposal.text)")
+    }
+
+    /// Token documents keyed by auto-ids with the token in `fcmToken`: Herald reads a token document's
+    /// `token` field or its id, so the key is left open with what to change, not proposed to send to ids.
+    /// A user's `uid` field is never taken for a token.
+    @Test func tokensHeraldCouldNotReadAreNotProposed() throws {
+        var index = 0
+        let data = try Self.export { document in
+            if document.name.segments.count == 4, document.name.segments[2] == "devices" {
+                index += 1
+                let token = document["token"]!
+                document = FirestoreDocument(
+                    name: try! document.name.sibling(path: "users/\(document.name.segments[1])/devices/aB3dE5gH7jK9mN1pQ\(100 + index)"),
+                    fields: ["fcmToken": token, "platform": .string("android")])
+            }
+            if document.name.segments.count == 2, document.name.segments[0] == "users" {
+                document.fields["uid"] = .string("\(document.name.documentID)Zx8Wv6Ut4Sr2Qp0On9Ml7")
+            }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["tokens"] == nil, "\(proposal.text)")
+        let open = proposal.undecided.first { $0.key == "tokens" }?.reason ?? ""
+        #expect(open.contains("devices: token documents hold the token in fcmToken"), "\(proposal.text)")
+    }
+
+    /// A `name` on a message that is an attachment's file name is not the sender's name; one equal to
+    /// the sender's display name is.
+    @Test func theSendersNameIsAFieldThatHoldsIt() throws {
+        let names = ["u1": "Ann"]
+        let files = try SchemaInference.propose(
+            from: try Self.export { document in
+                if Self.isPost(document) { document.fields["fileName"] = .string("IMG_\(document.name.documentID).jpg") }
+                return true
+            })
+        #expect(files["senderNameField"] == nil, "\(files.text)")
+        let authors = try SchemaInference.propose(
+            from: try Self.export { document in
+                if Self.isPost(document), let author = document["authorId"]?.stringValue, let name = names[author] {
+                    document.fields["authorName"] = .string(name)
+                }
+                return true
+            })
+        #expect(authors["senderNameField"] == "authorName", "\(authors.text)")
+    }
+
+    /// The app's own last-message map ({content, from, ts}) gets a map of Herald's own beside it.
+    @Test func theAppsOwnLastMessageMapIsNotWrittenOver() throws {
+        let data = try Self.export { document in
+            if Self.isRoom(document) {
+                document.fields["lastMessage"] = .map([
+                    "content": .string("see you"), "from": .string("u1"), "ts": .timestamp(Timestamp(seconds: 1_780_000_000)),
+                ])
+            }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["lastMessage"] == ["map": "heraldLastMessage"], "\(proposal.text)")
+        #expect(proposal.text.contains("holds content, from, ts of your app's"), "\(proposal.text)")
+        let herald = try SchemaInference.propose(
+            from: try Self.export { document in
+                if Self.isRoom(document) { document.fields["lastMessage"] = .map(["text": .string("see you"), "senderId": .string("u1")]) }
+                return true
+            })
+        #expect(herald["lastMessage"] == ["map": "lastMessage"], "\(herald.text)")
+    }
+}
