@@ -168,3 +168,8 @@ extension Schema {
         return names
     }
 }
+
+extension Schema {
+    /// Why `name` cannot be a field of a schema (nil if it can), for tools that propose one.
+    public static func fieldNameProblem(_ name: String) -> String? { SchemaCheck.fieldProblem(name) }
+}

@@ -77,8 +77,24 @@ struct Inferring {
 
     init(data: AppData) { self.data = data }
 
+    /// Records a decision; one naming a field Herald cannot use (`group.name`) is left open instead, so
+    /// the rest of the proposal still loads.
     mutating func decide(_ key: String, _ value: JSONValue, _ evidence: String) {
+        if key.hasSuffix("Field") || key.hasSuffix("Fields") || key == "lastMessage" || key == "tokens",
+            let problem = Self.strings(in: value, skipping: ["subcollection"]).lazy.compactMap(Schema.fieldNameProblem).first
+        {
+            return leaveOpen(key, "\(evidence), but \(problem): rename the field to use it")
+        }
         proposal.entries.append(.init(key: key, value: value, evidence: evidence))
+    }
+
+    static func strings(in value: JSONValue, skipping: Set<String>) -> [String] {
+        switch value {
+        case .string(let text): [text]
+        case .array(let items): items.flatMap { strings(in: $0, skipping: skipping) }
+        case .object(let members): members.filter { !skipping.contains($0.key) }.flatMap { strings(in: $0.value, skipping: skipping) }
+        default: []
+        }
     }
 
     mutating func leaveOpen(_ key: String, _ reason: String) { proposal.undecided.append((key, reason)) }
@@ -151,9 +167,24 @@ struct Inferring {
             }
         }
         guard let best else {
+            // Members kept as a map ({uid: true}) are the likeliest reason: say so.
+            let maps =
+                data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).compactMap { path -> String? in
+                    let documents = data.documents(in: path)
+                    let field = FieldProfile.profiles(of: documents).values.filter { $0.count("map") > 0 }.map(\.name).sorted().first { field in
+                        Self.mostly(
+                            documents.filter { document in
+                                guard let keys = document[field]?.mapValue?.keys, keys.count >= 2 else { return false }
+                                return keys.allSatisfy { holders[$0]?.contains { [$0] != path } == true }
+                            }.count, of: documents.count)
+                    }
+                    return field.map {
+                        "\(AppData.describe(path)).\($0) is a map keyed by user ids, but Herald reads members from an array of ids (keep one beside it); "
+                    }
+                }.first ?? ""
             throw InferenceError(
                 description:
-                    "found no conversations: no collection holds arrays of two or more ids of another collection's documents (the members, e.g. participantIds: [\"u1\", \"u2\"] with users/u1 and users/u2). Looked at \(data.groups.count) collections: \(data.groups.keys.map(AppData.describe).sorted().prefix(12).joined(separator: ", "))"
+                    "found no conversations: \(maps)no collection holds arrays of two or more ids of another collection's documents (the members, e.g. participantIds: [\"u1\", \"u2\"] with users/u1 and users/u2). Looked at \(data.groups.count) collections: \(data.groups.keys.map(AppData.describe).sorted().prefix(12).joined(separator: ", "))"
             )
         }
         users = best.users

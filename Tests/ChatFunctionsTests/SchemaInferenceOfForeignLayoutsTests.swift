@@ -124,4 +124,31 @@ import WireFormats
             })
         #expect(herald["lastMessage"] == ["map": "lastMessage"], "\(herald.text)")
     }
+
+    /// A field Herald cannot use (a name with a dot: `group.name`) leaves its key open with the reason;
+    /// the proposal still loads, where it once refused the whole data for it.
+    @Test func aFieldNameWithADotLeavesItsKeyOpenNotTheWholeProposal() throws {
+        let data = try Self.export { document in
+            if Self.isRoom(document), let title = document.fields.removeValue(forKey: "title") { document.fields["room.title"] = title }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["groupNameField"] == nil, "\(proposal.text)")
+        let open = proposal.undecided.first { $0.key == "groupNameField" }?.reason ?? ""
+        #expect(open.contains("\"room.title\" is not a field name"), "\(proposal.text)")
+        let loaded = try Schema.load("proposed.json", file: try JSONValue(parsing: proposal.text))
+        #expect(loaded.messagePattern == "rooms/{roomId}/posts/{postId}")
+    }
+
+    /// Members kept as a map ({uid: true}) find no conversations, and the answer says why.
+    @Test func membersKeptAsAMapAreNamedWhenNoConversationsAreFound() throws {
+        let data = try Self.export { document in
+            if Self.isRoom(document), let ids = document.fields.removeValue(forKey: "participantIds")?.arrayValue {
+                document.fields["participants"] = .map(Dictionary(uniqueKeysWithValues: ids.compactMap(\.stringValue).map { ($0, .boolean(true)) }))
+            }
+            return true
+        }
+        let error = #expect(throws: InferenceError.self) { try SchemaInference.propose(from: data) }
+        #expect(error?.description.contains("rooms.participants is a map keyed by user ids") == true, "\(String(describing: error))")
+    }
 }
