@@ -63,6 +63,8 @@ struct Checking {
     let schema: Schema
     let data: AppData
     var report = SchemaFitReport()
+    /// Each conversation's members, once (a channel of thousands is checked with each of its messages).
+    var memberSets: [DocumentName: Set<String>] = [:]
 
     init(schema: Schema, data: AppData) {
         self.schema = schema
@@ -159,7 +161,8 @@ struct Checking {
         switch message[schema.senderIDField] {
         case .string(let sender)? where !sender.isEmpty:
             // A conversation without a member list is named once, not with each of its messages.
-            let members = schema.members(of: conversation)
+            let members = memberSets[conversation.name] ?? Set(schema.members(of: conversation))
+            memberSets[conversation.name] = members
             if !members.isEmpty && !members.contains(sender) {
                 misfit(message, "sender \(sender) (\(schema.senderIDField)) is not a member of \(conversationName.path): no push would go out")
             }

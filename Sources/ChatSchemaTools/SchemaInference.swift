@@ -225,10 +225,19 @@ struct Inferring {
                     }.map(\.name).sorted().first
                 guard link != nil else { continue }
             }
+            // Each message's conversation's members once, not once per field (a channel of thousands).
+            var byConversation: [DocumentName: Set<String>] = [:]
+            let memberSets = documents.map { message -> Set<String>? in
+                guard let conversation = conversation(of: message, link: link) else { return nil }
+                if let known = byConversation[conversation.name] { return known }
+                let members = Set(members(of: conversation))
+                byConversation[conversation.name] = members
+                return members
+            }
             for profile in profiles.values.sorted(by: { $0.name < $1.name }) where profile.name != link && profile.count("string") > 0 {
-                let hits = documents.filter { message in
-                    guard let sender = message[profile.name]?.stringValue, let conversation = conversation(of: message, link: link) else { return false }
-                    return members(of: conversation).contains(sender)
+                let hits = zip(documents, memberSets).filter { message, members in
+                    guard let sender = message[profile.name]?.stringValue, let members else { return false }
+                    return members.contains(sender)
                 }.count
                 guard Self.mostly(hits, of: documents.count) else { continue }
                 // In a two-member chat the recipient is a member too: the name decides (fromUserId, not toUserId).
