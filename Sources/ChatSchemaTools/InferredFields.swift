@@ -154,15 +154,21 @@ extension Inferring {
                     Self.mostly(
                         groups.filter { $0[profile.name] == .boolean(true) }.count + pairs.filter { $0[profile.name] != .boolean(true) }.count, of: total)
                 {
-                    decide("groupFlagField", .string(profile.name), "\(profile.name): true in \(groups.count) groups, not in \(pairs.count) two-member chats")
+                    let flagged = (groups.filter { $0[profile.name] == .boolean(true) }.count, pairs.filter { $0[profile.name] == .boolean(true) }.count)
+                    decide(
+                        "groupFlagField", .string(profile.name),
+                        "\(profile.name): true in \(flagged.0) of \(groups.count) conversations of more than two members and \(flagged.1) of \(pairs.count) of two"
+                    )
                 } else if proposal["groupTypeField"] == nil, profile.count("string") == profile.present, (2...5).contains(profile.distinct.count),
                     let value = groups.first?[profile.name]?.stringValue,
                     Self.mostly(
                         groups.filter { $0[profile.name] == .string(value) }.count + pairs.filter { $0[profile.name] != .string(value) }.count, of: total)
                 {
+                    let typed = (groups.filter { $0[profile.name] == .string(value) }.count, pairs.filter { $0[profile.name] == .string(value) }.count)
                     decide(
                         "groupTypeField", .string(profile.name),
-                        "\(profile.name): \"\(value)\" in \(groups.count) groups, not in \(pairs.count) two-member chats")
+                        "\(profile.name): \"\(value)\" in \(typed.0) of \(groups.count) conversations of more than two members and \(typed.1) of \(pairs.count) of two"
+                    )
                     decide("groupTypeValue", .string(value), "the \(profile.name) of a group")
                 }
             }
@@ -173,7 +179,10 @@ extension Inferring {
             }.map(\.name).sorted()
             if named.count == 1 || named.filter({ Looks.named($0, "name", "title") }).count == 1 {
                 let name = named.count == 1 ? named[0] : named.first { Looks.named($0, "name", "title") }!
-                decide("groupNameField", .string(name), "\(name): a string in \(groups.count) groups and not in two-member chats")
+                let named = (groups.filter { $0[name]?.stringValue != nil }.count, pairs.filter { $0[name]?.stringValue != nil }.count)
+                decide(
+                    "groupNameField", .string(name),
+                    "\(name): a string in \(named.0) of \(groups.count) conversations of more than two members and \(named.1) of \(pairs.count) of two")
             } else if !named.isEmpty {
                 leaveOpen("groupNameField", "\(named.joined(separator: ", ")) are each set only on groups: set the one alerts show")
             }

@@ -115,7 +115,9 @@ struct Checking {
     mutating func check(conversation: FirestoreDocument, userIDs: Set<String>) {
         let members = schema.members(of: conversation)
         if members.isEmpty {
-            let held = schema.memberFields.map { "\($0) is \(kind(conversation[$0]))" }.joined(separator: ", ")
+            let held = schema.memberFields.map { field in
+                conversation[field]?.arrayValue?.isEmpty == true ? "\(field) is an empty array" : "\(field) is \(kind(conversation[field]))"
+            }.joined(separator: ", ")
             misfit(conversation, "no member list: \(held) (an array of user ids is needed)")
         }
         let usersComplete = data.isComplete([schema.userCollection])

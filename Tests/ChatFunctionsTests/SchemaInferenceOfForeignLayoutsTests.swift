@@ -151,4 +151,16 @@ import WireFormats
         let error = #expect(throws: InferenceError.self) { try SchemaInference.propose(from: data) }
         #expect(error?.description.contains("rooms.participants is a map keyed by user ids") == true, "\(String(describing: error))")
     }
+
+    /// `schema check` on a room whose member list is empty says so, not "is array (an array is needed)".
+    @Test func anEmptyMemberListIsCalledEmpty() throws {
+        let data = try Self.export { document in
+            if Self.isRoom(document), document.name.documentID == "r1" { document.fields["participantIds"] = .array([]) }
+            return true
+        }
+        let schema = try Schema.load("team.json", file: .object(try SchemaInferenceTests.teamSchema))
+        let report = SchemaFit.check(schema, against: data, newestMessages: 1)
+        #expect(
+            report.misfits.contains { $0.path == "rooms/r1" && $0.problem.hasPrefix("no member list: participantIds is an empty array") }, "\(report.text)")
+    }
 }
