@@ -79,7 +79,8 @@ extension Inferring {
         let stamps = candidates(profiles, kind: "timestamp", total: total, excluding: used) { Looks.named($0, "creat", "sent", "time", "date") }
         timestampField = choose(
             "timestampField", from: stamps, kind: "timestamp", total: total, noun: noun, hint: { Looks.named($0, "creat", "sent", "time", "date") },
-            missing: "no timestamp field in most \(noun): Herald uses each document's create time")
+            missing: "no timestamp field in most \(noun): Herald uses each document's create time"
+                + numbers(profiles) { Looks.named($0, "creat", "sent", "time", "date") })
         if let stamp = timestampField { used.insert(stamp) }
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) where !used.contains(profile.name) && profile.count("string") == profile.present {
             if proposal["typeField"] == nil, profile.distinct.count <= 12, !profile.distinct.isDisjoint(with: Looks.messageTypes) {
@@ -266,6 +267,14 @@ extension Inferring {
         }
     }
 
+    /// What a missing timestamp's reason adds when fields named like one hold numbers (epoch milliseconds).
+    func numbers(_ profiles: [String: FieldProfile], named hint: (String) -> Bool) -> String {
+        let found = profiles.values.filter { hint($0.name) && Self.mostly($0.count("integer") + $0.count("number"), of: $0.present) }.map(\.name).sorted()
+        guard !found.isEmpty else { return "" }
+        return
+            " (\(found.prefix(3).joined(separator: ", ")) \(found.count == 1 ? "holds" : "hold") numbers, epoch milliseconds perhaps: Herald reads and writes Firestore timestamps)"
+    }
+
     /// Decides `key` as a field only Herald writes, not found in the data: `preferred`, unless the data
     /// holds that name for the app's own values (Herald would write over them), then `herald` + `Preferred`.
     mutating func decideHeraldsOwn(
@@ -399,7 +408,9 @@ extension Inferring {
             decide("lastSeenField", .null, "\(seen.name) is both the heartbeat and the last-seen time")
         } else {
             leaveOpen(
-                "heartbeatField", "no timestamp named like heartbeat, lastSeen or lastActive in most \(users): set the one your app refreshes while online")
+                "heartbeatField",
+                "no timestamp named like heartbeat, lastSeen or lastActive in most \(users): set the one your app refreshes while online"
+                    + numbers(profiles) { Looks.named($0, "heartbeat", "seen", "active", "ping", "online") })
         }
         for (key, atKey, word) in [("typingField", "typingAtField", "typing"), ("viewingField", "viewingAtField", "viewing")] {
             let field = profiles.values.filter { $0.count("string") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first

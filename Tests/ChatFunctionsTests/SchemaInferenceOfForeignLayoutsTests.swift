@@ -163,4 +163,15 @@ import WireFormats
         #expect(
             report.misfits.contains { $0.path == "rooms/r1" && $0.problem.hasPrefix("no member list: participantIds is an empty array") }, "\(report.text)")
     }
+
+    /// Times kept as epoch milliseconds are named where a timestamp was looked for and not found.
+    @Test func timesKeptAsNumbersAreNamedWhereATimestampIsMissing() throws {
+        let data = try Self.export { document in
+            if Self.isPost(document), let sent = document["sentAt"]?.timestampValue { document.fields["sentAt"] = .integer(sent.seconds * 1000) }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        let open = proposal.undecided.first { $0.key == "timestampField" }?.reason ?? ""
+        #expect(open.contains("(sentAt holds numbers, epoch milliseconds perhaps"), "\(proposal.text)")
+    }
 }
