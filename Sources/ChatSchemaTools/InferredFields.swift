@@ -44,10 +44,9 @@ extension Inferring {
         let noun = messages.last!
         var used: Set<String> = [senderField]
         if let link = conversationIDField { used.insert(link) }
-        // The text: of the string fields in most messages that are neither ids nor a small set of words
-        // (a type, a status), the one with the longest values.
-        // Not a copy of the message's id, another id or a time written as text ({...message, id}, an ISO
-        // createdAt): those are long too. Of the rest, text with spaces in it before any without.
+        // The text: of the string fields in most messages that are neither user ids, a small set of words
+        // (a type, a status), nor mostly generated ids or times written as text ({...message, id}, an ISO
+        // createdAt: long too), one with spaces in it before any without, then the longest values.
         func idsOrTimes(_ profile: FieldProfile) -> Bool {
             let matching = documents.filter { message in
                 guard let value = message[profile.name]?.stringValue else { return false }
@@ -180,10 +179,10 @@ extension Inferring {
             }.map(\.name).sorted()
             if named.count == 1 || named.filter({ Looks.named($0, "name", "title") }).count == 1 {
                 let name = named.count == 1 ? named[0] : named.first { Looks.named($0, "name", "title") }!
-                let named = (groups.filter { $0[name]?.stringValue != nil }.count, pairs.filter { $0[name]?.stringValue != nil }.count)
+                let holding = (groups.filter { $0[name]?.stringValue != nil }.count, pairs.filter { $0[name]?.stringValue != nil }.count)
                 decide(
                     "groupNameField", .string(name),
-                    "\(name): a string in \(named.0) of \(groups.count) conversations of more than two members and \(named.1) of \(pairs.count) of two")
+                    "\(name): a string in \(holding.0) of \(groups.count) conversations of more than two members and \(holding.1) of \(pairs.count) of two")
             } else if !named.isEmpty {
                 leaveOpen("groupNameField", "\(named.joined(separator: ", ")) are each set only on groups: set the one alerts show")
             }
