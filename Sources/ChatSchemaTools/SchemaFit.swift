@@ -201,9 +201,18 @@ struct Checking {
             }
         case .mapKeys(let field):
             if let value = user[field], value.mapValue == nil { misfit(user, "\(field) is \(kind(value)), not a map keyed by tokens") }
-        case .subcollection: break
+        case .subcollection:
+            // Documents keyed by auto-ids, the token in a field of another name: Herald would push to the ids.
+            for device in tokenDocuments(of: user.name) where device["token"] == nil {
+                if let field = device.fields.filter({ Looks.likeToken($0.value.stringValue ?? "") }).keys.sorted().first {
+                    misfit(device, "no token field: Herald takes the document id for the token, and the token is in \(field)")
+                }
+            }
         }
         if tokens(of: user).isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
+        if tokens(of: user).contains(user.name.documentID) {
+            misfit(user, "\(tokenPlace) holds the user's own id, not a token: FCM refuses it, and removing a dead token would delete it")
+        }
     }
 
     var tokenPlace: String {

@@ -174,4 +174,30 @@ import WireFormats
         let open = proposal.undecided.first { $0.key == "timestampField" }?.reason ?? ""
         #expect(open.contains("(sentAt holds numbers, epoch milliseconds perhaps"), "\(proposal.text)")
     }
+
+    /// `schema check` on a hand-written schema file whose token place holds something else: a user's own
+    /// id, or device documents keyed by auto-ids with the token in another field (Herald would push to
+    /// the ids, and a dead token's removal would delete the id field or the device).
+    @Test func aTokenPlaceHoldingIdsIsNamedByCheck() throws {
+        var index = 0
+        let data = try Self.export { document in
+            if document.name.segments.count == 4, document.name.segments[2] == "devices" {
+                index += 1
+                document = FirestoreDocument(
+                    name: try! document.name.sibling(path: "users/\(document.name.segments[1])/devices/aB3dE5gH7jK9mN1pQ\(100 + index)"),
+                    fields: ["fcmToken": document["token"]!])
+            }
+            if document.name.segments.count == 2, document.name.segments[0] == "users" { document.fields["uid"] = .string(document.name.documentID) }
+            return true
+        }
+        let schema = try Schema.load("team.json", file: .object(try SchemaInferenceTests.teamSchema))
+        let devices = SchemaFit.check(schema, against: data, newestMessages: 1)
+        #expect(
+            devices.misfits.contains { $0.path.hasPrefix("users/u1/devices/aB3dE5gH7jK9mN1pQ") && $0.problem.contains("the token is in fcmToken") },
+            "\(devices.text)")
+        var uid = schema
+        uid.tokens = .single(field: "uid")
+        let ids = SchemaFit.check(uid, against: data, newestMessages: 1)
+        #expect(ids.misfits.contains { $0.path == "users/u1" && $0.problem.hasPrefix("uid holds the user's own id, not a token") }, "\(ids.text)")
+    }
 }
