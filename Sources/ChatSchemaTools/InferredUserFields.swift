@@ -1,0 +1,138 @@
+import FirestoreModel
+import WireFormats
+
+/// The fields of users: their name, badge, push tokens and presence.
+extension Inferring {
+    mutating func userFields() {
+        let documents = data.documents(in: [users])
+        let profiles = FieldProfile.profiles(of: documents)
+        let total = documents.count
+        let names = candidates(profiles, kind: "string", total: total) { Looks.named($0, "name") }.filter { Looks.named($0.name, "name") }
+        _ = choose(
+            "displayNameField", from: names, kind: "string", total: total, noun: users, hint: { $0.lowercased() == "displayname" || $0.lowercased() == "name" },
+            missing: "no name field in most \(users): alerts say \"Someone\" unless messages carry the sender's name")
+        let counters = candidates(profiles, kind: "integer", total: total) { Looks.named($0, "badge", "unread") }.filter {
+            Looks.named($0.name, "badge", "unread", "count")
+        }
+        _ = choose(
+            "badgeField", from: counters, kind: "integer", total: total, noun: users, hint: { Looks.named($0, "badge", "unread") }, missing: nil,
+            herald: "unreadTotal")
+        tokens(profiles, documents: documents)
+        presence(profiles, total: total)
+    }
+
+    /// Push tokens: a token-like string, an array of them, a map keyed by them, or a subcollection of them.
+    mutating func tokens(_ profiles: [String: FieldProfile], documents: [FirestoreDocument]) {
+        var shapes: [(value: JSONValue, users: Int, text: String)] = []
+        func hinted(_ name: String) -> Bool { Looks.named(name, "token", "fcm", "device", "push", "registration") }
+        for profile in profiles.values.sorted(by: { $0.name < $1.name }) {
+            var single = 0
+            var array = 0
+            var mapKeys = 0
+            for user in documents {
+                switch user[profile.name] {
+                // A user's own id (a `uid` field) is never its token, however long.
+                case .string(let text)?
+                where (Looks.likeToken(text) || (hinted(profile.name) && !text.isEmpty)) && !userIDs.contains(text) && text != user.name.documentID:
+                    single += 1
+                case .array(let items)?
+                where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { Looks.likeToken($0) || hinted(profile.name) } ?? false }):
+                    array += 1
+                case .map(let map)? where !map.isEmpty && map.keys.allSatisfy({ Looks.likeToken($0) || hinted(profile.name) }):
+                    mapKeys += 1
+                default: break
+                }
+            }
+            if single > 0 {
+                shapes.append((["single": .string(profile.name)], single, "\(profile.name): one token string in \(single) of \(documents.count) \(users)"))
+            }
+            if array > 0 {
+                shapes.append((["array": .string(profile.name)], array, "\(profile.name): an array of tokens in \(array) of \(documents.count) \(users)"))
+            }
+            if mapKeys > 0 {
+                shapes.append(
+                    (["mapKeys": .string(profile.name)], mapKeys, "\(profile.name): a map keyed by tokens in \(mapKeys) of \(documents.count) \(users)"))
+            }
+        }
+        var misplaced: [String] = []
+        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 2 && path[0] == users {
+            let tokens = data.documents(in: path)
+            // Token documents keyed by an auto-id, the token in a field of another name: Herald could not read it.
+            if tokens.allSatisfy({ $0["token"] == nil && !Looks.likeToken($0.name.documentID) }),
+                let field = FieldProfile.profiles(of: tokens).keys.sorted().first(where: { field in
+                    Self.mostly(tokens.filter { Looks.likeToken($0[field]?.stringValue ?? "") }.count, of: tokens.count)
+                })
+            {
+                misplaced.append(
+                    "\(path[1]): token documents hold the token in \(field), but Herald reads a token document's `token` field or its id: name the field token, or key each document by its token"
+                )
+                continue
+            }
+            let tokenLike = tokens.filter { document in
+                Looks.likeToken(document["token"]?.stringValue ?? document.name.documentID) || (hinted(path[1]) && document["token"]?.stringValue != nil)
+            }
+            guard Self.mostly(tokenLike.count, of: tokens.count) else { continue }
+            let holders = Set(tokenLike.compactMap { $0.name.parent?.documentID }).count
+            shapes.append((["subcollection": .string(path[1])], holders, "\(path[1]): token documents under \(holders) of \(documents.count) \(users)"))
+        }
+        shapes.sort { $0.users > $1.users }
+        guard let first = shapes.first else {
+            if !misplaced.isEmpty { return leaveOpen("tokens", misplaced.joined(separator: "; ")) }
+            leaveOpen(
+                "tokens",
+                "no user holds anything that looks like an FCM token (a long string, an array or a map of them, or a subcollection of token documents): set where your app keeps them"
+            )
+            return
+        }
+        if shapes.count > 1 && shapes[1].users * 2 > first.users {
+            leaveOpen("tokens", shapes.prefix(3).map(\.text).joined(separator: "; ") + ": set the one your app writes")
+        } else {
+            decide("tokens", first.value, first.text)
+        }
+    }
+
+    /// Presence: a boolean (or online/offline string) and the timestamp the app refreshes.
+    mutating func presence(_ profiles: [String: FieldProfile], total: Int) {
+        let statusWords: Set<String> = ["online", "offline", "away", "idle"]
+        if let status = profiles.values.sorted(by: { $0.name < $1.name }).first(where: {
+            $0.count("string") == $0.present && !$0.distinct.isEmpty && $0.distinct.isSubset(of: statusWords) && $0.distinct.contains("online")
+        }) {
+            decide(
+                "onlineField", .string(status.name),
+                "\(status.name): \(status.distinct.sorted().joined(separator: "/")) in \(status.present) of \(total) \(users)")
+            decide("onlineStatusValue", "online", "the \(status.name) of an online user")
+            decide("offlineStatusValue", "offline", "what Herald writes when the heartbeat is stale")
+        } else {
+            let flags = candidates(profiles, kind: "boolean", total: total) { Looks.named($0, "online", "active") }
+            _ = choose(
+                "onlineField", from: flags, kind: "boolean", total: total, noun: users, hint: { Looks.named($0, "online", "active") },
+                missing: "no boolean or online/offline field in most \(users): set the field Herald marks offline")
+        }
+        let stamps = candidates(profiles, kind: "timestamp", total: total) { Looks.named($0, "heartbeat", "seen", "active", "ping") }
+            .filter { Looks.named($0.name, "heartbeat", "seen", "active", "ping", "online") }
+        let heartbeat = stamps.first { Looks.named($0.name, "heartbeat", "ping") }
+        let seen = stamps.first { Looks.named($0.name, "seen", "active") }
+        if let heartbeat {
+            decide("heartbeatField", .string(heartbeat.name), "\(heartbeat.name): timestamp in \(heartbeat.count("timestamp")) of \(total) \(users)")
+            decide(
+                "lastSeenField", seen.map { .string($0.name) } ?? .null,
+                seen.map { "\($0.name): Herald sets it to the last heartbeat" } ?? "no last-seen field: the heartbeat is the last-seen time")
+        } else if let seen {
+            decide("heartbeatField", .string(seen.name), "\(seen.name): timestamp in \(seen.count("timestamp")) of \(total) \(users), refreshed while online")
+            decide("lastSeenField", .null, "\(seen.name) is both the heartbeat and the last-seen time")
+        } else {
+            leaveOpen(
+                "heartbeatField",
+                "no timestamp named like heartbeat, lastSeen or lastActive in most \(users): set the one your app refreshes while online"
+                    + numbers(profiles) { Looks.named($0, "heartbeat", "seen", "active", "ping", "online") })
+        }
+        for (key, atKey, word) in [("typingField", "typingAtField", "typing"), ("viewingField", "viewingAtField", "viewing")] {
+            let field = profiles.values.filter { $0.count("string") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first
+            let at = profiles.values.filter { $0.count("timestamp") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first
+            if let field, let at {
+                decide(key, .string(field), "\(field): the conversation the user is \(word) in")
+                decide(atKey, .string(at), "\(at): since when")
+            }
+        }
+    }
+}
