@@ -55,17 +55,16 @@ extension Inferring {
             }
             return Self.mostly(matching.count, of: profile.count("string"))
         }
-        func spaced(_ profile: FieldProfile) -> Bool {
-            documents.contains { $0[profile.name]?.stringValue?.contains(where: \.isWhitespace) == true }
-        }
         let texts = candidates(profiles, kind: "string", total: total, excluding: used).filter { profile in
             profile.distinct.count >= 3 && !profile.distinct.allSatisfy(userIDs.contains) && !profile.distinct.isSubset(of: Looks.messageTypes)
                 && !profile.distinct.isSubset(of: Looks.statuses) && !idsOrTimes(profile)
+        }.map { profile in
+            (profile, spaced: documents.contains { $0[profile.name]?.stringValue?.contains(where: \.isWhitespace) == true })
         }.sorted { a, b in
-            if spaced(a) != spaced(b) { return spaced(a) }
-            let (left, right) = (a.stringLength * max(b.present, 1), b.stringLength * max(a.present, 1))
-            return left != right ? left > right : a.name < b.name
-        }
+            if a.spaced != b.spaced { return a.spaced }
+            let (left, right) = (a.0.stringLength * max(b.0.present, 1), b.0.stringLength * max(a.0.present, 1))
+            return left != right ? left > right : a.0.name < b.0.name
+        }.map(\.0)
         if let text = texts.first {
             textField = text.name
             used.insert(text.name)

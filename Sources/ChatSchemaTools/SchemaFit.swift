@@ -209,8 +209,9 @@ struct Checking {
                 }
             }
         }
-        if tokens(of: user).isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
-        if tokens(of: user).contains(user.name.documentID) {
+        let held = tokens(of: user)
+        if held.isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
+        if held.contains(user.name.documentID) {
             misfit(user, "\(tokenPlace) holds the user's own id, not a token: FCM refuses it, and removing a dead token would delete it")
         }
     }
