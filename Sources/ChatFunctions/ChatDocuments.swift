@@ -176,7 +176,7 @@ struct User {
     let schema: Schema
 
     var name: DocumentName { document.name }
-    var displayName: String? { document[schema.displayNameField]?.stringValue }
+    var displayName: String? { schema.displayName(of: document) }
 
     /// The app badge as stored in the user document, clamped to what a badge can be (a warning if it was
     /// not); when it is kept in a document of its own, which is not read, what the user document still

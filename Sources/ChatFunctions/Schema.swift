@@ -50,6 +50,8 @@ public struct Schema: Sendable, Hashable {
     public var unreadCountField: String
     public var userCollection: String
     public var displayNameField: String
+    /// For a name kept in two fields (`firstName`, `lastName`): the second, joined after `displayNameField`.
+    public var familyNameField: String? = nil
     /// User field with the total unread count (the app badge).
     public var badgeField: String
     /// A top-level collection keeping each user's badge in a document of its own (`{collection}/{userId}`,
@@ -100,6 +102,14 @@ public struct Schema: Sendable, Hashable {
     public var notificationText: NotificationText = .oneLine
 
     public var userPattern: String { "\(userCollection)/{userId}" }
+
+    /// A user's name as alerts show it: `displayNameField`, or with `familyNameField` both parts joined
+    /// by a space (either alone when the other is missing or blank).
+    public func displayName(of user: FirestoreDocument) -> String? {
+        guard let familyNameField else { return user[displayNameField]?.stringValue }
+        let parts = [displayNameField, familyNameField].compactMap { user[$0]?.stringValue?.trimmingWhitespace }.filter { !$0.isEmpty }
+        return parts.isEmpty ? nil : parts.joined(separator: " ")
+    }
 
     static let base = Schema(
         name: "default", messagePattern: "conversations/{conversationId}/messages/{messageId}", conversationIDField: nil,

@@ -98,6 +98,9 @@ extension Schema {
             "senderNameField", "sender", .message, .app, .optionalField(\.senderNameField),
             "Shown as {sender} when set; else the sender's `displayNameField`."),
         .init("displayNameField", "sender", .user, .app, .field(\.displayNameField), "The sender's name in alerts when the message carries none."),
+        .init(
+            "familyNameField", "sender", .user, .app, .optionalField(\.familyNameField),
+            "For a name kept in two fields (`firstName`, `lastName`): joined after `displayNameField` with a space, in alerts and in @mentions."),
         .init("textField", "text", .message, .app, .field(\.textField), "The alert's preview (first 80 characters) and the last message's text."),
         .init("typeField", "type", .message, .app, .field(\.typeField), "A media type (image, video, …) shows a label such as \"📷 Photo\" instead of text."),
         .init("timestampField", "timestamp", .message, .app, .field(\.timestampField), "When it was sent (else its create time): orders the last message."),

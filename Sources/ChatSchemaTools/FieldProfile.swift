@@ -1,4 +1,5 @@
 import FirestoreModel
+import WireFormats
 
 /// What one top-level field holds across a group of documents: in how many, and as which kinds.
 struct FieldProfile {
@@ -106,6 +107,19 @@ enum Looks {
     static func named(_ name: String, _ words: String...) -> Bool {
         let lower = name.lowercased()
         return words.contains { lower.contains($0) }
+    }
+
+    /// A field for the first part of a person's name: firstName, first_name, givenName, forename.
+    static func givenName(_ name: String) -> Bool { ["firstname", "givenname", "forename"].contains(name.lowercased().filter { $0 != "_" }) }
+    /// A field for the last part: lastName, last_name, familyName, surname.
+    static func familyName(_ name: String) -> Bool { ["lastname", "familyname", "surname"].contains(name.lowercased().filter { $0 != "_" }) }
+    /// A user's given and family names joined as alerts show them, when the document keeps both.
+    static func twoPartName(of user: FirestoreDocument) -> String? {
+        let keys = user.fields.keys.sorted()
+        guard let given = keys.first(where: givenName).flatMap({ user[$0]?.stringValue }),
+            let family = keys.first(where: familyName).flatMap({ user[$0]?.stringValue })
+        else { return nil }
+        return "\(given.trimmingWhitespace) \(family.trimmingWhitespace)"
     }
 
     static let messageTypes: Set<String> = [

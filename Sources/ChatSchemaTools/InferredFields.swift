@@ -122,7 +122,8 @@ extension Inferring {
                 guard let sender = message[senderField]?.stringValue, !sender.isEmpty, !sender.contains("/"),
                     let name = try? message.name.sibling(path: "\(users)/\(sender)"), let user = data.document(name)
                 else { return false }
-                return user.fields.values.contains { $0.stringValue == message[field]?.stringValue }
+                let carried = message[field]?.stringValue
+                return user.fields.values.contains { $0.stringValue == carried } || Looks.twoPartName(of: user) == carried
             }
             return Self.mostly(matching.count, of: carrying.count)
         }

@@ -8,9 +8,16 @@ extension Inferring {
         let profiles = FieldProfile.profiles(of: documents)
         let total = documents.count
         let names = candidates(profiles, kind: "string", total: total) { Looks.named($0, "name") }.filter { Looks.named($0.name, "name") }
-        _ = choose(
-            "displayNameField", from: names, kind: "string", total: total, noun: users, hint: { $0.lowercased() == "displayname" || $0.lowercased() == "name" },
-            missing: "no name field in most \(users): alerts say \"Someone\" unless messages carry the sender's name")
+        let fullName = { (name: String) in ["displayname", "name", "fullname"].contains(name.lowercased().filter { $0 != "_" }) }
+        if !names.contains(where: { fullName($0.name) }), let given = names.first(where: { Looks.givenName($0.name) }),
+            let family = names.first(where: { Looks.familyName($0.name) })
+        {
+            decideTwoPartName(given: given.name, family: family.name, documents: documents, total: total)
+        } else {
+            _ = choose(
+                "displayNameField", from: names, kind: "string", total: total, noun: users, hint: { fullName($0) },
+                missing: "no name field in most \(users): alerts say \"Someone\" unless messages carry the sender's name")
+        }
         let counters = candidates(profiles, kind: "integer", total: total) { Looks.named($0, "badge", "unread") }.filter {
             Looks.named($0.name, "badge", "unread", "count")
         }
@@ -19,6 +26,17 @@ extension Inferring {
             herald: "unreadTotal")
         tokens(profiles, documents: documents)
         presence(profiles, total: total)
+    }
+
+    /// A name kept in two fields and no full one (flyer_chat's `firstName`, `lastName`): alerts join them.
+    mutating func decideTwoPartName(given: String, family: String, documents: [FirestoreDocument], total: Int) {
+        let both = documents.filter { $0[given]?.stringValue != nil && $0[family]?.stringValue != nil }
+        let example = both.lazy.compactMap { user in
+            [user[given], user[family]].compactMap { $0?.stringValue?.trimmingWhitespace }.filter { !$0.isEmpty }.joined(separator: " ")
+        }.first { !$0.isEmpty }
+        let shown = example.map { ", shown as \"\($0)\"" } ?? ""
+        decide("displayNameField", .string(given), "\(given) and \(family): a name in two string fields in \(both.count) of \(total) \(users)\(shown)")
+        decide("familyNameField", .string(family), "joined after \(given) with a space")
     }
 
     /// Push tokens: a token-like string, an array of them, a map keyed by them, or a subcollection of them.

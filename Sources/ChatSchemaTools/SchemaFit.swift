@@ -186,7 +186,9 @@ struct Checking {
         if let value = user[schema.badgeField], value.integerValue == nil {
             misfit(user, "\(schema.badgeField) is \(kind(value)), not an integer: Herald counts the badge from 0")
         }
-        if let value = user[schema.displayNameField], value.stringValue == nil { misfit(user, "\(schema.displayNameField) is \(kind(value)), not a string") }
+        for field in [schema.displayNameField, schema.familyNameField].compactMap({ $0 }) {
+            if let value = user[field], value.stringValue == nil { misfit(user, "\(field) is \(kind(value)), not a string") }
+        }
         if let value = user[schema.heartbeatField], value.timestampValue == nil {
             misfit(user, "\(schema.heartbeatField) is \(kind(value)), not a timestamp: presence never expires")
         }

@@ -25,7 +25,7 @@ struct DemoConsole: ConsoleDomain {
         var devices: [String: JSONValue] = [:]
         for user in users {
             let id = user.name.documentID
-            let name = user[schema.displayNameField]?.stringValue ?? id
+            let name = schema.displayName(of: user) ?? id
             names[id] = name
             let tokens = Self.tokens(of: user, storage: schema.tokens)
             for (index, token) in tokens.enumerated() {

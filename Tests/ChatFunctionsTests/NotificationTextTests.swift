@@ -99,6 +99,24 @@ import WireFormats
         #expect(try Self.shown(schema: schema, group: true, mention: true, text: "Hi").title == "John mentioned you in Family", "the preset's mention stays")
     }
 
+    /// flyer_chat keeps `firstName` and `lastName` and no full name: with `familyNameField` alerts and
+    /// @mentions use both, and either alone when the other is blank.
+    @Test func aNameKeptInTwoFieldsIsShownWhole() throws {
+        let file = try JSONValue(parsing: #"{"extends": "default", "displayNameField": "firstName", "familyNameField": "lastName"}"#)
+        var world = PreferencesWorld(try Schema.load("flyer.json", file: file))
+        world.senderName = "John"
+        world.users = ["alice": ["lastName": .string("Smith")], "bob": ["lastName": .string("Jones")]]
+        func bob() throws -> String? { try world.plan().pushes.first { $0.token == "tok-bob" }?.content["notification"]?["body"]?.stringValue }
+        #expect(try bob() == "Family • John Smith: Dinner at 6pm")
+        world.text = "@bob jones are you in?"
+        #expect(try bob() == "Family • John Smith mentioned you: @bob jones are you in?")
+        world.text = "Dinner at 6pm"
+        world.senderName = "  "
+        #expect(try bob() == "Family • Smith: Dinner at 6pm", "a blank first name leaves the last")
+        world.users["alice"] = ["lastName": .integer(7)]
+        #expect(try bob() == "Family • Someone: Dinner at 6pm", "no name at all")
+    }
+
     @Test(arguments: [
         (#"{"notificationText": {"group": {"body": "{who}: {preview}"}}}"#, "unknown placeholder {who}"),
         (#"{"notificationText": {"group": {"body": "{sender: {preview}"}}}"#, "unknown placeholder {sender: {preview}"),

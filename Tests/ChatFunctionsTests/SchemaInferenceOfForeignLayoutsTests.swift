@@ -200,4 +200,35 @@ import WireFormats
         let ids = SchemaFit.check(uid, against: data, newestMessages: 1)
         #expect(ids.misfits.contains { $0.path == "users/u1" && $0.problem.hasPrefix("uid holds the user's own id, not a token") }, "\(ids.text)")
     }
+
+    /// flyer_chat's users keep `firstName` and `lastName` and no full name: infer proposes both (alerts
+    /// say "Ann Lee", not "Someone"), a message's `authorName` equal to them both is the sender's name,
+    /// and check names a last name that is not a string.
+    @Test func aNameInTwoFieldsIsProposedWhole() throws {
+        let lastNames = ["u1": "Lee", "u2": "Park"]
+        let data = try Self.export { document in
+            if document.name.segments.count == 2, document.name.segments[0] == "users", let name = document.fields.removeValue(forKey: "displayName") {
+                document.fields["firstName"] = name
+                document.fields["lastName"] = .string(lastNames[document.name.documentID] ?? "Doe")
+            }
+            if Self.isPost(document), document["authorId"]?.stringValue == "u1" { document.fields["authorName"] = .string("Ann Lee") }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["displayNameField"] == "firstName", "\(proposal.text)")
+        #expect(proposal["familyNameField"] == "lastName", "\(proposal.text)")
+        #expect(proposal.entries.first { $0.key == "displayNameField" }?.evidence.hasSuffix("shown as \"Ann Lee\"") == true, "\(proposal.text)")
+        #expect(proposal["senderNameField"] == "authorName", "\(proposal.text)")
+
+        var schema = try Schema.load("team.json", file: .object(try SchemaInferenceTests.teamSchema))
+        schema.displayNameField = "firstName"
+        schema.familyNameField = "lastName"
+        var numbered = data
+        numbered.add([
+            FirestoreDocument(
+                name: try DocumentName(project: "herald-local", path: "users/u99"), fields: ["firstName": .string("Zed"), "lastName": .integer(9)])
+        ])
+        let report = SchemaFit.check(schema, against: numbered, newestMessages: 1)
+        #expect(report.misfits.contains { $0.path == "users/u99" && $0.problem == "lastName is integer, not a string" }, "\(report.text)")
+    }
 }
