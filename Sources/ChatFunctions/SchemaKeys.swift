@@ -133,7 +133,8 @@ extension Schema {
         ),
         .init(
             "tokensUpdatedAtField", "tokens", .user, .herald, .optionalField(\.tokensUpdatedAtField),
-            "When the tokens last changed (on each token document for a subcollection): the nightly sweep removes tokens older than 60 days."),
+            "When the tokens last changed (on each token document for a subcollection): the nightly sweep removes tokens older than 60 days (a map's tokens with times each by its own time)."
+        ),
         .init(
             "onlineField", "presence", .user, .both, .field(\.onlineField),
             "A boolean (or a string with `onlineStatusValue` / `offlineStatusValue`); presenceSweeper sets it offline when the heartbeat is stale."),

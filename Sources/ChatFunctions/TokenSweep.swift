@@ -38,6 +38,18 @@ extension TokenCleanup: ScheduledFunction {
         let store = TokenStore(schema.tokens)
         let tokens = store.tokens(of: document)
         guard !tokens.isEmpty, let tokenField = store.field else { return .nothing }
+        // A map whose values say when each device last wrote its token (`{token: serverTimestamp()}`, as
+        // Firebase advises apps to refresh on every start): each token is judged by its own time.
+        if case .mapKeys = schema.tokens, let refreshed = document[tokenField]?.mapValue.flatMap(Self.refreshTimes) {
+            let stale = tokens.filter { now.seconds - refreshed[$0, default: now.seconds] > staleAfter }
+            if !stale.isEmpty {
+                return SweepStep(
+                    writes: [Write(.update(document.name, fields: [:], mask: stale.map { FieldPath(tokenField, $0) }), precondition: .updateTime(version))])
+            }
+            let doubtful = tokens.filter { now.seconds - refreshed[$0, default: now.seconds] > doubtfulAfter }
+            return validate
+                ? SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) }) : .nothing
+        }
         // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
         let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { document[$0]?.timestampValue } }.max()
         if age > staleAfter, seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true {
@@ -45,6 +57,20 @@ extension TokenCleanup: ScheduledFunction {
         }
         guard validate, age > doubtfulAfter else { return .nothing }
         return SweepStep(checks: tokens.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
+    }
+
+    /// When each token of a map was last written, in seconds since 1970, if every value holds a moment: a
+    /// timestamp, or a number of seconds or (above 10¹¹) milliseconds after 2001. Nil when any does not:
+    /// a token is removed by its own time only when that time is certain.
+    static func refreshTimes(_ map: [String: FirestoreValue]) -> [String: Int64]? {
+        var times: [String: Int64] = [:]
+        for (token, value) in map {
+            guard let time = TokenStore.time(of: value) else { return nil }
+            let seconds = value.timestampValue == nil && time > 1e11 ? time / 1000 : time
+            guard seconds >= 1e9, seconds < 1e11 else { return nil }
+            times[token] = Int64(seconds)
+        }
+        return times
     }
 
     func check(_ token: String, of userID: String, removal: Write?) -> PushMessage {

@@ -206,6 +206,43 @@ import Testing
             "without validate, doubtful tokens are left alone")
     }
 
+    /// A map of tokens with the time each device last wrote its own (`{token: serverTimestamp()}`, refreshed
+    /// on every start as Firebase advises): the daily pass removes the tokens not refreshed for 60 days,
+    /// not the whole map, and keeps a token refreshed yesterday even when the user's presence is unknown.
+    @Test func aTimedMapLosesOnlyItsStaleTokens() throws {
+        let day: Int64 = 86_400
+        let now = Timestamp(seconds: 20_000 * day)
+        var schema = Schema.presets["default"]!
+        schema.tokens = .mapKeys(field: "notificationTokens")
+        let sweep = try #require(TokenCleanup(schema: schema).sweeps(at: now).first)
+        func user(_ tokens: [String: FirestoreValue]) throws -> FirestoreDocument {
+            FirestoreDocument(
+                name: try DocumentName(project: "p", path: "users/u1"),
+                fields: ["notificationTokens": .map(tokens), "tokensUpdatedAt": .timestamp(Timestamp(seconds: now.seconds - 90 * day))],
+                updateTime: Timestamp(seconds: 3))
+        }
+        let ago = { (days: Int64) in Timestamp(seconds: now.seconds - days * day) }
+        for time in [{ FirestoreValue.timestamp(ago($0)) }, { FirestoreValue.integer(ago($0).seconds * 1000) }] {
+            let mixed = try user([Self.good[0]: time(1), Self.good[1]: time(61), Self.good[2]: time(40)])
+            let step = TokenCleanup(schema: schema).plan(sweep, for: mixed, at: now)
+            guard case .update(_, let fields, let mask)? = step.writes.first?.operation else {
+                Issue.record("expected an update: \(step)")
+                continue
+            }
+            #expect(step.writes.count == 1 && fields.isEmpty && mask == [FieldPath("notificationTokens", Self.good[1])])
+            #expect(step.writes[0].precondition == .updateTime(Timestamp(seconds: 3)))
+            let fresh = try user([Self.good[0]: time(1), Self.good[2]: time(40)])
+            #expect(TokenCleanup(schema: schema).plan(sweep, for: fresh, at: now).isEmpty, "nothing is 60 days old")
+            let checked = TokenCleanup(schema: schema, validate: true).plan(sweep, for: fresh, at: now)
+            #expect(checked.writes.isEmpty && checked.checks.map(\.token) == [Self.good[2]], "only the token 40 days old is checked")
+        }
+        // Values that are no time (`true`): the map is judged as a whole, by tokensUpdatedAt and presence.
+        let untimed = try user([Self.good[0]: .boolean(true), Self.good[1]: .timestamp(ago(1))])
+        #expect(
+            TokenCleanup(schema: schema).plan(sweep, for: untimed, at: now).writes.first?.operation
+                == .update(untimed.name, fields: [:], mask: [FieldPath("notificationTokens")]))
+    }
+
     /// The event's document may be long gone (a heartbeat since): the writes are made from the document as it is now.
     @Test func writesAreConditionalOnTheCurrentVersionNotTheEventsOne() throws {
         let change = try change(["fcmTokens": .array([.string(Self.good[0]), .string(Self.good[0])])])
