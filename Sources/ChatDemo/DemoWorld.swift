@@ -126,12 +126,18 @@ public struct DemoWorld: Sendable {
         let placeholders = path.split(separator: "/").filter { $0.hasPrefix("{") }
         if schema.conversationIDField == nil, let first = placeholders.first { path = path.replacing(first, with: conversation) }
         if let last = placeholders.last { path = path.replacing(last, with: id) }
-        var fields: [String: FirestoreValue] = [
-            schema.senderIDField: .string(sender), schema.textField: .string(text), schema.typeField: .string("text"),
-            schema.timestampField: .timestamp(time), schema.statusField: .string("sending"), schema.readByField: .array([.string(sender)]),
-        ]
+        var fields: [String: FirestoreValue] = [schema.statusField: .string("sending"), schema.readByField: .array([.string(sender)])]
+        // Message fields may be inside maps (`user._id`).
+        for (field, value) in [
+            (schema.senderIDField, FirestoreValue.string(sender)), (schema.textField, .string(text)), (schema.typeField, .string("text")),
+            (schema.timestampField, .timestamp(time)),
+        ] {
+            Schema.set(value, field: field, in: &fields)
+        }
         if let field = schema.conversationIDField { fields[field] = .string(conversation) }
-        if let field = schema.senderNameField, let name = senderName ?? Self.people.first(where: { $0.id == sender })?.name { fields[field] = .string(name) }
+        if let field = schema.senderNameField, let name = senderName ?? Self.people.first(where: { $0.id == sender })?.name {
+            Schema.set(.string(name), field: field, in: &fields)
+        }
         return Write(.update(try name(path), fields: fields, mask: nil), precondition: .exists(false))
     }
 
@@ -165,7 +171,7 @@ public struct DemoWorld: Sendable {
 
     /// What a reader's app writes on opening a conversation: itself into `readBy` of each message it did not send.
     public func reads(by reader: String, of messages: [FirestoreDocument]) -> [Write] {
-        messages.filter { $0[schema.senderIDField]?.stringValue != reader }.map {
+        messages.filter { Schema.value(of: schema.senderIDField, in: $0)?.stringValue != reader }.map {
             Write(
                 .transform($0.name), transforms: [FieldTransform(FieldPath(schema.readByField), .appendMissingElements([.string(reader)]))],
                 precondition: .exists(true))

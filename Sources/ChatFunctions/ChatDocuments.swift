@@ -10,15 +10,15 @@ struct Message {
 
     var name: DocumentName { document.name }
     var id: String { document.name.documentID }
-    var senderID: String? { document[schema.senderIDField]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
-    var senderName: String? { schema.senderNameField.flatMap { document[$0]?.stringValue } }
-    var text: String? { document[schema.textField]?.stringValue }
-    var storedType: String? { document[schema.typeField]?.stringValue }
+    var senderID: String? { Schema.value(of: schema.senderIDField, in: document)?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
+    var senderName: String? { schema.senderNameField.flatMap { Schema.value(of: $0, in: document)?.stringValue } }
+    var text: String? { Schema.value(of: schema.textField, in: document)?.stringValue }
+    var storedType: String? { Schema.value(of: schema.typeField, in: document)?.stringValue }
     /// The type a notification's data carries: a short plain word, else "text".
     var type: String { Preview.type(storedType) }
     var status: String? { document[schema.statusField]?.stringValue }
     /// When it was sent: its own timestamp, else when it was stored.
-    var sentAt: Timestamp? { document[schema.timestampField]?.timestampValue ?? document.createTime }
+    var sentAt: Timestamp? { Schema.value(of: schema.timestampField, in: document)?.timestampValue ?? document.createTime }
     var readBy: Set<String> { ids(in: schema.readByField) }
     var deliveredTo: Set<String> { schema.deliveredToField.map(ids(in:)) ?? [] }
     var readCount: Int64? { schema.readCountField.flatMap { document[$0]?.integerValue } }

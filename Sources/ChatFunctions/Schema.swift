@@ -103,6 +103,23 @@ public struct Schema: Sendable, Hashable {
 
     public var userPattern: String { "\(userCollection)/{userId}" }
 
+    /// A field a schema names, as a path: a top-level name, or for message fields Herald only reads, a
+    /// path into maps (`user._id`, checked when the schema was read).
+    public static func path(of field: String) -> [String] {
+        guard field.contains(".") || field.contains("`"), let path = try? FieldPath(parsing: field) else { return [field] }
+        return path.segments
+    }
+
+    /// The value of a field a schema names in `document`: top-level, or inside maps.
+    public static func value(of field: String, in document: FirestoreDocument) -> FirestoreValue? {
+        FieldPath.value(in: document.fields, at: path(of: field)[...])
+    }
+
+    /// Sets a field a schema names in a document's fields (creating the maps on its path), as an app writes it.
+    public static func set(_ value: FirestoreValue, field: String, in fields: inout [String: FirestoreValue]) {
+        FieldPath.set(value, in: &fields, at: path(of: field)[...])
+    }
+
     /// A user's name as alerts show it: `displayNameField`, or with `familyNameField` both parts joined
     /// by a space (either alone when the other is missing or blank).
     public func displayName(of user: FirestoreDocument) -> String? {

@@ -6,19 +6,36 @@ import WireFormats
 enum SchemaCheck {
     /// A top-level field name Herald reads and writes: a Firestore field name without dots or backticks
     /// (Herald's fields are top-level; a nested path `a.b` would be read as a field named "a.b").
-    static func field(_ json: JSONValue, key: String, orNull: Bool = false) throws(SchemaError) -> String {
+    /// With `nested`, a field path into maps (`user._id`, ``user.`first.name` ``) is taken too.
+    static func field(_ json: JSONValue, key: String, orNull: Bool = false, nested: Bool = false) throws(SchemaError) -> String {
         guard let name = json.stringValue else {
             throw SchemaError("key \"\(key)\" must be a field name (a string)\(orNull ? " or null" : "")")
         }
-        if let problem = fieldProblem(name) { throw SchemaError("key \"\(key)\": \(problem)") }
+        if let problem = nested ? pathProblem(name) : fieldProblem(name) { throw SchemaError("key \"\(key)\": \(problem)") }
         return name
+    }
+
+    /// Why `text` is no field path Herald can read (nil if it is): Firestore's path syntax, each segment a field name.
+    static func pathProblem(_ text: String) -> String? {
+        guard text.contains(".") || text.contains("`") else { return fieldProblem(text) }
+        guard text.utf8.count <= FirestoreNames.maximumBytes, let path = try? FieldPath(parsing: text) else {
+            return "\(FirestoreNames.quoted(text)) is not a field path (`user._id`, with backticks around a name holding a dot)"
+        }
+        guard path.segments.count <= 20 else { return "\(FirestoreNames.quoted(text)) is \(path.segments.count) maps deep; Firestore allows 20" }
+        for segment in path.segments {
+            if let problem = FirestoreNames.fieldNameProblem(segment) { return "\(FirestoreNames.quoted(text)): \(problem)" }
+            if segment.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
+                return "\(FirestoreNames.quoted(text)) holds control or invisible characters"
+            }
+        }
+        return nil
     }
 
     static func fieldProblem(_ name: String) -> String? {
         if let problem = FirestoreNames.fieldNameProblem(name) { return problem }
         if name.contains(".") || name.contains("`") {
             return
-                "\(FirestoreNames.quoted(name)) is not a field name: Herald reads and writes top-level fields, so no dots or backticks (nested paths are not supported)"
+                "\(FirestoreNames.quoted(name)) is not a field name: Herald writes top-level fields, so no dots or backticks (only message fields Herald reads may be inside a map)"
         }
         if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
             return "\(FirestoreNames.quoted(name)) holds control or invisible characters"
@@ -136,12 +153,19 @@ extension Schema {
             throw SchemaError("key \"groupTypeValue\" is \"\(value)\" but no \"groupTypeField\" names the field it is the value of")
         }
         for place in [SchemaKey.Place.message, .conversation, .user] {
-            var owners: [String: String] = [:]
+            var owners: [[String]: String] = [:]
             for (key, field) in fieldNames(in: place) {
-                if let other = owners[field] {
+                let path = Schema.path(of: field)
+                if let other = owners[path] {
                     throw SchemaError("keys \"\(other)\" and \"\(key)\" both name the \(place.rawValue) field \"\(field)\": each must have its own")
                 }
-                owners[field] = key
+                // A path inside another key's field (`user` and `user._id`): one of them would read or write over the other.
+                if let (outer, other) = owners.sorted(by: { $0.value < $1.value }).first(where: { $0.key.starts(with: path) || path.starts(with: $0.key) }) {
+                    let (inside, around) = outer.count > path.count ? (other, key) : (key, other)
+                    throw SchemaError(
+                        "keys \"\(inside)\" and \"\(around)\" overlap: the \(place.rawValue) field \"\(inside)\" names is inside the one \"\(around)\" names")
+                }
+                owners[path] = key
             }
         }
     }
@@ -172,4 +196,6 @@ extension Schema {
 extension Schema {
     /// Why `name` cannot be a field of a schema (nil if it can), for tools that propose one.
     public static func fieldNameProblem(_ name: String) -> String? { SchemaCheck.fieldProblem(name) }
+    /// Why `text` cannot be a path into maps for a key that may name one (`SchemaKey.mayBeNested`), nil if it can.
+    public static func fieldPathProblem(_ text: String) -> String? { SchemaCheck.pathProblem(text) }
 }

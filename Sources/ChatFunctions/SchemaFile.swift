@@ -65,8 +65,9 @@ extension SchemaKey {
         switch value {
         case .pattern(let path): schema[keyPath: path] = try SchemaCheck.pattern(json, key: name)
         case .collection(let path): schema[keyPath: path] = try SchemaCheck.collection(json, key: name)
-        case .field(let path): schema[keyPath: path] = try SchemaCheck.field(json, key: name)
-        case .optionalField(let path): schema[keyPath: path] = json == .null ? nil : try SchemaCheck.field(json, key: name, orNull: true)
+        case .field(let path): schema[keyPath: path] = try SchemaCheck.field(json, key: name, nested: mayBeNested)
+        case .optionalField(let path):
+            schema[keyPath: path] = json == .null ? nil : try SchemaCheck.field(json, key: name, orNull: true, nested: mayBeNested)
         case .optionalCollection(let path): schema[keyPath: path] = json == .null ? nil : try SchemaCheck.collection(json, key: name, orNull: true)
         case .optionalText(let path):
             guard json == .null || (json.stringValue.map { (1...FirestoreNames.maximumBytes).contains($0.utf8.count) } ?? false) else {

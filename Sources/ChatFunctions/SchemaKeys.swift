@@ -48,6 +48,8 @@ public struct SchemaKey: Sendable {
     /// What Herald does with the field, in a sentence.
     public let use: String
     let value: Value
+    /// Whether the field may be inside a map (`user._id`): message fields the app writes and Herald only reads.
+    public let mayBeNested: Bool
     /// The `Schema` properties the key sets (a test checks every property has its key).
     public var properties: [String] {
         switch value {
@@ -58,13 +60,14 @@ public struct SchemaKey: Sendable {
         }
     }
 
-    init(_ name: String, _ concept: String, _ place: Place, _ writer: Writer, _ value: Value, _ use: String) {
+    init(_ name: String, _ concept: String, _ place: Place, _ writer: Writer, _ value: Value, _ use: String, mayBeNested: Bool = false) {
         self.name = name
         self.concept = concept
         self.place = place
         self.writer = writer
         self.value = value
         self.use = use
+        self.mayBeNested = mayBeNested
     }
 }
 
@@ -93,17 +96,26 @@ extension Schema {
             "Else a string field whose value `groupTypeValue` marks a group; with neither, more than two members make a group."),
         .init("groupTypeValue", "group flag and name", .conversation, .app, .optionalText(\.groupTypeValue), "The `groupTypeField` value of a group."),
         .init("groupNameField", "group flag and name", .conversation, .app, .field(\.groupNameField), "Shown in group alerts as {group}."),
-        .init("senderIDField", "sender", .message, .app, .field(\.senderIDField), "The author's user id: not pushed to, not counted unread."),
+        .init(
+            "senderIDField", "sender", .message, .app, .field(\.senderIDField),
+            "The author's user id: not pushed to, not counted unread. May be inside a map (`user._id`, as react-native-gifted-chat keeps it).",
+            mayBeNested: true),
         .init(
             "senderNameField", "sender", .message, .app, .optionalField(\.senderNameField),
-            "Shown as {sender} when set; else the sender's `displayNameField`."),
+            "Shown as {sender} when set; else the sender's `displayNameField`. May be inside a map (`user.name`).", mayBeNested: true),
         .init("displayNameField", "sender", .user, .app, .field(\.displayNameField), "The sender's name in alerts when the message carries none."),
         .init(
             "familyNameField", "sender", .user, .app, .optionalField(\.familyNameField),
             "For a name kept in two fields (`firstName`, `lastName`): joined after `displayNameField` with a space, in alerts and in @mentions."),
-        .init("textField", "text", .message, .app, .field(\.textField), "The alert's preview (first 80 characters) and the last message's text."),
-        .init("typeField", "type", .message, .app, .field(\.typeField), "A media type (image, video, …) shows a label such as \"📷 Photo\" instead of text."),
-        .init("timestampField", "timestamp", .message, .app, .field(\.timestampField), "When it was sent (else its create time): orders the last message."),
+        .init(
+            "textField", "text", .message, .app, .field(\.textField), "The alert's preview (first 80 characters) and the last message's text.",
+            mayBeNested: true),
+        .init(
+            "typeField", "type", .message, .app, .field(\.typeField), "A media type (image, video, …) shows a label such as \"📷 Photo\" instead of text.",
+            mayBeNested: true),
+        .init(
+            "timestampField", "timestamp", .message, .app, .field(\.timestampField), "When it was sent (else its create time): orders the last message.",
+            mayBeNested: true),
         .init(
             "statusField", "status", .message, .both, .field(\.statusField),
             "The app writes `sending`; Herald moves it forward only: sent, delivered (every recipient in `deliveredToField`), read."),

@@ -43,7 +43,7 @@ extension Inferring {
         let profiles = FieldProfile.profiles(of: documents)
         let total = documents.count
         let noun = messages.last!
-        var used: Set<String> = [senderField]
+        var used: Set<String> = [senderField, Schema.path(of: senderField)[0]]
         if let link = conversationIDField { used.insert(link) }
         // The text: of the string fields in most messages that are neither user ids, a small set of words
         // (a type, a status), nor mostly generated ids or times written as text ({...message, id}, an ISO
@@ -117,21 +117,27 @@ extension Inferring {
         // The sender's name, when messages carry it: equal to a name in the sender's user document (not
         // an attachment's file name).
         func namesTheSender(_ field: String) -> Bool {
-            let carrying = documents.filter { $0[field]?.stringValue != nil }
+            let carrying = documents.filter { Schema.value(of: field, in: $0)?.stringValue != nil }
             let matching = carrying.filter { message in
-                guard let sender = message[senderField]?.stringValue, !sender.isEmpty, !sender.contains("/"),
+                guard let sender = Schema.value(of: senderField, in: message)?.stringValue, !sender.isEmpty, !sender.contains("/"),
                     let name = try? message.name.sibling(path: "\(users)/\(sender)"), let user = data.document(name)
                 else { return false }
-                let carried = message[field]?.stringValue
+                let carried = Schema.value(of: field, in: message)?.stringValue
                 return user.fields.values.contains { $0.stringValue == carried } || Looks.twoPartName(of: user) == carried
             }
             return Self.mostly(matching.count, of: carrying.count)
         }
-        let names = profiles.values.filter { profile in
-            !used.contains(profile.name) && profile.count("string") > 0 && Looks.named(profile.name, "name") && namesTheSender(profile.name)
-        }.map(\.name).sorted()
+        let senderPath = Schema.path(of: senderField)
+        // Beside a sender inside a map (`user._id`), its name is looked for in the same map (`user.name`).
+        let nested = Self.nestedStrings(in: documents, profiles: profiles).filter { $0.count == senderPath.count && $0.dropLast() == senderPath.dropLast() }
+        let names =
+            profiles.values.filter { profile in
+                !used.contains(profile.name) && profile.count("string") > 0 && Looks.named(profile.name, "name") && namesTheSender(profile.name)
+            }.map(\.name).sorted()
+            + nested.filter { Looks.named($0.last!, "name") }.map { FieldPath($0).description }.filter(namesTheSender).sorted()
         if let name = names.first {
-            decide("senderNameField", .string(name), "\(name): a name on \(profiles[name]?.present ?? 0) of \(total) \(noun)")
+            let carrying = documents.filter { Schema.value(of: name, in: $0)?.stringValue != nil }.count
+            decide("senderNameField", .string(name), "\(name): a name on \(carrying) of \(total) \(noun)", path: Schema.path(of: name).count > 1)
         }
         decide("unreadMarkField", "heraldUnread", "Herald's own mark on each message (who still counts it unread)")
     }

@@ -160,7 +160,7 @@ struct Checking {
             misfit(message, "its conversation \(conversationName.path) does not exist\(data.isComplete(conversationGroup) ? "" : " among those read")")
             return
         }
-        switch message[schema.senderIDField] {
+        switch Schema.value(of: schema.senderIDField, in: message) {
         case .string(let sender)? where !sender.isEmpty:
             // A conversation without a member list is named once, not with each of its messages.
             let members = memberSets[conversation.name] ?? Set(schema.members(of: conversation))
@@ -177,7 +177,7 @@ struct Checking {
             )
         }
         for (field, expected) in [(schema.textField, "string"), (schema.timestampField, "timestamp"), (schema.readByField, "array")] {
-            if let value = message[field], kind(value) != expected { misfit(message, "\(field) is \(kind(value)), not a \(expected)") }
+            if let value = Schema.value(of: field, in: message), kind(value) != expected { misfit(message, "\(field) is \(kind(value)), not a \(expected)") }
         }
     }
 
@@ -240,7 +240,9 @@ struct Checking {
     /// onMessageCreated on the newest messages, each from the documents it would read.
     mutating func dryRun(_ messages: [FirestoreDocument], newest: Int) {
         let function = OnMessageCreated(schema: schema)
-        func sentAt(_ message: FirestoreDocument) -> Timestamp { message[schema.timestampField]?.timestampValue ?? message.createTime ?? .distantPast }
+        func sentAt(_ message: FirestoreDocument) -> Timestamp {
+            Schema.value(of: schema.timestampField, in: message)?.timestampValue ?? message.createTime ?? .distantPast
+        }
         let chosen = messages.sorted { sentAt($0) != sentAt($1) ? sentAt($0) > sentAt($1) : $0.name < $1.name }.prefix(newest)
         for message in chosen {
             let change = DocumentChange(

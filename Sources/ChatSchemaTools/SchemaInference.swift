@@ -79,9 +79,12 @@ struct Inferring {
 
     /// Records a decision; one naming a field Herald cannot use (`group.name`) is left open instead, so
     /// the rest of the proposal still loads.
-    mutating func decide(_ key: String, _ value: JSONValue, _ evidence: String) {
+    /// With `path`, the value is a path into maps (`user._id`) for a key that may name one.
+    mutating func decide(_ key: String, _ value: JSONValue, _ evidence: String, path: Bool = false) {
         if key.hasSuffix("Field") || key.hasSuffix("Fields") || key == "lastMessage" || key == "tokens",
-            let problem = Self.strings(in: value, skipping: ["subcollection"]).lazy.compactMap(Schema.fieldNameProblem).first
+            let problem = Self.strings(in: value, skipping: ["subcollection"]).lazy.compactMap({
+                path ? Schema.fieldPathProblem($0) : Schema.fieldNameProblem($0)
+            }).first
         {
             return leaveOpen(key, "\(evidence), but \(problem): rename the field to use it")
         }
@@ -234,17 +237,20 @@ struct Inferring {
                 byConversation[conversation.name] = members
                 return members
             }
-            for profile in profiles.values.sorted(by: { $0.name < $1.name }) where profile.name != link && profile.count("string") > 0 {
+            // Top-level strings, and strings one map down (react-native-gifted-chat's `user: {_id, name}`).
+            let topLevel = profiles.values.filter { $0.name != link && $0.count("string") > 0 }.map { [$0.name] }
+            for field in (topLevel + Self.nestedStrings(in: documents, profiles: profiles)).sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 let hits = zip(documents, memberSets).filter { message, members in
-                    guard let sender = message[profile.name]?.stringValue, let members else { return false }
+                    guard let sender = FieldPath.value(in: message.fields, at: field[...])?.stringValue, let members else { return false }
                     return members.contains(sender)
                 }.count
                 guard Self.mostly(hits, of: documents.count) else { continue }
+                let name = field.count == 1 ? field[0] : FieldPath(field).description
                 // In a two-member chat the recipient is a member too: the name decides (fromUserId, not toUserId).
                 let better =
                     hits > best?.hits ?? 0
-                    || (hits == best?.hits && path == best?.path && best.map { Looks.senderLikeness(profile.name) > Looks.senderLikeness($0.sender) } == true)
-                if better { best = (path, link, profile.name, hits, documents.count) }
+                    || (hits == best?.hits && path == best?.path && best.map { Looks.senderLikeness(name) > Looks.senderLikeness($0.sender) } == true)
+                if better { best = (path, link, name, hits, documents.count) }
             }
         }
         guard let best else {
@@ -265,7 +271,20 @@ struct Inferring {
             decide("conversationIDField", .string(link), "\(link): the id of a \(conversations[0]) document in most \(noun)")
         }
         decide("conversationCollection", .string(conversations.last!), "the parent of \(noun): its documents list the members")
-        decide("senderIDField", .string(best.sender), "\(best.sender): a member of its conversation in \(best.hits) of \(best.total) \(noun)")
+        decide(
+            "senderIDField", .string(best.sender), "\(best.sender): a member of its conversation in \(best.hits) of \(best.total) \(noun)",
+            path: Schema.path(of: best.sender).count > 1)
+    }
+
+    /// The string fields inside the maps most documents hold, as paths (`["user", "_id"]`).
+    static func nestedStrings(in documents: [FirestoreDocument], profiles: [String: FieldProfile]) -> [[String]] {
+        var paths: Set<[String]> = []
+        for profile in profiles.values where mostly(profile.count("map"), of: documents.count) {
+            for document in documents {
+                for (key, value) in document[profile.name]?.mapValue ?? [:] where value.stringValue != nil { paths.insert([profile.name, key]) }
+            }
+        }
+        return Array(paths)
     }
 
     func conversation(of message: FirestoreDocument, link: String?) -> FirestoreDocument? {

@@ -55,10 +55,13 @@ struct PreferencesWorld {
         }
         let path = schema.conversationIDField == nil ? "\(schema.conversationCollection)/c1/messages/m1" : "messages/m1"
         let messageName = try DocumentName(project: "p", path: path)
-        var fields: [String: FirestoreValue] = [
-            schema.senderIDField: .string("alice"), schema.textField: .string(text),
-            schema.typeField: .string(type), schema.timestampField: .timestamp(now),
-        ]
+        var fields: [String: FirestoreValue] = [:]
+        for (field, value) in [
+            (schema.senderIDField, FirestoreValue.string("alice")), (schema.textField, .string(text)), (schema.typeField, .string(type)),
+            (schema.timestampField, .timestamp(now)),
+        ] {
+            Schema.set(value, field: field, in: &fields)
+        }
         if let field = schema.conversationIDField { fields[field] = .string("c1") }
         fields.merge(message) { $1 }
         let change = DocumentChange(

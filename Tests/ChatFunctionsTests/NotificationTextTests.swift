@@ -99,6 +99,19 @@ import WireFormats
         #expect(try Self.shown(schema: schema, group: true, mention: true, text: "Hi").title == "John mentioned you in Family", "the preset's mention stays")
     }
 
+    /// react-native-gifted-chat keeps the sender in a map (`user: {_id, name}`): the sender is not
+    /// pushed to, and the name the message carries is shown.
+    @Test func aSenderInsideAMapIsReadThere() throws {
+        let file = try JSONValue(parsing: #"{"extends": "default", "senderIDField": "user._id", "senderNameField": "user.name"}"#)
+        var world = PreferencesWorld(try Schema.load("gifted.json", file: file))
+        world.message["user"] = .map(["_id": .string("alice"), "name": .string("Ally"), "avatar": .string("https://example.com/a.png")])
+        let plan = try world.plan()
+        #expect(plan.pushes.map(\.token).sorted() == ["tok-bob", "tok-carol"])
+        #expect(plan.pushes.first?.content["notification"]?["body"] == "Family • Ally: Dinner at 6pm")
+        world.message["user"] = .map(["_id": .string("mallory")])
+        #expect(try world.plan().pushes.isEmpty, "a sender who is not a member")
+    }
+
     /// flyer_chat keeps `firstName` and `lastName` and no full name: with `familyNameField` alerts and
     /// @mentions use both, and either alone when the other is blank.
     @Test func aNameKeptInTwoFieldsIsShownWhole() throws {

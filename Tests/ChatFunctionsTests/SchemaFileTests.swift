@@ -65,6 +65,11 @@ import WireFormats
         (#"{"lastMessage": {"flat": {}}}"#, "names no field"),
         (#"{"BadgeField": "x"}"#, "did you mean \"badgeField\""),
         (#"{"a": {"b": {"c": {"d": {"e": 1}}}}}"#, "nested 5 levels deep"),
+        (#"{"statusField": "meta.status"}"#, "no dots"),
+        (#"{"senderIDField": "user..id"}"#, "is not a field path"),
+        (#"{"senderIDField": "user.__id__"}"#, "reserved"),
+        (#"{"textField": "user", "senderIDField": "user._id"}"#, "keys \"senderIDField\" and \"textField\" overlap"),
+        (#"{"senderIDField": "heraldUnread.by"}"#, "keys \"senderIDField\" and \"unreadMarkField\" overlap"),
     ])
     func aHostileSchemaFileIsRefusedByName(file: String, reason: String) throws {
         let error = #expect(throws: SchemaError.self) { try Self.load(file) }
@@ -105,6 +110,21 @@ import WireFormats
         }
         let commented = try FunctionSettings.reading(schema: #"{"// badgeField": "one", "// badgeField": "two", "badgeField": "b"}"#)
         #expect(try Schema.load(commented).badgeField == "b")
+    }
+
+    /// Message fields Herald only reads may be inside a map, as react-native-gifted-chat keeps its sender;
+    /// a file naming them reads back as itself.
+    @Test func messageFieldsHeraldReadsMayBeInsideAMap() throws {
+        let schema = try Self.load(#"{"senderIDField": "user._id", "senderNameField": "user.name", "textField": "content.`rich.text`"}"#)
+        #expect(schema.senderIDField == "user._id" && schema.senderNameField == "user.name")
+        #expect(Schema.path(of: schema.textField) == ["content", "rich.text"])
+        var shown = try Schema.load("shown.json", file: try JSONValue(parsing: schema.fileText))
+        shown.name = schema.name
+        #expect(shown == schema)
+        let message = FirestoreDocument(
+            name: try DocumentName(project: "p", path: "conversations/c1/messages/m1"),
+            fields: ["user": .map(["_id": .string("alice"), "name": .string("Alice")]), "user._id": .string("not this one")])
+        #expect(Schema.value(of: schema.senderIDField, in: message) == .string("alice"))
     }
 
     @Test func commentsAreSkippedAndNestedMessagesNameTheirConversations() throws {

@@ -231,4 +231,24 @@ import WireFormats
         let report = SchemaFit.check(schema, against: numbered, newestMessages: 1)
         #expect(report.misfits.contains { $0.path == "users/u99" && $0.problem == "lastName is integer, not a string" }, "\(report.text)")
     }
+
+    /// react-native-gifted-chat keeps a message's sender in a map (`user: {_id, name, avatar}`): infer
+    /// proposes the paths into it, and check finds every sender a member.
+    @Test func aSenderInsideAMapIsProposedByItsPath() throws {
+        let names = ["u1": "Ann", "u2": "Ben"]
+        let data = try Self.export { document in
+            if Self.isPost(document), let author = document.fields.removeValue(forKey: "authorId")?.stringValue {
+                var user: [String: FirestoreValue] = ["_id": .string(author), "avatar": .string("https://example.com/\(author).png")]
+                if let name = names[author] { user["name"] = .string(name) }
+                document.fields["user"] = .map(user)
+            }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["senderIDField"] == "user._id", "\(proposal.text)")
+        #expect(proposal["senderNameField"] == "user.name", "\(proposal.text)")
+        let schema = try Schema.load("gifted.json", file: try JSONValue(parsing: proposal.text))
+        let report = SchemaFit.check(schema, against: data, newestMessages: 3)
+        #expect(!report.misfits.contains { $0.problem.contains("sender") || $0.problem.contains("user._id") }, "\(report.text)")
+    }
 }

@@ -182,14 +182,15 @@ struct ChaosTruth {
             let unsentNewer = last.map { unsent[$0] != nil && (Int($0.dropFirst()) ?? -1) > number(of: newest) } ?? false
             outcome.expect(last == newest.name.documentID || unsentNewer, "\(id): last message \(last ?? "none"), newest \(newest.name.documentID)")
         case .flat(_, _, _, let timestamp?):
-            outcome.expect(conversation[timestamp] == newest[schema.timestampField], "\(id): last message time is not the newest message's")
+            outcome.expect(
+                conversation[timestamp] == Schema.value(of: schema.timestampField, in: newest), "\(id): last message time is not the newest message's")
         case .flat:
             break
         }
     }
 
     func number(of message: FirestoreDocument) -> Int { Int(message.name.documentID.dropFirst()) ?? -1 }
-    func sender(of message: FirestoreDocument) -> String? { message[schema.senderIDField]?.stringValue }
+    func sender(of message: FirestoreDocument) -> String? { Schema.value(of: schema.senderIDField, in: message)?.stringValue }
     func readers(of message: FirestoreDocument) -> Set<String> {
         Set(message[schema.readByField]?.arrayValue?.compactMap(\.stringValue) ?? [])
     }
