@@ -86,7 +86,7 @@ extension Schema {
             "The collection of conversation documents (for nested messages, the pattern's parent collection)."),
         .init(
             "memberFields", "members", .conversation, .app, .fields(\.memberFields),
-            "Arrays of user ids; the first that lists any is the membership. Only members get pushes and counts; a sender who is not one is refused."
+            "Arrays of user ids, or maps keyed by them (`{uid: true}`; a key whose value is false or null is no member); the first that lists any is the membership. Only members get pushes and counts; a sender who is not one is refused."
         ),
         .init(
             "groupFlagField", "group flag and name", .conversation, .app, .optionalField(\.groupFlagField),

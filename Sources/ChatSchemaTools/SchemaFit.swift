@@ -116,9 +116,10 @@ struct Checking {
         let members = schema.members(of: conversation)
         if members.isEmpty {
             let held = schema.memberFields.map { field in
-                conversation[field]?.arrayValue?.isEmpty == true ? "\(field) is an empty array" : "\(field) is \(kind(conversation[field]))"
+                Schema.memberIDs(in: conversation[field])?.isEmpty == true
+                    ? "\(field) is an empty \(kind(conversation[field]))" : "\(field) is \(kind(conversation[field]))"
             }.joined(separator: ", ")
-            misfit(conversation, "no member list: \(held) (an array of user ids is needed)")
+            misfit(conversation, "no member list: \(held) (an array of user ids, or a map keyed by them, is needed)")
         }
         let usersComplete = data.isComplete([schema.userCollection])
         for member in members where !userIDs.contains(member) {

@@ -122,7 +122,7 @@ struct Inferring {
 
     func members(of conversation: FirestoreDocument) -> [String] {
         for field in memberFields {
-            if let ids = conversation[field]?.arrayValue?.compactMap(\.stringValue), !ids.isEmpty { return ids }
+            if let ids = Schema.memberIDs(in: conversation[field]), !ids.isEmpty { return ids }
         }
         return []
     }
@@ -134,16 +134,52 @@ struct Inferring {
         for path in data.groups.keys where path.count == 1 {
             for document in data.documents(in: path) { holders[document.name.documentID, default: []].append(path[0]) }
         }
-        var best: (conversations: AppData.GroupPath, users: String, fields: [(String, Int)], total: Int, score: Int)?
+        // Arrays of ids first; maps keyed by them only where no array lists members (a map of ids may as
+        // well be who muted, typed or read: only `{uid: true}` or `{uid: {…}}` maps are taken).
+        var found: (best: MemberLists, maps: Bool)?
+        for maps in [false, true] where found == nil {
+            found = bestMembers(holders: holders, maps: maps).map { ($0, maps) }
+        }
+        guard let (best, maps) = found else {
+            throw InferenceError(
+                description:
+                    "found no conversations: no collection holds arrays (or maps keyed by) two or more ids of another collection's documents (the members, e.g. participantIds: [\"u1\", \"u2\"] with users/u1 and users/u2). Looked at \(data.groups.count) collections: \(data.groups.keys.map(AppData.describe).sorted().prefix(12).joined(separator: ", "))"
+            )
+        }
+        users = best.users
+        userIDs = data.ids(of: users)
+        conversations = best.conversations
+        memberFields = best.fields.map(\.0)
+        let noun = best.conversations.last!
+        decide("userCollection", .string(users), "\(users): its document ids are the ids conversations list as members")
+        decide(
+            "memberFields", .array(memberFields.map(JSONValue.string)),
+            best.fields.map { field, count in
+                "\(field): \(maps ? "map keyed by user ids" : "array of user ids") (\(users)/…) in \(count) of \(best.total) \(noun)"
+            }
+            .joined(separator: "; "))
+    }
+
+    /// A collection whose documents list members (ids of `users` documents) in `fields`, with how many list them.
+    typealias MemberLists = (conversations: AppData.GroupPath, users: String, fields: [(String, Int)], total: Int, score: Int)
+
+    /// The collection whose documents list members of another collection (the users) in most documents, with those fields.
+    func bestMembers(holders: [String: [String]], maps: Bool) -> MemberLists? {
+        func ids(_ value: FirestoreValue?) -> [String]? {
+            guard maps else { return value?.arrayValue?.compactMap(\.stringValue) }
+            guard let map = value?.mapValue, map.values.allSatisfy({ $0 == .boolean(true) || $0.mapValue != nil }) else { return nil }
+            return map.keys.sorted()
+        }
+        var best: MemberLists?
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
             let documents = data.documents(in: path)
-            let profiles = FieldProfile.profiles(of: documents).values.filter { $0.stringArrays > 0 }
+            let profiles = FieldProfile.profiles(of: documents).values.filter { maps ? $0.count("map") > 0 : $0.stringArrays > 0 }
             guard !profiles.isEmpty else { continue }
             // For each field, each document's lists of two or more ids that are all documents of one collection.
             var listing: [String: [String: Set<Int>]] = [:]  // collection → field → documents
             for (index, document) in documents.enumerated() {
                 for profile in profiles {
-                    guard let items = document[profile.name]?.arrayValue?.compactMap(\.stringValue), items.count >= 2,
+                    guard let items = ids(document[profile.name]), items.count >= 2,
                         var common = holders[items[0]].map(Set.init)
                     else { continue }
                     for item in items.dropFirst() where !common.isEmpty { common.formIntersection(holders[item] ?? []) }
@@ -169,36 +205,7 @@ struct Inferring {
                 )
             }
         }
-        guard let best else {
-            // Members kept as a map ({uid: true}) are the likeliest reason: say so.
-            let maps =
-                data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }).compactMap { path -> String? in
-                    let documents = data.documents(in: path)
-                    let field = FieldProfile.profiles(of: documents).values.filter { $0.count("map") > 0 }.map(\.name).sorted().first { field in
-                        Self.mostly(
-                            documents.filter { document in
-                                guard let keys = document[field]?.mapValue?.keys, keys.count >= 2 else { return false }
-                                return keys.allSatisfy { holders[$0]?.contains { [$0] != path } == true }
-                            }.count, of: documents.count)
-                    }
-                    return field.map {
-                        "\(AppData.describe(path)).\($0) is a map keyed by user ids, but Herald reads members from an array of ids (keep one beside it); "
-                    }
-                }.first ?? ""
-            throw InferenceError(
-                description:
-                    "found no conversations: \(maps)no collection holds arrays of two or more ids of another collection's documents (the members, e.g. participantIds: [\"u1\", \"u2\"] with users/u1 and users/u2). Looked at \(data.groups.count) collections: \(data.groups.keys.map(AppData.describe).sorted().prefix(12).joined(separator: ", "))"
-            )
-        }
-        users = best.users
-        userIDs = data.ids(of: users)
-        conversations = best.conversations
-        memberFields = best.fields.map(\.0)
-        let noun = best.conversations.last!
-        decide("userCollection", .string(users), "\(users): its document ids are the ids conversations list as members")
-        decide(
-            "memberFields", .array(memberFields.map(JSONValue.string)),
-            best.fields.map { "\($0.0): array of user ids (\(users)/…) in \($0.1) of \(best.total) \(noun)" }.joined(separator: "; "))
+        return best
     }
 
     /// How much a top-level collection looks like the users': named so, then fields per document.

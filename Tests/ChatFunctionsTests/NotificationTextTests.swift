@@ -99,37 +99,6 @@ import WireFormats
         #expect(try Self.shown(schema: schema, group: true, mention: true, text: "Hi").title == "John mentioned you in Family", "the preset's mention stays")
     }
 
-    /// react-native-gifted-chat keeps the sender in a map (`user: {_id, name}`): the sender is not
-    /// pushed to, and the name the message carries is shown.
-    @Test func aSenderInsideAMapIsReadThere() throws {
-        let file = try JSONValue(parsing: #"{"extends": "default", "senderIDField": "user._id", "senderNameField": "user.name"}"#)
-        var world = PreferencesWorld(try Schema.load("gifted.json", file: file))
-        world.message["user"] = .map(["_id": .string("alice"), "name": .string("Ally"), "avatar": .string("https://example.com/a.png")])
-        let plan = try world.plan()
-        #expect(plan.pushes.map(\.token).sorted() == ["tok-bob", "tok-carol"])
-        #expect(plan.pushes.first?.content["notification"]?["body"] == "Family • Ally: Dinner at 6pm")
-        world.message["user"] = .map(["_id": .string("mallory")])
-        #expect(try world.plan().pushes.isEmpty, "a sender who is not a member")
-    }
-
-    /// flyer_chat keeps `firstName` and `lastName` and no full name: with `familyNameField` alerts and
-    /// @mentions use both, and either alone when the other is blank.
-    @Test func aNameKeptInTwoFieldsIsShownWhole() throws {
-        let file = try JSONValue(parsing: #"{"extends": "default", "displayNameField": "firstName", "familyNameField": "lastName"}"#)
-        var world = PreferencesWorld(try Schema.load("flyer.json", file: file))
-        world.senderName = "John"
-        world.users = ["alice": ["lastName": .string("Smith")], "bob": ["lastName": .string("Jones")]]
-        func bob() throws -> String? { try world.plan().pushes.first { $0.token == "tok-bob" }?.content["notification"]?["body"]?.stringValue }
-        #expect(try bob() == "Family • John Smith: Dinner at 6pm")
-        world.text = "@bob jones are you in?"
-        #expect(try bob() == "Family • John Smith mentioned you: @bob jones are you in?")
-        world.text = "Dinner at 6pm"
-        world.senderName = "  "
-        #expect(try bob() == "Family • Smith: Dinner at 6pm", "a blank first name leaves the last")
-        world.users["alice"] = ["lastName": .integer(7)]
-        #expect(try bob() == "Family • Someone: Dinner at 6pm", "no name at all")
-    }
-
     @Test(arguments: [
         (#"{"notificationText": {"group": {"body": "{who}: {preview}"}}}"#, "unknown placeholder {who}"),
         (#"{"notificationText": {"group": {"body": "{sender: {preview}"}}}"#, "unknown placeholder {sender: {preview}"),

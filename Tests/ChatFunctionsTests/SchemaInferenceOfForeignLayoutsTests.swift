@@ -140,16 +140,26 @@ import WireFormats
         #expect(loaded.messagePattern == "rooms/{roomId}/posts/{postId}")
     }
 
-    /// Members kept as a map ({uid: true}) find no conversations, and the answer says why.
-    @Test func membersKeptAsAMapAreNamedWhenNoConversationsAreFound() throws {
+    /// Members kept as a map (`{uid: true}`, or `{uid: {role}}`; `false` for one who left), as apps from
+    /// before array-contains queries do: infer proposes the map, and Herald reads its keys.
+    @Test func membersKeptAsAMapAreProposedAndRead() throws {
         let data = try Self.export { document in
             if Self.isRoom(document), let ids = document.fields.removeValue(forKey: "participantIds")?.arrayValue {
-                document.fields["participants"] = .map(Dictionary(uniqueKeysWithValues: ids.compactMap(\.stringValue).map { ($0, .boolean(true)) }))
+                var members = Dictionary(uniqueKeysWithValues: ids.compactMap(\.stringValue).map { ($0, FirestoreValue.boolean(true)) })
+                if document.name.documentID == "r1" { members["u99"] = .boolean(false) }
+                document.fields["participants"] = .map(members)
             }
             return true
         }
-        let error = #expect(throws: InferenceError.self) { try SchemaInference.propose(from: data) }
-        #expect(error?.description.contains("rooms.participants is a map keyed by user ids") == true, "\(String(describing: error))")
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["memberFields"] == ["participants"], "\(proposal.text)")
+        #expect(proposal.text.contains("participants: map keyed by user ids"), "\(proposal.text)")
+        let schema = try Schema.load("team.json", file: try JSONValue(parsing: proposal.text))
+        let room = try #require(data.document(try DocumentName(project: "herald-local", path: "rooms/r1")))
+        let members = schema.members(of: room)
+        #expect(!members.isEmpty && !members.contains("u99") && members == members.sorted(), "\(members)")
+        let report = SchemaFit.check(schema, against: data, newestMessages: 3)
+        #expect(!report.misfits.contains { $0.problem.contains("member") }, "\(report.text)")
     }
 
     /// `schema check` on a room whose member list is empty says so, not "is array (an array is needed)".
