@@ -169,12 +169,15 @@ public struct DemoWorld: Sendable {
         return (try name("\(schema.conversationCollection)/\(conversation)"), StructuredQuery(collectionID: collection))
     }
 
-    /// What a reader's app writes on opening a conversation: itself into `readBy` of each message it did not send.
+    /// What a reader's app writes on opening a conversation: itself into `readBy` of each message it did
+    /// not send (its key with the time, where the app keeps readers as a map).
     public func reads(by reader: String, of messages: [FirestoreDocument]) -> [Write] {
-        messages.filter { Schema.value(of: schema.senderIDField, in: $0)?.stringValue != reader }.map {
-            Write(
-                .transform($0.name), transforms: [FieldTransform(FieldPath(schema.readByField), .appendMissingElements([.string(reader)]))],
-                precondition: .exists(true))
+        messages.filter { Schema.value(of: schema.senderIDField, in: $0)?.stringValue != reader }.map { message in
+            let read =
+                message[schema.readByField]?.mapValue != nil
+                ? FieldTransform(FieldPath(schema.readByField, reader), .setToRequestTime)
+                : FieldTransform(FieldPath(schema.readByField), .appendMissingElements([.string(reader)]))
+            return Write(.transform(message.name), transforms: [read], precondition: .exists(true))
         }
     }
 

@@ -51,7 +51,8 @@ struct Message {
     static let receiptCollection = "heraldReads"
     static let receiptLifetime = Duration.seconds(7 * 86_400)
 
-    func ids(in field: String) -> Set<String> { Set(document[field]?.arrayValue?.compactMap(\.stringValue) ?? []) }
+    /// The user ids an array holds, or a map is keyed by (`readBy: {uid: timestamp}`).
+    func ids(in field: String) -> Set<String> { Set(Schema.userIDs(in: document[field]) ?? []) }
 
     /// The statuses a client gives a message not yet on the server ("sending"; PRD 001 calls it "pending").
     static let unsentStatuses = ["pending", "sending"]

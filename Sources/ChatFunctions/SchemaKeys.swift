@@ -164,10 +164,11 @@ extension Schema {
         .init("viewingAtField", "viewing", .user, .both, .optionalField(\.viewingAtField), "Since when; older than 60 s is stale."),
         .init(
             "readByField", "read state", .message, .app, .field(\.readByField),
-            "User ids who read the message: their unread count and badge go down once; all recipients: status read."),
+            "User ids who read the message (an array, or a map keyed by them such as {uid: timestamp}): their unread count and badge go down once; all recipients: status read."
+        ),
         .init(
             "deliveredToField", "read state", .message, .app, .optionalField(\.deliveredToField),
-            "User ids whose device received it: all recipients: status delivered."),
+            "User ids whose device received it (an array or a map keyed by them): all recipients: status delivered."),
         .init("readCountField", "read state", .message, .herald, .optionalField(\.readCountField), "\"Read by N\" in groups, kept on the message."),
         .init(
             "mutedByField", "notification settings", .conversation, .app, .optionalField(\.mutedByField),

@@ -39,9 +39,10 @@ extension Schema {
     /// user's document id and a map key (`unreadCount.{id}`); any client can write the array.
     public func members(of conversation: FirestoreDocument) -> [String] { memberList(of: conversation).ids }
 
-    /// The user ids a member field holds: an array's strings, or a map's keys (`{uid: true}`, `{uid: {role: …}}`)
-    /// but those whose value is false or null (a member who left), in key order; nil for anything else.
-    public static func memberIDs(in value: FirestoreValue?) -> [String]? {
+    /// The user ids a member (or read, or delivered) field holds: an array's strings, or a map's keys
+    /// (`{uid: true}`, `{uid: {role: …}}`, `{uid: timestamp}`) but those whose value is false or null (a
+    /// member who left), in key order; nil for anything else.
+    public static func userIDs(in value: FirestoreValue?) -> [String]? {
         switch value {
         case .array(let items)?: items.compactMap(\.stringValue)
         case .map(let map)?: map.filter { $0.value != .boolean(false) && $0.value != .null }.keys.sorted()
@@ -52,7 +53,7 @@ extension Schema {
     /// The members, and a warning for each listed string that cannot be a user id (left out).
     func memberList(of conversation: FirestoreDocument) -> (ids: [String], warnings: [String]) {
         for field in memberFields {
-            if let ids = Self.memberIDs(in: conversation[field]), !ids.isEmpty {
+            if let ids = Self.userIDs(in: conversation[field]), !ids.isEmpty {
                 // The usual case, checked cheaply: short plain ids.
                 if ids.allSatisfy({
                     !$0.isEmpty && $0.utf8.count <= 128 && !$0.containsByte(UInt8(ascii: "/")) && !$0.hasPrefix("__") && $0 != "." && $0 != ".."

@@ -94,25 +94,29 @@ extension Inferring {
         if proposal["statusField"] == nil {
             decideHeraldsOwn("statusField", "status", profiles, noun: noun, "Herald writes sent, delivered and read to it")
         }
-        // Arrays of member ids on a message: who read it, who received it, whom it mentions.
-        for profile in profiles.values.sorted(by: { $0.name < $1.name }) where profile.count("array") == profile.present {
+        // Arrays of member ids on a message: who read it, who received it, whom it mentions; or maps keyed
+        // by them (`seenBy: {uid: timestamp}`) for the first two.
+        for profile in profiles.values.sorted(by: { $0.name < $1.name }) {
+            let maps = profile.count("map") == profile.present
+            guard maps || profile.count("array") == profile.present else { continue }
             let ofMembers = documents.filter { message in
-                guard let items = message[profile.name]?.arrayValue?.compactMap(\.stringValue) else { return false }
+                guard let items = Schema.userIDs(in: message[profile.name]) else { return false }
                 return items.allSatisfy(userIDs.contains)
             }.count
             guard Self.mostly(ofMembers, of: profile.present) else { continue }
-            let evidence = "\(profile.name): arrays of user ids in \(ofMembers) of \(total) \(noun)"
-            if Looks.named(profile.name, "read", "seen"), proposal["readByField"] == nil {
+            let evidence = "\(profile.name): \(maps ? "maps keyed by" : "arrays of") user ids in \(ofMembers) of \(total) \(noun)"
+            if Looks.named(profile.name, "read", "seen"), !Looks.named(profile.name, "unread"), proposal["readByField"] == nil {
                 decide("readByField", .string(profile.name), evidence)
             } else if Looks.named(profile.name, "deliver", "receiv"), proposal["deliveredToField"] == nil {
                 decide("deliveredToField", .string(profile.name), evidence)
-            } else if Looks.named(profile.name, "mention"), proposal["mentionsField"] == nil {
+            } else if !maps, Looks.named(profile.name, "mention"), proposal["mentionsField"] == nil {
                 decide("mentionsField", .string(profile.name), evidence)
             }
         }
         if proposal["readByField"] == nil {
             leaveOpen(
-                "readByField", "no array of user ids named like read or seen in \(noun): the default readBy applies (the app writes who read a message there)")
+                "readByField",
+                "no array (or map) of user ids named like read or seen in \(noun): the default readBy applies (the app writes who read a message there)")
         }
         // The sender's name, when messages carry it: equal to a name in the sender's user document (not
         // an attachment's file name).

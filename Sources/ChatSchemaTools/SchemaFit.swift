@@ -116,7 +116,7 @@ struct Checking {
         let members = schema.members(of: conversation)
         if members.isEmpty {
             let held = schema.memberFields.map { field in
-                Schema.memberIDs(in: conversation[field])?.isEmpty == true
+                Schema.userIDs(in: conversation[field])?.isEmpty == true
                     ? "\(field) is an empty \(kind(conversation[field]))" : "\(field) is \(kind(conversation[field]))"
             }.joined(separator: ", ")
             misfit(conversation, "no member list: \(held) (an array of user ids, or a map keyed by them, is needed)")
@@ -177,8 +177,13 @@ struct Checking {
                 "\(schema.statusField) is \(kind(value) == "string" ? FirestoreNames.quoted(value.stringValue ?? "") : kind(value)): Herald writes sent, delivered and read over it"
             )
         }
-        for (field, expected) in [(schema.textField, "string"), (schema.timestampField, "timestamp"), (schema.readByField, "array")] {
+        for (field, expected) in [(schema.textField, "string"), (schema.timestampField, "timestamp")] {
             if let value = Schema.value(of: field, in: message), kind(value) != expected { misfit(message, "\(field) is \(kind(value)), not a \(expected)") }
+        }
+        for field in [schema.readByField, schema.deliveredToField].compactMap({ $0 }) {
+            if let value = message[field], Schema.userIDs(in: value) == nil {
+                misfit(message, "\(field) is \(kind(value)), not an array of user ids (or a map keyed by them)")
+            }
         }
     }
 

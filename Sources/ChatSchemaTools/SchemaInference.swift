@@ -122,7 +122,7 @@ struct Inferring {
 
     func members(of conversation: FirestoreDocument) -> [String] {
         for field in memberFields {
-            if let ids = Schema.memberIDs(in: conversation[field]), !ids.isEmpty { return ids }
+            if let ids = Schema.userIDs(in: conversation[field]), !ids.isEmpty { return ids }
         }
         return []
     }

@@ -90,7 +90,7 @@ struct DemoConsole: ConsoleDomain {
     }
 
     /// Member ids from an array of ids or a map keyed by them.
-    static func ids(_ value: FirestoreValue) -> [String] { Schema.memberIDs(in: value) ?? [] }
+    static func ids(_ value: FirestoreValue) -> [String] { Schema.userIDs(in: value) ?? [] }
 
     func perform(_ action: String, arguments: [String: String]) async throws -> String {
         func argument(_ name: String) throws -> String {

@@ -46,4 +46,16 @@ import WireFormats
         #expect(plan.pushes.map(\.token) == ["tok-bob"])
         #expect(plan.pushes.first?.content["notification"]?["body"] == "Family • Alice: Dinner at 6pm")
     }
+
+    /// Readers kept as a map (`readBy: {uid: timestamp}`; `false` for none): a reader's new key counts
+    /// their unread message down, as an array's new id does.
+    @Test func readersKeptAsAMapAreRead() throws {
+        var world = ReceiptWorld()
+        world.message["readBy"] = .map(["bob": .timestamp(Timestamp(seconds: 20)), "carol": .boolean(false)])
+        world.previous = world.message.merging(["readBy": .map(["carol": .boolean(false)])]) { $1 }
+        let plan = try world.plan()
+        #expect(plan.allWrites.contains { $0.document.path == "conversations/family/messages/m1/heraldReads/bob" })
+        #expect(!plan.allWrites.contains { $0.document.path.hasSuffix("heraldReads/carol") }, "false is no read")
+        #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad"])
+    }
 }

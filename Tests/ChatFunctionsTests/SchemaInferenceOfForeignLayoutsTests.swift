@@ -261,4 +261,20 @@ import WireFormats
         let report = SchemaFit.check(schema, against: data, newestMessages: 3)
         #expect(!report.misfits.contains { $0.problem.contains("sender") || $0.problem.contains("user._id") }, "\(report.text)")
     }
+
+    /// Readers kept as a map (`seenBy: {uid: timestamp}`) are proposed as the read state, and check takes them.
+    @Test func readersKeptAsAMapAreProposed() throws {
+        let data = try Self.export { document in
+            if Self.isPost(document), let readers = document["seenBy"]?.arrayValue?.compactMap(\.stringValue) {
+                document.fields["seenBy"] = .map(
+                    Dictionary(uniqueKeysWithValues: readers.map { ($0, FirestoreValue.timestamp(Timestamp(seconds: 1_790_000_000))) }))
+            }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["readByField"] == "seenBy", "\(proposal.text)")
+        #expect(proposal.entries.first { $0.key == "readByField" }?.evidence.hasPrefix("seenBy: maps keyed by user ids") == true, "\(proposal.text)")
+        let report = SchemaFit.check(try Schema.load("team.json", file: try JSONValue(parsing: proposal.text)), against: data, newestMessages: 1)
+        #expect(!report.misfits.contains { $0.problem.contains("seenBy") }, "\(report.text)")
+    }
 }

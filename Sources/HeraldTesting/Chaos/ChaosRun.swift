@@ -270,7 +270,7 @@ public struct ChaosRun: Sendable {
             let reader = opened.members.filter { $0 != sender || opened.members.count == 1 }.randomElement()!
             let (parent, query) = try demo.messagesQuery(in: opened.id)
             let unread = try await app.runQuery(query, parent: parent).filter {
-                !($0[demo.schema.readByField]?.arrayValue?.contains(.string(reader)) ?? false)
+                !(Schema.userIDs(in: $0[demo.schema.readByField])?.contains(reader) ?? false)
             }
             if Double.random(in: 0..<1) < settings.twoDevicesReadProbability {
                 // A phone and a tablet opening the chat at once: two receipts for the same messages.

@@ -192,7 +192,7 @@ struct ChaosTruth {
     func number(of message: FirestoreDocument) -> Int { Int(message.name.documentID.dropFirst()) ?? -1 }
     func sender(of message: FirestoreDocument) -> String? { Schema.value(of: schema.senderIDField, in: message)?.stringValue }
     func readers(of message: FirestoreDocument) -> Set<String> {
-        Set(message[schema.readByField]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        Set(Schema.userIDs(in: message[schema.readByField]) ?? [])
     }
 
     /// Every document of a top-level collection, by id.
