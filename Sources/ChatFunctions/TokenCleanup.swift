@@ -14,7 +14,8 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let maximumTokensPerUser = 10
 
     public let schema: Schema
-    /// Seconds without a token change (and without the user being seen) after which tokens are removed
+    /// Seconds without a token change (each token's own, in a map that keeps times; and without the user
+    /// being seen) after which tokens are removed
     /// (`HERALD_TOKEN_STALE_AFTER`; 60 days, as Firebase recommends).
     public let staleAfter: Int64
     /// Seconds after which tokens are doubtful and checked with a validate-only send, when `validate` is on

@@ -1,8 +1,8 @@
 import FirestoreModel
 import HeraldCore
 
-/// tokenCleanup's daily pass: tokens that have not changed for `staleAfter` seconds, of a user not seen
-/// for as long, are removed (Firebase's advice: a token not refreshed for two months is most likely
+/// tokenCleanup's daily pass: tokens that have not changed for `staleAfter` seconds (each by its own
+/// time in a map that keeps one), of a user not seen for as long, are removed (Firebase's advice: a token not refreshed for two months is most likely
 /// dead); with `validate` on, tokens older than `doubtfulAfter` are checked with a validate-only send and
 /// removed if FCM reports them dead. Dead tokens FCM reports during a send are removed by the sending
 /// function at once (and again at the next send if that removal lost a race).
@@ -38,39 +38,40 @@ extension TokenCleanup: ScheduledFunction {
         let store = TokenStore(schema.tokens)
         let tokens = store.tokens(of: document)
         guard !tokens.isEmpty, let tokenField = store.field else { return .nothing }
+        // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
+        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { document[$0]?.timestampValue } }.max()
+        let unseen = seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true
         // A map whose values say when each device last wrote its token (`{token: serverTimestamp()}`, as
-        // Firebase advises apps to refresh on every start): each token is judged by its own time.
+        // Firebase advises apps to refresh on every start): each token by its own time, a token without
+        // one by when the map last changed.
         if case .mapKeys = schema.tokens, let refreshed = document[tokenField]?.mapValue.flatMap(Self.refreshTimes) {
-            let stale = tokens.filter { now.seconds - refreshed[$0, default: now.seconds] > staleAfter }
-            if !stale.isEmpty {
+            let ageOf = { (token: String) in now.seconds - (refreshed[token] ?? changedAt.seconds) }
+            let stale = tokens.filter { ageOf($0) > staleAfter }
+            if unseen, !stale.isEmpty {
                 return SweepStep(
                     writes: [Write(.update(document.name, fields: [:], mask: stale.map { FieldPath(tokenField, $0) }), precondition: .updateTime(version))])
             }
-            let doubtful = tokens.filter { now.seconds - refreshed[$0, default: now.seconds] > doubtfulAfter }
+            let doubtful = tokens.filter { ageOf($0) > doubtfulAfter }
             return validate
                 ? SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) }) : .nothing
         }
-        // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
-        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { document[$0]?.timestampValue } }.max()
-        if age > staleAfter, seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true {
+        if age > staleAfter, unseen {
             return SweepStep(writes: [Write(.update(document.name, fields: [:], mask: [FieldPath(tokenField)]), precondition: .updateTime(version))])
         }
         guard validate, age > doubtfulAfter else { return .nothing }
         return SweepStep(checks: tokens.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
     }
 
-    /// When each token of a map was last written, in seconds since 1970, if every value holds a moment: a
-    /// timestamp, or a number of seconds or (above 10¹¹) milliseconds after 2001. Nil when any does not:
-    /// a token is removed by its own time only when that time is certain.
+    /// When each token of a map was last written, in seconds since 1970, for the values that hold a moment
+    /// (a timestamp, or a number of seconds or, above 10¹¹, milliseconds after 2001); nil when none does.
     static func refreshTimes(_ map: [String: FirestoreValue]) -> [String: Int64]? {
         var times: [String: Int64] = [:]
         for (token, value) in map {
-            guard let time = TokenStore.time(of: value) else { return nil }
+            guard let time = TokenStore.time(of: value) else { continue }
             let seconds = value.timestampValue == nil && time > 1e11 ? time / 1000 : time
-            guard seconds >= 1e9, seconds < 1e11 else { return nil }
-            times[token] = Int64(seconds)
+            if seconds >= 1e9, seconds < 1e11 { times[token] = Int64(seconds) }
         }
-        return times
+        return times.isEmpty ? nil : times
     }
 
     func check(_ token: String, of userID: String, removal: Write?) -> PushMessage {

@@ -1,5 +1,5 @@
+import ChatFunctions
 import FirestoreModel
-import WireFormats
 
 /// What one top-level field holds across a group of documents: in how many, and as which kinds.
 struct FieldProfile {
@@ -116,10 +116,10 @@ enum Looks {
     /// A user's given and family names joined as alerts show them, when the document keeps both.
     static func twoPartName(of user: FirestoreDocument) -> String? {
         let keys = user.fields.keys.sorted()
-        guard let given = keys.first(where: givenName).flatMap({ user[$0]?.stringValue }),
-            let family = keys.first(where: familyName).flatMap({ user[$0]?.stringValue })
-        else { return nil }
-        return "\(given.trimmingWhitespace) \(family.trimmingWhitespace)"
+        guard let given = keys.first(where: givenName), let family = keys.first(where: familyName) else { return nil }
+        var schema = Schema.presets["default"]!
+        (schema.displayNameField, schema.familyNameField) = (given, family)
+        return schema.displayName(of: user)
     }
 
     static let messageTypes: Set<String> = [

@@ -167,8 +167,8 @@ struct Inferring {
     func bestMembers(holders: [String: [String]], maps: Bool) -> MemberLists? {
         func ids(_ value: FirestoreValue?) -> [String]? {
             guard maps else { return value?.arrayValue?.compactMap(\.stringValue) }
-            guard let map = value?.mapValue, map.values.allSatisfy({ $0 == .boolean(true) || $0.mapValue != nil }) else { return nil }
-            return map.keys.sorted()
+            guard let map = value?.mapValue, map.values.allSatisfy({ $0.booleanValue != nil || $0 == .null || $0.mapValue != nil }) else { return nil }
+            return Schema.userIDs(in: value)
         }
         var best: MemberLists?
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
@@ -252,7 +252,8 @@ struct Inferring {
                     return members.contains(sender)
                 }.count
                 guard Self.mostly(hits, of: documents.count) else { continue }
-                let name = field.count == 1 ? field[0] : FieldPath(field).description
+                // A top-level name holding a dot is written as a path of one segment (`` `from.id` ``).
+                let name = field.count == 1 && Schema.path(of: field[0]) == field ? field[0] : FieldPath(field).description
                 // In a two-member chat the recipient is a member too: the name decides (fromUserId, not toUserId).
                 let better =
                     hits > best?.hits ?? 0
@@ -280,7 +281,7 @@ struct Inferring {
         decide("conversationCollection", .string(conversations.last!), "the parent of \(noun): its documents list the members")
         decide(
             "senderIDField", .string(best.sender), "\(best.sender): a member of its conversation in \(best.hits) of \(best.total) \(noun)",
-            path: Schema.path(of: best.sender).count > 1)
+            path: best.sender.contains("."))
     }
 
     /// The string fields inside the maps most documents hold, as paths (`["user", "_id"]`).

@@ -35,7 +35,7 @@ struct DemoConsole: ConsoleDomain {
         let people: JSONValue = .array(users.map { ["value": .string($0.name.documentID), "label": .string(names[$0.name.documentID] ?? "")] })
         let conversations: JSONValue = .array(
             try await supervisor.documents(in: schema.conversationCollection, limit: 200).map { conversation in
-                let members = schema.memberFields.lazy.compactMap { conversation[$0] }.first.map(Self.ids) ?? []
+                let members = schema.members(of: conversation)
                 let label =
                     conversation[schema.groupNameField]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
                     ?? members.map { names[$0] ?? $0 }.joined(separator: " & ")
@@ -88,9 +88,6 @@ struct DemoConsole: ConsoleDomain {
         let known = ["phone": "Phone", "ipad": "iPad", "tablet": "Tablet", "web": "Browser", "laptop": "Laptop"][kind.lowercased()]
         return "\(owner)'s \(known ?? (count > 1 ? "device \(index + 1)" : "device"))"
     }
-
-    /// Member ids from an array of ids or a map keyed by them.
-    static func ids(_ value: FirestoreValue) -> [String] { Schema.userIDs(in: value) ?? [] }
 
     func perform(_ action: String, arguments: [String: String]) async throws -> String {
         func argument(_ name: String) throws -> String {

@@ -140,13 +140,27 @@ import WireFormats
         #expect(loaded.messagePattern == "rooms/{roomId}/posts/{postId}")
     }
 
+    /// A sender kept in a top-level field whose name holds a dot is proposed as a path of one segment
+    /// (`` `from.id` ``), which reads that field, not `id` inside a map `from`.
+    @Test func aSenderFieldNameWithADotIsProposedAsOneSegment() throws {
+        let data = try Self.export { document in
+            if Self.isPost(document), let author = document.fields.removeValue(forKey: "authorId") { document.fields["from.id"] = author }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["senderIDField"] == "`from.id`", "\(proposal.text)")
+        let schema = try Schema.load("proposed.json", file: try JSONValue(parsing: proposal.text))
+        let post = try #require(data.documents(in: ["rooms", "posts"]).first)
+        #expect(Schema.value(of: schema.senderIDField, in: post) == post["from.id"])
+    }
+
     /// Members kept as a map (`{uid: true}`, or `{uid: {role}}`; `false` for one who left), as apps from
     /// before array-contains queries do: infer proposes the map, and Herald reads its keys.
     @Test func membersKeptAsAMapAreProposedAndRead() throws {
         let data = try Self.export { document in
             if Self.isRoom(document), let ids = document.fields.removeValue(forKey: "participantIds")?.arrayValue {
                 var members = Dictionary(uniqueKeysWithValues: ids.compactMap(\.stringValue).map { ($0, FirestoreValue.boolean(true)) })
-                if document.name.documentID == "r1" { members["u99"] = .boolean(false) }
+                members["u99"] = .boolean(false)
                 document.fields["participants"] = .map(members)
             }
             return true

@@ -236,8 +236,18 @@ import Testing
             let checked = TokenCleanup(schema: schema, validate: true).plan(sweep, for: fresh, at: now)
             #expect(checked.writes.isEmpty && checked.checks.map(\.token) == [Self.good[2]], "only the token 40 days old is checked")
         }
-        // Values that are no time (`true`): the map is judged as a whole, by tokensUpdatedAt and presence.
-        let untimed = try user([Self.good[0]: .boolean(true), Self.good[1]: .timestamp(ago(1))])
+        // Seen yesterday: the app is in use (it may write a token's time only once): stale tokens are only checked.
+        var seen = try user([Self.good[0]: .timestamp(ago(1)), Self.good[1]: .timestamp(ago(61))])
+        seen.fields["heartbeatAt"] = .timestamp(ago(1))
+        #expect(TokenCleanup(schema: schema).plan(sweep, for: seen, at: now).isEmpty)
+        #expect(TokenCleanup(schema: schema, validate: true).plan(sweep, for: seen, at: now).checks.map(\.token) == [Self.good[1]])
+        // A value that is no time (`true`) is judged by when the map last changed (90 days ago); the others by their own.
+        let mixed = try user([Self.good[0]: .boolean(true), Self.good[1]: .timestamp(ago(1))])
+        #expect(
+            TokenCleanup(schema: schema).plan(sweep, for: mixed, at: now).writes.first?.operation
+                == .update(mixed.name, fields: [:], mask: [FieldPath("notificationTokens", Self.good[0])]))
+        // No value is a time: the map as a whole, as before.
+        let untimed = try user([Self.good[0]: .boolean(true), Self.good[1]: .boolean(true)])
         #expect(
             TokenCleanup(schema: schema).plan(sweep, for: untimed, at: now).writes.first?.operation
                 == .update(untimed.name, fields: [:], mask: [FieldPath("notificationTokens")]))
