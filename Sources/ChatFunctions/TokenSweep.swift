@@ -2,8 +2,8 @@ import FirestoreModel
 import HeraldCore
 
 /// tokenCleanup's daily pass: tokens that have not changed for `staleAfter` seconds (each by its own
-/// time in a map that keeps one), of a user not seen for as long, are removed (Firebase's advice: a token not refreshed for two months is most likely
-/// dead); with `validate` on, tokens older than `doubtfulAfter` are checked with a validate-only send and
+/// time in a map that keeps one), of a user not seen for as long, are removed (Firebase's advice: a
+/// token not refreshed for two months is most likely dead); with `validate` on, tokens older than `doubtfulAfter` are checked with a validate-only send and
 /// removed if FCM reports them dead. Dead tokens FCM reports during a send are removed by the sending
 /// function at once (and again at the next send if that removal lost a race).
 extension TokenCleanup: ScheduledFunction {

@@ -117,6 +117,11 @@ enum Looks {
     static func twoPartName(of user: FirestoreDocument) -> String? {
         let keys = user.fields.keys.sorted()
         guard let given = keys.first(where: givenName), let family = keys.first(where: familyName) else { return nil }
+        return name(of: user, given: given, family: family)
+    }
+
+    /// The name alerts show for `user` with its name in the fields `given` and `family`.
+    static func name(of user: FirestoreDocument, given: String, family: String) -> String? {
         var schema = Schema.presets["default"]!
         (schema.displayNameField, schema.familyNameField) = (given, family)
         return schema.displayName(of: user)

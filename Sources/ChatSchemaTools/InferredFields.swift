@@ -133,7 +133,7 @@ extension Inferring {
         }
         let senderPath = Schema.path(of: senderField)
         // Beside a sender inside a map (`user._id`), its name is looked for in the same map (`user.name`).
-        let nested = Self.nestedStrings(in: documents, profiles: profiles).filter { $0.count == senderPath.count && $0.dropLast() == senderPath.dropLast() }
+        let nested = senderPath.count == 2 ? Self.nestedStrings(in: documents, profiles: profiles, map: senderPath[0]) : []
         let names =
             profiles.values.filter { profile in
                 !used.contains(profile.name) && profile.count("string") > 0 && Looks.named(profile.name, "name") && namesTheSender(profile.name)

@@ -31,9 +31,7 @@ extension Inferring {
     /// A name kept in two fields and no full one (flyer_chat's `firstName`, `lastName`): alerts join them.
     mutating func decideTwoPartName(given: String, family: String, documents: [FirestoreDocument], total: Int) {
         let both = documents.filter { $0[given]?.stringValue != nil && $0[family]?.stringValue != nil }
-        let example = both.lazy.compactMap { user in
-            [user[given], user[family]].compactMap { $0?.stringValue?.trimmingWhitespace }.filter { !$0.isEmpty }.joined(separator: " ")
-        }.first { !$0.isEmpty }
+        let example = both.lazy.compactMap { Looks.name(of: $0, given: given, family: family) }.first
         let shown = example.map { ", shown as \"\($0)\"" } ?? ""
         decide("displayNameField", .string(given), "\(given) and \(family): a name in two string fields in \(both.count) of \(total) \(users)\(shown)")
         decide("familyNameField", .string(family), "joined after \(given) with a space")

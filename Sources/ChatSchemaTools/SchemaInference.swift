@@ -284,15 +284,17 @@ struct Inferring {
             path: best.sender.contains("."))
     }
 
-    /// The string fields inside the maps most documents hold, as paths (`["user", "_id"]`).
-    static func nestedStrings(in documents: [FirestoreDocument], profiles: [String: FieldProfile]) -> [[String]] {
-        var paths: Set<[String]> = []
-        for profile in profiles.values where mostly(profile.count("map"), of: documents.count) {
+    /// The string fields inside maps that most documents hold, as paths (`["user", "_id"]`): a map keyed
+    /// by ids (`reactions: {uid: "👍"}`) gives no candidates, however many keys it has. With `map`, every
+    /// string field found inside that map, in any number of documents.
+    static func nestedStrings(in documents: [FirestoreDocument], profiles: [String: FieldProfile], map: String? = nil) -> [[String]] {
+        var counts: [[String]: Int] = [:]
+        for profile in profiles.values where map.map({ $0 == profile.name }) ?? mostly(profile.count("map"), of: documents.count) {
             for document in documents {
-                for (key, value) in document[profile.name]?.mapValue ?? [:] where value.stringValue != nil { paths.insert([profile.name, key]) }
+                for (key, value) in document[profile.name]?.mapValue ?? [:] where value.stringValue != nil { counts[[profile.name, key], default: 0] += 1 }
             }
         }
-        return Array(paths)
+        return counts.filter { map != nil || mostly($0.value, of: documents.count) }.map(\.key)
     }
 
     func conversation(of message: FirestoreDocument, link: String?) -> FirestoreDocument? {
