@@ -24,9 +24,7 @@ enum SchemaCheck {
         guard path.segments.count <= 20 else { return "\(FirestoreNames.quoted(text)) is \(path.segments.count) maps deep; Firestore allows 20" }
         for segment in path.segments {
             if let problem = FirestoreNames.fieldNameProblem(segment) { return "\(FirestoreNames.quoted(text)): \(problem)" }
-            if segment.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
-                return "\(FirestoreNames.quoted(text)) holds control or invisible characters"
-            }
+            if hasInvisibleCharacters(segment) { return "\(FirestoreNames.quoted(text)) holds control or invisible characters" }
         }
         return nil
     }
@@ -37,10 +35,12 @@ enum SchemaCheck {
             return
                 "\(FirestoreNames.quoted(name)) is not a field name: Herald writes top-level fields, so no dots or backticks (only message fields Herald reads may be inside a map)"
         }
-        if name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }) {
-            return "\(FirestoreNames.quoted(name)) holds control or invisible characters"
-        }
+        if hasInvisibleCharacters(name) { return "\(FirestoreNames.quoted(name)) holds control or invisible characters" }
         return nil
+    }
+
+    static func hasInvisibleCharacters(_ name: String) -> Bool {
+        name.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.properties.generalCategory == .format }
     }
 
     /// A top-level collection id.

@@ -3,9 +3,10 @@ import HeraldCore
 
 /// tokenCleanup's daily pass: tokens that have not changed for `staleAfter` seconds (each by its own
 /// time in a map that keeps one), of a user not seen for as long, are removed (Firebase's advice: a
-/// token not refreshed for two months is most likely dead); with `validate` on, tokens older than `doubtfulAfter` are checked with a validate-only send and
-/// removed if FCM reports them dead. Dead tokens FCM reports during a send are removed by the sending
-/// function at once (and again at the next send if that removal lost a race).
+/// token not refreshed for two months is most likely dead); with `validate` on, tokens older than
+/// `doubtfulAfter` are checked with a validate-only send and removed if FCM reports them dead. Dead
+/// tokens FCM reports during a send are removed by the sending function at once (and again at the next
+/// send if that removal lost a race).
 extension TokenCleanup: ScheduledFunction {
     static let tokensSweep = "tokens"
 
@@ -41,6 +42,9 @@ extension TokenCleanup: ScheduledFunction {
         // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
         let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { document[$0]?.timestampValue } }.max()
         let unseen = seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true
+        func checks(_ doubtful: [String]) -> SweepStep {
+            SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
+        }
         // A map whose values say when each device last wrote its token (`{token: serverTimestamp()}`, as
         // Firebase advises apps to refresh on every start): each token by its own time, a token without
         // one by when the map last changed.
@@ -51,15 +55,13 @@ extension TokenCleanup: ScheduledFunction {
                 return SweepStep(
                     writes: [Write(.update(document.name, fields: [:], mask: stale.map { FieldPath(tokenField, $0) }), precondition: .updateTime(version))])
             }
-            let doubtful = tokens.filter { ageOf($0) > doubtfulAfter }
-            return validate
-                ? SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) }) : .nothing
+            return validate ? checks(tokens.filter { ageOf($0) > doubtfulAfter }) : .nothing
         }
         if age > staleAfter, unseen {
             return SweepStep(writes: [Write(.update(document.name, fields: [:], mask: [FieldPath(tokenField)]), precondition: .updateTime(version))])
         }
         guard validate, age > doubtfulAfter else { return .nothing }
-        return SweepStep(checks: tokens.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
+        return checks(tokens)
     }
 
     /// When each token of a map was last written, in seconds since 1970, for the values that hold a moment

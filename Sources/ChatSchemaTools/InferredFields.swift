@@ -141,7 +141,7 @@ extension Inferring {
             + nested.filter { Looks.named($0.last!, "name") }.map { FieldPath($0).description }.filter(namesTheSender).sorted()
         if let name = names.first {
             let carrying = documents.filter { Schema.value(of: name, in: $0)?.stringValue != nil }.count
-            decide("senderNameField", .string(name), "\(name): a name on \(carrying) of \(total) \(noun)", path: name.contains("."))
+            decide("senderNameField", .string(name), "\(name): a name on \(carrying) of \(total) \(noun)", path: Schema.path(of: name) != [name])
         }
         decide("unreadMarkField", "heraldUnread", "Herald's own mark on each message (who still counts it unread)")
     }

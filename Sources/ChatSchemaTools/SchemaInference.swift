@@ -281,7 +281,7 @@ struct Inferring {
         decide("conversationCollection", .string(conversations.last!), "the parent of \(noun): its documents list the members")
         decide(
             "senderIDField", .string(best.sender), "\(best.sender): a member of its conversation in \(best.hits) of \(best.total) \(noun)",
-            path: best.sender.contains("."))
+            path: Schema.path(of: best.sender) != [best.sender])
     }
 
     /// The string fields inside maps that most documents hold, as paths (`["user", "_id"]`): a map keyed
