@@ -263,7 +263,7 @@ let package = Package(
         .testTarget(
             name: "HeraldHTTPClientTests",
             dependencies: [
-                "HeraldHTTPClient", "HeraldTesting",
+                "HeraldHTTPClient", "HeraldRuntime", "HeraldTesting",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

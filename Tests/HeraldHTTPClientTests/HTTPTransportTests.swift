@@ -1,4 +1,5 @@
 import Foundation
+import HeraldRuntime
 import HeraldTesting
 import NIOCore
 import NIOHTTP1
@@ -399,8 +400,22 @@ struct TestCertificate {
         func withLock<T>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
     }
 
+    /// Binds again, waiting out a socket that still holds the port for a moment. The port is one
+    /// `freeLoopbackPort` chose below Linux's ephemeral range: while the server is down between
+    /// restarts, no other test's `bind` to port 0 and no client's own end of a connection can take it
+    /// (a port the kernel picked did go to one once in CI: "Address already in use").
+    static func restart(on port: Int) async throws -> ScriptedServer {
+        let clock = ContinuousClock()
+        let deadline = clock.now + .seconds(10)
+        while clock.now < deadline {
+            if let server = try? await ScriptedServer.start(port: port) { return server }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return try await ScriptedServer.start(port: port)
+    }
+
     @Test func everyRequestEndsByItsDeadlineWhileTheServerIsKilledAndRestarted() async throws {
-        let first = try await ScriptedServer.start()
+        let first = try await ScriptedServer.start(port: try freeLoopbackPort())
         let port = first.port
         let server = Current(first)
         let transport = HTTPTransport(http1ConnectionsPerOrigin: 8)
@@ -436,7 +451,7 @@ struct TestCertificate {
                     try await Task.sleep(for: .milliseconds(150))
                     await server.withLock { $0 }.stop()
                     try await Task.sleep(for: .milliseconds(30))
-                    let restarted = try await ScriptedServer.start(port: port)
+                    let restarted = try await Self.restart(on: port)
                     server.withLock { $0 = restarted }
                 }
             }
