@@ -130,7 +130,7 @@ public struct DemoWorld: Sendable {
         // Message fields may be inside maps (`user._id`).
         for (field, value) in [
             (schema.senderIDField, FirestoreValue.string(sender)), (schema.textField, .string(text)), (schema.typeField, .string("text")),
-            (schema.timestampField, .timestamp(time)),
+            (schema.timestampField, schema.stored(time)),
         ] {
             Schema.set(value, field: field, in: &fields)
         }
@@ -186,7 +186,7 @@ public struct DemoWorld: Sendable {
         let online = schema.onlineStatusValue.map(FirestoreValue.string) ?? .boolean(true)
         return Write(
             .update(
-                try name("\(schema.userCollection)/\(user)"), fields: [schema.onlineField: online, schema.heartbeatField: .timestamp(time)],
+                try name("\(schema.userCollection)/\(user)"), fields: [schema.onlineField: online, schema.heartbeatField: schema.stored(time)],
                 mask: [FieldPath(schema.onlineField), FieldPath(schema.heartbeatField)]), precondition: .exists(true))
     }
 
@@ -195,7 +195,7 @@ public struct DemoWorld: Sendable {
         guard let field = schema.typingField, let atField = schema.typingAtField else { return nil }
         return Write(
             .update(
-                try name("\(schema.userCollection)/\(user)"), fields: [field: .string(conversation), atField: .timestamp(time)],
+                try name("\(schema.userCollection)/\(user)"), fields: [field: .string(conversation), atField: schema.stored(time)],
                 mask: [FieldPath(field), FieldPath(atField)]), precondition: .exists(true))
     }
 

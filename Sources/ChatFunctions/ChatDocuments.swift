@@ -18,7 +18,7 @@ struct Message {
     var type: String { Preview.type(storedType) }
     var status: String? { document[schema.statusField]?.stringValue }
     /// When it was sent: its own timestamp, else when it was stored.
-    var sentAt: Timestamp? { Schema.value(of: schema.timestampField, in: document)?.timestampValue ?? document.createTime }
+    var sentAt: Timestamp? { schema.time(Schema.value(of: schema.timestampField, in: document)) ?? document.createTime }
     var readBy: Set<String> { ids(in: schema.readByField) }
     var deliveredTo: Set<String> { schema.deliveredToField.map(ids(in:)) ?? [] }
     var readCount: Int64? { schema.readCountField.flatMap { document[$0]?.integerValue } }
@@ -100,8 +100,8 @@ struct Conversation {
     /// The timestamp of the last message it shows.
     var lastMessageSentAt: Timestamp? {
         switch schema.lastMessage {
-        case .map(let field): document.value(at: [field, "timestamp"])?.timestampValue
-        case .flat(_, _, _, let timestamp): timestamp.flatMap { document[$0]?.timestampValue }
+        case .map(let field): schema.time(document.value(at: [field, "timestamp"]))
+        case .flat(_, _, _, let timestamp): timestamp.flatMap { schema.time(document[$0]) }
         }
     }
 
@@ -122,15 +122,15 @@ struct Conversation {
                 field,
                 .map([
                     "text": .string(preview), "senderId": .string(senderID), "senderName": .string(senderName),
-                    "timestamp": .timestamp(sentAt), "messageId": .string(message.id), "type": .string(message.type),
+                    "timestamp": schema.stored(sentAt), "messageId": .string(message.id), "type": .string(message.type),
                 ]))
         case .flat(let text, let sender, let name, let timestamp):
             set(text, .string(preview))
             set(sender, .string(senderID))
             set(name, .string(senderName))
-            set(timestamp, .timestamp(sentAt))
+            set(timestamp, schema.stored(sentAt))
         }
-        set(schema.updatedAtField, .timestamp(sentAt))
+        set(schema.updatedAtField, schema.stored(sentAt))
         guard !mask.isEmpty else { return nil }
         // Of two messages' updates made on one version, the newer one's is kept (it never moves back).
         let latestBy: FieldPath? =
@@ -214,7 +214,7 @@ struct User {
     /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
     func isViewing(_ conversationID: String, at now: Timestamp, freshness: Int64) -> Bool {
         guard let field = schema.viewingField, document[field]?.stringValue == conversationID,
-            let atField = schema.viewingAtField, let at = document[atField]?.timestampValue
+            let atField = schema.viewingAtField, let at = schema.time(document[atField])
         else { return false }
         return now.seconds - at.seconds <= freshness
     }

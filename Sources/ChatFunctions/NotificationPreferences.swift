@@ -47,14 +47,14 @@ struct NotificationPreferences {
         if let field = schema.mutedByField, conversation[field]?.arrayValue?.contains(.string(user)) == true { return true }
         guard let field = schema.mutedUntilField, let until = conversation.value(at: [field, user]) else { return false }
         if until == .boolean(true) { return true }
-        return until.timestampValue.map { now < $0 } ?? false
+        return schema.time(until).map { now < $0 } ?? false
     }
 
     /// Snoozed, or inside quiet hours now: why, and whether mentions still alert.
     func doNotDisturb(_ user: FirestoreDocument, at now: Timestamp, warnings: inout [String]) -> (reason: String, allowsMentions: Bool)? {
         let quietHours = schema.quietHoursField.flatMap { user[$0]?.mapValue }
         let allowsMentions = quietHours?["allowMentions"]?.booleanValue ?? false
-        if let field = schema.snoozedUntilField, let until = user[field]?.timestampValue, now < until {
+        if let field = schema.snoozedUntilField, let until = schema.time(user[field]), now < until {
             return ("snoozed", allowsMentions)
         }
         guard let quietHours else { return nil }

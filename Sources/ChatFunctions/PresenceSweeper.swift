@@ -56,10 +56,10 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
         return sweeps
     }
 
-    /// Users whose `field` is a timestamp more than `seconds` old. The offline sweep's query needs a
+    /// Users whose `field` is a time (as the app keeps it) more than `seconds` old. The offline sweep's query needs a
     /// composite index (online field, heartbeat field), derived from the schema in FirestoreIndexes.swift.
     func staleQuery(on field: String, olderThan seconds: Int64, at now: Timestamp, also filter: StructuredQuery.Filter? = nil) -> StructuredQuery {
-        let stale = StructuredQuery.Filter.field(FieldPath(field), .lessThan, .timestamp(cutoff(seconds, at: now)))
+        let stale = StructuredQuery.Filter.field(FieldPath(field), .lessThan, schema.stored(cutoff(seconds, at: now)))
         return StructuredQuery(
             collectionID: schema.userCollection, filter: filter.map { .and([$0, stale]) } ?? stale,
             orderBy: [StructuredQuery.Order(FieldPath(field))])
@@ -68,7 +68,7 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     func cutoff(_ seconds: Int64, at now: Timestamp) -> Timestamp { Timestamp(seconds: now.seconds - seconds, nanos: now.nanos) }
 
     func isStale(_ user: FirestoreDocument, _ field: String?, olderThan seconds: Int64, at now: Timestamp) -> Timestamp? {
-        guard let field, let at = user[field]?.timestampValue, at < cutoff(seconds, at: now) else { return nil }
+        guard let field, let at = schema.time(user[field]), at < cutoff(seconds, at: now) else { return nil }
         return at
     }
 
@@ -85,7 +85,7 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
             fields[schema.onlineField] = offlineValue
             mask.append(FieldPath(schema.onlineField))
             if let lastSeen = schema.lastSeenField, lastSeen != schema.heartbeatField {
-                fields[lastSeen] = .timestamp(lastHeartbeat)
+                fields[lastSeen] = schema.stored(lastHeartbeat)
                 mask.append(FieldPath(lastSeen))
             }
             // An offline user is neither typing nor looking at a conversation.

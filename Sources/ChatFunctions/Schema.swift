@@ -100,6 +100,8 @@ public struct Schema: Sendable, Hashable {
     public var tokensUpdatedAtField: String?
     /// What an alert says, per kind of chat (docs/notifications.md).
     public var notificationText: NotificationText = .oneLine
+    /// How the app keeps times: timestamps, or epoch milliseconds or seconds (StoredTimes.swift).
+    public var timeFormat: TimeFormat = .timestamp
 
     public var userPattern: String { "\(userCollection)/{userId}" }
 

@@ -186,7 +186,7 @@ extension Schema {
                 }
             case .tokens:
                 if let field = TokenStore(tokens).field { names.append(("tokens", field)) }
-            case .pattern, .collection, .optionalCollection, .optionalText, .notificationText: break
+            case .pattern, .collection, .optionalCollection, .optionalText, .notificationText, .timeFormat: break
             }
         }
         return names

@@ -84,6 +84,11 @@ extension SchemaKey {
         case .lastMessage: schema.lastMessage = try SchemaFile.lastMessage(json)
         case .tokens: schema.tokens = try SchemaFile.tokens(json)
         case .notificationText: schema.notificationText = try SchemaFile.notificationText(json, over: schema.notificationText)
+        case .timeFormat:
+            guard let format = json.stringValue.flatMap(Schema.TimeFormat.init(rawValue:)) else {
+                throw SchemaError("key \"timeFormat\" must be one of \(Schema.TimeFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
+            }
+            schema.timeFormat = format
         }
     }
 }

@@ -12,6 +12,8 @@ public struct SchemaKey: Sendable {
         case conversation = "conversation"
         case user = "user"
         case alert = "alert"
+        /// Every document Herald reads times from.
+        case documents = "all"
     }
 
     /// Who writes the field: Herald only reads what the app writes, and writes its own fields.
@@ -37,7 +39,7 @@ public struct SchemaKey: Sendable {
         case optionalText(any WritableKeyPath<Schema, String?> & Sendable)
         /// Field names, the first present one used.
         case fields(any WritableKeyPath<Schema, [String]> & Sendable)
-        case lastMessage, tokens, notificationText
+        case lastMessage, tokens, notificationText, timeFormat
     }
 
     public let name: String
@@ -56,6 +58,7 @@ public struct SchemaKey: Sendable {
         case .lastMessage: ["lastMessage"]
         case .tokens: ["tokens"]
         case .notificationText: ["notificationText"]
+        case .timeFormat: ["timeFormat"]
         default: [name]
         }
     }
@@ -124,7 +127,7 @@ extension Schema {
             "Herald writes the newest message here: one map {text, senderId, senderName, timestamp, messageId, type, status} or separate fields."),
         .init(
             "updatedAtField", "last message", .conversation, .herald, .optionalField(\.updatedAtField),
-            "Set to the newest message's time, a timestamp (`schema check` names a conversation holding anything else there: a list ordered by it would sort Herald's times apart)."
+            "Set to the newest message's time, as `timeFormat` says (`schema check` names a conversation holding anything else there: a list ordered by it would sort Herald's times apart)."
         ),
         .init(
             "unreadCountField", "unread counts", .conversation, .herald, .field(\.unreadCountField),
@@ -152,7 +155,9 @@ extension Schema {
             "A boolean (or a string with `onlineStatusValue` / `offlineStatusValue`); presenceSweeper sets it offline when the heartbeat is stale."),
         .init("onlineStatusValue", "presence", .user, .app, .optionalText(\.onlineStatusValue), "For a string presence field: the online value."),
         .init("offlineStatusValue", "presence", .user, .herald, .optionalText(\.offlineStatusValue), "For a string presence field: the value Herald writes."),
-        .init("heartbeatField", "presence", .user, .app, .field(\.heartbeatField), "A timestamp the app refreshes while online (60 s without it: offline)."),
+        .init(
+            "heartbeatField", "presence", .user, .app, .field(\.heartbeatField),
+            "A time the app refreshes while online (60 s without it: offline), as `timeFormat` says."),
         .init(
             "lastSeenField", "presence", .user, .herald, .optionalField(\.lastSeenField),
             "Set to the last heartbeat when Herald marks the user offline (null: the heartbeat is the last-seen time)."),
@@ -175,7 +180,7 @@ extension Schema {
             "User ids who muted the conversation: badge only, no alert."),
         .init(
             "mutedUntilField", "notification settings", .conversation, .app, .optionalField(\.mutedUntilField),
-            "A map user id → timestamp (or true: for good) until which they muted it."),
+            "A map user id → time (or true: for good) until which they muted it."),
         .init(
             "notificationLevelField", "notification settings", .conversation, .app, .optionalField(\.notificationLevelField),
             "A map user id → all, mentions or none."),
@@ -185,11 +190,15 @@ extension Schema {
         .init(
             "quietHoursField", "notification settings", .user, .app, .optionalField(\.quietHoursField),
             "A map {start, end, timeZone, allowMentions}: badge only during those hours."),
-        .init("snoozedUntilField", "notification settings", .user, .app, .optionalField(\.snoozedUntilField), "A timestamp: badge only until then."),
+        .init("snoozedUntilField", "notification settings", .user, .app, .optionalField(\.snoozedUntilField), "A time: badge only until then."),
         .init("timeZoneField", "notification settings", .user, .app, .optionalField(\.timeZoneField), "An IANA zone, for quiet hours that name none."),
         .init(
             "notificationText", "notification text", .alert, .none, .notificationText,
             "Title and body of an alert per kind (direct, group, mention) with {sender}, {group} and {preview}, and their localization keys."),
+        .init(
+            "timeFormat", "times", .documents, .app, .timeFormat,
+            "How the app keeps times: `timestamp` (Firestore's), `epochMilliseconds` (`Date.now()`) or `epochSeconds`. Herald reads the message time, heartbeats, typing and viewing marks, mutes and snoozes so, and writes the last message's time, `updatedAtField` and `lastSeenField` so."
+        ),
         .init(
             "userCollection", "users", .paths, .app, .collection(\.userCollection),
             "The top-level collection of user documents, by user id; tokenCleanup triggers on it."),
@@ -222,6 +231,7 @@ extension SchemaKey {
             case .subcollection(let collection): ["subcollection": .string(collection)]
             }
         case .notificationText: schema.notificationText.json
+        case .timeFormat: .string(schema.timeFormat.rawValue)
         }
     }
 
@@ -249,6 +259,7 @@ extension SchemaKey {
         case .notificationText:
             let text = schema.notificationText
             return text.direct.title == nil ? "one line: \"\(text.direct.body.template)\"" : "title \"\(text.direct.title!.template)\""
+        case .timeFormat: return "`\(schema.timeFormat.rawValue)`"
         }
     }
 }

@@ -40,7 +40,7 @@ extension TokenCleanup: ScheduledFunction {
         let tokens = store.tokens(of: document)
         guard !tokens.isEmpty, let tokenField = store.field else { return .nothing }
         // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
-        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { document[$0]?.timestampValue } }.max()
+        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { schema.time(document[$0]) } }.max()
         let unseen = seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true
         func checks(_ doubtful: [String]) -> SweepStep {
             SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })

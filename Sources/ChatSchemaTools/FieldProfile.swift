@@ -45,8 +45,8 @@ struct FieldProfile {
         switch value {
         case .null: "null"
         case .boolean: "boolean"
-        case .integer: "integer"
-        case .double: "number"
+        case .integer(let number): epochKind(Double(number)) ?? "integer"
+        case .double(let number): epochKind(number) ?? "number"
         case .timestamp: "timestamp"
         case .string: "string"
         case .bytes: "bytes"
@@ -55,6 +55,13 @@ struct FieldProfile {
         case .array: "array"
         case .map: "map"
         }
+    }
+
+    /// A number the size of a time since 1970 in milliseconds or seconds (1973 to 5138): no count is that large.
+    static func epochKind(_ number: Double) -> String? {
+        if (1e11..<1e14).contains(number) { return Schema.TimeFormat.epochMilliseconds.kind }
+        if (1e8..<1e11).contains(number) { return Schema.TimeFormat.epochSeconds.kind }
+        return nil
     }
 
     /// Each top-level field of the documents, by name.

@@ -75,9 +75,9 @@ extension Inferring {
         } else {
             leaveOpen("textField", "no string field in most \(noun) holds varied text")
         }
-        let stamps = candidates(profiles, kind: "timestamp", total: total, excluding: used) { Looks.named($0, "creat", "sent", "time", "date") }
+        let stamps = candidates(profiles, kind: timeKind, total: total, excluding: used) { Looks.named($0, "creat", "sent", "time", "date") }
         timestampField = choose(
-            "timestampField", from: stamps, kind: "timestamp", total: total, noun: noun, hint: { Looks.named($0, "creat", "sent", "time", "date") },
+            "timestampField", from: stamps, kind: timeKind, total: total, noun: noun, hint: { Looks.named($0, "creat", "sent", "time", "date") },
             missing: "no timestamp field in most \(noun): Herald uses each document's create time"
                 + numbers(profiles) { Looks.named($0, "creat", "sent", "time", "date") })
         if let stamp = timestampField { used.insert(stamp) }
@@ -224,12 +224,12 @@ extension Inferring {
     mutating func updatedAt(_ profiles: [String: FieldProfile], total: Int, noun: String) {
         func hinted(_ name: String) -> Bool { Looks.named(name, "updat", "modif", "activ") }
         let lastMessageTime = proposal["lastMessage"]?.objectValue?["flat"]?.objectValue?["timestamp"]?.stringValue
-        let stamps = candidates(profiles, kind: "timestamp", total: total, excluding: Set([lastMessageTime].compactMap { $0 }), hint: hinted)
+        let stamps = candidates(profiles, kind: timeKind, total: total, excluding: Set([lastMessageTime].compactMap { $0 }), hint: hinted)
             .filter { hinted($0.name) }
         if stamps.isEmpty {
             decideHeraldsOwn("updatedAtField", "updatedAt", profiles, noun: noun, "Herald sets it to the newest message's time")
         } else {
-            _ = choose("updatedAtField", from: stamps, kind: "timestamp", total: total, noun: noun, hint: hinted, missing: nil)
+            _ = choose("updatedAtField", from: stamps, kind: timeKind, total: total, noun: noun, hint: hinted, missing: nil)
         }
     }
 
@@ -259,7 +259,7 @@ extension Inferring {
         var evidence: [String] = []
         for (member, kind, words) in [
             ("text", "string", ["text", "body", "preview", "content"]), ("senderID", "string", ["sender", "author", "from"]),
-            ("timestamp", "timestamp", ["time", "at", "date"]),
+            ("timestamp", timeKind, ["time", "at", "date"]),
         ] {
             let found = profiles.values.filter { profile in
                 profile.count(kind) > 0 && Looks.named(profile.name, "last") && words.contains { Looks.named(profile.name, $0) }
@@ -277,12 +277,21 @@ extension Inferring {
         }
     }
 
-    /// What a missing timestamp's reason adds when fields named like one hold numbers (epoch milliseconds).
+    /// What a missing time's reason adds when fields named like one hold other kinds of time (epoch
+    /// milliseconds where the app's times are timestamps) or numbers of no time's size.
     func numbers(_ profiles: [String: FieldProfile], named hint: (String) -> Bool) -> String {
-        let found = profiles.values.filter { hint($0.name) && Self.mostly($0.count("integer") + $0.count("number"), of: $0.present) }.map(\.name).sorted()
-        guard !found.isEmpty else { return "" }
+        let kinds = Schema.TimeFormat.allCases.map(\.kind).filter { $0 != timeKind }
+        let found = profiles.values.filter { hint($0.name) }.sorted { $0.name < $1.name }
+        if let other = found.lazy.compactMap({ profile in kinds.first { Self.mostly(profile.count($0), of: profile.present) }.map { (profile.name, $0) } })
+            .first,
+            let format = Schema.TimeFormat.allCases.first(where: { $0.kind == other.1 })
+        {
+            return " (\(other.0) holds \(other.1): with \"timeFormat\": \"\(format.rawValue)\" Herald reads it, if the app keeps all its times so)"
+        }
+        let numbers = found.filter { Self.mostly($0.count("integer") + $0.count("number"), of: $0.present) }.map(\.name)
+        guard !numbers.isEmpty else { return "" }
         return
-            " (\(found.prefix(3).joined(separator: ", ")) \(found.count == 1 ? "holds" : "hold") numbers, epoch milliseconds perhaps: Herald reads and writes Firestore timestamps)"
+            " (\(numbers.prefix(3).joined(separator: ", ")) \(numbers.count == 1 ? "holds" : "hold") numbers of no time's size: Herald reads times as timestamps or epoch milliseconds or seconds)"
     }
 
     /// Decides `key` as a field only Herald writes, not found in the data: `preferred`, unless the data

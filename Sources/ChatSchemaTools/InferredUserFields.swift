@@ -124,17 +124,17 @@ extension Inferring {
                 "onlineField", from: flags, kind: "boolean", total: total, noun: users, hint: { Looks.named($0, "online", "active") },
                 missing: "no boolean or online/offline field in most \(users): set the field Herald marks offline")
         }
-        let stamps = candidates(profiles, kind: "timestamp", total: total) { Looks.named($0, "heartbeat", "seen", "active", "ping") }
+        let stamps = candidates(profiles, kind: timeKind, total: total) { Looks.named($0, "heartbeat", "seen", "active", "ping") }
             .filter { Looks.named($0.name, "heartbeat", "seen", "active", "ping", "online") }
         let heartbeat = stamps.first { Looks.named($0.name, "heartbeat", "ping") }
         let seen = stamps.first { Looks.named($0.name, "seen", "active") }
         if let heartbeat {
-            decide("heartbeatField", .string(heartbeat.name), "\(heartbeat.name): timestamp in \(heartbeat.count("timestamp")) of \(total) \(users)")
+            decide("heartbeatField", .string(heartbeat.name), "\(heartbeat.name): \(timeKind) in \(heartbeat.count(timeKind)) of \(total) \(users)")
             decide(
                 "lastSeenField", seen.map { .string($0.name) } ?? .null,
                 seen.map { "\($0.name): Herald sets it to the last heartbeat" } ?? "no last-seen field: the heartbeat is the last-seen time")
         } else if let seen {
-            decide("heartbeatField", .string(seen.name), "\(seen.name): timestamp in \(seen.count("timestamp")) of \(total) \(users), refreshed while online")
+            decide("heartbeatField", .string(seen.name), "\(seen.name): \(timeKind) in \(seen.count(timeKind)) of \(total) \(users), refreshed while online")
             decide("lastSeenField", .null, "\(seen.name) is both the heartbeat and the last-seen time")
         } else {
             leaveOpen(
@@ -144,7 +144,7 @@ extension Inferring {
         }
         for (key, atKey, word) in [("typingField", "typingAtField", "typing"), ("viewingField", "viewingAtField", "viewing")] {
             let field = profiles.values.filter { $0.count("string") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first
-            let at = profiles.values.filter { $0.count("timestamp") > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first
+            let at = profiles.values.filter { $0.count(timeKind) > 0 && Looks.named($0.name, word) }.map(\.name).sorted().first
             if let field, let at {
                 decide(key, .string(field), "\(field): the conversation the user is \(word) in")
                 decide(atKey, .string(at), "\(at): since when")

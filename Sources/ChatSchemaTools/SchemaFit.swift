@@ -137,13 +137,16 @@ struct Checking {
         if case .map(let field) = schema.lastMessage, let value = conversation[field], value.mapValue == nil {
             misfit(conversation, "\(field) is \(kind(value)); Herald writes the last message there as a map")
         }
-        // A client ordering conversations by it would see Herald's timestamps apart from its own values
+        // A client ordering conversations by it would see Herald's times apart from its own values
         // (Firestore orders a field's values by type first).
         var times = [schema.updatedAtField]
         if case .flat(_, _, _, let timestamp) = schema.lastMessage { times.append(timestamp) }
         for field in Set(times.compactMap { $0 }).sorted() {
-            if let value = conversation[field], value.timestampValue == nil {
-                misfit(conversation, "\(field) is \(kind(value)), not a timestamp: Herald writes the newest message's time over it as a timestamp")
+            if let value = conversation[field], kind(value) != schema.timeFormat.kind {
+                misfit(
+                    conversation,
+                    "\(field) is \(kind(value)), not \(schema.timeFormat.described): Herald writes the newest message's time over it so (key timeFormat)"
+                )
             }
         }
     }
@@ -177,8 +180,10 @@ struct Checking {
                 "\(schema.statusField) is \(kind(value) == "string" ? FirestoreNames.quoted(value.stringValue ?? "") : kind(value)): Herald writes sent, delivered and read over it"
             )
         }
-        for (field, expected) in [(schema.textField, "string"), (schema.timestampField, "timestamp")] {
-            if let value = Schema.value(of: field, in: message), kind(value) != expected { misfit(message, "\(field) is \(kind(value)), not a \(expected)") }
+        for (field, expected, described) in [
+            (schema.textField, "string", "a string"), (schema.timestampField, schema.timeFormat.kind, schema.timeFormat.described),
+        ] {
+            if let value = Schema.value(of: field, in: message), kind(value) != expected { misfit(message, "\(field) is \(kind(value)), not \(described)") }
         }
         for field in [schema.readByField, schema.deliveredToField].compactMap({ $0 }) {
             if let value = message[field], Schema.userIDs(in: value) == nil {
@@ -195,8 +200,9 @@ struct Checking {
         for field in [schema.displayNameField, schema.familyNameField].compactMap({ $0 }) {
             if let value = user[field], value.stringValue == nil { misfit(user, "\(field) is \(kind(value)), not a string") }
         }
-        if let value = user[schema.heartbeatField], value.timestampValue == nil {
-            misfit(user, "\(schema.heartbeatField) is \(kind(value)), not a timestamp: presence never expires")
+        // presenceSweeper's query finds only values of the schema's kind (Firestore compares within a type).
+        if let value = user[schema.heartbeatField], kind(value) != schema.timeFormat.kind {
+            misfit(user, "\(schema.heartbeatField) is \(kind(value)), not \(schema.timeFormat.described): presence never expires (key timeFormat)")
         }
         let expected = schema.onlineStatusValue == nil ? "boolean" : "string"
         if let value = user[schema.onlineField], kind(value) != expected { misfit(user, "\(schema.onlineField) is \(kind(value)), not a \(expected)") }
@@ -247,7 +253,7 @@ struct Checking {
     mutating func dryRun(_ messages: [FirestoreDocument], newest: Int) {
         let function = OnMessageCreated(schema: schema)
         func sentAt(_ message: FirestoreDocument) -> Timestamp {
-            Schema.value(of: schema.timestampField, in: message)?.timestampValue ?? message.createTime ?? .distantPast
+            schema.time(Schema.value(of: schema.timestampField, in: message)) ?? message.createTime ?? .distantPast
         }
         let chosen = messages.sorted { sentAt($0) != sentAt($1) ? sentAt($0) > sentAt($1) : $0.name < $1.name }.prefix(newest)
         for message in chosen {

@@ -74,6 +74,8 @@ struct Inferring {
     var senderField = ""
     var textField: String?
     var timestampField: String?
+    /// The kind the app's times have (`Schema.TimeFormat.kind`): timestamps unless its data says otherwise.
+    var timeKind = Schema.TimeFormat.timestamp.kind
 
     init(data: AppData) { self.data = data }
 
@@ -114,6 +116,7 @@ struct Inferring {
         }
         try findMembers()
         try findMessages()
+        findTimeFormat()
         messageFields()
         conversationFields()
         userFields()

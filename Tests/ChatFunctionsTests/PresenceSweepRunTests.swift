@@ -7,6 +7,7 @@ import HeraldRuntime
 import HeraldTesting
 import Logging
 import Testing
+import WireFormats
 
 /// presenceSweeper's whole run against the local cloud: query pages, batchWrite, preconditions, counts.
 @Suite struct PresenceSweepRunTests {
@@ -79,6 +80,32 @@ import Testing
                 .run(at: Self.now, logger: logger)
             #expect(report["offline"].written == 625 && report.dryRun)
             #expect(try await firestore.count(StructuredQuery(collectionID: "users", filter: .field(FieldPath("online"), .equal, .boolean(false)))) == 125)
+        }
+    }
+
+    /// An app keeping heartbeats as epoch milliseconds (`timeFormat`; an integer, or a double as some
+    /// clients write one): the query compares numbers as Firestore does, so stale users go offline with
+    /// last seen as a number. A heartbeat kept as a timestamp is not found (Firestore compares a filter
+    /// within one type; `schema check` names such a user).
+    @Test func heartbeatsKeptAsEpochMillisecondsExpire() async throws {
+        let schema = try Schema.load("ms.json", file: try JSONValue(parsing: #"{"extends": "default", "timeFormat": "epochMilliseconds"}"#))
+        let now = Self.now.seconds * 1000
+        let heartbeats: [String: FirestoreValue] = [
+            "stale": .integer(now - 300_000), "staleDouble": .double(Double(now - 200_000)), "fresh": .integer(now - 5_000), "timestamp": ago(300),
+        ]
+        try await withLocalCloud { cloud in
+            let firestore = cloud.firestore()
+            _ = try await firestore.commitInBatches(
+                try heartbeats.map {
+                    Write(.update(try firestore.name("users/\($0.key)"), fields: ["online": .boolean(true), "heartbeatAt": $0.value], mask: nil))
+                })
+            let report = try await SweepRunner(function: PresenceSweeper(schema: schema), firestore: firestore, fcm: nil).run(at: Self.now, logger: logger)
+            #expect(report["offline"].written == 2)
+            var users: [String: FirestoreDocument] = [:]
+            for user in try await firestore.runQuery(StructuredQuery(collectionID: "users")) { users[user.name.documentID] = user }
+            #expect(users["stale"]?["online"] == .boolean(false) && users["stale"]?["lastSeen"] == .integer(now - 300_000))
+            #expect(users["staleDouble"]?["online"] == .boolean(false) && users["staleDouble"]?["lastSeen"] == .integer(now - 200_000))
+            #expect(users["fresh"]?["online"] == .boolean(true) && users["timestamp"]?["online"] == .boolean(true))
         }
     }
 }

@@ -188,7 +188,8 @@ import WireFormats
             report.misfits.contains { $0.path == "rooms/r1" && $0.problem.hasPrefix("no member list: participantIds is an empty array") }, "\(report.text)")
     }
 
-    /// Times kept as epoch milliseconds are named where a timestamp was looked for and not found.
+    /// Times kept as epoch milliseconds in one field where the app's others are timestamps are named
+    /// where a timestamp was looked for and not found, with the key that would read them.
     @Test func timesKeptAsNumbersAreNamedWhereATimestampIsMissing() throws {
         let data = try Self.export { document in
             if Self.isPost(document), let sent = document["sentAt"]?.timestampValue { document.fields["sentAt"] = .integer(sent.seconds * 1000) }
@@ -196,7 +197,8 @@ import WireFormats
         }
         let proposal = try SchemaInference.propose(from: data)
         let open = proposal.undecided.first { $0.key == "timestampField" }?.reason ?? ""
-        #expect(open.contains("(sentAt holds numbers, epoch milliseconds perhaps"), "\(proposal.text)")
+        #expect(open.contains(#"(sentAt holds epoch milliseconds: with "timeFormat": "epochMilliseconds" Herald reads it"#), "\(proposal.text)")
+        #expect(proposal["timeFormat"] == nil, "one field of each: timestamps")
     }
 
     /// `schema check` on a hand-written schema file whose token place holds something else: a user's own
@@ -290,5 +292,28 @@ import WireFormats
         #expect(proposal.entries.first { $0.key == "readByField" }?.evidence.hasPrefix("seenBy: maps keyed by user ids") == true, "\(proposal.text)")
         let report = SchemaFit.check(try Schema.load("team.json", file: try JSONValue(parsing: proposal.text)), against: data, newestMessages: 1)
         #expect(!report.misfits.contains { $0.problem.contains("seenBy") }, "\(report.text)")
+    }
+
+    /// An app writing `Date.now()` keeps every time as epoch milliseconds: infer found no message time and
+    /// no heartbeat ("presence never expires"). It now proposes `timeFormat` with the fields, and check
+    /// finds them fit; with timestamps declared instead, check names the numbers.
+    @Test func timesKeptAsEpochMillisecondsAreProposedWithTheirFormat() throws {
+        let data = try Self.export { document in
+            for (field, value) in document.fields {
+                if case .timestamp(let time) = value { document.fields[field] = .integer(time.seconds * 1000 + Int64(time.nanos / 1_000_000)) }
+            }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["timeFormat"] == "epochMilliseconds", "\(proposal.text)")
+        #expect(proposal["timestampField"] == "sentAt", "\(proposal.text)")
+        #expect(proposal["heartbeatField"] == "lastActiveAt", "\(proposal.text)")
+        let fit = SchemaFit.check(try proposal.schema(), against: data, newestMessages: 3)
+        #expect(!fit.misfits.contains { $0.problem.contains("epoch") || $0.problem.contains("timestamp") }, "\(fit.text)")
+
+        let timestamps = try Schema.load("custom.json", file: .object(try SchemaInferenceTests.teamSchema.merging(["extends": "default"]) { $1 }))
+        let misfits = SchemaFit.check(timestamps, against: data, newestMessages: 3).misfits
+        #expect(misfits.contains { $0.problem.hasPrefix("sentAt is epoch milliseconds, not a timestamp") })
+        #expect(misfits.contains { $0.problem.hasPrefix("lastActiveAt is epoch milliseconds, not a timestamp: presence never expires") })
     }
 }

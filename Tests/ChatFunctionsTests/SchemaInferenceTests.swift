@@ -188,7 +188,7 @@ import WireFormats
         #expect(schema.updatedAtField == "updatedAt")
         let report = SchemaFit.check(schema, against: AppData(millis), newestMessages: 1)
         #expect(
-            report.misfits.contains { $0.path == "rooms/r1" && $0.problem.contains("updatedAt is integer, not a timestamp") }, "\(report.text)")
+            report.misfits.contains { $0.path == "rooms/r1" && $0.problem.contains("updatedAt is epoch milliseconds, not a timestamp") }, "\(report.text)")
         let activity = try SchemaInference.propose(from: AppData(try rooms(["lastActivityAt": created, "createdAt": created])))
         #expect(activity["updatedAtField"] == "lastActivityAt", "\(activity.text)")
         let none = try SchemaInference.propose(from: AppData(try rooms(["createdAt": created])))
