@@ -97,6 +97,9 @@ public struct DemoWorld: Sendable {
                     writes.append(
                         Write(.update(try name("\(schema.userCollection)/\(person.id)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil)))
                 }
+            case .documentPerUser(let collection):
+                // One device a user: the last to sign in.
+                writes.append(Write(.update(try name("\(collection)/\(person.id)"), fields: ["token": .string(person.tokens.last!)], mask: nil)))
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
@@ -213,6 +216,8 @@ public struct DemoWorld: Sendable {
             return Write(.update(document, fields: [field: .map([token: .boolean(true)])], mask: [FieldPath(field, token)]), precondition: .exists(true))
         case .subcollection(let collection):
             return Write(.update(try name("\(schema.userCollection)/\(user)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil))
+        case .documentPerUser(let collection):
+            return Write(.update(try name("\(collection)/\(user)"), fields: ["token": .string(token)], mask: nil))
         }
     }
 

@@ -23,6 +23,9 @@ public struct Schema: Sendable, Hashable {
         case mapKeys(field: String)
         /// Documents `users/{uid}/{collection}/{token}`.
         case subcollection(collection: String)
+        /// One document per user in a top-level collection, `{collection}/{uid}`, the token in its
+        /// `token` field: Firebase's guide to managing tokens keeps `fcmTokens/{uid}` `{token, timestamp}`.
+        case documentPerUser(collection: String)
     }
 
     public var name: String

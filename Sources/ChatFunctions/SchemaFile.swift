@@ -113,13 +113,14 @@ extension SchemaFile {
     }
 
     static func tokens(_ value: JSONValue) throws(SchemaError) -> Schema.TokenStorage {
-        let usage = "key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\": NAME}"
+        let usage = "key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\"|\"documentPerUser\": NAME}"
         guard case .object(let members) = value, members.count == 1, let (kind, name) = members.first else { throw SchemaError(usage) }
         switch kind {
         case "single": return .single(field: try SchemaCheck.field(name, key: "tokens.single"))
         case "array": return .array(field: try SchemaCheck.field(name, key: "tokens.array"))
         case "mapKeys": return .mapKeys(field: try SchemaCheck.field(name, key: "tokens.mapKeys"))
         case "subcollection": return .subcollection(collection: try SchemaCheck.collection(name, key: "tokens.subcollection"))
+        case "documentPerUser": return .documentPerUser(collection: try SchemaCheck.collection(name, key: "tokens.documentPerUser"))
         default: throw SchemaError("\(usage); not \(FirestoreNames.quoted(kind))")
         }
     }

@@ -144,7 +144,7 @@ extension Schema {
         ),
         .init(
             "tokens", "tokens", .user, .app, .tokens,
-            "The user's FCM registration tokens: one string, an array, the keys of a map, or the documents of a subcollection under the user (the token in a `token` field or as the document id). Each message goes to a user's ten newest: the last in an array, by the time a map's values hold (`{token: timestamp}`), by when a token document was written. Dead tokens are removed; tokenCleanup keeps them normal and at most ten (a map's only when its values hold times)."
+            "The user's FCM registration tokens: one string, an array, the keys of a map, the documents of a subcollection under the user (the token in a `token` field or as the document id), or one document per user in a top-level collection (`fcmTokens/{userId}` with a `token` field, as Firebase's guide to managing tokens keeps them; a dead token deletes its document). Each message goes to a user's ten newest: the last in an array, by the time a map's values hold (`{token: timestamp}`), by when a token document was written. Dead tokens are removed; tokenCleanup keeps them normal and at most ten (a map's only when its values hold times)."
         ),
         .init(
             "tokensUpdatedAtField", "tokens", .user, .herald, .optionalField(\.tokensUpdatedAtField),
@@ -229,6 +229,7 @@ extension SchemaKey {
             case .array(let field): ["array": .string(field)]
             case .mapKeys(let field): ["mapKeys": .string(field)]
             case .subcollection(let collection): ["subcollection": .string(collection)]
+            case .documentPerUser(let collection): ["documentPerUser": .string(collection)]
             }
         case .notificationText: schema.notificationText.json
         case .timeFormat: .string(schema.timeFormat.rawValue)
@@ -255,6 +256,7 @@ extension SchemaKey {
             case .array(let field): return "array \(code(field))"
             case .mapKeys(let field): return "map keys of \(code(field))"
             case .subcollection(let collection): return "subcollection \(code(collection))"
+            case .documentPerUser(let collection): return "a document per user in \(code(collection))"
             }
         case .notificationText:
             let text = schema.notificationText

@@ -32,7 +32,22 @@ extension Schema {
         return ids.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
     }
 
-    /// The push tokens a user document holds (none for tokens kept in a subcollection).
+    /// Whether tokens are kept in documents of their own rather than in the user document, where
+    /// tokenCleanup's trigger does not see them (the daily pass cleans them).
+    var tokensOutsideTheUser: Bool {
+        switch tokens {
+        case .subcollection, .documentPerUser: true
+        case .single, .array, .mapKeys: false
+        }
+    }
+
+    /// The token documents to read for these users, when each has one in a top-level collection (else none).
+    func tokenDocuments(of ids: [String], near conversation: DocumentName) -> [DocumentName] {
+        let store = TokenStore(tokens)
+        return ids.compactMap { userName($0, near: conversation).flatMap(store.document(of:)) }
+    }
+
+    /// The push tokens a user document holds (none for tokens kept in a subcollection or a document per user).
     public func tokens(of user: FirestoreDocument) -> [String] { TokenStore(tokens).tokens(of: user) }
 
     /// The member ids from the first member field that lists any: each once, and only ids that can be a

@@ -73,14 +73,14 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     }
 
     func needsWork(_ change: DocumentChange) -> Bool {
-        if case .subcollection = schema.tokens { return false }
+        if schema.tokensOutsideTheUser { return false }
         guard let user = change.newDocument else { return false }
         return tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
     }
 
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         guard change.newDocument != nil else { return .skip("the user document was deleted") }
-        if case .subcollection = schema.tokens { return .skip("tokens in a subcollection are cleaned by the scheduled pass") }
+        if schema.tokensOutsideTheUser { return .skip("tokens kept outside the user document are cleaned by the scheduled pass") }
         guard needsWork(change) else { return .skip("tokens already normal") }
         let store = TokenStore(schema.tokens)
         let gained = gained(in: change)
@@ -178,7 +178,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 dropped.formUnion(TokenStore.keysOldestFirst(kept).dropLast(Self.maximumTokensPerUser))
             }
             mask += dropped.sorted().map { FieldPath(field, $0) }
-        case .subcollection:
+        case .subcollection, .documentPerUser:
             return nil
         }
         let stampTransform = schema.tokensUpdatedAtField.flatMap { stamp ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }

@@ -12,12 +12,18 @@ struct TokenStore {
         self.documents = documents
     }
 
-    /// The user document's field that holds the tokens (nil for a subcollection).
+    /// The user document's field that holds the tokens (nil for a subcollection or a document per user).
     var field: String? {
         switch storage {
         case .single(let field), .array(let field), .mapKeys(let field): field
-        case .subcollection: nil
+        case .subcollection, .documentPerUser: nil
         }
+    }
+
+    /// The document to read for a user's token, when each user has one in a top-level collection.
+    func document(of user: DocumentName) -> DocumentName? {
+        guard case .documentPerUser(let collection) = storage else { return nil }
+        return try? user.sibling(path: "\(collection)/\(user.documentID)")
     }
 
     /// The collection to list for a user's tokens, when they are kept in a subcollection.
@@ -38,6 +44,8 @@ struct TokenStore {
             let listed = collection(of: user.name).flatMap { documents.collections[$0] } ?? []
             raw = listed.sorted { ($0.updateTime ?? .distantPast, $0.name.path) < ($1.updateTime ?? .distantPast, $1.name.path) }
                 .map { $0["token"]?.stringValue ?? $0.name.documentID }
+        case .documentPerUser:
+            raw = document(of: user.name).flatMap { documents.found[$0]?["token"]?.stringValue }.map { [$0] } ?? []
         }
         return raw.filter { !$0.isBlank }.firstOccurrences { $0 }
     }
@@ -78,7 +86,7 @@ struct TokenStore {
         case .single(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field), .equals, .string(token))
         case .array(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field), .arrayContains, .string(token))
         case .mapKeys(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field, token), .present)
-        case .subcollection: nil
+        case .subcollection, .documentPerUser: nil
         }
     }
 
@@ -100,6 +108,12 @@ struct TokenStore {
             let holder = collection(of: user.name).flatMap { documents.collections[$0] }?
                 .first { ($0["token"]?.stringValue ?? $0.name.documentID) == token }
             return holder.map { Write(.delete($0.name), precondition: $0.updateTime.map { .updateTime($0) }) }
+        case .documentPerUser:
+            // The user's token document, only as it was read: a token written since stays.
+            guard let holder = document(of: user.name).flatMap({ documents.found[$0] }), holder["token"]?.stringValue == token,
+                let version = holder.updateTime
+            else { return nil }
+            return Write(.delete(holder.name), precondition: .updateTime(version))
         }
     }
 }

@@ -13,9 +13,16 @@ extension TokenCleanup: ScheduledFunction {
     public func sweeps(at now: Timestamp) -> [Sweep] {
         guard let field = schema.tokensUpdatedAtField else { return [] }
         let age = validate ? min(doubtfulAfter, staleAfter) : staleAfter
-        let old = StructuredQuery.Filter.field(FieldPath(field), .lessThan, .timestamp(Timestamp(seconds: now.seconds - age, nanos: now.nanos)))
+        // Token documents carry the time the app wrote, as it keeps times; Herald stamps a user document itself.
+        let cutoff = Timestamp(seconds: now.seconds - age, nanos: now.nanos)
+        let old = StructuredQuery.Filter.field(FieldPath(field), .lessThan, schema.tokensOutsideTheUser ? schema.stored(cutoff) : .timestamp(cutoff))
         // With a subcollection, each token document carries its own time: a collection group query reaches them all.
-        let (collection, everywhere) = if case .subcollection(let name) = schema.tokens { (name, true) } else { (schema.userCollection, false) }
+        let (collection, everywhere) =
+            switch schema.tokens {
+            case .subcollection(let name): (name, true)
+            case .documentPerUser(let name): (name, false)
+            case .single, .array, .mapKeys: (schema.userCollection, false)
+            }
         return [
             Sweep(
                 Self.tokensSweep,
@@ -27,14 +34,17 @@ extension TokenCleanup: ScheduledFunction {
 
     public func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
         guard sweep.label == Self.tokensSweep, let field = schema.tokensUpdatedAtField,
-            let changedAt = document[field]?.timestampValue, let version = document.updateTime
+            let changedAt = schema.time(document[field]), let version = document.updateTime
         else { return .nothing }
         let age = now.seconds - changedAt.seconds
-        if case .subcollection = schema.tokens {
-            let token = document["token"]?.stringValue ?? document.name.documentID
+        if schema.tokensOutsideTheUser {
+            // A subcollection's token document is keyed by its token or holds it; a user's own is keyed by the user.
+            let perUser = if case .documentPerUser = schema.tokens { true } else { false }
+            guard let token = document["token"]?.stringValue ?? (perUser ? nil : document.name.documentID) else { return .nothing }
+            let user = perUser ? document.name.documentID : document.name.parent?.documentID ?? ""
             let removal = Write(.delete(document.name), precondition: .updateTime(version))
             if age > staleAfter { return SweepStep(writes: [removal]) }
-            return validate && age > doubtfulAfter ? SweepStep(checks: [check(token, of: document.name.parent?.documentID ?? "", removal: removal)]) : .nothing
+            return validate && age > doubtfulAfter ? SweepStep(checks: [check(token, of: user, removal: removal)]) : .nothing
         }
         let store = TokenStore(schema.tokens)
         let tokens = store.tokens(of: document)

@@ -91,12 +91,22 @@ extension Inferring {
             let holders = Set(tokenLike.compactMap { $0.name.parent?.documentID }).count
             shapes.append((["subcollection": .string(path[1])], holders, "\(path[1]): token documents under \(holders) of \(documents.count) \(users)"))
         }
+        // Firebase's guide to managing tokens: `fcmTokens/{uid}` holding `{token, timestamp}`.
+        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users {
+            let held = data.documents(in: path).filter { userIDs.contains($0.name.documentID) && Looks.likeToken($0["token"]?.stringValue ?? "") }
+            guard !held.isEmpty, Self.mostly(held.count, of: data.documents(in: path).count) else { continue }
+            shapes.append(
+                (
+                    ["documentPerUser": .string(path[0])], held.count,
+                    "\(path[0]): a token document for each of \(held.count) of \(documents.count) \(users), keyed by user id"
+                ))
+        }
         shapes.sort { $0.users > $1.users }
         guard let first = shapes.first else {
             if !misplaced.isEmpty { return leaveOpen("tokens", misplaced.joined(separator: "; ")) }
             leaveOpen(
                 "tokens",
-                "no user holds anything that looks like an FCM token (a long string, an array or a map of them, or a subcollection of token documents): set where your app keeps them"
+                "no user holds anything that looks like an FCM token (a long string, an array or a map of them, a subcollection of token documents, or a token document per user): set where your app keeps them"
             )
             return
         }
@@ -104,7 +114,20 @@ extension Inferring {
             leaveOpen("tokens", shapes.prefix(3).map(\.text).joined(separator: "; ") + ": set the one your app writes")
         } else {
             decide("tokens", first.value, first.text)
+            if let collection = first.value.objectValue?["documentPerUser"]?.stringValue { tokenTime(in: collection) }
         }
+    }
+
+    /// The time the app writes beside each token (the guide's `timestamp`): the daily pass removes tokens
+    /// older than 60 days by it.
+    mutating func tokenTime(in collection: String) {
+        let documents = data.documents(in: [collection])
+        let times = FieldProfile.profiles(of: documents).values.filter { Self.mostly($0.count(timeKind), of: documents.count) }.map(\.name).sorted()
+        guard let field = times.first(where: { Looks.named($0, "time", "updat", "date") || $0.hasSuffix("At") }) ?? (times.count == 1 ? times.first : nil)
+        else {
+            return
+        }
+        decide("tokensUpdatedAtField", .string(field), "\(field): \(timeKind) in \(documents.count) token documents: tokens older than 60 days go")
     }
 
     /// Presence: a boolean (or online/offline string) and the timestamp the app refreshes.

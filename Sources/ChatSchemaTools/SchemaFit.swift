@@ -222,6 +222,10 @@ struct Checking {
                     misfit(device, "no token field: Herald takes the document id for the token, and the token is in \(field)")
                 }
             }
+        case .documentPerUser:
+            for device in tokenDocuments(of: user.name) {
+                if let value = device["token"], value.stringValue == nil { misfit(device, "token is \(kind(value)), not a token string") }
+            }
         }
         let held = tokens(of: user)
         if held.isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
@@ -234,19 +238,24 @@ struct Checking {
         switch schema.tokens {
         case .single(let field), .array(let field), .mapKeys(let field): field
         case .subcollection(let collection): "\(schema.userCollection)/*/\(collection)"
+        case .documentPerUser(let collection): "\(collection)/{userId}"
         }
     }
 
     func tokenDocuments(of user: DocumentName) -> [FirestoreDocument] {
-        guard case .subcollection(let collection) = schema.tokens else { return [] }
-        return data.documents(in: [schema.userCollection, collection]).filter { $0.name.parent == user }
+        switch schema.tokens {
+        case .subcollection(let collection): data.documents(in: [schema.userCollection, collection]).filter { $0.name.parent == user }
+        case .documentPerUser(let collection): (try? user.sibling(path: "\(collection)/\(user.documentID)")).flatMap(data.document).map { [$0] } ?? []
+        case .single, .array, .mapKeys: []
+        }
     }
 
     func tokens(of user: FirestoreDocument) -> [String] {
-        if case .subcollection = schema.tokens {
-            return tokenDocuments(of: user.name).map { $0["token"]?.stringValue ?? $0.name.documentID }
+        switch schema.tokens {
+        case .subcollection: tokenDocuments(of: user.name).map { $0["token"]?.stringValue ?? $0.name.documentID }
+        case .documentPerUser: tokenDocuments(of: user.name).compactMap { $0["token"]?.stringValue }
+        case .single, .array, .mapKeys: schema.tokens(of: user)
         }
-        return schema.tokens(of: user)
     }
 
     /// onMessageCreated on the newest messages, each from the documents it would read.

@@ -78,7 +78,7 @@ struct DemoConsole: ConsoleDomain {
         case .single(let field): user[field]?.stringValue.map { [$0] } ?? []
         case .array(let field): user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
         case .mapKeys(let field): user[field]?.mapValue?.keys.sorted() ?? []
-        case .subcollection: []
+        case .subcollection, .documentPerUser: []
         }
     }
 

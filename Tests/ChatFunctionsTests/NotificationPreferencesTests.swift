@@ -31,7 +31,7 @@ struct PreferencesWorld {
         case .single: .string("tok-\(id)")
         case .array: .array([.string("tok-\(id)")])
         case .mapKeys: .map(["tok-\(id)": .boolean(true)])
-        case .subcollection: .null
+        case .subcollection, .documentPerUser: .null
         }
     }
 
@@ -52,6 +52,10 @@ struct PreferencesWorld {
             if let field = TokenField(schema.tokens).name { fields[field] = tokens(id) }
             fields.merge(users[id] ?? [:]) { $1 }
             read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
+            if case .documentPerUser(let collection) = schema.tokens {
+                let device = try DocumentName(project: "p", path: "\(collection)/\(id)")
+                read.found[device] = FirestoreDocument(name: device, fields: ["token": .string("tok-\(id)")], updateTime: Timestamp(seconds: 6))
+            }
         }
         let path = schema.conversationIDField == nil ? "\(schema.conversationCollection)/c1/messages/m1" : "messages/m1"
         let messageName = try DocumentName(project: "p", path: path)
@@ -86,7 +90,7 @@ struct TokenField {
     init(_ storage: Schema.TokenStorage) {
         switch storage {
         case .single(let field), .array(let field), .mapKeys(let field): name = field
-        case .subcollection: name = nil
+        case .subcollection, .documentPerUser: name = nil
         }
     }
 }
