@@ -99,7 +99,9 @@ public struct DemoWorld: Sendable {
                 }
             case .documentPerUser(let collection):
                 // One device a user: the last to sign in.
-                writes.append(Write(.update(try name("\(collection)/\(person.id)"), fields: ["token": .string(person.tokens.last!)], mask: nil)))
+                if let token = person.tokens.last {
+                    writes.append(Write(.update(try name("\(collection)/\(person.id)"), fields: ["token": .string(token)], mask: nil)))
+                }
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }

@@ -1,5 +1,6 @@
 import FirestoreModel
 import HeraldCore
+import WireFormats
 
 /// The chat's documents as the functions see them, whatever the schema calls their fields: what a
 /// message, a conversation and a user hold, and the writes that change them. Every value comes from a
@@ -13,7 +14,21 @@ struct Message {
     var senderID: String? { Schema.value(of: schema.senderIDField, in: document)?.stringValue.flatMap { $0.isEmpty ? nil : $0 } }
     var senderName: String? { schema.senderNameField.flatMap { Schema.value(of: $0, in: document)?.stringValue } }
     var text: String? { Schema.value(of: schema.textField, in: document)?.stringValue }
-    var storedType: String? { Schema.value(of: schema.typeField, in: document)?.stringValue }
+    /// Its type field, else the type of the first of `mediaFields` it holds.
+    var storedType: String? {
+        if let stored = Schema.value(of: schema.typeField, in: document)?.stringValue, !stored.isBlank { return stored }
+        return schema.mediaFields.sorted { $0.key < $1.key }.first { Self.holdsMedia(Schema.value(of: $0.key, in: document)) }?.value
+    }
+
+    /// An address, a map or a list that is not empty.
+    static func holdsMedia(_ value: FirestoreValue?) -> Bool {
+        switch value {
+        case .string(let text)?: !text.isBlank
+        case .map(let members)?: !members.isEmpty
+        case .array(let items)?: !items.isEmpty
+        default: false
+        }
+    }
     /// The type a notification's data carries: a short plain word, else "text".
     var type: String { Preview.type(storedType) }
     var status: String? { document[schema.statusField]?.stringValue }

@@ -45,6 +45,9 @@ public struct Schema: Sendable, Hashable {
     public var senderNameField: String?
     public var textField: String
     public var typeField: String
+    /// Message fields whose presence gives a message without a type its type (`image` → image, as
+    /// react-native-gifted-chat keeps a photo's address in `image`).
+    public var mediaFields: [String: String] = [:]
     public var timestampField: String
     public var statusField: String
     public var lastMessage: LastMessageShape

@@ -194,6 +194,7 @@ extension Schema {
                 }
             case .tokens:
                 if let field = TokenStore(tokens).field { names.append(("tokens", field)) }
+            case .mediaFields: names += mediaFields.keys.sorted().map { ("mediaFields", $0) }
             case .pattern, .collection, .optionalCollection, .optionalText, .notificationText, .timeFormat: break
             }
         }

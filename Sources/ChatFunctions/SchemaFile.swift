@@ -89,6 +89,7 @@ extension SchemaKey {
                 throw SchemaError("key \"timeFormat\" must be one of \(Schema.TimeFormat.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", "))")
             }
             schema.timeFormat = format
+        case .mediaFields: schema.mediaFields = try SchemaFile.mediaFields(json)
         }
     }
 }
@@ -110,6 +111,21 @@ extension SchemaFile {
             text: try field("text"), senderID: try field("senderID"), senderName: try field("senderName"), timestamp: try field("timestamp"))
         guard case .flat(nil, nil, nil, nil) = shape else { return shape }
         throw SchemaError("key \"lastMessage.flat\" names no field")
+    }
+
+    static func mediaFields(_ value: JSONValue) throws(SchemaError) -> [String: String] {
+        guard case .object(let members) = value, members.count <= 10 else {
+            throw SchemaError("key \"mediaFields\" must be an object of at most 10 message fields, each naming a type: {\"image\": \"image\"}")
+        }
+        var fields: [String: String] = [:]
+        for (field, type) in members.sorted(by: { $0.key < $1.key }) {
+            let name = try SchemaCheck.field(.string(field), key: "mediaFields", nested: true)
+            guard let type = type.stringValue, Preview.type(type) == type else {
+                throw SchemaError("key \"mediaFields.\(field)\" must name a type: a word of 1 to 32 printable ASCII characters such as \"image\"")
+            }
+            fields[name] = type
+        }
+        return fields
     }
 
     static func tokens(_ value: JSONValue) throws(SchemaError) -> Schema.TokenStorage {

@@ -39,7 +39,7 @@ public struct SchemaKey: Sendable {
         case optionalText(any WritableKeyPath<Schema, String?> & Sendable)
         /// Field names, the first present one used.
         case fields(any WritableKeyPath<Schema, [String]> & Sendable)
-        case lastMessage, tokens, notificationText, timeFormat
+        case lastMessage, tokens, notificationText, timeFormat, mediaFields
     }
 
     public let name: String
@@ -59,6 +59,7 @@ public struct SchemaKey: Sendable {
         case .tokens: ["tokens"]
         case .notificationText: ["notificationText"]
         case .timeFormat: ["timeFormat"]
+        case .mediaFields: ["mediaFields"]
         default: [name]
         }
     }
@@ -117,6 +118,10 @@ extension Schema {
             "typeField", "type", .message, .app, .field(\.typeField), "A media type (image, video, …) shows a label such as \"📷 Photo\" instead of text.",
             mayBeNested: true),
         .init(
+            "mediaFields", "type", .message, .app, .mediaFields,
+            "For a message without a type: fields whose presence gives it one, `{\"image\": \"image\", \"video\": \"video\"}` (react-native-gifted-chat keeps a photo's address in `image`). Each may be a path into maps."
+        ),
+        .init(
             "timestampField", "timestamp", .message, .app, .field(\.timestampField), "When it was sent (else its create time): orders the last message.",
             mayBeNested: true),
         .init(
@@ -148,7 +153,7 @@ extension Schema {
         ),
         .init(
             "tokensUpdatedAtField", "tokens", .user, .herald, .optionalField(\.tokensUpdatedAtField),
-            "When the tokens last changed (on each token document for a subcollection): the nightly sweep removes tokens older than 60 days (a map's tokens with times each by its own time)."
+            "When the tokens last changed: Herald stamps it on the user document; with a subcollection or a document per user the app writes it on each token document (a timestamp, or a number in `timeFormat`). The nightly sweep removes tokens older than 60 days (a map's tokens with times each by its own time)."
         ),
         .init(
             "onlineField", "presence", .user, .both, .field(\.onlineField),
@@ -233,6 +238,7 @@ extension SchemaKey {
             }
         case .notificationText: schema.notificationText.json
         case .timeFormat: .string(schema.timeFormat.rawValue)
+        case .mediaFields: .object(schema.mediaFields.mapValues(JSONValue.string))
         }
     }
 
@@ -262,6 +268,9 @@ extension SchemaKey {
             let text = schema.notificationText
             return text.direct.title == nil ? "one line: \"\(text.direct.body.template)\"" : "title \"\(text.direct.title!.template)\""
         case .timeFormat: return "`\(schema.timeFormat.rawValue)`"
+        case .mediaFields:
+            return schema.mediaFields.isEmpty
+                ? "—" : schema.mediaFields.sorted { $0.key < $1.key }.map { "\(code($0.key)) → \($0.value)" }.joined(separator: ", ")
         }
     }
 }

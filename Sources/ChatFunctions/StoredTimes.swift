@@ -6,8 +6,9 @@ extension Schema {
     /// Firestore timestamps by default; apps that write `Date.now()` keep epoch milliseconds. Herald
     /// writes what the app does: Firestore orders a field's values by type first, so a list ordered by
     /// `updatedAt` would sort Herald's timestamps apart from the app's numbers, and a client reading a
-    /// number would find a timestamp. Herald's own records (ledger, receipts, `tokensUpdatedAtField`)
-    /// stay timestamps, which a TTL policy needs.
+    /// number would find a timestamp. Herald's own records (ledger, receipts, the `tokensUpdatedAtField`
+    /// it stamps on a user document) stay timestamps, which a TTL policy needs; the time the app writes on
+    /// a token document of its own may be either.
     public enum TimeFormat: String, Sendable, Hashable, CaseIterable {
         case timestamp
         case epochMilliseconds

@@ -9,13 +9,14 @@ import HeraldCore
 /// send if that removal lost a race).
 extension TokenCleanup: ScheduledFunction {
     static let tokensSweep = "tokens"
+    /// Token documents whose time the app wrote as a number (`timeFormat`): Firestore compares a filter
+    /// within one type, so they are a query of their own beside those with timestamps (`serverTimestamp()`).
+    static let numberedTokensSweep = "tokens kept with numbers"
 
     public func sweeps(at now: Timestamp) -> [Sweep] {
         guard let field = schema.tokensUpdatedAtField else { return [] }
         let age = validate ? min(doubtfulAfter, staleAfter) : staleAfter
-        // Token documents carry the time the app wrote, as it keeps times; Herald stamps a user document itself.
         let cutoff = Timestamp(seconds: now.seconds - age, nanos: now.nanos)
-        let old = StructuredQuery.Filter.field(FieldPath(field), .lessThan, schema.tokensOutsideTheUser ? schema.stored(cutoff) : .timestamp(cutoff))
         // With a subcollection, each token document carries its own time: a collection group query reaches them all.
         let (collection, everywhere) =
             switch schema.tokens {
@@ -23,17 +24,20 @@ extension TokenCleanup: ScheduledFunction {
             case .documentPerUser(let name): (name, false)
             case .single, .array, .mapKeys: (schema.userCollection, false)
             }
-        return [
+        func sweep(_ label: String, _ value: FirestoreValue) -> Sweep {
             Sweep(
-                Self.tokensSweep,
+                label,
                 query: StructuredQuery(
-                    collectionID: collection, allDescendants: everywhere, filter: old,
+                    collectionID: collection, allDescendants: everywhere, filter: .field(FieldPath(field), .lessThan, value),
                     orderBy: [StructuredQuery.Order(FieldPath(field))]))
-        ]
+        }
+        // Herald stamps a user document itself, with a timestamp; token documents carry what the app wrote.
+        guard schema.tokensOutsideTheUser, schema.timeFormat != .timestamp else { return [sweep(Self.tokensSweep, .timestamp(cutoff))] }
+        return [sweep(Self.tokensSweep, .timestamp(cutoff)), sweep(Self.numberedTokensSweep, schema.stored(cutoff))]
     }
 
     public func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
-        guard sweep.label == Self.tokensSweep, let field = schema.tokensUpdatedAtField,
+        guard sweep.label == Self.tokensSweep || sweep.label == Self.numberedTokensSweep, let field = schema.tokensUpdatedAtField,
             let changedAt = schema.time(document[field]), let version = document.updateTime
         else { return .nothing }
         let age = now.seconds - changedAt.seconds

@@ -94,6 +94,7 @@ extension Inferring {
         if proposal["statusField"] == nil {
             decideHeraldsOwn("statusField", "status", profiles, noun: noun, "Herald writes sent, delivered and read to it")
         }
+        if proposal["typeField"] == nil { mediaFields(profiles, excluding: used, noun: noun) }
         // Arrays of member ids on a message: who read it, who received it, whom it mentions; or maps keyed
         // by them (`seenBy: {uid: timestamp}`) for the first two.
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) {
@@ -275,6 +276,24 @@ extension Inferring {
         } else {
             decide("lastMessage", ["flat": .object(flat)], "\(evidence.joined(separator: ", ")): last-message fields on \(noun)")
         }
+    }
+
+    /// Without a type field, fields named for a kind of media that some messages hold (an address, a map
+    /// or a list): react-native-gifted-chat keeps a photo's address in `image`, a video's in `video`.
+    mutating func mediaFields(_ profiles: [String: FieldProfile], excluding used: Set<String>, noun: String) {
+        let kinds = [("image", ["image", "photo", "picture"]), ("video", ["video"]), ("audio", ["audio", "voice"]), ("location", ["location"])]
+        var fields: [String: JSONValue] = [:]
+        var evidence: [String] = []
+        for profile in profiles.values.sorted(by: { $0.name < $1.name })
+        where !used.contains(profile.name) && Schema.fieldNameProblem(profile.name) == nil && !profile.name.contains(".") && !profile.name.contains("`") {
+            guard let type = kinds.first(where: { $0.1.contains { Looks.named(profile.name, $0) } })?.0 else { continue }
+            let holding = profile.count("string") + profile.count("map") + profile.count("array")
+            guard holding > 0, holding == profile.present else { continue }
+            fields[profile.name] = .string(type)
+            evidence.append("\(profile.name): \(type), in \(holding) \(noun)")
+        }
+        guard !fields.isEmpty else { return }
+        decide("mediaFields", .object(fields), "no type field; " + evidence.joined(separator: ", ") + ": a message holding one shows its label (\"📷 Photo\")")
     }
 
     /// What a missing time's reason adds when fields named like one hold other kinds of time (epoch

@@ -39,8 +39,10 @@ extension Inferring {
             (evidence.prefix(3) + (timestamps > 0 ? ["\(timestamps) field(s) of timestamps"] : [])).joined(separator: ", "))
     }
 
+    /// A field named like a time, not one Herald stamps itself (`tokensUpdatedAt`, `heraldUpdatedAt`).
     static func namedLikeATime(_ name: String) -> Bool {
-        Looks.named(name, "creat", "sent", "time", "date", "updat", "modif", "activ", "heartbeat", "seen", "ping", "until")
+        guard name != Schema.presets["default"]!.tokensUpdatedAtField, !name.hasPrefix("herald") else { return false }
+        return Looks.named(name, "creat", "sent", "time", "date", "updat", "modif", "activ", "heartbeat", "seen", "ping", "until")
             || name.hasSuffix("At") || name.hasSuffix("_at")
     }
 }

@@ -1,3 +1,4 @@
+import ChatFunctions
 import FirestoreModel
 import WireFormats
 
@@ -122,12 +123,15 @@ extension Inferring {
     /// older than 60 days by it.
     mutating func tokenTime(in collection: String) {
         let documents = data.documents(in: [collection])
-        let times = FieldProfile.profiles(of: documents).values.filter { Self.mostly($0.count(timeKind), of: documents.count) }.map(\.name).sorted()
+        // A timestamp (`serverTimestamp()`, as the guide writes) or a number in the app's unit.
+        let kinds = Set([Schema.TimeFormat.timestamp.kind, timeKind])
+        let times = FieldProfile.profiles(of: documents).values.filter { profile in Self.mostly(kinds.map(profile.count).reduce(0, +), of: documents.count) }
+            .map(\.name).sorted()
         guard let field = times.first(where: { Looks.named($0, "time", "updat", "date") || $0.hasSuffix("At") }) ?? (times.count == 1 ? times.first : nil)
         else {
             return
         }
-        decide("tokensUpdatedAtField", .string(field), "\(field): \(timeKind) in \(documents.count) token documents: tokens older than 60 days go")
+        decide("tokensUpdatedAtField", .string(field), "\(field): a time in \(documents.count) token documents: tokens older than 60 days go")
     }
 
     /// Presence: a boolean (or online/offline string) and the timestamp the app refreshes.

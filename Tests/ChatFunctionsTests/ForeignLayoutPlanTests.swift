@@ -58,4 +58,22 @@ import WireFormats
         #expect(!plan.allWrites.contains { $0.document.path.hasSuffix("heraldReads/carol") }, "false is no read")
         #expect(plan.pushes.map(\.token) == ["b-phone", "b-ipad"])
     }
+
+    /// react-native-gifted-chat keeps no type: a photo is a message with an empty text and the photo's
+    /// address in `image`. With `mediaFields` its alert shows the label, and its data the type; a type
+    /// field, where a message has one, still decides.
+    @Test func aMessageWithoutATypeTakesItFromItsMediaField() throws {
+        let file: JSONValue = ["extends": "default", "mediaFields": ["image": "image", "video": "video"]]
+        var world = PreferencesWorld(try Schema.load("gifted.json", file: file))
+        world.text = ""
+        world.type = ""
+        world.message["image"] = .string("https://example.com/p.jpg")
+        let plan = try world.plan()
+        #expect(plan.pushes.first?.body == "Family • Alice: 📷 Photo")
+        #expect(plan.pushes.first?.content["data"]?["type"] == "image")
+        world.message["image"] = .string(" ")
+        #expect(try world.plan().pushes.first?.body == "Family • Alice: New message", "a blank address is no photo")
+        world.type = "video"
+        #expect(try world.plan().pushes.first?.body == "Family • Alice: 🎥 Video")
+    }
 }

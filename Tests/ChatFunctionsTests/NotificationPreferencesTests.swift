@@ -36,6 +36,12 @@ struct PreferencesWorld {
     }
 
     func plan() throws -> Plan {
+        let (change, read) = try event()
+        return OnMessageCreated(schema: schema, timeZones: TimeZoneRulesTests.database.timeZones).plan(for: change, given: read).plan
+    }
+
+    /// The message's event, and every document of this world as onMessageCreated would read it.
+    func event() throws -> (DocumentChange, DocumentsRead) {
         let conversationName = try DocumentName(project: "p", path: "\(schema.conversationCollection)/c1")
         var conversationFields: [String: FirestoreValue] = [
             schema.memberFields[0]: .array(members.map { .string($0) }),
@@ -72,7 +78,7 @@ struct PreferencesWorld {
             eventID: "e", kind: .created, time: now, document: messageName,
             newDocument: FirestoreDocument(name: messageName, fields: fields, createTime: now))
         read.found[messageName] = change.newDocument
-        return OnMessageCreated(schema: schema, timeZones: TimeZoneRulesTests.database.timeZones).plan(for: change, given: read).plan
+        return (change, read)
     }
 
     /// What a recipient's device gets: `alert`, `alert: mention` (its text says so), `silent: REASON`, or

@@ -70,6 +70,12 @@ import WireFormats
         (#"{"senderIDField": "user.__id__"}"#, "reserved"),
         (#"{"textField": "user", "senderIDField": "user._id"}"#, "keys \"senderIDField\" and \"textField\" overlap"),
         (#"{"senderIDField": "heraldUnread.by"}"#, "keys \"senderIDField\" and \"unreadMarkField\" overlap"),
+        (#"{"mediaFields": {"image": "a photo"}}"#, "key \"mediaFields.image\" must name a type"),
+        (#"{"mediaFields": {"image": 3}}"#, "key \"mediaFields.image\" must name a type"),
+        (#"{"mediaFields": {"type": "image"}}"#, "keys \"typeField\" and \"mediaFields\" both name the message field \"type\""),
+        (#"{"mediaFields": ["image"]}"#, "key \"mediaFields\" must be an object"),
+        (#"{"timeFormat": "ms"}"#, "key \"timeFormat\" must be one of"),
+        (#"{"tokens": {"documentPerUser": "users"}}"#, "the tokens need a collection of their own"),
     ])
     func aHostileSchemaFileIsRefusedByName(file: String, reason: String) throws {
         let error = #expect(throws: SchemaError.self) { try Self.load(file) }

@@ -316,4 +316,22 @@ import WireFormats
         #expect(misfits.contains { $0.problem.hasPrefix("sentAt is epoch milliseconds, not a timestamp") })
         #expect(misfits.contains { $0.problem.hasPrefix("lastActiveAt is epoch milliseconds, not a timestamp: presence never expires") })
     }
+
+    /// Messages without a type field, some holding a photo's address in `image` (react-native-gifted-chat):
+    /// infer proposes `mediaFields`, and check's dry run shows the label.
+    @Test func mediaKeptInAFieldOfItsOwnIsProposed() throws {
+        let data = try Self.export { document in
+            guard Self.isPost(document) else { return true }
+            document.fields["contentType"] = nil
+            if document.name.documentID == "p10" {
+                document.fields["body"] = .string("")
+                document.fields["image"] = .string("https://example.com/\(document.name.segments[1]).jpg")
+            }
+            return true
+        }
+        let proposal = try SchemaInference.propose(from: data)
+        #expect(proposal["mediaFields"] == ["image": "image"], "\(proposal.text)")
+        let fit = SchemaFit.check(try proposal.schema(), against: data, newestMessages: 3)
+        #expect(fit.text.contains("📷 Photo"), "\(fit.text)")
+    }
 }

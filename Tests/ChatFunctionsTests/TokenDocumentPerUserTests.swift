@@ -21,6 +21,12 @@ import WireFormats
         let bob = try #require(plan.pushes.first { $0.token == "tok-bob" })
         #expect(bob.body == "Family • Alice: Dinner at 6pm")
         #expect(bob.removal == Write(.delete(try DocumentName(project: "p", path: "fcmTokens/bob")), precondition: .updateTime(Timestamp(seconds: 6))))
+        // Read in the step that reads the users, from the documents there are.
+        let (change, read) = try world.event()
+        let (answered, steps) = OnMessageCreated(schema: try Self.schema).plan(for: change, from: Array(read.found.values))
+        #expect(answered.pushes.map(\.token).sorted() == ["tok-bob", "tok-carol"])
+        let step = try #require(steps.first { $0.documents.contains { $0.path == "users/bob" } })
+        #expect(Set(step.documents.map(\.path)).isSuperset(of: ["fcmTokens/bob", "fcmTokens/carol"]))
     }
 
     @Test func theTokenCollectionMustBeItsOwn() throws {
@@ -42,6 +48,7 @@ import WireFormats
         let cleanup = TokenCleanup(schema: try Self.schema)
         let sweep = try #require(cleanup.sweeps(at: now).first)
         #expect(sweep.query.collectionID == "fcmTokens" && !sweep.query.allDescendants)
+        #expect(sweep.query.filter == .field(FieldPath("timestamp"), .lessThan, .timestamp(Timestamp(seconds: now.seconds - 60 * day))))
         func device(_ fields: [String: FirestoreValue]) throws -> FirestoreDocument {
             FirestoreDocument(name: try DocumentName(project: "p", path: "fcmTokens/bob"), fields: fields, updateTime: Timestamp(seconds: 3))
         }
@@ -57,6 +64,27 @@ import WireFormats
         #expect(
             cleanup.plan(for: written, given: DocumentsRead()).plan.decision
                 == .skip(reason: "tokens kept outside the user document are cleaned by the scheduled pass"))
+    }
+
+    /// An app keeping times as epoch milliseconds may still write `serverTimestamp()` beside a token, as
+    /// the guide does: the pass asks for both kinds (Firestore compares a filter within one type).
+    @Test func tokenTimesOfEitherKindAreSweptUnderNumericTimes() throws {
+        let day: Int64 = 86_400
+        let now = Timestamp(seconds: 20_000 * day)
+        var schema = try Self.schema
+        schema.timeFormat = .epochMilliseconds
+        let cleanup = TokenCleanup(schema: schema)
+        let sweeps = cleanup.sweeps(at: now)
+        let cutoff = Timestamp(seconds: now.seconds - 60 * day)
+        #expect(
+            sweeps.map(\.query.filter) == [
+                .field(FieldPath("timestamp"), .lessThan, .timestamp(cutoff)), .field(FieldPath("timestamp"), .lessThan, .integer(cutoff.seconds * 1000)),
+            ])
+        let device = FirestoreDocument(
+            name: try DocumentName(project: "p", path: "fcmTokens/bob"),
+            fields: ["token": .string(TokenCleanupTests.good[0]), "timestamp": .integer((now.seconds - 61 * day) * 1000)], updateTime: Timestamp(seconds: 3))
+        #expect(cleanup.plan(sweeps[1], for: device, at: now).writes.count == 1)
+        #expect(TokenCleanup(schema: Schema.presets["default"]!).sweeps(at: now).count == 1, "a user document's own stamp: one query")
     }
 
     /// `schema infer` finds the guide's layout in an app's data: documents keyed by user ids, each with
