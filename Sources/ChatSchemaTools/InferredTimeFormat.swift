@@ -31,7 +31,10 @@ extension Inferring {
             }
         }
         let timestamps = fields[.timestamp]?.count ?? 0
-        guard let (format, evidence) = fields.filter({ $0.key != .timestamp }).max(by: { $0.value.count < $1.value.count }), evidence.count > timestamps
+        // In a fixed order, so a tie between the units is decided the same way on every run.
+        guard
+            let (format, evidence) = [Schema.TimeFormat.epochMilliseconds, .epochSeconds].map({ ($0, fields[$0] ?? []) }).max(by: { $0.1.count < $1.1.count }),
+            evidence.count > timestamps
         else { return }
         timeKind = format.kind
         decide(
