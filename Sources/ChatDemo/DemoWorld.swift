@@ -99,9 +99,7 @@ public struct DemoWorld: Sendable {
                 }
             case .documentPerUser(let collection):
                 // One device a user: the last to sign in.
-                if let token = person.tokens.last {
-                    writes.append(Write(.update(try name("\(collection)/\(person.id)"), fields: ["token": .string(token)], mask: nil)))
-                }
+                if let token = person.tokens.last { writes.append(try tokenDocument(of: person.id, in: collection, holding: token)) }
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
@@ -219,8 +217,14 @@ public struct DemoWorld: Sendable {
         case .subcollection(let collection):
             return Write(.update(try name("\(schema.userCollection)/\(user)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil))
         case .documentPerUser(let collection):
-            return Write(.update(try name("\(collection)/\(user)"), fields: ["token": .string(token)], mask: nil))
+            return try tokenDocument(of: user, in: collection, holding: token)
         }
+    }
+
+    /// A user's token document as Firebase's guide writes it: the token and `serverTimestamp()` beside it.
+    func tokenDocument(of user: String, in collection: String, holding token: String) throws -> Write {
+        let time = schema.tokensUpdatedAtField.map { [FieldTransform(FieldPath($0), .setToRequestTime)] } ?? []
+        return Write(.update(try name("\(collection)/\(user)"), fields: ["token": .string(token)], mask: nil), transforms: time)
     }
 
     /// Parses `bob→family` (also `bob->family`) into reader and conversation.

@@ -32,8 +32,8 @@ extension Schema {
         return ids.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
     }
 
-    /// Whether tokens are kept in documents of their own rather than in the user document, where
-    /// tokenCleanup's trigger does not see them (the daily pass cleans them).
+    /// Whether tokens are kept in documents of their own rather than in the user document (the daily
+    /// pass queries those documents).
     var tokensOutsideTheUser: Bool {
         switch tokens {
         case .subcollection, .documentPerUser: true
@@ -43,8 +43,7 @@ extension Schema {
 
     /// The token documents to read for these users, when each has one in a top-level collection (else none).
     func tokenDocuments(of ids: [String], near conversation: DocumentName) -> [DocumentName] {
-        let store = TokenStore(tokens)
-        return ids.compactMap { userName($0, near: conversation).flatMap(store.document(of:)) }
+        ids.compactMap { userName($0, near: conversation).flatMap(tokens.document(of:)) }
     }
 
     /// The push tokens a user document holds (none for tokens kept in a subcollection or a document per user).

@@ -6,6 +6,8 @@ import HeraldCore
 /// most `maximumTokensPerUser`, keeping the newest), note when they changed, and take a token the user
 /// just gained away from any other user who still has it (a phone that changed accounts must not get
 /// the previous account's messages). Its own write triggers it again and then changes nothing.
+/// Tokens kept in a document per user (`fcmTokens/{uid}` `{token}`) are watched there instead: a
+/// device's token written under a second user leaves the first user's document.
 /// Daily (`tokenCleanup sweep`, see TokenSweep.swift): remove tokens not refreshed for a long time.
 public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let name = "tokenCleanup"
@@ -48,7 +50,16 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         self.doubtfulAfter = doubtfulAfter
     }
 
-    public var trigger: Trigger { Trigger(pattern: schema.userPattern, kinds: [.written, .created, .updated]) }
+    public var trigger: Trigger { Trigger(pattern: "\(holders.collection)/{userId}", kinds: [.written, .created, .updated]) }
+
+    /// The documents whose writes bring tokens, and how each keeps them: the users', or each user's
+    /// token document, whose `token` field reads as a user document's single token would.
+    var holders: (collection: String, store: TokenStore) {
+        if case .documentPerUser(let collection) = schema.tokens { return (collection, TokenStore(.single(field: "token"))) }
+        return (schema.userCollection, TokenStore(schema.tokens))
+    }
+
+    var tokensInASubcollection: Bool { if case .subcollection = schema.tokens { true } else { false } }
 
     /// The claim document of a token, in the user document's database.
     func claimName(of token: String, near user: DocumentName) -> DocumentName? {
@@ -60,32 +71,32 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     /// data cannot tell: it takes no token from anyone (a later sign-in's own event does).
     func gained(in change: DocumentChange) -> [String] {
         guard let user = change.newDocument, !change.dataWasOmitted else { return [] }
-        let store = TokenStore(schema.tokens)
+        let store = holders.store
         let before = Set(change.oldDocument.map(store.tokens(of:)) ?? [])
         return Self.normalized(store.tokens(of: user)).filter { !before.contains($0) }
     }
 
     /// Whether this write changed the set of (normal) tokens.
     func tokensChanged(in change: DocumentChange) -> Bool {
-        let store = TokenStore(schema.tokens)
+        let store = holders.store
         return Set(change.newDocument.map { Self.normalized(store.tokens(of: $0)) } ?? [])
             != Set(change.oldDocument.map { Self.normalized(store.tokens(of: $0)) } ?? [])
     }
 
     func needsWork(_ change: DocumentChange) -> Bool {
-        if schema.tokensOutsideTheUser { return false }
+        if tokensInASubcollection { return false }
         guard let user = change.newDocument else { return false }
         return tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
     }
 
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         guard change.newDocument != nil else { return .skip("the user document was deleted") }
-        if schema.tokensOutsideTheUser { return .skip("tokens kept outside the user document are cleaned by the scheduled pass") }
+        if tokensInASubcollection { return .skip("tokens kept in a subcollection are cleaned by the scheduled pass") }
         guard needsWork(change) else { return .skip("tokens already normal") }
-        let store = TokenStore(schema.tokens)
+        let (collection, store) = self.holders
         let gained = gained(in: change)
         let claims = gained.compactMap { claimName(of: $0, near: change.document) }
-        let holders = gained.compactMap { store.holders(of: $0, in: schema.userCollection) }
+        let holders = gained.compactMap { store.holders(of: $0, in: collection) }
         // The user document as it is now (the writes are conditional on its current version: the event's
         // may be long gone, presence heartbeats write the same document), the latest sign-in of each token
         // it gained, and the other users who still hold those tokens.
@@ -116,7 +127,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 // the holder as read: if it changed meanwhile, the event is planned again.
                 guard let token = lookup.value.stringValue ?? lookup.field.segments.last, let previous = claimed[token],
                     let version = holder.updateTime, version <= gainedAt || previous == holder.name.path,
-                    var removal = store.removal(of: token, from: holder)
+                    var removal = store.storage == schema.tokens ? store.removal(of: token, from: holder) : Write(.delete(holder.name))
                 else { continue }
                 removal.precondition = .updateTime(version)
                 writes.append(removal)
@@ -178,7 +189,12 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 dropped.formUnion(TokenStore.keysOldestFirst(kept).dropLast(Self.maximumTokensPerUser))
             }
             mask += dropped.sorted().map { FieldPath(field, $0) }
-        case .subcollection, .documentPerUser:
+        case .documentPerUser:
+            // The document holds one device: a malformed or superseded token takes it away.
+            guard let value = user["token"], value != .null, !(value.stringValue.map { Self.isWellFormed($0) && !superseded.contains($0) } ?? false)
+            else { return nil }
+            return Write(.delete(user.name), precondition: precondition)
+        case .subcollection:
             return nil
         }
         let stampTransform = schema.tokensUpdatedAtField.flatMap { stamp ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }

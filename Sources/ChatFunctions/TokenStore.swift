@@ -2,6 +2,14 @@ import FirestoreModel
 import HeraldCore
 import WireFormats
 
+extension Schema.TokenStorage {
+    /// A user's token document, when each user has one in a top-level collection (`fcmTokens/{uid}`).
+    public func document(of user: DocumentName) -> DocumentName? {
+        guard case .documentPerUser(let collection) = self else { return nil }
+        return try? user.sibling(path: "\(collection)/\(user.documentID)")
+    }
+}
+
 /// Reads and removes push tokens however the schema stores them.
 struct TokenStore {
     let storage: Schema.TokenStorage
@@ -20,11 +28,7 @@ struct TokenStore {
         }
     }
 
-    /// The document to read for a user's token, when each user has one in a top-level collection.
-    func document(of user: DocumentName) -> DocumentName? {
-        guard case .documentPerUser(let collection) = storage else { return nil }
-        return try? user.sibling(path: "\(collection)/\(user.documentID)")
-    }
+    func document(of user: DocumentName) -> DocumentName? { storage.document(of: user) }
 
     /// The collection to list for a user's tokens, when they are kept in a subcollection.
     func collection(of user: DocumentName) -> CollectionPath? {

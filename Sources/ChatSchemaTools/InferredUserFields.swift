@@ -94,8 +94,9 @@ extension Inferring {
         }
         // Firebase's guide to managing tokens: `fcmTokens/{uid}` holding `{token, timestamp}`.
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users {
-            let held = data.documents(in: path).filter { userIDs.contains($0.name.documentID) && Looks.likeToken($0["token"]?.stringValue ?? "") }
-            guard !held.isEmpty, Self.mostly(held.count, of: data.documents(in: path).count) else { continue }
+            let all = data.documents(in: path)
+            let held = all.filter { userIDs.contains($0.name.documentID) && Looks.likeToken($0["token"]?.stringValue ?? "") }
+            guard !held.isEmpty, Self.mostly(held.count, of: all.count) else { continue }
             shapes.append(
                 (
                     ["documentPerUser": .string(path[0])], held.count,

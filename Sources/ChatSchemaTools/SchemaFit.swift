@@ -248,7 +248,7 @@ struct Checking {
     func tokenDocuments(of user: DocumentName) -> [FirestoreDocument] {
         switch schema.tokens {
         case .subcollection(let collection): data.documents(in: [schema.userCollection, collection]).filter { $0.name.parent == user }
-        case .documentPerUser(let collection): (try? user.sibling(path: "\(collection)/\(user.documentID)")).flatMap(data.document).map { [$0] } ?? []
+        case .documentPerUser: schema.tokens.document(of: user).flatMap(data.document).map { [$0] } ?? []
         case .single, .array, .mapKeys: []
         }
     }
