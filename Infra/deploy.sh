@@ -206,8 +206,9 @@ while IFS= read -r override; do
   if [ "$(jq -r '.indexes | length' <<<"$override")" = 0 ]; then
     run gcloud firestore indexes fields update "$field" --collection-group="$group" --disable-indexes --database="$DATABASE" --project="$PROJECT" --async
   elif [ "$(jq '[.indexes[] | select(.queryScope == "COLLECTION_GROUP")] | length' <<<"$override")" != 0 ]; then
-    # A single-field index of collection-group scope (the token sweep's query over every user's token
-    # documents): gcloud has no flag for the scope, so Firestore's Admin API (fields.patch) sets it.
+    # A single-field index of collection-group scope (the token sweep's and tokenCleanup's queries over
+    # every user's token documents): gcloud has no flag for the scope, so Firestore's Admin API
+    # (fields.patch) sets it.
     patch_field "https://firestore.googleapis.com/v1/projects/$PROJECT/databases/$DATABASE/collectionGroups/$group/fields/$field?updateMask=indexConfig" \
       "$(jq -c --arg field "$field" '{indexConfig: {indexes: [.indexes[] | {queryScope, fields: [{fieldPath: $field, order}]}]}}' <<<"$override")"
   fi

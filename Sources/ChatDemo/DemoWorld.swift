@@ -93,13 +93,10 @@ public struct DemoWorld: Sendable {
             case .array(let field): fields[field] = .array(person.tokens.map { .string($0) })
             case .mapKeys(let field): fields[field] = .map(Dictionary(uniqueKeysWithValues: person.tokens.map { ($0, .boolean(true)) }))
             case .subcollection(let collection):
-                for token in person.tokens {
-                    writes.append(
-                        Write(.update(try name("\(schema.userCollection)/\(person.id)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil)))
-                }
+                for token in person.tokens { writes.append(try tokenDocument("\(schema.userCollection)/\(person.id)/\(collection)/\(token)", holding: token)) }
             case .documentPerUser(let collection):
                 // One device a user: the last to sign in.
-                if let token = person.tokens.last { writes.append(try tokenDocument(of: person.id, in: collection, holding: token)) }
+                if let token = person.tokens.last { writes.append(try tokenDocument("\(collection)/\(person.id)", holding: token)) }
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
@@ -215,16 +212,16 @@ public struct DemoWorld: Sendable {
         case .mapKeys(let field):
             return Write(.update(document, fields: [field: .map([token: .boolean(true)])], mask: [FieldPath(field, token)]), precondition: .exists(true))
         case .subcollection(let collection):
-            return Write(.update(try name("\(schema.userCollection)/\(user)/\(collection)/\(token)"), fields: ["token": .string(token)], mask: nil))
+            return try tokenDocument("\(schema.userCollection)/\(user)/\(collection)/\(token)", holding: token)
         case .documentPerUser(let collection):
-            return try tokenDocument(of: user, in: collection, holding: token)
+            return try tokenDocument("\(collection)/\(user)", holding: token)
         }
     }
 
-    /// A user's token document as Firebase's guide writes it: the token and `serverTimestamp()` beside it.
-    func tokenDocument(of user: String, in collection: String, holding token: String) throws -> Write {
+    /// A token document as Firebase's guide writes one: the token and `serverTimestamp()` beside it.
+    func tokenDocument(_ path: String, holding token: String) throws -> Write {
         let time = schema.tokensUpdatedAtField.map { [FieldTransform(FieldPath($0), .setToRequestTime)] } ?? []
-        return Write(.update(try name("\(collection)/\(user)"), fields: ["token": .string(token)], mask: nil), transforms: time)
+        return Write(.update(try name(path), fields: ["token": .string(token)], mask: nil), transforms: time)
     }
 
     /// Parses `bob→family` (also `bob->family`) into reader and conversation.

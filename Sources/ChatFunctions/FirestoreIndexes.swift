@@ -2,7 +2,7 @@ import FirestoreModel
 import WireFormats
 
 /// The `firestore.indexes.json` a deployment with this schema needs (the Firebase CLI's format): the
-/// composite index presenceSweeper's query uses, a collection-group index for token documents when
+/// composite index presenceSweeper's query uses, collection-group indexes for token documents when
 /// tokens live in a subcollection, and the TTL policies that expire the exactly-once ledger and the
 /// read receipts.
 extension Schema {
@@ -12,13 +12,17 @@ extension Schema {
             ["collectionGroup": .string(userCollection), "queryScope": "COLLECTION", "fields": [field(onlineField), field(heartbeatField)]]
         ]
         var overrides: [JSONValue] = []
-        if case .subcollection(let collection) = tokens, let stamp = tokensUpdatedAtField {
-            overrides.append([
-                "collectionGroup": .string(collection), "fieldPath": .string(stamp),
-                "indexes": [
-                    ["order": "ASCENDING", "queryScope": "COLLECTION"], ["order": "ASCENDING", "queryScope": "COLLECTION_GROUP"],
-                ],
-            ])
+        if case .subcollection(let collection) = tokens {
+            // Queried across every user's subcollection: the time beside each token by the daily pass,
+            // the token itself by tokenCleanup (who else holds a token just signed in).
+            for path in [tokensUpdatedAtField, "token"].compactMap({ $0 }) {
+                overrides.append([
+                    "collectionGroup": .string(collection), "fieldPath": .string(path),
+                    "indexes": [
+                        ["order": "ASCENDING", "queryScope": "COLLECTION"], ["order": "ASCENDING", "queryScope": "COLLECTION_GROUP"],
+                    ],
+                ])
+            }
         }
         let ledgerGroup = ledgerCollection.split(separator: "/").last.map(String.init) ?? ledgerCollection
         // Ledger documents are only ever read by name: no index on them, and a TTL on expireAt.

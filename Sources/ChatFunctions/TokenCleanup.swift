@@ -6,8 +6,9 @@ import HeraldCore
 /// most `maximumTokensPerUser`, keeping the newest), note when they changed, and take a token the user
 /// just gained away from any other user who still has it (a phone that changed accounts must not get
 /// the previous account's messages). Its own write triggers it again and then changes nothing.
-/// Tokens kept in a document per user (`fcmTokens/{uid}` `{token}`) are watched there instead: a
-/// device's token written under a second user leaves the first user's document.
+/// Tokens kept in documents of their own (`fcmTokens/{uid}` `{token}`, `users/{uid}/tokens/{id}`
+/// `{token}`) are watched there instead: a device's token written under a second user deletes the
+/// first user's document that holds it.
 /// Daily (`tokenCleanup sweep`, see TokenSweep.swift): remove tokens not refreshed for a long time.
 public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public static let name = "tokenCleanup"
@@ -50,16 +51,37 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         self.doubtfulAfter = doubtfulAfter
     }
 
-    public var trigger: Trigger { Trigger(pattern: "\(holders.collection)/{userId}", kinds: [.written, .created, .updated]) }
-
-    /// The documents whose writes bring tokens, and how each keeps them: the users', or each user's
-    /// token document, whose `token` field reads as a user document's single token would.
-    var holders: (collection: String, store: TokenStore) {
-        if case .documentPerUser(let collection) = schema.tokens { return (collection, TokenStore(.single(field: "token"))) }
-        return (schema.userCollection, TokenStore(schema.tokens))
+    /// The documents whose writes bring tokens: the users', or the token documents.
+    public var trigger: Trigger {
+        let pattern =
+            switch schema.tokens {
+            case .documentPerUser(let collection): "\(collection)/{userId}"
+            case .subcollection(let collection): "\(schema.userPattern)/\(collection)/{tokenId}"
+            case .single, .array, .mapKeys: schema.userPattern
+            }
+        return Trigger(pattern: pattern, kinds: [.written, .created, .updated])
     }
 
-    var tokensInASubcollection: Bool { if case .subcollection = schema.tokens { true } else { false } }
+    /// The tokens a written document holds: a user document's as the schema keeps them, a token
+    /// document's one (its `token` field; in a subcollection, else its id).
+    func tokens(in document: FirestoreDocument) -> [String] {
+        switch schema.tokens {
+        case .documentPerUser: document["token"]?.stringValue.map { [$0] } ?? []
+        case .subcollection: [document["token"]?.stringValue ?? document.name.documentID]
+        case .single, .array, .mapKeys: TokenStore(schema.tokens).tokens(of: document)
+        }
+    }
+
+    /// The other documents that may hold `token`. A token document found only by its id (no `token`
+    /// field) cannot be: a collection group is not queried by the last part of a name.
+    func holders(of token: String) -> ValueLookup? {
+        switch schema.tokens {
+        case .documentPerUser(let collection): ValueLookup(collectionID: collection, field: FieldPath("token"), .equals, .string(token))
+        case .subcollection(let collection):
+            ValueLookup(collectionID: collection, allDescendants: true, field: FieldPath("token"), .equals, .string(token))
+        case .single, .array, .mapKeys: TokenStore(schema.tokens).holders(of: token, in: schema.userCollection)
+        }
+    }
 
     /// The claim document of a token, in the user document's database.
     func claimName(of token: String, near user: DocumentName) -> DocumentName? {
@@ -71,38 +93,33 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     /// data cannot tell: it takes no token from anyone (a later sign-in's own event does).
     func gained(in change: DocumentChange) -> [String] {
         guard let user = change.newDocument, !change.dataWasOmitted else { return [] }
-        let store = holders.store
-        let before = Set(change.oldDocument.map(store.tokens(of:)) ?? [])
-        return Self.normalized(store.tokens(of: user)).filter { !before.contains($0) }
+        let before = Set(change.oldDocument.map(tokens(in:)) ?? [])
+        return Self.normalized(tokens(in: user)).filter { !before.contains($0) }
     }
 
     /// Whether this write changed the set of (normal) tokens.
     func tokensChanged(in change: DocumentChange) -> Bool {
-        let store = holders.store
-        return Set(change.newDocument.map { Self.normalized(store.tokens(of: $0)) } ?? [])
-            != Set(change.oldDocument.map { Self.normalized(store.tokens(of: $0)) } ?? [])
+        Set(change.newDocument.map { Self.normalized(tokens(in: $0)) } ?? []) != Set(change.oldDocument.map { Self.normalized(tokens(in: $0)) } ?? [])
     }
 
     func needsWork(_ change: DocumentChange) -> Bool {
-        if tokensInASubcollection { return false }
         guard let user = change.newDocument else { return false }
         return tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
     }
 
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         guard change.newDocument != nil else { return .skip("the user document was deleted") }
-        if tokensInASubcollection { return .skip("tokens kept in a subcollection are cleaned by the scheduled pass") }
         guard needsWork(change) else { return .skip("tokens already normal") }
-        let (collection, store) = self.holders
+        let store = TokenStore(schema.tokens)
         let gained = gained(in: change)
         let claims = gained.compactMap { claimName(of: $0, near: change.document) }
-        let holders = gained.compactMap { store.holders(of: $0, in: collection) }
+        let holders = gained.compactMap(holders(of:))
         // The user document as it is now (the writes are conditional on its current version: the event's
         // may be long gone, presence heartbeats write the same document), the latest sign-in of each token
         // it gained, and the other users who still hold those tokens.
         try reading.need(documents: [change.document] + claims, lookups: holders)
         guard let user = try reading.document(change.document) else { return .skip("the user document was deleted since") }
-        let held = Set(store.tokens(of: user))
+        let held = Set(tokens(in: user))
         let gainedAt = change.newDocument?.updateTime ?? change.time
         var writes: [Write] = []
         // Tokens this user gained last, each with the user whose (earlier) gain the claim recorded before.
@@ -127,7 +144,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 // the holder as read: if it changed meanwhile, the event is planned again.
                 guard let token = lookup.value.stringValue ?? lookup.field.segments.last, let previous = claimed[token],
                     let version = holder.updateTime, version <= gainedAt || previous == holder.name.path,
-                    var removal = store.storage == schema.tokens ? store.removal(of: token, from: holder) : Write(.delete(holder.name))
+                    var removal = schema.tokensOutsideTheUser ? Write(.delete(holder.name)) : store.removal(of: token, from: holder)
                 else { continue }
                 removal.precondition = .updateTime(version)
                 writes.append(removal)
@@ -189,13 +206,10 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 dropped.formUnion(TokenStore.keysOldestFirst(kept).dropLast(Self.maximumTokensPerUser))
             }
             mask += dropped.sorted().map { FieldPath(field, $0) }
-        case .documentPerUser:
-            // The document holds one device: a malformed or superseded token takes it away.
-            guard let value = user["token"], value != .null, !(value.stringValue.map { Self.isWellFormed($0) && !superseded.contains($0) } ?? false)
-            else { return nil }
+        case .documentPerUser, .subcollection:
+            // A token document holds one device: a malformed or superseded token takes it away.
+            guard let token = tokens(in: user).first, !Self.isWellFormed(token) || superseded.contains(token) else { return nil }
             return Write(.delete(user.name), precondition: precondition)
-        case .subcollection:
-            return nil
         }
         let stampTransform = schema.tokensUpdatedAtField.flatMap { stamp ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }
         guard !mask.isEmpty || stampTransform != nil else { return nil }

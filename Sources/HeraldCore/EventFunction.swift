@@ -66,28 +66,31 @@ public struct DocumentsRead: Sendable, Hashable {
     public var names: [DocumentName] { (Array(found.keys) + missing).sorted() }
 }
 
-/// The documents of a top-level collection that hold a value in a field: equal to it, containing it
-/// (an array), or present at all (a map key such as `notificationTokens.TOKEN`).
+/// The documents of a top-level collection (or, with `allDescendants`, of every collection of that id:
+/// a collection group) that hold a value in a field: equal to it, containing it (an array), or present
+/// at all (a map key such as `notificationTokens.TOKEN`).
 public struct ValueLookup: Sendable, Hashable, CustomStringConvertible {
     public enum Match: String, Sendable, Hashable { case equals, arrayContains, present }
     public static let maximumFound = 50
 
     public var collectionID: String
+    public var allDescendants: Bool
     public var field: FieldPath
     public var match: Match
     public var value: FirestoreValue
 
-    public init(collectionID: String, field: FieldPath, _ match: Match, _ value: FirestoreValue = .null) {
+    public init(collectionID: String, allDescendants: Bool = false, field: FieldPath, _ match: Match, _ value: FirestoreValue = .null) {
         self.collectionID = collectionID
+        self.allDescendants = allDescendants
         self.field = field
         self.match = match
         self.value = value
     }
 
-    public var description: String { "\(collectionID) where \(field) \(match.rawValue)" }
+    public var description: String { "\(allDescendants ? "every " : "")\(collectionID) where \(field) \(match.rawValue)" }
 
     public func matches(_ document: FirestoreDocument) -> Bool {
-        guard document.name.segments.count == 2, document.name.collectionID == collectionID,
+        guard allDescendants || document.name.segments.count == 2, document.name.collectionID == collectionID,
             let held = document.value(at: field)
         else { return false }
         switch match {
@@ -105,7 +108,7 @@ public struct ValueLookup: Sendable, Hashable, CustomStringConvertible {
             case .arrayContains: .field(field, .arrayContains, value)
             case .present: .unary(field, .isNotNull)
             }
-        return StructuredQuery(collectionID: collectionID, filter: filter, limit: Self.maximumFound)
+        return StructuredQuery(collectionID: collectionID, allDescendants: allDescendants, filter: filter, limit: Self.maximumFound)
     }
 }
 

@@ -1,6 +1,5 @@
 import ChatFunctions
 import ChatSchemaTools
-import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 import Testing
@@ -62,48 +61,6 @@ import WireFormats
         #expect(checks.map(\.userID) == ["bob"] && checks.map(\.token) == [TokenCleanupTests.good[0]])
         #expect(cleanup.plan(sweep, for: try device(["timestamp": stale["timestamp"]!]), at: now).isEmpty, "no token: not Herald's to delete")
         #expect(cleanup.trigger.pattern == "fcmTokens/{userId}", "tokenCleanup watches the token documents, not the users")
-    }
-
-    /// A phone signed in as Alice is signed in as Bob: the app writes the phone's token to
-    /// `fcmTokens/bob`, and `fcmTokens/alice` still holds it. Alice's messages would reach Bob's screen;
-    /// tokenCleanup, triggered by Bob's token document, deletes Alice's as it was read. A sign-in that
-    /// a later one elsewhere has superseded gives its own document up instead, and so does a malformed
-    /// token.
-    @Test func aDeviceThatChangesAccountsLeavesThePreviousUsersTokenDocument() throws {
-        let cleanup = TokenCleanup(schema: try Self.schema)
-        let token = TokenCleanupTests.good[2]
-        func device(_ user: String, _ token: String, at seconds: Int64) throws -> FirestoreDocument {
-            FirestoreDocument(
-                name: try DocumentName(project: "p", path: "fcmTokens/\(user)"),
-                fields: ["token": .string(token), "timestamp": .timestamp(Timestamp(seconds: seconds))], updateTime: Timestamp(seconds: seconds))
-        }
-        func signIn(_ document: FirestoreDocument) -> DocumentChange {
-            DocumentChange(eventID: "e", kind: .written, time: document.updateTime!, document: document.name, oldDocument: nil, newDocument: document)
-        }
-        let bob = try device("bob", token, at: 9)
-        let alice = try device("alice", token, at: 7)
-        let change = signIn(bob)
-        let reads = try #require(cleanup.firstReads(for: change))
-        #expect(reads.documents.first == bob.name && reads.documents.count == 2, "Bob's token document and the token's claim")
-        let lookup = try #require(reads.lookups.first)
-        #expect(lookup == ValueLookup(collectionID: "fcmTokens", field: FieldPath("token"), .equals, .string(token)))
-        let plan = cleanup.plan(for: change, given: DocumentsRead(found: [bob.name: bob], lookups: [lookup: [alice, bob]])).plan
-        #expect(plan.writes.contains(Write(.delete(alice.name), precondition: .updateTime(Timestamp(seconds: 7)))))
-        #expect(!plan.writes.contains { $0.document == bob.name }, "Bob keeps the phone")
-        #expect(plan.writes.count == 2, "the removal and the token's claim: \(plan.writes)")
-
-        // Carol signed in on the phone at 12 and her event came first: Bob's late one gives it up.
-        let claim = try #require(reads.documents.last)
-        let carolsClaim = FirestoreDocument(
-            name: claim, fields: ["user": .string("fcmTokens/carol"), "gainedAt": .timestamp(Timestamp(seconds: 12))], updateTime: Timestamp(seconds: 13))
-        let late = cleanup.plan(for: change, given: DocumentsRead(found: [bob.name: bob, claim: carolsClaim], lookups: [lookup: [alice, bob]])).plan
-        #expect(late.writes == [Write(.delete(bob.name), precondition: .updateTime(Timestamp(seconds: 9)))])
-
-        let malformed = try device("dave", "not a token", at: 5)
-        let cleared = cleanup.plan(for: signIn(malformed), given: DocumentsRead(found: [malformed.name: malformed])).plan
-        #expect(cleared.writes == [Write(.delete(malformed.name), precondition: .updateTime(Timestamp(seconds: 5)))])
-        let unchanged = DocumentChange(eventID: "h", kind: .written, time: bob.updateTime!, document: bob.name, oldDocument: bob, newDocument: bob)
-        #expect(cleanup.firstReads(for: unchanged) == nil, "the app rewriting the time beside the same token needs nothing")
     }
 
     /// An app keeping times as epoch milliseconds may still write `serverTimestamp()` beside a token, as

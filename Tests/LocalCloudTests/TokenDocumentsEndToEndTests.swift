@@ -8,34 +8,47 @@ import HeraldTesting
 import Testing
 import WireFormats
 
-/// Tokens kept as Firebase's guide keeps them (`fcmTokens/{uid}` `{token, timestamp}`) on `herald dev`
-/// with every function: a phone that changes accounts stops getting the first account's messages.
+/// Tokens kept in documents of their own, on `herald dev` with every function: as Firebase's guide
+/// keeps them (`fcmTokens/{uid}` `{token, timestamp}`, one device a user) and in a subcollection
+/// (`users/{uid}/devices/{token}`). A phone that changes accounts stops getting the first account's
+/// messages.
 @Suite struct TokenDocumentsEndToEndTests {
-    @Test func aPhoneSignedInAsAnotherUserLeavesTheFirstUsersTokenDocument() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("guide-\(UUID().uuidString).json")
-        try Data(#"{"extends": "default", "tokens": {"documentPerUser": "fcmTokens"}, "tokensUpdatedAtField": "timestamp"}"#.utf8).write(to: file)
+    static let layouts = [
+        #"{"extends": "default", "tokens": {"documentPerUser": "fcmTokens"}, "tokensUpdatedAtField": "timestamp"}"#,
+        #"{"extends": "default", "tokens": {"subcollection": "devices"}}"#,
+    ]
+
+    @Test(arguments: layouts)
+    func aPhoneSignedInAsAnotherUserLeavesTheFirstUsersTokenDocument(layout: String) async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("layout-\(UUID().uuidString).json")
+        try Data(layout.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let schema = try Schema.load(file.path, file: try JSONValue(parsing: Array(try Data(contentsOf: file))))
+        let schema = try Schema.load(file.path, file: try JSONValue(parsing: Array(layout.utf8)))
         let dev = try await RunningDev.start(["--schema", file.path, "--seed", "demo"])
         defer { dev.kill() }
         try await dev.waitUntilIdle()
         let db = FirestoreClient(project: "e2e", endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared)
         let world = DemoWorld(schema: schema, project: "e2e")
-        let device = { (user: String) in try await db.get(try db.name("fcmTokens/\(user)")) }
+        let phone = "tok-alice-phone"
+        let perUser = if case .documentPerUser = schema.tokens { true } else { false }
+        let device = { (user: String) in try await db.get(try db.name(perUser ? "fcmTokens/\(user)" : "users/\(user)/devices/\(phone)")) }
         let alicesPhone = try #require(try await device("alice"))
-        #expect(alicesPhone["timestamp"]?.timestampValue != nil, "the demo writes the time beside the token, as the guide does")
+        #expect(alicesPhone["token"] == .string(phone))
+        #expect(alicesPhone[schema.tokensUpdatedAtField ?? ""]?.timestampValue != nil, "the demo writes the time beside the token, as the guide does")
 
-        // Carol signs in on Alice's phone: the app writes the phone's token to Carol's document only.
-        _ = try await db.commit([try world.signIn("carol", onDeviceWith: alicesPhone["token"]?.stringValue ?? "")])
+        // Carol signs in on Alice's phone: the app writes the phone's token under Carol only.
+        _ = try await db.commit([try world.signIn("carol", onDeviceWith: phone)])
         try await dev.waitUntilIdle()
         #expect(try await device("alice") == nil, "Alice's document no longer names the phone")
-        #expect(try await device("carol")?["token"] == alicesPhone["token"])
+        #expect(try await device("carol")?["token"] == .string(phone))
 
         _ = try await db.commit([try world.message(from: "bob", in: "family", text: "On my way", id: "m2", at: .now())])
         try await dev.waitUntilIdle()
-        // Alice has no device left, Carol has the phone.
+        // Alice has no device left; Carol has the phone (and, in a subcollection, her own phone too).
         let sent = try await dev.pushes().filter { $0["message"]?["notification"]?["body"]?.stringValue?.hasSuffix("On my way") == true }
-        #expect(sent.compactMap { $0["message"]?["token"]?.stringValue } == [alicesPhone["token"]?.stringValue], "\(sent.map { $0.serialized() })")
+        #expect(
+            sent.compactMap { $0["message"]?["token"]?.stringValue }.sorted() == (perUser ? [phone] : [phone, "tok-carol-phone"]),
+            "\(sent.map { $0.serialized() })")
         let dead = try await dev.deadLetters()
         #expect(dead.isEmpty, "\(dead.map { $0.serialized() }.joined(separator: "\n"))")
         #expect(try await dev.stop() == 0, "\(dev.output.suffix(2000))")
