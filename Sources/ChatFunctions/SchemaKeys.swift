@@ -206,7 +206,8 @@ extension Schema {
         ),
         .init(
             "userCollection", "users", .paths, .app, .collection(\.userCollection),
-            "The top-level collection of user documents, by user id; tokenCleanup triggers on it."),
+            "The top-level collection of user documents, by user id; tokenCleanup triggers on it (on the token documents instead, when tokens are kept in documents of their own)."
+        ),
     ]
 
     public static func key(named name: String) -> SchemaKey? { keys.first { $0.name == name } }

@@ -89,11 +89,13 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     }
 
     /// Well-formed tokens the new document has and the old one did not, of those it keeps (the newest
-    /// `maximumTokensPerUser`: a document with thousands claims ten, in one commit). An event without its
-    /// data cannot tell: it takes no token from anyone (a later sign-in's own event does).
+    /// `maximumTokensPerUser`: a document with thousands claims ten, in one commit). A token document's
+    /// every write is a sign-in on its device (the guide's app writes it at each start; nothing else
+    /// writes it), so its token counts as gained each time. An event without its data cannot tell: it
+    /// takes no token from anyone (a later sign-in's own event does).
     func gained(in change: DocumentChange) -> [String] {
         guard let user = change.newDocument, !change.dataWasOmitted else { return [] }
-        let before = Set(change.oldDocument.map(tokens(in:)) ?? [])
+        let before = schema.tokensOutsideTheUser ? [] : Set(change.oldDocument.map(tokens(in:)) ?? [])
         return Self.normalized(tokens(in: user)).filter { !before.contains($0) }
     }
 
@@ -104,7 +106,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
 
     func needsWork(_ change: DocumentChange) -> Bool {
         guard let user = change.newDocument else { return false }
-        return tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
+        return !gained(in: change).isEmpty || tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
     }
 
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
@@ -121,6 +123,8 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         guard let user = try reading.document(change.document) else { return .skip("the user document was deleted since") }
         let held = Set(tokens(in: user))
         let gainedAt = change.newDocument?.updateTime ?? change.time
+        // A token document written again since this event is a later sign-in, whose own event decides.
+        let signedInSince = schema.tokensOutsideTheUser && user.updateTime != change.newDocument?.updateTime
         var writes: [Write] = []
         // Tokens this user gained last, each with the user whose (earlier) gain the claim recorded before.
         var claimed: [String: String] = [:]
@@ -128,7 +132,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         var superseded = Set<String>()
         for token in gained where held.contains(token) {
             switch try claim(of: token, gainedBy: user.name, at: gainedAt, reading: reading) {
-            case .superseded: superseded.insert(token)
+            case .superseded: if !signedInSince { superseded.insert(token) }
             case .held(let previous): claimed[token] = previous
             case .write(let write, let previous):
                 claimed[token] = previous
@@ -136,14 +140,17 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
             }
         }
         if let normalization = normalization(of: user, stamp: tokensChanged(in: change), dropping: superseded) { writes.insert(normalization, at: 0) }
+        let watched = trigger
         for lookup in holders.sorted(by: { $0.description < $1.description }) {
-            for holder in try reading.lookUp(lookup) where holder.name != user.name && lookup.matches(holder) {
+            // Only documents of the kind the trigger watches: a collection group reaches any collection of that name.
+            for holder in try reading.lookUp(lookup) where holder.name != user.name && lookup.matches(holder) && watched.match(holder.name) != nil {
                 // Only a token this user claims, and only from a holder who got it earlier: one whose
-                // document has not changed since, or whose gain the claim recorded. A holder changed
-                // since may have signed in later; its own event decides. The removal is conditional on
-                // the holder as read: if it changed meanwhile, the event is planned again.
+                // document has not changed since, or (a user document, which heartbeats rewrite) whose
+                // gain the claim recorded. A holder changed since may have signed in later; its own event
+                // decides. The removal is conditional on the holder as read: if it changed meanwhile, the
+                // event is planned again.
                 guard let token = lookup.value.stringValue ?? lookup.field.segments.last, let previous = claimed[token],
-                    let version = holder.updateTime, version <= gainedAt || previous == holder.name.path,
+                    let version = holder.updateTime, version <= gainedAt || (!schema.tokensOutsideTheUser && previous == holder.name.path),
                     var removal = schema.tokensOutsideTheUser ? Write(.delete(holder.name)) : store.removal(of: token, from: holder)
                 else { continue }
                 removal.precondition = .updateTime(version)
@@ -207,8 +214,11 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
             }
             mask += dropped.sorted().map { FieldPath(field, $0) }
         case .documentPerUser, .subcollection:
-            // A token document holds one device: a malformed or superseded token takes it away.
-            guard let token = tokens(in: user).first, !Self.isWellFormed(token) || superseded.contains(token) else { return nil }
+            // A token document holds one device: a superseded token takes it away, and so does a
+            // malformed one in its token field (a document id is not a token field the app wrote).
+            guard let token = tokens(in: user).first else { return nil }
+            let malformed = user["token"]?.stringValue.map { !Self.isWellFormed($0) } ?? false
+            guard malformed || superseded.contains(token) else { return nil }
             return Write(.delete(user.name), precondition: precondition)
         }
         let stampTransform = schema.tokensUpdatedAtField.flatMap { stamp ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }

@@ -108,6 +108,15 @@ struct Checking {
         for conversation in conversations { check(conversation: conversation, userIDs: userIDs) }
         for message in messages { check(message: message) }
         for user in users { check(user: user) }
+        if case .subcollection(let collection) = schema.tokens {
+            let devices = data.documents(in: [schema.userCollection, collection])
+            let idOnly = devices.filter { $0["token"] == nil && Looks.likeToken($0.name.documentID) }.count
+            if idOnly > 0 {
+                report.notes.append(
+                    "\(idOnly) of \(devices.count) token documents keep the token only as their id: after a change of accounts the first account keeps sending its alerts to the phone until the token goes stale, or for good without a time beside it (a query finds a token by a field, not by a name); write it in a token field too"
+                )
+            }
+        }
         dryRun(messages, newest: newest)
         return report
     }

@@ -301,7 +301,7 @@ final class DevSupervisor: Service, Sendable {
         // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.
         for write in writes where try await commit(write) { created += 1 }
         console.print("seed    demo world: \(created) documents written (Alice, Bob, Carol, Dave, Erin; chats \"family\", \"alice-bob\" and \"book-club\")")
-        // Their events (tokenCleanup for each user) as one line; a bounded wait, so that functions that
+        // Their events (tokenCleanup for each user or token document) as one line; a bounded wait, so that functions that
         // cannot answer never hold the banner.
         _ = try? await cloud.waitUntilIdle(timeout: .seconds(20), quiet: 5, interval: .milliseconds(100))
         if let summary = console.seeding.end() { console.print(summary) }

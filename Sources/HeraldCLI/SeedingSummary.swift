@@ -3,7 +3,7 @@ import LocalCloud
 import Synchronization
 import WireFormats
 
-/// Seeding's own events (each seeded user fires tokenCleanup) as one line once they are handled,
+/// Seeding's own events (each seeded user or token document fires tokenCleanup) as one line once they are handled,
 /// instead of two lines per event on the first screen. Only what went well is summed up: a failure,
 /// a retry or a warning still gets its own line.
 final class SeedingSummary: Sendable {

@@ -227,6 +227,22 @@ import WireFormats
         #expect(ids.misfits.contains { $0.path == "users/u1" && $0.problem.hasPrefix("uid holds the user's own id, not a token") }, "\(ids.text)")
     }
 
+    /// Device documents keyed by their token with no token field work for pushes, but tokenCleanup
+    /// cannot find them from another account's sign-in: check says so, and not for the fixture's
+    /// documents, which hold the token in a field too.
+    @Test func tokenDocumentsKeyedOnlyByTheirTokenAreNoted() throws {
+        let schema = try Schema.load("team.json", file: .object(try SchemaInferenceTests.teamSchema))
+        let idOnly = try Self.export { document in
+            if document.name.segments.count == 4, document.name.segments[2] == "devices" { document.fields["token"] = nil }
+            return true
+        }
+        let noted = SchemaFit.check(schema, against: idOnly, newestMessages: 1)
+        #expect(noted.notes.contains { $0.contains("token documents keep the token only as their id") }, "\(noted.text)")
+        #expect(noted.misfits.isEmpty, "pushes still reach them: \(noted.text)")
+        let fixture = SchemaFit.check(schema, against: try Self.export(), newestMessages: 1)
+        #expect(!fixture.notes.contains { $0.contains("only as their id") }, "\(fixture.text)")
+    }
+
     /// flyer_chat's users keep `firstName` and `lastName` and no full name: infer proposes both (alerts
     /// say "Ann Lee", not "Someone"), a message's `authorName` equal to them both is the sender's name,
     /// and check names a last name that is not a string.
