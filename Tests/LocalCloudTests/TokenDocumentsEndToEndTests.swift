@@ -11,23 +11,26 @@ import WireFormats
 /// Tokens kept in documents of their own, on `herald dev` with every function: as Firebase's guide
 /// keeps them (`fcmTokens/{uid}` `{token, timestamp}`, one device a user) and in a subcollection
 /// (`users/{uid}/devices/{token}`). A phone that changes accounts stops getting the first account's
-/// messages.
+/// messages. On the embedded store and on Google's emulator, whose collection-group query is the
+/// oracle for the one tokenCleanup asks.
 @Suite struct TokenDocumentsEndToEndTests {
     static let layouts = [
         #"{"extends": "default", "tokens": {"documentPerUser": "fcmTokens"}, "tokensUpdatedAtField": "timestamp"}"#,
         #"{"extends": "default", "tokens": {"subcollection": "devices"}}"#,
     ]
 
-    @Test(arguments: layouts)
-    func aPhoneSignedInAsAnotherUserLeavesTheFirstUsersTokenDocument(layout: String) async throws {
+    @Test(arguments: layouts, ["embedded", "google"])
+    func aPhoneSignedInAsAnotherUserLeavesTheFirstUsersTokenDocument(layout: String, store: String) async throws {
+        if store == "google", !GoogleFirestoreEmulator.isInstalled { try skipTest("Google's Firestore emulator is not installed") }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("layout-\(UUID().uuidString).json")
         try Data(layout.utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let schema = try Schema.load(file.path, file: try JSONValue(parsing: Array(layout.utf8)))
-        let dev = try await RunningDev.start(["--schema", file.path, "--seed", "demo"])
+        let dev = try await RunningDev.start(["--schema", file.path, "--seed", "demo"] + (store == "google" ? ["--firestore", "google"] : []))
         defer { dev.kill() }
         try await dev.waitUntilIdle()
-        let db = FirestoreClient(project: "e2e", endpoint: dev.base, credentials: EmulatorCredentials(), httpClient: .shared)
+        let endpoint = try #require(store == "google" ? Self.firestore(in: dev.output) : dev.base, "\(dev.output.suffix(3000))")
+        let db = FirestoreClient(project: "e2e", endpoint: endpoint, credentials: EmulatorCredentials(), httpClient: .shared)
         let world = DemoWorld(schema: schema, project: "e2e")
         let phone = "tok-alice-phone"
         let perUser = if case .documentPerUser = schema.tokens { true } else { false }
@@ -52,5 +55,10 @@ import WireFormats
         let dead = try await dev.deadLetters()
         #expect(dead.isEmpty, "\(dead.map { $0.serialized() }.joined(separator: "\n"))")
         #expect(try await dev.stop() == 0, "\(dev.output.suffix(2000))")
+    }
+
+    /// Where herald dev said it started Google's emulator.
+    static func firestore(in output: String) -> String? {
+        output.firstMatch(of: /starting Google.s Firestore emulator on (127\.0\.0\.1:\d+)/).map { "http://\($0.output.1)" }
     }
 }
