@@ -97,6 +97,10 @@ public struct DemoWorld: Sendable {
             case .documentPerUser(let collection):
                 // One device a user: the last to sign in.
                 if let token = person.tokens.last { writes.append(try tokenDocument("\(collection)/\(person.id)", holding: token)) }
+            case .documentPerToken(let collection, let userField):
+                for token in person.tokens {
+                    writes.append(try tokenDocument("\(collection)/\(token)", holding: token, fields: [userField: .string(person.id)]))
+                }
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
@@ -215,13 +219,16 @@ public struct DemoWorld: Sendable {
             return try tokenDocument("\(schema.userCollection)/\(user)/\(collection)/\(token)", holding: token)
         case .documentPerUser(let collection):
             return try tokenDocument("\(collection)/\(user)", holding: token)
+        case .documentPerToken(let collection, let userField):
+            // The device's one document: signed in as someone else, it names them instead.
+            return try tokenDocument("\(collection)/\(token)", holding: token, fields: [userField: .string(user)])
         }
     }
 
     /// A token document as Firebase's guide writes one: the token and `serverTimestamp()` beside it.
-    func tokenDocument(_ path: String, holding token: String) throws -> Write {
+    func tokenDocument(_ path: String, holding token: String, fields: [String: FirestoreValue] = [:]) throws -> Write {
         let time = schema.tokensUpdatedAtField.map { [FieldTransform(FieldPath($0), .setToRequestTime)] } ?? []
-        return Write(.update(try name(path), fields: ["token": .string(token)], mask: nil), transforms: time)
+        return Write(.update(try name(path), fields: fields.merging(["token": .string(token)]) { _, token in token }, mask: nil), transforms: time)
     }
 
     /// Parses `bob→family` (also `bob->family`) into reader and conversation.

@@ -275,14 +275,15 @@ extension Schema {
     func conversation(_ document: FirestoreDocument) -> Conversation { Conversation(document: document, schema: self) }
 
     /// The users' documents (those that exist), with the push tokens of `notified` where tokens are kept
-    /// in a subcollection or a document per user: one step of reads.
+    /// in documents of their own: one step of reads.
     func users(
         _ ids: [String], notifying notified: [String], near conversation: DocumentName,
         reading: Reads
     ) throws(NotReadYet) -> [String: User] {
         let names = ids.compactMap { id in userName(id, near: conversation).map { (id, $0) } }
         try reading.need(
-            documents: names.map(\.1) + tokenDocuments(of: notified, near: conversation), collections: tokenCollections(of: notified, near: conversation))
+            documents: names.map(\.1) + tokenDocuments(of: notified, near: conversation), collections: tokenCollections(of: notified, near: conversation),
+            lookups: tokenLookups(of: notified))
         var users = [String: User](minimumCapacity: names.count)
         for (id, name) in names {
             if let document = try reading.document(name) { users[id] = User(id: id, document: document, schema: self) }

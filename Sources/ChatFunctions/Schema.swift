@@ -26,6 +26,10 @@ public struct Schema: Sendable, Hashable {
         /// One document per user in a top-level collection, `{collection}/{uid}`, the token in its
         /// `token` field: Firebase's guide to managing tokens keeps `fcmTokens/{uid}` `{token, timestamp}`.
         case documentPerUser(collection: String)
+        /// One document per device in a top-level collection, keyed by its token (or holding it in a
+        /// `token` field), the user's id in `userField`: Firebase's Friendly Chat codelab keeps
+        /// `fcmTokens/{token}` `{uid}`. A user's tokens are found by a query on that field.
+        case documentPerToken(collection: String, userField: String)
     }
 
     public var name: String

@@ -141,11 +141,11 @@ extension Schema {
             throw SchemaError("key \"badgeCollection\" names \"\(badges)\", the collection of other documents: the badges need a collection of their own")
         }
         // A dead token deletes its document: it must hold nothing else.
-        if case .documentPerUser(let tokens) = tokens,
+        if let (key, tokens) = tokenCollection,
             [userCollection, conversationCollection, badgeCollection].contains(tokens) || (segments.count == 2 && segments[0] == Substring(tokens))
         {
             throw SchemaError(
-                "key \"tokens.documentPerUser\" names \"\(tokens)\", the collection of other documents: a dead token deletes its document, so the tokens need a collection of their own"
+                "key \"tokens.\(key)\" names \"\(tokens)\", the collection of other documents: a dead token deletes its document, so the tokens need a collection of their own"
             )
         }
         if (onlineStatusValue == nil) != (offlineStatusValue == nil) {

@@ -129,9 +129,17 @@ extension SchemaFile {
     }
 
     static func tokens(_ value: JSONValue) throws(SchemaError) -> Schema.TokenStorage {
-        let usage = "key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\"|\"documentPerUser\": NAME}"
+        let usage =
+            "key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\"|\"documentPerUser\": NAME} or {\"documentPerToken\": {\"collection\": NAME, \"userField\": FIELD}}"
         guard case .object(let members) = value, members.count == 1, let (kind, name) = members.first else { throw SchemaError(usage) }
         switch kind {
+        case "documentPerToken":
+            guard case .object(let parts) = name, Set(parts.keys) == ["collection", "userField"], let collection = parts["collection"],
+                let userField = parts["userField"]
+            else { throw SchemaError(usage) }
+            return .documentPerToken(
+                collection: try SchemaCheck.collection(collection, key: "tokens.documentPerToken.collection"),
+                userField: try SchemaCheck.field(userField, key: "tokens.documentPerToken.userField"))
         case "single": return .single(field: try SchemaCheck.field(name, key: "tokens.single"))
         case "array": return .array(field: try SchemaCheck.field(name, key: "tokens.array"))
         case "mapKeys": return .mapKeys(field: try SchemaCheck.field(name, key: "tokens.mapKeys"))

@@ -149,11 +149,11 @@ extension Schema {
         ),
         .init(
             "tokens", "tokens", .user, .app, .tokens,
-            "The user's FCM registration tokens: one string, an array, the keys of a map, the documents of a subcollection under the user (the token in a `token` field or as the document id), or one document per user in a top-level collection (`fcmTokens/{userId}` with a `token` field, as Firebase's guide to managing tokens keeps them; a dead token deletes its document). Each message goes to a user's ten newest: the last in an array, by the time a map's values hold (`{token: timestamp}`), by when a token document was written. Dead tokens are removed; tokenCleanup keeps them normal and at most ten (a map's only when its values hold times)."
+            "The user's FCM registration tokens: one string, an array, the keys of a map, the documents of a subcollection under the user (the token in a `token` field or as the document id), one document per user in a top-level collection (`fcmTokens/{userId}` with a `token` field, as Firebase's guide to managing tokens keeps them), or one document per device in a top-level collection naming its user (`fcmTokens/{token}` `{uid}` with `documentPerToken`, as Firebase's Friendly Chat codelab keeps them; found by a query on the user field, one for each recipient of a message). A dead token deletes its token document. Each message goes to a user's ten newest: the last in an array, by the time a map's values hold (`{token: timestamp}`), by when a token document was written. Dead tokens are removed; tokenCleanup keeps them normal and at most ten (a map's only when its values hold times)."
         ),
         .init(
             "tokensUpdatedAtField", "tokens", .user, .herald, .optionalField(\.tokensUpdatedAtField),
-            "When the tokens last changed: Herald stamps it on the user document; with a subcollection or a document per user the app writes it on each token document (a timestamp, or a number in `timeFormat`). The nightly sweep removes tokens older than 60 days (a map's tokens with times each by its own time)."
+            "When the tokens last changed: Herald stamps it on the user document; with tokens in documents of their own the app writes it on each one (a timestamp, or a number in `timeFormat`). The nightly sweep removes tokens older than 60 days (a map's tokens with times each by its own time)."
         ),
         .init(
             "onlineField", "presence", .user, .both, .field(\.onlineField),
@@ -236,6 +236,8 @@ extension SchemaKey {
             case .mapKeys(let field): ["mapKeys": .string(field)]
             case .subcollection(let collection): ["subcollection": .string(collection)]
             case .documentPerUser(let collection): ["documentPerUser": .string(collection)]
+            case .documentPerToken(let collection, let userField):
+                ["documentPerToken": ["collection": .string(collection), "userField": .string(userField)]]
             }
         case .notificationText: schema.notificationText.json
         case .timeFormat: .string(schema.timeFormat.rawValue)
@@ -264,6 +266,7 @@ extension SchemaKey {
             case .mapKeys(let field): return "map keys of \(code(field))"
             case .subcollection(let collection): return "subcollection \(code(collection))"
             case .documentPerUser(let collection): return "a document per user in \(code(collection))"
+            case .documentPerToken(let collection, let userField): return "a document per token in \(code(collection)), the user in \(code(userField))"
             }
         case .notificationText:
             let text = schema.notificationText

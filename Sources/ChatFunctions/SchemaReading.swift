@@ -36,17 +36,29 @@ extension Schema {
     /// pass queries those documents).
     var tokensOutsideTheUser: Bool {
         switch tokens {
-        case .subcollection, .documentPerUser: true
+        case .subcollection, .documentPerUser, .documentPerToken: true
         case .single, .array, .mapKeys: false
         }
     }
+
+    /// The top-level collection that holds only token documents, with the key that names it.
+    var tokenCollection: (key: String, name: String)? {
+        switch tokens {
+        case .documentPerUser(let collection): ("documentPerUser", collection)
+        case .documentPerToken(let collection, _): ("documentPerToken.collection", collection)
+        case .single, .array, .mapKeys, .subcollection: nil
+        }
+    }
+
+    /// The queries for these users' token documents, when each device has one keyed by its token (else none).
+    func tokenLookups(of ids: [String]) -> [ValueLookup] { ids.compactMap(tokens.lookup(of:)) }
 
     /// The token documents to read for these users, when each has one in a top-level collection (else none).
     func tokenDocuments(of ids: [String], near conversation: DocumentName) -> [DocumentName] {
         ids.compactMap { userName($0, near: conversation).flatMap(tokens.document(of:)) }
     }
 
-    /// The push tokens a user document holds (none for tokens kept in a subcollection or a document per user).
+    /// The push tokens a user document holds (none for tokens kept in documents of their own).
     public func tokens(of user: FirestoreDocument) -> [String] { TokenStore(tokens).tokens(of: user) }
 
     /// The member ids from the first member field that lists any: each once, and only ids that can be a

@@ -56,6 +56,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         let pattern =
             switch schema.tokens {
             case .documentPerUser(let collection): "\(collection)/{userId}"
+            case .documentPerToken(let collection, _): "\(collection)/{tokenId}"
             case .subcollection(let collection): "\(schema.userPattern)/\(collection)/{tokenId}"
             case .single, .array, .mapKeys: schema.userPattern
             }
@@ -67,7 +68,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     func tokens(in document: FirestoreDocument) -> [String] {
         switch schema.tokens {
         case .documentPerUser: document["token"]?.stringValue.map { [$0] } ?? []
-        case .subcollection: [document["token"]?.stringValue ?? document.name.documentID]
+        case .subcollection, .documentPerToken: [document["token"]?.stringValue ?? document.name.documentID]
         case .single, .array, .mapKeys: TokenStore(schema.tokens).tokens(of: document)
         }
     }
@@ -76,7 +77,8 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     /// field) cannot be: a collection group is not queried by the last part of a name.
     func holders(of token: String) -> ValueLookup? {
         switch schema.tokens {
-        case .documentPerUser(let collection): ValueLookup(collectionID: collection, field: FieldPath("token"), .equals, .string(token))
+        case .documentPerUser(let collection), .documentPerToken(let collection, _):
+            ValueLookup(collectionID: collection, field: FieldPath("token"), .equals, .string(token))
         case .subcollection(let collection):
             ValueLookup(collectionID: collection, allDescendants: true, field: FieldPath("token"), .equals, .string(token))
         case .single, .array, .mapKeys: TokenStore(schema.tokens).holders(of: token, in: schema.userCollection)
@@ -213,7 +215,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 dropped.formUnion(TokenStore.keysOldestFirst(kept).dropLast(Self.maximumTokensPerUser))
             }
             mask += dropped.sorted().map { FieldPath(field, $0) }
-        case .documentPerUser, .subcollection:
+        case .documentPerUser, .subcollection, .documentPerToken:
             // A token document holds one device: a superseded token takes it away, and so does a
             // malformed one in its token field (a document id is not a token field the app wrote).
             guard let token = tokens(in: user).first else { return nil }

@@ -8,6 +8,12 @@ extension Schema.TokenStorage {
         guard case .documentPerUser(let collection) = self else { return nil }
         return try? user.sibling(path: "\(collection)/\(user.documentID)")
     }
+
+    /// The query for a user's token documents, when each device has one keyed by its token (`fcmTokens/{token}` `{uid}`).
+    public func lookup(of userID: String) -> ValueLookup? {
+        guard case .documentPerToken(let collection, let userField) = self else { return nil }
+        return ValueLookup(collectionID: collection, field: FieldPath(userField), .equals, .string(userID))
+    }
 }
 
 /// Reads and removes push tokens however the schema stores them.
@@ -24,7 +30,7 @@ struct TokenStore {
     var field: String? {
         switch storage {
         case .single(let field), .array(let field), .mapKeys(let field): field
-        case .subcollection, .documentPerUser: nil
+        case .subcollection, .documentPerUser, .documentPerToken: nil
         }
     }
 
@@ -46,12 +52,24 @@ struct TokenStore {
         case .mapKeys(let field): raw = user[field]?.mapValue.map(Self.keysOldestFirst) ?? []
         case .subcollection:
             let listed = collection(of: user.name).flatMap { documents.collections[$0] } ?? []
-            raw = listed.sorted { ($0.updateTime ?? .distantPast, $0.name.path) < ($1.updateTime ?? .distantPast, $1.name.path) }
-                .map { $0["token"]?.stringValue ?? $0.name.documentID }
+            raw = Self.oldestFirst(listed).map { $0["token"]?.stringValue ?? $0.name.documentID }
         case .documentPerUser:
             raw = document(of: user.name).flatMap { documents.found[$0]?["token"]?.stringValue }.map { [$0] } ?? []
+        case .documentPerToken:
+            raw = Self.oldestFirst(devices(of: user.name)).map { $0["token"]?.stringValue ?? $0.name.documentID }
         }
         return raw.filter { !$0.isBlank }.firstOccurrences { $0 }
+    }
+
+    /// Token documents by when they were written, oldest first.
+    static func oldestFirst(_ documents: [FirestoreDocument]) -> [FirestoreDocument] {
+        documents.sorted { ($0.updateTime ?? .distantPast, $0.name.path) < ($1.updateTime ?? .distantPast, $1.name.path) }
+    }
+
+    /// The user's token documents found by their user field, when each device has one keyed by its token.
+    func devices(of user: DocumentName) -> [FirestoreDocument] {
+        guard let lookup = storage.lookup(of: user.documentID) else { return [] }
+        return (documents.lookups[lookup] ?? []).filter(lookup.matches)
     }
 
     /// A map's keys, oldest first: by the time each value holds (a timestamp, or a number such as epoch
@@ -90,7 +108,7 @@ struct TokenStore {
         case .single(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field), .equals, .string(token))
         case .array(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field), .arrayContains, .string(token))
         case .mapKeys(let field): ValueLookup(collectionID: userCollection, field: FieldPath(field, token), .present)
-        case .subcollection, .documentPerUser: nil
+        case .subcollection, .documentPerUser, .documentPerToken: nil
         }
     }
 
@@ -118,6 +136,10 @@ struct TokenStore {
                 let version = holder.updateTime
             else { return nil }
             return Write(.delete(holder.name), precondition: .updateTime(version))
+        case .documentPerToken:
+            // The device's document as it was found: one written since (another account's sign-in) stays.
+            let holder = devices(of: user.name).first { ($0["token"]?.stringValue ?? $0.name.documentID) == token }
+            return holder.flatMap { holder in holder.updateTime.map { Write(.delete(holder.name), precondition: .updateTime($0)) } }
         }
     }
 }

@@ -21,7 +21,7 @@ extension TokenCleanup: ScheduledFunction {
         let (collection, everywhere) =
             switch schema.tokens {
             case .subcollection(let name): (name, true)
-            case .documentPerUser(let name): (name, false)
+            case .documentPerUser(let name), .documentPerToken(let name, _): (name, false)
             case .single, .array, .mapKeys: (schema.userCollection, false)
             }
         func sweep(_ label: String, _ value: FirestoreValue) -> Sweep {
@@ -42,10 +42,15 @@ extension TokenCleanup: ScheduledFunction {
         else { return .nothing }
         let age = now.seconds - changedAt.seconds
         if schema.tokensOutsideTheUser {
-            // A subcollection's token document is keyed by its token or holds it; a user's own is keyed by the user.
+            // A device's document is keyed by its token or holds it; a user's own is keyed by the user.
             let perUser = if case .documentPerUser = schema.tokens { true } else { false }
             guard let token = document["token"]?.stringValue ?? (perUser ? nil : document.name.documentID) else { return .nothing }
-            let user = perUser ? document.name.documentID : document.name.parent?.documentID ?? ""
+            let user =
+                switch schema.tokens {
+                case .documentPerUser: document.name.documentID
+                case .documentPerToken(_, let userField): document[userField]?.stringValue ?? ""
+                case .subcollection, .single, .array, .mapKeys: document.name.parent?.documentID ?? ""
+                }
             let removal = Write(.delete(document.name), precondition: .updateTime(version))
             if age > staleAfter { return SweepStep(writes: [removal]) }
             return validate && age > doubtfulAfter ? SweepStep(checks: [check(token, of: user, removal: removal)]) : .nothing

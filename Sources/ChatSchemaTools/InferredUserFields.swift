@@ -38,7 +38,8 @@ extension Inferring {
         decide("familyNameField", .string(family), "joined after \(given) with a space")
     }
 
-    /// Push tokens: a token-like string, an array of them, a map keyed by them, or a subcollection of them.
+    /// Push tokens: a token-like string, an array of them, a map keyed by them, a subcollection of them,
+    /// or a top-level collection of token documents (one per user, or one per device naming its user).
     mutating func tokens(_ profiles: [String: FieldProfile], documents: [FirestoreDocument]) {
         var shapes: [(value: JSONValue, users: Int, text: String)] = []
         func hinted(_ name: String) -> Bool { Looks.named(name, "token", "fcm", "device", "push", "registration") }
@@ -103,12 +104,28 @@ extension Inferring {
                     "\(path[0]): a token document for each of \(held.count) of \(documents.count) \(users), keyed by user id"
                 ))
         }
+        // Firebase's Friendly Chat codelab: `fcmTokens/{token}` holding `{uid}`, a document per device.
+        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users {
+            let all = data.documents(in: path)
+            let devices = all.filter { Looks.likeToken($0["token"]?.stringValue ?? $0.name.documentID) && !userIDs.contains($0.name.documentID) }
+            guard !devices.isEmpty, Self.mostly(devices.count, of: all.count) else { continue }
+            let owners = FieldProfile.profiles(of: devices).keys.sorted().compactMap { field -> (field: String, users: Set<String>)? in
+                let named = devices.compactMap { $0[field]?.stringValue }.filter(userIDs.contains)
+                return Self.mostly(named.count, of: devices.count) ? (field, Set(named)) : nil
+            }
+            guard let owner = owners.max(by: { $0.users.count < $1.users.count }) else { continue }
+            shapes.append(
+                (
+                    ["documentPerToken": ["collection": .string(path[0]), "userField": .string(owner.field)]], owner.users.count,
+                    "\(path[0]): \(devices.count) token documents, each naming one of \(owner.users.count) of \(documents.count) \(users) in \(owner.field)"
+                ))
+        }
         shapes.sort { $0.users > $1.users }
         guard let first = shapes.first else {
             if !misplaced.isEmpty { return leaveOpen("tokens", misplaced.joined(separator: "; ")) }
             leaveOpen(
                 "tokens",
-                "no user holds anything that looks like an FCM token (a long string, an array or a map of them, a subcollection of token documents, or a token document per user): set where your app keeps them"
+                "no user holds anything that looks like an FCM token (a long string, an array or a map of them, a subcollection of token documents, a token document per user, or a token document per device naming its user): set where your app keeps them"
             )
             return
         }
@@ -116,7 +133,10 @@ extension Inferring {
             leaveOpen("tokens", shapes.prefix(3).map(\.text).joined(separator: "; ") + ": set the one your app writes")
         } else {
             decide("tokens", first.value, first.text)
-            if let collection = first.value.objectValue?["documentPerUser"]?.stringValue { tokenTime(in: collection) }
+            let object = first.value.objectValue
+            if let collection = object?["documentPerUser"]?.stringValue ?? object?["documentPerToken"]?["collection"]?.stringValue {
+                tokenTime(in: collection)
+            }
         }
     }
 

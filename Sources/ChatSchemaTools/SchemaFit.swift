@@ -227,7 +227,7 @@ struct Checking {
             }
         case .mapKeys(let field):
             if let value = user[field], value.mapValue == nil { misfit(user, "\(field) is \(kind(value)), not a map keyed by tokens") }
-        case .subcollection:
+        case .subcollection, .documentPerToken:
             // Documents keyed by auto-ids, the token in a field of another name: Herald would push to the ids.
             for device in tokenDocuments(of: user.name) where device["token"] == nil {
                 if let field = device.fields.filter({ Looks.likeToken($0.value.stringValue ?? "") }).keys.sorted().first {
@@ -251,6 +251,7 @@ struct Checking {
         case .single(let field), .array(let field), .mapKeys(let field): field
         case .subcollection(let collection): "\(schema.userCollection)/*/\(collection)"
         case .documentPerUser(let collection): "\(collection)/{userId}"
+        case .documentPerToken(let collection, let userField): "\(collection)/* by \(userField)"
         }
     }
 
@@ -258,13 +259,15 @@ struct Checking {
         switch schema.tokens {
         case .subcollection(let collection): data.documents(in: [schema.userCollection, collection]).filter { $0.name.parent == user }
         case .documentPerUser: schema.tokens.document(of: user).flatMap(data.document).map { [$0] } ?? []
+        case .documentPerToken(let collection, _):
+            schema.tokens.lookup(of: user.documentID).map { lookup in data.documents(in: [collection]).filter(lookup.matches) } ?? []
         case .single, .array, .mapKeys: []
         }
     }
 
     func tokens(of user: FirestoreDocument) -> [String] {
         switch schema.tokens {
-        case .subcollection: tokenDocuments(of: user.name).map { $0["token"]?.stringValue ?? $0.name.documentID }
+        case .subcollection, .documentPerToken: tokenDocuments(of: user.name).map { $0["token"]?.stringValue ?? $0.name.documentID }
         case .documentPerUser: tokenDocuments(of: user.name).compactMap { $0["token"]?.stringValue }
         case .single, .array, .mapKeys: schema.tokens(of: user)
         }

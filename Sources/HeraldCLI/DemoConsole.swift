@@ -72,13 +72,13 @@ struct DemoConsole: ConsoleDomain {
         return await FunctionFigures.collect(from: processes, identity: supervisor.cloud.identity)
     }
 
-    /// The tokens a user document holds, as the schema stores them (a subcollection's are not read here).
+    /// The tokens a user document holds, as the schema stores them (tokens kept in documents of their own are not read here).
     static func tokens(of user: FirestoreDocument, storage: Schema.TokenStorage) -> [String] {
         switch storage {
         case .single(let field): user[field]?.stringValue.map { [$0] } ?? []
         case .array(let field): user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
         case .mapKeys(let field): user[field]?.mapValue?.keys.sorted() ?? []
-        case .subcollection, .documentPerUser: []
+        case .subcollection, .documentPerUser, .documentPerToken: []
         }
     }
 

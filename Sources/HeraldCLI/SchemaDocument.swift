@@ -54,7 +54,7 @@ enum SchemaDocument {
             "| members, readers, receivers | an array of user ids, or a map keyed by them (`{uid: true}`, `{uid: {role: …}}`, `{uid: timestamp}`; a key set to `false` or `null` is not one) |",
             "| the sender, its name, the text, type and time of a message | a top-level field, or a path into a map (`user._id`, `user.name`: react-native-gifted-chat) |",
             "| a user's name | one field, or two joined with a space (`displayNameField` `firstName` and `familyNameField` `lastName`: flyer_chat) |",
-            "| push tokens | one string, an array, the keys of a map (`{token: serverTimestamp()}` orders them and ages each on its own), documents under the user, or a document per user in a collection of their own (`fcmTokens/{userId}` `{token, timestamp}`: Firebase's guide) |",
+            "| push tokens | one string, an array, the keys of a map (`{token: serverTimestamp()}` orders them and ages each on its own), documents under the user, a document per user in a collection of their own (`fcmTokens/{userId}` `{token, timestamp}`: Firebase's guide), or a document per device naming its user (`fcmTokens/{token}` `{uid}`: Firebase's Friendly Chat codelab) |",
             "| times | Firestore timestamps, or numbers: epoch milliseconds (`Date.now()`) or seconds, with `timeFormat` |",
             "",
             "An app keeps its times one way, and `timeFormat` says which. Herald reads a timestamp under any",

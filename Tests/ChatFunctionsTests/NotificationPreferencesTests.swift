@@ -31,7 +31,7 @@ struct PreferencesWorld {
         case .single: .string("tok-\(id)")
         case .array: .array([.string("tok-\(id)")])
         case .mapKeys: .map(["tok-\(id)": .boolean(true)])
-        case .subcollection, .documentPerUser: .null
+        case .subcollection, .documentPerUser, .documentPerToken: .null
         }
     }
 
@@ -61,6 +61,10 @@ struct PreferencesWorld {
             if case .documentPerUser(let collection) = schema.tokens {
                 let device = try DocumentName(project: "p", path: "\(collection)/\(id)")
                 read.found[device] = FirestoreDocument(name: device, fields: ["token": .string("tok-\(id)")], updateTime: Timestamp(seconds: 6))
+            }
+            if case .documentPerToken(let collection, let userField) = schema.tokens {
+                let device = try DocumentName(project: "p", path: "\(collection)/tok-\(id)")
+                read.found[device] = FirestoreDocument(name: device, fields: [userField: .string(id)], updateTime: Timestamp(seconds: 6))
             }
         }
         let path = schema.conversationIDField == nil ? "\(schema.conversationCollection)/c1/messages/m1" : "messages/m1"
@@ -96,7 +100,7 @@ struct TokenField {
     init(_ storage: Schema.TokenStorage) {
         switch storage {
         case .single(let field), .array(let field), .mapKeys(let field): name = field
-        case .subcollection, .documentPerUser: name = nil
+        case .subcollection, .documentPerUser, .documentPerToken: name = nil
         }
     }
 }

@@ -110,7 +110,7 @@ struct TokensOf {
         case .single(let field): user[field]?.stringValue.map { [$0] } ?? []
         case .array(let field): user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
         case .mapKeys(let field): user[field]?.mapValue?.keys.sorted() ?? []
-        case .subcollection, .documentPerUser: []
+        case .subcollection, .documentPerUser, .documentPerToken: []
         }
     }
 }

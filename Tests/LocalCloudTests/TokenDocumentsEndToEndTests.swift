@@ -9,14 +9,15 @@ import Testing
 import WireFormats
 
 /// Tokens kept in documents of their own, on `herald dev` with every function: as Firebase's guide
-/// keeps them (`fcmTokens/{uid}` `{token, timestamp}`, one device a user) and in a subcollection
-/// (`users/{uid}/devices/{token}`). A phone that changes accounts stops getting the first account's
+/// keeps them (`fcmTokens/{uid}` `{token, timestamp}`, one device a user), in a subcollection
+/// (`users/{uid}/devices/{token}`), and as Friendly Chat keeps them (`fcmTokens/{token}` `{uid}`). A phone that changes accounts stops getting the first account's
 /// messages. On the embedded store and on Google's emulator, whose collection-group query is the
 /// oracle for the one tokenCleanup asks.
 @Suite struct TokenDocumentsEndToEndTests {
     static let layouts = [
         #"{"extends": "default", "tokens": {"documentPerUser": "fcmTokens"}, "tokensUpdatedAtField": "timestamp"}"#,
         #"{"extends": "default", "tokens": {"subcollection": "devices"}}"#,
+        #"{"extends": "default", "tokens": {"documentPerToken": {"collection": "fcmTokens", "userField": "uid"}}, "tokensUpdatedAtField": "timestamp"}"#,
     ]
 
     @Test(arguments: layouts, ["embedded", "google"])
@@ -34,7 +35,14 @@ import WireFormats
         let world = DemoWorld(schema: schema, project: "e2e")
         let phone = "tok-alice-phone"
         let perUser = if case .documentPerUser = schema.tokens { true } else { false }
-        let device = { (user: String) in try await db.get(try db.name(perUser ? "fcmTokens/\(user)" : "users/\(user)/devices/\(phone)")) }
+        // The phone's document under a user, or (one document per token) the phone's if it names them.
+        let device = { (user: String) -> FirestoreDocument? in
+            switch schema.tokens {
+            case .documentPerUser: return try await db.get(try db.name("fcmTokens/\(user)"))
+            case .documentPerToken: return try await db.get(try db.name("fcmTokens/\(phone)")).flatMap { $0["uid"] == .string(user) ? $0 : nil }
+            default: return try await db.get(try db.name("users/\(user)/devices/\(phone)"))
+            }
+        }
         let alicesPhone = try #require(try await device("alice"))
         #expect(alicesPhone["token"] == .string(phone))
         #expect(alicesPhone[schema.tokensUpdatedAtField ?? ""]?.timestampValue != nil, "the demo writes the time beside the token, as the guide does")
@@ -47,7 +55,7 @@ import WireFormats
 
         _ = try await db.commit([try world.message(from: "bob", in: "family", text: "On my way", id: "m2", at: .now())])
         try await dev.waitUntilIdle()
-        // Alice has no device left; Carol has the phone (and, in a subcollection, her own phone too).
+        // Alice has no device left; Carol has the phone (and, but for one device a user, her own phone too).
         let sent = try await dev.pushes().filter { $0["message"]?["notification"]?["body"]?.stringValue?.hasSuffix("On my way") == true }
         #expect(
             sent.compactMap { $0["message"]?["token"]?.stringValue }.sorted() == (perUser ? [phone] : [phone, "tok-carol-phone"]),
