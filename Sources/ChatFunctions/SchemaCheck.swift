@@ -141,6 +141,10 @@ extension Schema {
             throw SchemaError("key \"badgeCollection\" names \"\(badges)\", the collection of other documents: the badges need a collection of their own")
         }
         // A dead token deletes its document: it must hold nothing else.
+        if case .documentPerToken(_, let userField) = tokens, userField == "token" || userField == tokensUpdatedAtField {
+            throw SchemaError(
+                "key \"tokens.documentPerToken.userField\" names \"\(userField)\", which holds the token or its time: name the field that holds the user's id")
+        }
         if let (key, tokens) = tokenCollection,
             [userCollection, conversationCollection, badgeCollection].contains(tokens) || (segments.count == 2 && segments[0] == Substring(tokens))
         {

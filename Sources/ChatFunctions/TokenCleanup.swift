@@ -95,8 +95,10 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     /// every write is a sign-in on its device (the guide's app writes it at each start; nothing else
     /// writes it), so its token counts as gained each time. An event without its data cannot tell: it
     /// takes no token from anyone (a later sign-in's own event does).
+    /// A token kept only as a token document's id is in no other document a query can find: nothing to claim.
     func gained(in change: DocumentChange) -> [String] {
         guard let user = change.newDocument, !change.dataWasOmitted else { return [] }
+        if schema.tokensOutsideTheUser, user["token"] == nil { return [] }
         let before = schema.tokensOutsideTheUser ? [] : Set(change.oldDocument.map(tokens(in:)) ?? [])
         return Self.normalized(tokens(in: user)).filter { !before.contains($0) }
     }
@@ -108,7 +110,9 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
 
     func needsWork(_ change: DocumentChange) -> Bool {
         guard let user = change.newDocument else { return false }
-        return !gained(in: change).isEmpty || tokensChanged(in: change) || normalization(of: user, stamp: false) != nil
+        // A token document is not stamped: only what it gained or a token to drop is work.
+        let changed = !schema.tokensOutsideTheUser && tokensChanged(in: change)
+        return !gained(in: change).isEmpty || changed || normalization(of: user, stamp: false) != nil
     }
 
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {

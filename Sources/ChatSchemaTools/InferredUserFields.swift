@@ -104,8 +104,10 @@ extension Inferring {
                     "\(path[0]): a token document for each of \(held.count) of \(documents.count) \(users), keyed by user id"
                 ))
         }
-        // Firebase's Friendly Chat codelab: `fcmTokens/{token}` holding `{uid}`, a document per device.
-        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users {
+        // Firebase's Friendly Chat codelab: `fcmTokens/{token}` holding `{uid}`, a document per device. Only
+        // a collection named for tokens: a dead token deletes its document (a log of notifications sent
+        // holds tokens and user ids too).
+        for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users && hinted(path[0]) {
             let all = data.documents(in: path)
             let devices = all.filter { Looks.likeToken($0["token"]?.stringValue ?? $0.name.documentID) && !userIDs.contains($0.name.documentID) }
             guard !devices.isEmpty, Self.mostly(devices.count, of: all.count) else { continue }

@@ -108,6 +108,7 @@ struct Checking {
         for conversation in conversations { check(conversation: conversation, userIDs: userIDs) }
         for message in messages { check(message: message) }
         for user in users { check(user: user) }
+        if case .documentPerToken(let collection, let userField) = schema.tokens { noteDevices(in: collection, userField: userField, userIDs: userIDs) }
         if case .subcollection(let collection) = schema.tokens {
             let devices = data.documents(in: [schema.userCollection, collection])
             let idOnly = devices.filter { $0["token"] == nil && Looks.likeToken($0.name.documentID) }.count
@@ -243,6 +244,25 @@ struct Checking {
         if held.isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
         if held.contains(user.name.documentID) {
             misfit(user, "\(tokenPlace) holds the user's own id, not a token: FCM refuses it, and removing a dead token would delete it")
+        }
+    }
+
+    /// Device documents no push can reach (their user field names no user), and users with more than a
+    /// message reads (only the first `ValueLookup.maximumFound` by name are read, then the ten newest).
+    mutating func noteDevices(in collection: String, userField: String, userIDs: Set<String>) {
+        let devices = data.documents(in: [collection])
+        let owners = devices.map { $0[userField]?.stringValue }
+        let orphans = owners.filter { !($0.map(userIDs.contains) ?? false) }.count
+        if orphans > 0 {
+            report.notes.append(
+                "\(orphans) of \(devices.count) \(collection) documents name no user in \(userField) (missing, not a string, or no such user): no push reaches them"
+            )
+        }
+        let crowded = Dictionary(grouping: owners.compactMap { $0 }, by: { $0 }).filter { $0.value.count > ValueLookup.maximumFound }.keys.sorted()
+        if !crowded.isEmpty {
+            report.notes.append(
+                "\(crowded.count) users have more than \(ValueLookup.maximumFound) \(collection) documents (\(crowded.prefix(5).joined(separator: ", "))): a message reads only the first \(ValueLookup.maximumFound) by name, and a device beyond them gets no push"
+            )
         }
     }
 

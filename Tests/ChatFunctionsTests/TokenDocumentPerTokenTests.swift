@@ -1,5 +1,6 @@
 import ChatFunctions
 import ChatSchemaTools
+import FirestoreEvents
 import FirestoreModel
 import HeraldCore
 import Testing
@@ -71,6 +72,9 @@ import WireFormats
         let half: JSONValue = ["extends": "default", "tokens": ["documentPerToken": "fcmTokens"]]
         let usage = #expect(throws: SchemaError.self) { try Schema.load("codelab.json", file: half) }
         #expect(usage?.description.contains("{\"documentPerToken\": {\"collection\": NAME, \"userField\": FIELD}}") == true, "\(String(describing: usage))")
+        let token: JSONValue = ["extends": "default", "tokens": ["documentPerToken": ["collection": "fcmTokens", "userField": "token"]]]
+        let named = #expect(throws: SchemaError.self) { try Schema.load("codelab.json", file: token) }
+        #expect(named?.description.contains("name the field that holds the user's id") == true, "\(String(describing: named))")
         let back = try Schema.load("back.json", file: try JSONValue(parsing: try Self.schema.fileText))
         #expect(back.tokens == .documentPerToken(collection: "fcmTokens", userField: "uid"))
     }
@@ -92,5 +96,41 @@ import WireFormats
         let fit = SchemaFit.check(try proposal.schema(), against: data, newestMessages: 3)
         #expect(!fit.misfits.contains { $0.problem.contains("token") }, "\(fit.text)")
         #expect(fit.outcomes.contains { !$0.pushes.isEmpty }, "\(fit.text)")
+        let ghost = FirestoreDocument(
+            name: try project.sibling(path: "fcmTokens/dGVzdC10b2tlbi1naG9zdA:APA91bH-abcdefghijklmnopqrstuvwxyz_0123456789-ABCDEFGHIJ"),
+            fields: ["uid": .integer(7)])
+        let noted = SchemaFit.check(try proposal.schema(), against: AppData(data.groups.values.flatMap { $0 } + [ghost]), newestMessages: 1)
+        #expect(noted.notes.contains { $0.hasPrefix("1 of 15 fcmTokens documents name no user in uid") }, "\(noted.text)")
+
+        // A log of notifications sent holds tokens and user ids too, but a dead token would delete its entries.
+        let log = AppData(
+            data.groups.values.flatMap { $0 }.map { document in
+                guard document.name.segments.first == "fcmTokens" else { return document }
+                return FirestoreDocument(name: try! project.sibling(path: "notifications/\(document.name.documentID)"), fields: document.fields)
+            })
+        let logged = try SchemaInference.propose(from: log)
+        #expect(logged["tokens"]?["documentPerToken"] == nil, "\(logged.text)")
+    }
+
+    /// Devices keeping their token in a field, under auto-ids: two may hold one token, and the later
+    /// sign-in deletes the other's document. One keyed by its token has nothing to claim.
+    @Test func aDeviceDocumentHoldingItsTokenInAFieldLeavesTheOtherHolder() throws {
+        let cleanup = TokenCleanup(schema: try Self.schema)
+        let token = TokenCleanupTests.good[1]
+        func device(_ id: String, of user: String, at seconds: Int64) throws -> FirestoreDocument {
+            FirestoreDocument(
+                name: try DocumentName(project: "p", path: "fcmTokens/\(id)"), fields: ["uid": .string(user), "token": .string(token)],
+                updateTime: Timestamp(seconds: seconds))
+        }
+        let bob = try device("a1", of: "bob", at: 9)
+        let alice = try device("a0", of: "alice", at: 7)
+        let change = DocumentChange(eventID: "e", kind: .written, time: Timestamp(seconds: 9), document: bob.name, oldDocument: nil, newDocument: bob)
+        let lookup = ValueLookup(collectionID: "fcmTokens", field: FieldPath("token"), .equals, .string(token))
+        #expect(cleanup.firstReads(for: change)?.lookups == [lookup])
+        let plan = cleanup.plan(for: change, given: DocumentsRead(found: [bob.name: bob], lookups: [lookup: [alice, bob]])).plan
+        #expect(plan.writes.contains(Write(.delete(alice.name), precondition: .updateTime(Timestamp(seconds: 7)))), "\(plan.writes)")
+        let keyed = try Self.device(token, of: "bob", at: 9)
+        let rewritten = DocumentChange(eventID: "k", kind: .written, time: Timestamp(seconds: 9), document: keyed.name, oldDocument: nil, newDocument: keyed)
+        #expect(cleanup.firstReads(for: rewritten) == nil, "keyed by its token: nothing to claim")
     }
 }
