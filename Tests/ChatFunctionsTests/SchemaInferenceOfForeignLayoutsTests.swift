@@ -17,6 +17,13 @@ import WireFormats
         return AppData(documents + added)
     }
 
+    /// The custom layout with its device subcollections replaced by `device(project, n)` for n in 1…14
+    /// (users u1…u14).
+    static func exportWithDevices(_ device: (DocumentName, Int) throws -> FirestoreDocument) throws -> AppData {
+        let project = try #require(try SchemaInferenceTests.export("export").first).name
+        return try export({ !($0.name.segments.count == 4 && $0.name.segments[2] == "devices") }, added: try (1...14).map { try device(project, $0) })
+    }
+
     static func isPost(_ document: FirestoreDocument) -> Bool { document.name.segments.count == 4 && document.name.segments[2] == "posts" }
     static func isRoom(_ document: FirestoreDocument) -> Bool { document.name.segments.count == 2 && document.name.segments[0] == "rooms" }
 

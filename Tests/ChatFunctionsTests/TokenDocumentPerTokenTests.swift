@@ -83,13 +83,11 @@ import WireFormats
     /// field; `schema check` reads them and dry-runs pushes to them.
     @Test func inferProposesTheCodelabsLayout() throws {
         let project = try #require(try SchemaInferenceTests.export("export").first).name
-        let data = try SchemaInferenceOfForeignLayoutsTests.export(
-            { document in !(document.name.segments.count == 4 && document.name.segments[2] == "devices") },
-            added: try (1...14).map { user in
-                FirestoreDocument(
-                    name: try project.sibling(path: "fcmTokens/dGVzdC10b2tlbi0u\(user):APA91bH-abcdefghijklmnopqrstuvwxyz_0123456789-ABCDEFGHIJ"),
-                    fields: ["uid": .string("u\(user)"), "timestamp": .timestamp(Timestamp(seconds: 1_780_000_000))])
-            })
+        let data = try SchemaInferenceOfForeignLayoutsTests.exportWithDevices { project, user in
+            FirestoreDocument(
+                name: try project.sibling(path: "fcmTokens/dGVzdC10b2tlbi0u\(user):APA91bH-abcdefghijklmnopqrstuvwxyz_0123456789-ABCDEFGHIJ"),
+                fields: ["uid": .string("u\(user)"), "timestamp": .timestamp(Timestamp(seconds: 1_780_000_000))])
+        }
         let proposal = try SchemaInference.propose(from: data)
         #expect(proposal["tokens"] == ["documentPerToken": ["collection": "fcmTokens", "userField": "uid"]], "\(proposal.text)")
         #expect(proposal["tokensUpdatedAtField"] == "timestamp", "\(proposal.text)")

@@ -87,17 +87,14 @@ import WireFormats
     /// `schema infer` finds the guide's layout in an app's data: documents keyed by user ids, each with
     /// a token and the time it was written.
     @Test func inferProposesTheGuidesLayout() throws {
-        let project = try #require(try SchemaInferenceTests.export("export").first).name
-        let data = try SchemaInferenceOfForeignLayoutsTests.export(
-            { document in !(document.name.segments.count == 4 && document.name.segments[2] == "devices") },
-            added: try (1...14).map { user in
-                FirestoreDocument(
-                    name: try project.sibling(path: "fcmTokens/u\(user)"),
-                    fields: [
-                        "token": .string("dGVzdC10b2tlbi0u\(user):APA91bH-abcdefghijklmnopqrstuvwxyz_0123456789-ABCDEFGHIJ"),
-                        "timestamp": .timestamp(Timestamp(seconds: 1_780_000_000)),
-                    ])
-            })
+        let data = try SchemaInferenceOfForeignLayoutsTests.exportWithDevices { project, user in
+            FirestoreDocument(
+                name: try project.sibling(path: "fcmTokens/u\(user)"),
+                fields: [
+                    "token": .string("dGVzdC10b2tlbi0u\(user):APA91bH-abcdefghijklmnopqrstuvwxyz_0123456789-ABCDEFGHIJ"),
+                    "timestamp": .timestamp(Timestamp(seconds: 1_780_000_000)),
+                ])
+        }
         let proposal = try SchemaInference.propose(from: data)
         #expect(proposal["tokens"] == ["documentPerUser": "fcmTokens"], "\(proposal.text)")
         #expect(proposal["tokensUpdatedAtField"] == "timestamp", "\(proposal.text)")
