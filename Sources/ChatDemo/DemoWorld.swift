@@ -99,7 +99,7 @@ public struct DemoWorld: Sendable {
                 if let token = person.tokens.last { writes.append(try tokenDocument("\(collection)/\(person.id)", holding: token)) }
             case .documentPerToken(let collection, let userField):
                 for token in person.tokens {
-                    writes.append(try tokenDocument("\(collection)/\(token)", holding: token, fields: [userField: .string(person.id)]))
+                    writes.append(try tokenDocument("\(collection)/\(token)", fields: [userField: .string(person.id)]))
                 }
             }
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
@@ -220,15 +220,19 @@ public struct DemoWorld: Sendable {
         case .documentPerUser(let collection):
             return try tokenDocument("\(collection)/\(user)", holding: token)
         case .documentPerToken(let collection, let userField):
-            // The device's one document: signed in as someone else, it names them instead.
-            return try tokenDocument("\(collection)/\(token)", holding: token, fields: [userField: .string(user)])
+            // The device's one document, keyed by its token as the codelab keeps it: signed in as someone
+            // else, it names them instead.
+            return try tokenDocument("\(collection)/\(token)", fields: [userField: .string(user)])
         }
     }
 
     /// A token document as Firebase's guide writes one: the token and `serverTimestamp()` beside it.
-    func tokenDocument(_ path: String, holding token: String, fields: [String: FirestoreValue] = [:]) throws -> Write {
+    func tokenDocument(_ path: String, holding token: String) throws -> Write { try tokenDocument(path, fields: ["token": .string(token)]) }
+
+    /// A token document with `fields` and `serverTimestamp()` in the schema's time field.
+    func tokenDocument(_ path: String, fields: [String: FirestoreValue]) throws -> Write {
         let time = schema.tokensUpdatedAtField.map { [FieldTransform(FieldPath($0), .setToRequestTime)] } ?? []
-        return Write(.update(try name(path), fields: fields.merging(["token": .string(token)]) { _, token in token }, mask: nil), transforms: time)
+        return Write(.update(try name(path), fields: fields, mask: nil), transforms: time)
     }
 
     /// Parses `bob→family` (also `bob->family`) into reader and conversation.
