@@ -68,7 +68,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     func tokens(in document: FirestoreDocument) -> [String] {
         switch schema.tokens {
         case .documentPerUser: document["token"]?.stringValue.map { [$0] } ?? []
-        case .subcollection, .documentPerToken: [document["token"]?.stringValue ?? document.name.documentID]
+        case .subcollection, .documentPerToken: [Schema.TokenStorage.token(ofDevice: document)]
         case .single, .array, .mapKeys: TokenStore(schema.tokens).tokens(of: document)
         }
     }

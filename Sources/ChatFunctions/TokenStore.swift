@@ -9,6 +9,9 @@ extension Schema.TokenStorage {
         return try? user.sibling(path: "\(collection)/\(user.documentID)")
     }
 
+    /// A device's token document's token: its `token` field, else its id (`users/{uid}/tokens/{token}`).
+    public static func token(ofDevice device: FirestoreDocument) -> String { device["token"]?.stringValue ?? device.name.documentID }
+
     /// The query for a user's token documents, when each device has one keyed by its token (`fcmTokens/{token}` `{uid}`).
     public func lookup(of userID: String) -> ValueLookup? {
         guard case .documentPerToken(let collection, let userField) = self else { return nil }
@@ -52,11 +55,11 @@ struct TokenStore {
         case .mapKeys(let field): raw = user[field]?.mapValue.map(Self.keysOldestFirst) ?? []
         case .subcollection:
             let listed = collection(of: user.name).flatMap { documents.collections[$0] } ?? []
-            raw = Self.oldestFirst(listed).map { $0["token"]?.stringValue ?? $0.name.documentID }
+            raw = Self.oldestFirst(listed).map(Schema.TokenStorage.token(ofDevice:))
         case .documentPerUser:
             raw = document(of: user.name).flatMap { documents.found[$0]?["token"]?.stringValue }.map { [$0] } ?? []
         case .documentPerToken:
-            raw = Self.oldestFirst(devices(of: user.name)).map { $0["token"]?.stringValue ?? $0.name.documentID }
+            raw = Self.oldestFirst(devices(of: user.name)).map(Schema.TokenStorage.token(ofDevice:))
         }
         return raw.filter { !$0.isBlank }.firstOccurrences { $0 }
     }
@@ -128,7 +131,7 @@ struct TokenStore {
         case .subcollection:
             // The document that holds the token, as it was listed.
             let holder = collection(of: user.name).flatMap { documents.collections[$0] }?
-                .first { ($0["token"]?.stringValue ?? $0.name.documentID) == token }
+                .first { Schema.TokenStorage.token(ofDevice: $0) == token }
             return holder.map { Write(.delete($0.name), precondition: $0.updateTime.map { .updateTime($0) }) }
         case .documentPerUser:
             // The user's token document, only as it was read: a token written since stays.
@@ -138,7 +141,7 @@ struct TokenStore {
             return Write(.delete(holder.name), precondition: .updateTime(version))
         case .documentPerToken:
             // The device's document as it was found: one written since (another account's sign-in) stays.
-            let holder = devices(of: user.name).first { ($0["token"]?.stringValue ?? $0.name.documentID) == token }
+            let holder = devices(of: user.name).first { Schema.TokenStorage.token(ofDevice: $0) == token }
             return holder.flatMap { holder in holder.updateTime.map { Write(.delete(holder.name), precondition: .updateTime($0)) } }
         }
     }

@@ -44,7 +44,7 @@ extension TokenCleanup: ScheduledFunction {
         if schema.tokensOutsideTheUser {
             // A device's document is keyed by its token or holds it; a user's own is keyed by the user.
             let perUser = if case .documentPerUser = schema.tokens { true } else { false }
-            guard let token = document["token"]?.stringValue ?? (perUser ? nil : document.name.documentID) else { return .nothing }
+            guard let token = perUser ? document["token"]?.stringValue : Schema.TokenStorage.token(ofDevice: document) else { return .nothing }
             let user =
                 switch schema.tokens {
                 case .documentPerUser: document.name.documentID

@@ -87,7 +87,7 @@ extension Inferring {
                 continue
             }
             let tokenLike = tokens.filter { document in
-                Looks.likeToken(document["token"]?.stringValue ?? document.name.documentID) || (hinted(path[1]) && document["token"]?.stringValue != nil)
+                Looks.likeToken(Schema.TokenStorage.token(ofDevice: document)) || (hinted(path[1]) && document["token"]?.stringValue != nil)
             }
             guard Self.mostly(tokenLike.count, of: tokens.count) else { continue }
             let holders = Set(tokenLike.compactMap { $0.name.parent?.documentID }).count
@@ -109,7 +109,7 @@ extension Inferring {
         // holds tokens and user ids too).
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users && hinted(path[0]) {
             let all = data.documents(in: path)
-            let devices = all.filter { Looks.likeToken($0["token"]?.stringValue ?? $0.name.documentID) && !userIDs.contains($0.name.documentID) }
+            let devices = all.filter { Looks.likeToken(Schema.TokenStorage.token(ofDevice: $0)) && !userIDs.contains($0.name.documentID) }
             guard !devices.isEmpty, Self.mostly(devices.count, of: all.count) else { continue }
             let owners = FieldProfile.profiles(of: devices).keys.sorted().compactMap { field -> (field: String, users: Set<String>)? in
                 let named = devices.compactMap { $0[field]?.stringValue }.filter(userIDs.contains)

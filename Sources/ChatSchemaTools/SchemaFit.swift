@@ -287,7 +287,7 @@ struct Checking {
 
     func tokens(of user: FirestoreDocument) -> [String] {
         switch schema.tokens {
-        case .subcollection, .documentPerToken: tokenDocuments(of: user.name).map { $0["token"]?.stringValue ?? $0.name.documentID }
+        case .subcollection, .documentPerToken: tokenDocuments(of: user.name).map(Schema.TokenStorage.token(ofDevice:))
         case .documentPerUser: tokenDocuments(of: user.name).compactMap { $0["token"]?.stringValue }
         case .single, .array, .mapKeys: schema.tokens(of: user)
         }
