@@ -62,7 +62,7 @@ struct MessageEvents: AsyncParsableCommand {
                     changes.append(DocumentChange(eventID: "e\(i)", kind: .created, time: document.createTime!, document: name, newDocument: document))
                 }
                 _ = try await seeding.commitInBatches(seed)
-                let gateway = FirestoreGateway(firestore: counted, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
+                let gateway = ExactlyOnceExecutor(firestore: counted, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
                 let processor = EventProcessor(function: OnMessageCreated(schema: Schema.presets["default"]!), gateway: gateway)
                 let requestsForChanges = try changes.map { change in
                     let event = DecodedEvent(

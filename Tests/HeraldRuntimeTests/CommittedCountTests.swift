@@ -98,7 +98,7 @@ enum CountedRooms {
                 let fcm = FCMClient(
                     project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared, retry: .none)
                 _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
-                let gateway = FirestoreGateway(
+                let gateway = ExactlyOnceExecutor(
                     firestore: wrap(firestore), fcm: fcm, functionName: "counting-relay", dryRun: false, logger: logger, pushLease: pushLease)
                 try await body(firestore, EventProcessor(function: CountingRelay(), gateway: gateway))
             }
@@ -142,7 +142,7 @@ enum CountedRooms {
             let requests = try #require(counting.withLock { $0 }).requests.withLock { $0 }
             #expect(requests.filter { $0 == "commit" }.count == 2, "\(requests)")
             #expect(requests.last == "commit" && requests.dropLast().last == "read", "\(requests)")
-            let ledger = try #require(processor.gateway as? FirestoreGateway).ledgerName(for: try #require(response.report?.event.change))
+            let ledger = try #require(processor.gateway as? ExactlyOnceExecutor).ledgerName(for: try #require(response.report?.event.change))
             #expect(try await firestore.get(ledger)?["countsChecked"] == .boolean(true))
         }
         #expect(CountedRooms.lastBadges(fake) == ["tok-a": 5, "tok-b": 5])
@@ -175,7 +175,7 @@ enum CountedRooms {
             #expect(fake.bodies.withLock { $0.count } == sends, "\(fake.bodies.withLock { $0 })")
 
             // As if the first delivery had died before its check: the next delivery corrects the devices.
-            let ledger = try #require(processor.gateway as? FirestoreGateway).ledgerName(for: try #require(again.report?.event.change))
+            let ledger = try #require(processor.gateway as? ExactlyOnceExecutor).ledgerName(for: try #require(again.report?.event.change))
             _ = try await firestore.commit([Write(.update(ledger, fields: [:], mask: [FieldPath("countsChecked")]), precondition: .exists(true))])
             let third = try await deliver(Rooms.created(id: "evt-overtaken"), to: processor)
             #expect(third.report?.outcome == .duplicate)

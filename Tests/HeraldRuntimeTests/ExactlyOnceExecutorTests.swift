@@ -14,7 +14,7 @@ import Testing
 import WireFormats
 
 /// The executor against Google's Firestore emulator and a stand-in FCM: exactly once out.
-@Suite(.serialized) struct FirestoreGatewayTests {
+@Suite(.serialized) struct ExactlyOnceExecutorTests {
     let log = RecordedLog()
     var logger: Logger { log.logger("relay") }
 
@@ -41,7 +41,7 @@ import WireFormats
                     project: "herald-test", endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(),
                     httpClient: .shared, retry: .none)
                 _ = try await firestore.commit([Write(.update(Rooms.room, fields: Rooms.snapshot.documents[Rooms.room]!.fields, mask: nil))])
-                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger)
+                let gateway = ExactlyOnceExecutor(firestore: wrap(firestore), fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger)
                 try await body(firestore, EventProcessor(function: function, gateway: gateway))
             }
         }
@@ -116,7 +116,7 @@ import WireFormats
         try await withWorld(fake) { firestore, processor in
             let first = try await deliver(Rooms.created(id: "evt-future-claim"), to: processor)
             #expect(first.status == 503, "tok-b's push failed transiently: \(first.body)")
-            let gateway = try #require(processor.gateway as? FirestoreGateway)
+            let gateway = try #require(processor.gateway as? ExactlyOnceExecutor)
             let ledger = try gateway.ledgerName(for: Rooms.created(id: "evt-future-claim"))
             let ahead = FirestoreValue.timestamp(Timestamp.now().adding(.seconds(3600)))
             _ = try await firestore.commit([
@@ -217,7 +217,7 @@ import WireFormats
     }
 }
 
-extension FirestoreGatewayTests {
+extension ExactlyOnceExecutorTests {
     @Test func aDocumentThatChangedUnderThePlanIsPlannedAgainNotTakenForADuplicate() async throws {
         let fake = FakeFCM()
         try await withWorld(fake) { firestore, processor in

@@ -37,7 +37,7 @@ import Testing
                 let seed = try SnapshotGateway(contentsOf: TestPaths.fixture("\(preset)/documents.json").path)
                 _ = try await firestore.commit(seed.documents.values.map { Write(.update($0.name, fields: $0.fields, mask: nil)) })
                 let function = try OnMessageCreated(settings: FunctionSettings(schema: preset))
-                let gateway = FirestoreGateway(firestore: firestore, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
+                let gateway = ExactlyOnceExecutor(firestore: firestore, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
                 let processor = EventProcessor(function: function, gateway: gateway)
                 let fixture = "\(preset)/message-created.binary-protobuf.json"
                 #expect(try await deliver(fixture, to: processor).report?.outcome == .applied)
@@ -91,7 +91,7 @@ import Testing
                     changes.append(DocumentChange(eventID: "e\(i)", kind: .created, time: at, document: name, newDocument: doc))
                 }
                 _ = try await db.commit(seed)
-                let gateway = FirestoreGateway(firestore: db, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
+                let gateway = ExactlyOnceExecutor(firestore: db, fcm: fcm, functionName: OnMessageCreated.name, dryRun: false, logger: logger)
                 let processor = EventProcessor(function: OnMessageCreated(schema: Schema.presets["default"]!), gateway: gateway)
                 for change in [changes[1], changes[0], changes[0], changes[1]] {
                     let http = try Rooms.httpRequest(change)

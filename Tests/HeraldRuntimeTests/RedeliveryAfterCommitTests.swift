@@ -99,7 +99,7 @@ import WireFormats
                     project: Self.project, endpoint: "http://127.0.0.1:\(fcmPort)", credentials: EmulatorCredentials(), httpClient: .shared, retry: .none)
                 _ = try await firestore.commit(documents)
                 let logger = log.logger(Function.name)
-                let gateway = FirestoreGateway(firestore: wrap(firestore), fcm: fcm, functionName: Function.name, dryRun: false, logger: logger)
+                let gateway = ExactlyOnceExecutor(firestore: wrap(firestore), fcm: fcm, functionName: Function.name, dryRun: false, logger: logger)
                 let processor = EventProcessor(function: function, gateway: gateway)
                 let request = try await event(firestore)
                 for _ in 0..<3 { answers.append(await processor.process(request, logger: logger)) }

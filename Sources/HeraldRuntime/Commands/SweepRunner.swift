@@ -108,7 +108,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
                     try await check(steps.flatMap(\.checks), counts: &counts, logger: logger)
                 }
             } catch {
-                throw FirestoreGateway.classify(error)
+                throw ExactlyOnceExecutor.classify(error)
             }
             // A dry run writes nothing: it says what it would have written.
             logger.info(

@@ -18,7 +18,7 @@ import Logging
 ///    once more by the next delivery), gives up the check of the badges at 75% and records by 95%, so
 ///    the lease is never overrun; it releases only its own claim.
 /// A dry run reads for real and writes and sends nothing.
-public struct FirestoreGateway: DocumentGateway {
+public struct ExactlyOnceExecutor: DocumentGateway {
     public let firestore: any FirestoreAPI
     public let fcm: FCMClient?
     public let isDryRun: Bool

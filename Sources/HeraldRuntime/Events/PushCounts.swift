@@ -33,7 +33,7 @@ extension CountSource {
     static let unknownBadge = -1
 }
 
-extension FirestoreGateway {
+extension ExactlyOnceExecutor {
     /// The pushes with the counts they carry as committed: from this delivery's commits, else as stored
     /// now (another delivery committed them, or its answer was lost). A read that fails leaves the
     /// plan's count; the correction after sending catches it.

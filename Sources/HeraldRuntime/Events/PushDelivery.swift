@@ -4,9 +4,9 @@ import HeraldCore
 import Logging
 import Synchronization
 
-/// The send phase of `FirestoreGateway`: claiming an event's pending pushes, sending them within the
+/// The send phase of `ExactlyOnceExecutor`: claiming an event's pending pushes, sending them within the
 /// claim's lease, and recording what became of each.
-extension FirestoreGateway {
+extension ExactlyOnceExecutor {
     /// Takes the pending pushes of an event applied before, unless another delivery holds a live claim.
     /// The claim is conditional on the entry as read, so of two deliveries taking over at once one wins.
     /// A claim dated after the entry's version is not live: one kept would hold the pushes back until the
@@ -157,7 +157,7 @@ struct PushRecord: Sendable {
     var deadline: ContinuousClock.Instant
 }
 
-extension FirestoreGateway {
+extension ExactlyOnceExecutor {
     /// The records of several events' pushes in one commit (each writes only its own event's ledger
     /// entries); one alone, or each of them when the shared commit fails, in a commit of its own retried
     /// until its deadline.

@@ -93,7 +93,7 @@ public struct FunctionPlatform: Sendable {
                 project: credentials.project, endpoint: configuration.fcmEndpoint ?? FCMClient.productionEndpoint,
                 credentials: credentials.messaging, httpClient: transport, requestTimeout: configuration.apiTimeout,
                 observer: metrics?.observer(api: "fcm"))
-            let gateway = FirestoreGateway(
+            let gateway = ExactlyOnceExecutor(
                 firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
                 ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
             return (
