@@ -268,46 +268,61 @@ ensure gcloud pubsub subscriptions describe "$DEAD_LETTERS" --project="$PROJECT"
   gcloud pubsub subscriptions create "$DEAD_LETTERS" --topic="$DEAD_LETTERS" --message-retention-duration=7d --project="$PROJECT"
 run gcloud pubsub topics add-iam-policy-binding "$DEAD_LETTERS" --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.publisher --project="$PROJECT"
 # trigger FUNCTION KIND PATTERN [SUFFIX]: one event type per Eventarc trigger (a second kind needs a second trigger).
-# A trigger that exists is compared with what the schema asks: one whose path, database or destination
-# differ (a schema that moved the documents a function watches) is updated in place, as firebase-tools
-# updates a function's trigger; one whose event type differs is deleted and created again (the events of
-# the seconds between are not delivered); one that matches is left as it is.
+# A trigger that exists is compared with what the schema asks. One whose path, destination or account
+# differ (a schema that moved the documents a function watches) is updated in place; one of another event
+# type or database, or one Eventarc refuses to update, is deleted and created again (with it go its
+# subscription and the events waiting there for a retry, and the events of the seconds between are not
+# delivered); one that matches is left as it is.
 trigger() {
   local function=$1 kind=$2 pattern=$3 service name
   service=$(service_of "$function")
   name=$service${4:+-$4}
   local type="google.cloud.firestore.document.v1.$kind"
-  local where=(--location="$FIRESTORE_LOCATION" --project="$PROJECT")
   local settings=(--destination-run-service="$service" --destination-run-region="$REGION"
     --event-filters="type=$type" --event-filters="database=$DATABASE"
     --event-filters-path-pattern="document=$pattern" --event-data-content-type=application/protobuf
-    --service-account="$TRIGGER_SA")
-  local describe=(gcloud eventarc triggers describe "$name" "${where[@]}" --format=json)
-  local create=(gcloud eventarc triggers create "$name" "${where[@]}" "${settings[@]}")
-  local update=(gcloud eventarc triggers update "$name" "${where[@]}" "${settings[@]}")
-  # What a trigger is, in one line: its filters sorted by attribute, its data's type, where it delivers and as whom.
-  local wanted="database=$DATABASE document=$pattern type=$type (application/protobuf) → $service in $REGION as $TRIGGER_SA"
+    --service-account="$TRIGGER_SA" --project="$PROJECT")
+  local describe=(gcloud eventarc triggers describe "$name" --location="$FIRESTORE_LOCATION" --project="$PROJECT" --format=json)
+  local create=(gcloud eventarc triggers create "$name" --location="$FIRESTORE_LOCATION" "${settings[@]}")
+  local update=(gcloud eventarc triggers update "$name" --location="$FIRESTORE_LOCATION" "${settings[@]}")
+  local delete=(gcloud eventarc triggers delete "$name" --location="$FIRESTORE_LOCATION" --project="$PROJECT" --quiet)
+  # A trigger in one line: its filters by attribute (with a path pattern's operator), its data's type,
+  # where it delivers and as whom.
+  local wanted="database=$DATABASE document=$pattern (match-path-pattern) type=$type (application/protobuf) → $service in $REGION as $TRIGGER_SA"
   if $DRY_RUN; then
-    echo "# $name: updated only where it differs from: $wanted (deleted and created again for another event type)"
+    echo "# $name, where it exists, is compared with: $wanted; updated where its path, destination or account differ; deleted and created again where its event type or database differ or Eventarc refuses the update"
     echo "+ $(quote "${describe[@]}") >/dev/null 2>&1 && $(quote "${update[@]}") || $(quote "${create[@]}")"
   else
-    local current have
-    if current=$("${describe[@]}" 2>/dev/null); then
-      have=$(jq -r '([.eventFilters[]? | "\(.attribute)=\(.value)"] | sort | join(" "))
+    local current have same_source
+    if ! current=$("${describe[@]}" 2>"$RENDERED/describe.error"); then
+      if ! grep -q NOT_FOUND "$RENDERED/describe.error"; then
+        echo "error: cannot read Eventarc trigger $name: $(cat "$RENDERED/describe.error")" >&2
+        exit 1
+      fi
+      run "${create[@]}"
+    else
+      have=$(jq -r '([.eventFilters[]? | "\(.attribute)=\(.value)\(if .operator then " (\(.operator))" else "" end)"] | sort | join(" "))
         + " (\(.eventDataContentType // "application/json")) → \(.destination.cloudRun.service // "?") in \(.destination.cloudRun.region // "?")"
-        + " as \(.serviceAccount // "?")"' <<<"$current")
+        + " as \(.serviceAccount // "?")"' <<<"$current") || {
+        echo "error: cannot read Eventarc trigger $name: $current" >&2
+        exit 1
+      }
+      same_source=$(jq -r --arg type "$type" --arg database "$DATABASE" \
+        '[.eventFilters[]? | select((.attribute == "type" and .value == $type) or (.attribute == "database" and .value == $database))] | length == 2' <<<"$current")
       if [ "$have" = "$wanted" ]; then
         echo "= exists: $name ($have)"
-      elif ! jq -e --arg type "$type" 'any(.eventFilters[]?; .attribute == "type" and .value == $type)' <<<"$current" >/dev/null; then
-        echo "# $name delivers another event type: deleted and created again (was: $have)"
-        run gcloud eventarc triggers delete "$name" "${where[@]}" --quiet
+      elif [ "$same_source" != true ]; then
+        echo "# $name has another event type or database (was: $have): deleted and created again"
+        run "${delete[@]}"
         run "${create[@]}"
       else
         echo "# $name changed (was: $have)"
-        run "${update[@]}"
+        if ! run "${update[@]}"; then
+          echo "# Eventarc did not update $name: deleted and created again"
+          run "${delete[@]}"
+          run "${create[@]}"
+        fi
       fi
-    else
-      run "${create[@]}"
     fi
   fi
   local subscription

@@ -21,26 +21,34 @@ import Testing
         """#
     }
 
-    @Test func existingTriggersAreComparedAndUpdatedReplacedOrLeft() async throws {
+    /// A project with these triggers (file name → describe JSON), and deploy.sh run for real against it with
+    /// the custom layout's schema (messages at rooms/{roomId}/posts/{postId}, tokenCleanup on
+    /// users/{userId}/devices/{tokenId}) in database `chat` at nam5.
+    struct Deployment {
+        let status: Int32
+        let out: String
+        let stderr: String
+        let calls: [String]
+
+        func index(_ prefix: String) -> Int? { calls.firstIndex { $0.hasPrefix(prefix) } }
+    }
+
+    static func deploy(triggers: [String: String], refusingUpdates: Bool = false) async throws -> Deployment {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gcloud-\(UUID().uuidString)")
         let bin = folder.appendingPathComponent("bin")
-        let triggers = folder.appendingPathComponent("triggers")
+        let triggerFolder = folder.appendingPathComponent("triggers")
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(at: triggers, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: triggerFolder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        func write(_ name: String, _ text: String, in directory: URL? = nil) throws {
-            try Data(text.utf8).write(to: (directory ?? folder).appendingPathComponent(name))
-        }
-        try write("accept-others", "")
-        try write("projects-describe.json", #"{"lifecycleState": "ACTIVE", "projectId": "team-chat", "projectNumber": "123456789012"}"#)
-        // The custom layout's schema wants messages at rooms/{roomId}/posts/{postId} and tokenCleanup on
-        // users/{userId}/devices/{tokenId}. The project was deployed before with tokens in the user documents.
-        let posts = "rooms/{roomId}/posts/{postId}"
-        try write("herald-onmessagecreated.json", Self.described("herald-onmessagecreated", type: "created", pattern: posts), in: triggers)
-        try write("herald-onreadreceipt.json", Self.described("herald-onreadreceipt", type: "written", pattern: posts), in: triggers)
-        try write("herald-tokencleanup.json", Self.described("herald-tokencleanup", type: "written", pattern: "users/{userId}"), in: triggers)
+        func write(_ text: String, to file: URL) throws { try Data(text.utf8).write(to: file) }
+        try write("", to: folder.appendingPathComponent("accept-others"))
+        if refusingUpdates { try write("", to: folder.appendingPathComponent("refuse-updates")) }
+        try write(
+            #"{"lifecycleState": "ACTIVE", "projectId": "team-chat", "projectNumber": "123456789012"}"#,
+            to: folder.appendingPathComponent("projects-describe.json"))
+        for (file, text) in triggers { try write(text, to: triggerFolder.appendingPathComponent(file)) }
         try FileManager.default.copyItem(at: TestPaths.fixture("gcloud-standin/gcloud"), to: bin.appendingPathComponent("gcloud"))
-        try Data("#!/bin/sh\nexit 0\n".utf8).write(to: bin.appendingPathComponent("curl"))
+        try write("#!/bin/sh\nexit 0\n", to: bin.appendingPathComponent("curl"))
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("curl").path)
 
         var environment = ProcessInfo.processInfo.environment
@@ -54,36 +62,89 @@ import Testing
                 TestPaths.packageRoot.appendingPathComponent("Infra/deploy.sh").path, "team-chat", "europe-west1", "--schema",
                 TestPaths.fixture("custom-layout/schema.json").path, "--firestore-location", "nam5", "--database", "chat",
             ], environment: environment)
-        let out = run.stdoutText
+        let calls = (try? String(contentsOf: folder.appendingPathComponent("calls.log"), encoding: .utf8)) ?? ""
+        return Deployment(status: run.status, out: run.stdoutText, stderr: run.stderr, calls: calls.split(separator: "\n").map(String.init))
+    }
+
+    static let posts = "rooms/{roomId}/posts/{postId}"
+
+    @Test(arguments: [false, true])
+    func existingTriggersAreComparedAndUpdatedReplacedOrLeft(refusingUpdates: Bool) async throws {
+        // Deployed before with tokens in the user documents, onReadReceipt on every write, and (unless
+        // Eventarc refuses updates here) the deletions' trigger on the default database.
+        var triggers = [
+            "herald-onmessagecreated.json": Self.described("herald-onmessagecreated", type: "created", pattern: Self.posts),
+            "herald-onreadreceipt.json": Self.described("herald-onreadreceipt", type: "written", pattern: Self.posts),
+            "herald-tokencleanup.json": Self.described("herald-tokencleanup", type: "written", pattern: "users/{userId}"),
+        ]
+        if !refusingUpdates {
+            triggers["herald-onreadreceipt-deleted.json"] = Self.described(
+                "herald-onreadreceipt-deleted", type: "deleted", pattern: Self.posts, database: "(default)")
+        }
+        let run = try await Self.deploy(triggers: triggers, refusingUpdates: refusingUpdates)
+        let (out, calls) = (run.out, run.calls)
         #expect(run.status == 0, "\(run.stderr)\n\(out.suffix(3000))")
-        let calls = try String(contentsOf: folder.appendingPathComponent("calls.log"), encoding: .utf8).split(separator: "\n").map(String.init)
-        func index(_ prefix: String) -> Int? { calls.firstIndex { $0.hasPrefix(prefix) } }
 
         // As the schema asks: left as it is.
-        #expect(out.contains("= exists: herald-onmessagecreated (database=chat document=\(posts) type=google.cloud.firestore.document.v1.created"), "\(out)")
-        #expect(index("eventarc triggers update herald-onmessagecreated ") == nil && index("eventarc triggers create herald-onmessagecreated ") == nil)
+        #expect(
+            out.contains(
+                "= exists: herald-onmessagecreated (database=chat document=\(Self.posts) (match-path-pattern) type=google.cloud.firestore.document.v1.created"
+            ), "\(out)")
+        #expect(run.index("eventarc triggers update herald-onmessagecreated ") == nil && run.index("eventarc triggers create herald-onmessagecreated ") == nil)
 
         // Moved: updated in place, with every setting, on the new path.
-        let update = try #require(calls.first { $0.hasPrefix("eventarc triggers update herald-tokencleanup ") }, "\(calls)")
-        #expect(update.contains("--event-filters-path-pattern=document=users/{userId}/devices/{tokenId} "), "\(update)")
+        let update = try #require(run.index("eventarc triggers update herald-tokencleanup "), "\(calls)")
+        #expect(calls[update].contains("--event-filters-path-pattern=document=users/{userId}/devices/{tokenId} "), "\(calls[update])")
         #expect(
-            update.contains("--event-filters=type=google.cloud.firestore.document.v1.written ") && update.contains("--event-filters=database=chat ")
-                && update.contains("--location=nam5 ") && update.contains("--destination-run-service=herald-tokencleanup ")
-                && update.contains("--service-account=herald-trigger@team-chat.iam.gserviceaccount.com"), "\(update)")
-        #expect(out.contains("# herald-tokencleanup changed (was: database=chat document=users/{userId} type="), "\(out)")
-        #expect(index("eventarc triggers delete herald-tokencleanup ") == nil, "a moved path needs no new trigger")
+            calls[update].contains("--event-filters=type=google.cloud.firestore.document.v1.written ")
+                && calls[update].contains("--event-filters=database=chat ")
+                && calls[update].contains("--location=nam5 ") && calls[update].contains("--destination-run-service=herald-tokencleanup ")
+                && calls[update].contains("--service-account=herald-trigger@team-chat.iam.gserviceaccount.com"), "\(calls[update])")
+        #expect(out.contains("# herald-tokencleanup changed (was: database=chat document=users/{userId} (match-path-pattern) type="), "\(out)")
+        if refusingUpdates {
+            // Refused: deleted and created again on the new path.
+            let deleted = try #require(run.index("eventarc triggers delete herald-tokencleanup "), "\(calls)")
+            let created = try #require(run.index("eventarc triggers create herald-tokencleanup "), "\(calls)")
+            #expect(update < deleted && deleted < created && calls[created].contains("document=users/{userId}/devices/{tokenId} "))
+            #expect(out.contains("# Eventarc did not update herald-tokencleanup: deleted and created again"), "\(out)")
+        } else {
+            #expect(run.index("eventarc triggers delete herald-tokencleanup ") == nil, "a moved path needs no new trigger")
+        }
 
-        // Another event type: not updated but deleted and created again.
-        let deleted = try #require(index("eventarc triggers delete herald-onreadreceipt "), "\(calls)")
-        let created = try #require(index("eventarc triggers create herald-onreadreceipt "))
-        #expect(deleted < created && calls[created].contains("--event-filters=type=google.cloud.firestore.document.v1.updated "), "\(calls[created])")
-        #expect(out.contains("# herald-onreadreceipt delivers another event type: deleted and created again"), "\(out)")
-
-        // Missing: created.
-        #expect(index("eventarc triggers create herald-onreadreceipt-deleted ") != nil)
+        // Another event type, or another database: deleted and created again.
+        var replaced = ["herald-onreadreceipt": "updated"]
+        if !refusingUpdates { replaced["herald-onreadreceipt-deleted"] = "deleted" }
+        for (name, kind) in replaced {
+            let deleted = try #require(run.index("eventarc triggers delete \(name) "), "\(calls)")
+            let created = try #require(run.index("eventarc triggers create \(name) "))
+            #expect(deleted < created && calls[created].contains("--event-filters=type=google.cloud.firestore.document.v1.\(kind) "), "\(calls[created])")
+            #expect(calls[created].contains("--event-filters=database=chat "), "\(calls[created])")
+            #expect(out.contains("# \(name) has another event type or database (was: "), "\(out)")
+        }
+        #expect(run.index("eventarc triggers update herald-onreadreceipt") == nil, "neither is updated in place")
+        if refusingUpdates {
+            // Missing: created.
+            #expect(
+                run.index("eventarc triggers create herald-onreadreceipt-deleted ") != nil
+                    && run.index("eventarc triggers delete herald-onreadreceipt-deleted ") == nil)
+        }
         // Each trigger's subscription gets the dead letters, whichever way the trigger came to be.
         for name in ["herald-onmessagecreated", "herald-onreadreceipt", "herald-onreadreceipt-deleted", "herald-tokencleanup"] {
-            #expect(index("pubsub subscriptions update projects/p/subscriptions/eventarc-\(name)-sub --dead-letter-topic=") != nil, "\(name)")
+            #expect(run.index("pubsub subscriptions update projects/p/subscriptions/eventarc-\(name)-sub --dead-letter-topic=") != nil, "\(name)")
         }
+    }
+
+    /// A trigger that cannot be read (no permission, Eventarc down) is not taken for a missing one: the
+    /// deployment stops with gcloud's reason instead of creating it, and a deployment run again goes on.
+    @Test func aTriggerThatCannotBeReadStopsTheDeployment() async throws {
+        let run = try await Self.deploy(triggers: [
+            "herald-onmessagecreated.error":
+                "ERROR: (gcloud.eventarc.triggers.describe) PERMISSION_DENIED: Permission 'eventarc.triggers.get' denied on 'projects/team-chat/locations/nam5/triggers/herald-onmessagecreated'\n"
+        ])
+        #expect(run.status == 1, "\(run.out.suffix(2000))")
+        #expect(
+            run.stderr.contains("error: cannot read Eventarc trigger herald-onmessagecreated: ERROR: (gcloud.eventarc.triggers.describe) PERMISSION_DENIED"),
+            "\(run.stderr)")
+        #expect(run.index("eventarc triggers create herald-onmessagecreated ") == nil, "\(run.calls)")
     }
 }
