@@ -277,6 +277,7 @@ trigger() {
   local function=$1 kind=$2 pattern=$3 service name
   service=$(service_of "$function")
   name=$service${4:+-$4}
+  NAMED_TRIGGERS+=("$name")
   local type="google.cloud.firestore.document.v1.$kind"
   local settings=(--destination-run-service="$service" --destination-run-region="$REGION"
     --event-filters="type=$type" --event-filters="database=$DATABASE"
@@ -334,8 +335,26 @@ trigger() {
   run gcloud pubsub subscriptions add-iam-policy-binding "$subscription" --member="serviceAccount:$PUBSUB_AGENT" \
     --role=roles/pubsub.subscriber --project="$PROJECT"
 }
+NAMED_TRIGGERS=()
 # shellcheck source=/dev/null
 source "$RENDERED/schema/triggers.sh"
+# Herald's triggers this schema does not name (a kind a function no longer takes, or the database's old
+# location after --database moved) still deliver their events: named, with the command that deletes
+# each, not deleted (a trigger is never removed on a guess).
+LIST_TRIGGERS=(gcloud eventarc triggers list --location=- --project="$PROJECT" --format=json)
+if $DRY_RUN; then
+  echo "+ $(quote "${LIST_TRIGGERS[@]}")"
+else
+  while IFS= read -r resource; do
+    trigger_name=${resource##*/}
+    trigger_location=${resource#*/locations/}
+    trigger_location=${trigger_location%%/*}
+    case "$trigger_name" in herald-*) ;; *) continue ;; esac
+    if [ "$trigger_location" != "$FIRESTORE_LOCATION" ] || [[ " ${NAMED_TRIGGERS[*]} " != *" $trigger_name "* ]]; then
+      echo "! Eventarc trigger $trigger_name in $trigger_location is not one this schema deploys, and still delivers its events: delete it with gcloud eventarc triggers delete $trigger_name --location=$trigger_location --project=$PROJECT"
+    fi
+  done < <("${LIST_TRIGGERS[@]}" 2>/dev/null | jq -r '.[]?.name // empty' 2>/dev/null || true)
+fi
 
 echo "# 7. Cloud Scheduler jobs"
 job() {

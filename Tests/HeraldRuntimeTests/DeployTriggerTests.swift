@@ -33,7 +33,8 @@ import Testing
         func index(_ prefix: String) -> Int? { calls.firstIndex { $0.hasPrefix(prefix) } }
     }
 
-    static func deploy(triggers: [String: String], refusingUpdates: Bool = false) async throws -> Deployment {
+    /// - elsewhere: full names of triggers in other locations.
+    static func deploy(triggers: [String: String], elsewhere: [String] = [], refusingUpdates: Bool = false) async throws -> Deployment {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gcloud-\(UUID().uuidString)")
         let bin = folder.appendingPathComponent("bin")
         let triggerFolder = folder.appendingPathComponent("triggers")
@@ -47,6 +48,7 @@ import Testing
             #"{"lifecycleState": "ACTIVE", "projectId": "team-chat", "projectNumber": "123456789012"}"#,
             to: folder.appendingPathComponent("projects-describe.json"))
         for (file, text) in triggers { try write(text, to: triggerFolder.appendingPathComponent(file)) }
+        try write(elsewhere.map { $0 + "\n" }.joined(), to: folder.appendingPathComponent("triggers-elsewhere"))
         try FileManager.default.copyItem(at: TestPaths.fixture("gcloud-standin/gcloud"), to: bin.appendingPathComponent("gcloud"))
         try write("#!/bin/sh\nexit 0\n", to: bin.appendingPathComponent("curl"))
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("curl").path)
@@ -81,7 +83,12 @@ import Testing
             triggers["herald-onreadreceipt-deleted.json"] = Self.described(
                 "herald-onreadreceipt-deleted", type: "deleted", pattern: Self.posts, database: "(default)")
         }
-        let run = try await Self.deploy(triggers: triggers, refusingUpdates: refusingUpdates)
+        // Herald's triggers the schema does not name (a kind onReadReceipt once took; the old location of a
+        // database), and another app's.
+        triggers["herald-onreadreceipt-updated.json"] = Self.described("herald-onreadreceipt-updated", type: "updated", pattern: Self.posts)
+        triggers["orders-on-write.json"] = Self.described("orders-on-write", type: "written", pattern: "orders/{orderId}")
+        let run = try await Self.deploy(
+            triggers: triggers, elsewhere: ["projects/team-chat/locations/eur3/triggers/herald-onmessagecreated"], refusingUpdates: refusingUpdates)
         let (out, calls) = (run.out, run.calls)
         #expect(run.status == 0, "\(run.stderr)\n\(out.suffix(3000))")
 
@@ -128,6 +135,15 @@ import Testing
                 run.index("eventarc triggers create herald-onreadreceipt-deleted ") != nil
                     && run.index("eventarc triggers delete herald-onreadreceipt-deleted ") == nil)
         }
+        // Left, and named with the command that deletes each.
+        let strays = out.split(separator: "\n").filter { $0.hasPrefix("! Eventarc trigger ") }
+        #expect(
+            strays.count == 2
+                && Set(strays) == [
+                    "! Eventarc trigger herald-onreadreceipt-updated in nam5 is not one this schema deploys, and still delivers its events: delete it with gcloud eventarc triggers delete herald-onreadreceipt-updated --location=nam5 --project=team-chat",
+                    "! Eventarc trigger herald-onmessagecreated in eur3 is not one this schema deploys, and still delivers its events: delete it with gcloud eventarc triggers delete herald-onmessagecreated --location=eur3 --project=team-chat",
+                ], "\(out)")
+        #expect(run.index("eventarc triggers delete herald-onreadreceipt-updated ") == nil && run.index("eventarc triggers delete orders-on-write") == nil)
         // Each trigger's subscription gets the dead letters, whichever way the trigger came to be.
         for name in ["herald-onmessagecreated", "herald-onreadreceipt", "herald-onreadreceipt-deleted", "herald-tokencleanup"] {
             #expect(run.index("pubsub subscriptions update projects/p/subscriptions/eventarc-\(name)-sub --dead-letter-topic=") != nil, "\(name)")
