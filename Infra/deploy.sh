@@ -13,20 +13,24 @@
 # The images (one per function) must already be in Artifact Registry (Infra/build-images.sh --push REPOSITORY).
 #
 # Usage: Infra/deploy.sh PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG]
-#                        [--firestore-location LOCATION] [--database DATABASE] [--notification-channel CHANNEL] [--dry-run]
+#                        [--firestore-location LOCATION] [--database DATABASE] [--ledger-collection PATH]
+#                        [--notification-channel CHANNEL] [--dry-run]
 # --schema: a preset (default, prd000, prd001, prd004) or your schema file (docs/schema.md). The triggers, the
 #   indexes and the HERALD_SCHEMA value come from it, through `herald schema deployment` (the HERALD variable
 #   names the herald executable; else `herald` on PATH, else `swift run herald` in this checkout); a schema with
 #   an error is refused before anything runs.
 # --database: the Firestore database (default: "(default)"); --firestore-location: its location (nam5, eur3 or a
 #   region; default: read from the project). Eventarc's Firestore triggers are created there, the rest in REGION.
+# --ledger-collection: where the exactly-once ledger lives (default _herald/events/ledger). Firestore's TTL
+#   policy and index exemption go to its collection group, every collection of its last name: if your app
+#   keeps a collection named `ledger` with an `expireAt` field, give the ledger a name of its own.
 # --notification-channel: a Cloud Monitoring channel (projects/P/notificationChannels/ID) the alerts notify.
 # --dry-run prints every command and runs none; values only Google knows (the project number, a
 # trigger's subscription) appear as PROJECT_NUMBER and SUBSCRIPTION_OF_<trigger>.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--notification-channel CHANNEL] [--dry-run]" >&2
+  echo "usage: $0 PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--ledger-collection PATH] [--notification-channel CHANNEL] [--dry-run]" >&2
   exit 2
 }
 
@@ -39,6 +43,7 @@ REPOSITORY=""
 TAG=latest
 FIRESTORE_LOCATION=""
 DATABASE="(default)"
+LEDGER_COLLECTION="_herald/events/ledger"
 NOTIFY=""
 DRY_RUN=false
 while [ $# -gt 0 ]; do
@@ -48,6 +53,7 @@ while [ $# -gt 0 ]; do
     --tag) TAG=${2:?--tag needs a value}; shift 2 ;;
     --firestore-location) FIRESTORE_LOCATION=${2:?--firestore-location needs a value}; shift 2 ;;
     --database) DATABASE=${2:?--database needs a value}; shift 2 ;;
+    --ledger-collection) LEDGER_COLLECTION=${2:?--ledger-collection needs a value}; shift 2 ;;
     --notification-channel) NOTIFY=${2:?--notification-channel needs a value}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
     *) usage ;;
@@ -60,6 +66,11 @@ case "$NOTIFY" in *[!a-zA-Z0-9/_-]*) echo "error: --notification-channel must be
 
 case "$DATABASE" in "(default)") ;; *[!a-z0-9-]* | "" | -*) echo "error: --database must be a database id such as (default) or chat-eu, not \"$DATABASE\"" >&2; exit 2 ;; esac
 case "$FIRESTORE_LOCATION" in *[!a-z0-9-]*) echo "error: --firestore-location must be a location such as nam5, eur3 or europe-west1, not \"$FIRESTORE_LOCATION\"" >&2; exit 2 ;; esac
+# A collection path: an odd number of segments of letters, digits, _ and -.
+if ! [[ "$LEDGER_COLLECTION" =~ ^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+)*$ ]]; then
+  echo "error: --ledger-collection must be a collection path such as _herald/events/ledger, not \"$LEDGER_COLLECTION\"" >&2
+  exit 2
+fi
 REPOSITORY=${REPOSITORY:-$REGION-docker.pkg.dev/$PROJECT/herald}
 case "$REPOSITORY$TAG" in *[!a-zA-Z0-9./:_-]*) echo "error: REPOSITORY and TAG must be an image repository and tag, not \"$REPOSITORY\" \"$TAG\"" >&2; exit 2 ;; esac
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -80,7 +91,7 @@ elif command -v herald >/dev/null 2>&1; then
 else
   HERALD_COMMAND=(swift run --package-path "$HERE/.." --quiet herald)
 fi
-if ! "${HERALD_COMMAND[@]}" schema deployment "$SCHEMA" --output "$RENDERED/schema" >&2; then
+if ! "${HERALD_COMMAND[@]}" schema deployment "$SCHEMA" --ledger-collection "$LEDGER_COLLECTION" --output "$RENDERED/schema" >&2; then
   echo "error: schema \"$SCHEMA\" cannot be deployed (above); nothing was run" >&2
   exit 2
 fi
@@ -247,6 +258,7 @@ for function in "${FUNCTIONS[@]}"; do
       case "$line" in
         *"value: SCHEMA") line="${line%SCHEMA}$(yaml_quoted "$SCHEMA_VALUE")" ;;
         *"value: DATABASE") line="${line%DATABASE}$(yaml_quoted "$DATABASE")" ;;
+        *"value: LEDGER_COLLECTION") line="${line%LEDGER_COLLECTION}$(yaml_quoted "$LEDGER_COLLECTION")" ;;
       esac
       printf '%s\n' "$line"
     done >"$manifest"

@@ -31,6 +31,13 @@ struct Deploy: AsyncParsableCommand {
         help: ArgumentHelp("The database's location (nam5, eur3, or a region; default: read from the project): the triggers go there.", valueName: "location"))
     var firestoreLocation: String?
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Where the exactly-once ledger lives (default: _herald/events/ledger); its TTL policy covers every collection of its last name.",
+            valueName: "path"))
+    var ledgerCollection: String?
+
     @Option(name: .long, help: ArgumentHelp("Image repository (default: REGION-docker.pkg.dev/PROJECT/herald).", valueName: "repository"))
     var repository: String?
 
@@ -89,6 +96,7 @@ struct Deploy: AsyncParsableCommand {
         var deploy = ["bash", "Infra/deploy.sh", project, region, "--schema", schemaArgument, "--repository", repositoryPath]
         if let database { deploy += ["--database", database] }
         if let firestoreLocation { deploy += ["--firestore-location", firestoreLocation] }
+        if let ledgerCollection { deploy += ["--ledger-collection", ledgerCollection] }
         if let notificationChannel { deploy += ["--notification-channel", notificationChannel] }
         var steps = [
             Step(

@@ -60,6 +60,14 @@ import Testing
         #expect(run.stdoutText.contains("--password-stdin \"$0\"' us-docker.pkg.dev"))
     }
 
+    @Test func theLedgerCollectionIsPassedOnToTheDeployment() async throws {
+        let run = try await Self.deploy(["my-project", "europe-west1", "--ledger-collection", "_herald/events/heraldLedger", "--dry-run"])
+        #expect(run.status == 0, "\(run.stderr)")
+        // deploy.sh got it: the TTL policy goes to that collection's group, not to every collection named `ledger`.
+        #expect(run.stdoutText.contains("ttls update expireAt --collection-group=heraldLedger --enable-ttl"), "\(run.stdoutText.suffix(3000))")
+        #expect(!run.stdoutText.contains("--collection-group=ledger "))
+    }
+
     @Test func wrongSettingsAndMissingToolsAreNamed() async throws {
         let badProject = try await Self.deploy(["My_Project", "europe-west1", "--dry-run"])
         #expect(badProject.status == 64 && badProject.stderr.contains("PROJECT must be"), "\(badProject.stderr)")

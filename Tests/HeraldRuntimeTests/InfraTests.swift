@@ -103,6 +103,7 @@ import Testing
         let manifest = try String(contentsOf: run.rendered.appendingPathComponent("onMessageCreated.yaml"), encoding: .utf8)
         // Each function its own image, deployed by digest, never by a tag that can move; it serves by default.
         #expect(manifest.contains("value: '\(preset)'\n"))
+        #expect(manifest.contains("- name: HERALD_LEDGER_COLLECTION\n              value: '_herald/events/ledger'\n"), "\(manifest)")
         #expect(manifest.contains("image: europe-west1-docker.pkg.dev/herald-demo/herald/herald-onmessagecreated@DIGEST_OF_herald-onmessagecreated\n"))
         #expect(manifest.contains("args: [\"serve\"]"))
         #expect(manifest.contains("value: https://herald-onmessagecreated-PROJECT_NUMBER.europe-west1.run.app\n"))
@@ -118,11 +119,28 @@ import Testing
         #expect(run.index("ttls update expireAt", "--enable-ttl") != nil)
     }
 
+    /// A ledger of its own name (an app of yours keeps a `ledger` collection): the TTL policy and the index
+    /// exemption go to its group, not to every collection named `ledger`, and every function gets its path.
+    @Test func aLedgerOfItsOwnNameTakesTheTTLAndTheFunctionsWithIt() async throws {
+        let (status, run, stderr) = try await dryRun(["herald-demo", "europe-west1", "--ledger-collection", "_herald/events/heraldLedger", "--dry-run"])
+        defer { try? FileManager.default.removeItem(at: run.rendered) }
+        #expect(status == 0, "\(stderr)")
+        #expect(run.index("ttls update expireAt", "--collection-group=heraldLedger ", "--enable-ttl") != nil, "\(run.all("ttls update"))")
+        #expect(run.index("ttls update expireAt", "--collection-group=ledger ") == nil, "no TTL on every collection named ledger")
+        #expect(run.index("indexes fields update expireAt", "--collection-group=heraldLedger ", "--disable-indexes") != nil)
+        for function in FunctionCatalog.names {
+            let manifest = try String(contentsOf: run.rendered.appendingPathComponent("\(function).yaml"), encoding: .utf8)
+            #expect(manifest.contains("- name: HERALD_LEDGER_COLLECTION\n              value: '_herald/events/heraldLedger'\n"), "\(function)")
+        }
+    }
+
     @Test func badArgumentsAreRefusedBeforeAnything() async throws {
         for arguments in [
             [], ["only-project"], ["p", "r", "--schema", "prd999", "--dry-run"], ["Bad_Project", "europe-west1", "--dry-run"],
             ["p", "europe-west1", "--nonsense"], ["p", "europe-west1", "--notification-channel", "me@example.com", "--dry-run"],
             ["p", "europe-west1", "--notification-channel", "projects/p/notificationChannels/1;rm -rf /", "--dry-run"],
+            ["p", "europe-west1", "--ledger-collection", "_herald/events", "--dry-run"],
+            ["p", "europe-west1", "--ledger-collection", "_herald/events/ledger;rm -rf /", "--dry-run"],
         ] {
             let (status, run, stderr) = try await dryRun(arguments)
             #expect(status == 2, "\(arguments)")
