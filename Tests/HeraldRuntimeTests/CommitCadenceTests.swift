@@ -106,6 +106,39 @@ import Testing
         #expect(!appWrote.sharedWithOthers(document), "not committed here yet: not read before its first commit")
     }
 
+    /// A writer that has never seen a commit of this one's goes by its bucket, whose turns keep to its
+    /// own schedule, while this one's come a turn after each of its commits: it would take every turn.
+    /// After two of its commits running, this one's turn comes before the other's next; once this one
+    /// has committed, the other goes by turns and this one no longer early.
+    @Test func aWriterPassedOverTwiceGoesBeforeTheOthersNextTurn() {
+        let turn = Duration.milliseconds(1300)
+        var other = CommitCadence()
+        var passedOver = CommitCadence()
+        // The other's burst (this one sees the latest version only), then a commit every turn.
+        other.committed(document, at: start)
+        other.committed(document, at: start)
+        passedOver.observed(document, writtenAt: start)
+        #expect(passedOver.next(document, now: start) == start.adding(turn), "a turn after the other's commit")
+        let second = start.adding(turn)
+        #expect(other.next(document, now: second) <= second, "the other's bucket lets it go at that very time")
+        other.committed(document, at: second)
+        passedOver.observed(document, writtenAt: second)
+        let early = passedOver.next(document, now: second)
+        #expect(early < other.next(document, now: second), "this one's turn comes first: \(early)")
+        #expect(early >= second.adding(turn / 2), "yet not at once after the other's commit")
+        #expect(passedOver.passedOver(document), "and without a read first")
+
+        passedOver.committed(document, at: early)
+        other.observed(document, writtenAt: early)
+        let third = other.next(document, now: early)
+        #expect(third >= early.adding(turn), "the other now goes by turns")
+        #expect(passedOver.next(document, now: early) == early.adding(turn), "and this one a turn after its commit")
+        #expect(!passedOver.passedOver(document))
+        other.committed(document, at: third)
+        passedOver.observed(document, writtenAt: third)
+        #expect(passedOver.next(document, now: third) == third.adding(turn), "one commit of the other's: its turn as before")
+    }
+
     /// A commit to a document whose version was not known here (never read, never committed here) may
     /// follow another writer's unseen: it counts as two, so the next waits a turn; a commit on a version
     /// known here does not.

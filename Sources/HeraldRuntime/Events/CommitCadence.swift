@@ -36,6 +36,8 @@ struct CommitCadence: Sendable {
         /// This instance's latest commit and the one before it.
         var own: Timestamp?
         var previousOwn: Timestamp?
+        /// Commits by others seen since this instance's latest commit.
+        var foreignSinceOwn = 0
     }
 
     private var documents: [DocumentName: Document] = [:]
@@ -82,6 +84,16 @@ struct CommitCadence: Sendable {
             if let own = state.own, own == state.latest, let previous = state.previousOwn, foreign > previous {
                 return max(bucket, own.adding(interval * 3 / 2))
             }
+            // Passed over: the other writer took two turns running. One that has never seen a commit of
+            // this instance's goes by its bucket, whose turns keep to its own schedule and so come no
+            // later than a turn after its latest commit, where this one's came a turn after it plus a
+            // jitter and a read: it took every turn, and this one's events waited for as long as the
+            // other had events (the second instance of `twoInstancesTakingTurnsLearnOfEachOthersCommits
+            // BeforeCommitting` in four runs of seven: all its events in one commit at the end). Now this
+            // one's turn comes at the other's bucket turn or before it, and goes with no jitter and no read
+            // first (`passedOver`), so it commits first; the other's commit fails its condition, and
+            // from then on the two take turns.
+            if passedOver(state) { return max(bucket, state.latest.adding(interval * 3 / 5)) }
             return max(bucket, state.latest.adding(interval))
         }
         return bucket
@@ -100,6 +112,14 @@ struct CommitCadence: Sendable {
         return state.foreign != nil && state.own != nil
     }
 
+    /// Whether another writer took the document's last two turns, so this instance's next comes early
+    /// and goes at once (no jitter) on what it knows (no read first, `CommitCoalescer.peek`): the read
+    /// that found the other's commit was a moment ago, and a round trip now could let the other's next
+    /// commit in before this one's again.
+    func passedOver(_ document: DocumentName) -> Bool { documents[document].map(passedOver) ?? false }
+
+    private func passedOver(_ state: Document) -> Bool { state.foreignSinceOwn >= 2 }
+
     /// Forgets documents whose history no longer bears on their next commit.
     mutating func forgetQuiet(now: Timestamp) {
         guard documents.count > 50_000 else { return }
@@ -117,8 +137,10 @@ struct CommitCadence: Sendable {
         state.latest = max(state.latest, time)
         if foreign {
             state.foreign = max(state.foreign ?? .distantPast, time)
+            state.foreignSinceOwn += 1
         } else if time > state.own ?? .distantPast {
             (state.previousOwn, state.own) = (state.own, time)
+            state.foreignSinceOwn = 0
         }
         documents[document] = state
     }

@@ -124,10 +124,12 @@ actor CommitCoalescer {
         guard busy.isDisjoint(with: documents) else { return }
         flushScheduled = true
         // The earliest turn of any waiting commit (the rest are looked at again after it).
-        let soonest = waiting.map { turn(of: $0.documents) }.min() ?? .distantPast
-        let delay = max(.zero, soonest.duration(since: Timestamp.now()))
-        // A little jitter past the turn, so two instances that learned the same turn seldom both take it.
-        let jitter = delay > .zero ? Duration.milliseconds(Int64.random(in: 0...Int64(cadence.interval / .milliseconds(1) / 5))) : .zero
+        let soonest = waiting.map { ($0.documents, turn(of: $0.documents)) }.min { $0.1 < $1.1 }
+        let delay = max(.zero, (soonest?.1 ?? .distantPast).duration(since: Timestamp.now()))
+        // A little jitter past the turn, so two instances that learned the same turn seldom both take it;
+        // none for an instance passed over, whose turn is the other's too and must come first.
+        let passedOver = soonest?.0.contains { cadence.passedOver($0) } ?? false
+        let jitter = delay > .zero && !passedOver ? Duration.milliseconds(Int64.random(in: 0...Int64(cadence.interval / .milliseconds(1) / 5))) : .zero
         Task {
             try? await Task.sleep(for: delay + jitter)
             await flush()
@@ -246,10 +248,13 @@ actor CommitCoalescer {
     /// latest known here sets this turn after it, where committing blind would fail its condition (a
     /// round trip, and a commit Firestore counted against the document) and then read them anyway. One
     /// read for the whole turn's commit, made only when it carries several events (one event alone
-    /// risks less than a read costs).
+    /// risks less than a read costs) and this instance was not passed over (its early turn goes on
+    /// what the read that found it passed over learned).
     private func peek(_ due: [Waiting]) async {
         guard due.count > 1 else { return }
-        let documents = due.reduce(into: Set<DocumentName>()) { $0.formUnion($1.documents) }.filter { cadence.sharedWithOthers($0) }
+        let documents = due.reduce(into: Set<DocumentName>()) { $0.formUnion($1.documents) }.filter {
+            cadence.sharedWithOthers($0) && !cadence.passedOver($0)
+        }
         guard !documents.isEmpty else { return }
         busy.formUnion(documents)
         defer { busy.subtract(documents) }
