@@ -31,6 +31,8 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
 
     public var trigger: Trigger { Trigger(pattern: schema.messagePattern, kinds: [.created]) }
 
+    /// Run from the top again after each round of reads: `reading.need` throws `NotReadYet` naming what
+    /// to read next, and `EventProcessor` reads it and calls this again.
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         let unsent = "the message was deleted before its event was handled (unsent): nothing to announce"
         guard change.newDocument != nil else { return .skip(unsent) }
@@ -92,12 +94,14 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         var pushes: [PushMessage] = []
         for recipient in recipients {
             guard let user = users[recipient], !user.isViewing(conversation.id, at: change.time, freshness: viewingStaleAfter) else { continue }
-            // The badge as it will be once this message is counted (the stored count is any client's to write).
+            // The badge as it will be once this message is counted (the stored count is any client's to
+            // write); the executor sends the count its commit produced instead, where there is one.
             let badge = min(user.badge(&stored), Int(Int32.max) - 1) + (isCounted.contains(recipient) ? 1 : 0)
             let decision = preferences.decision(
                 for: recipient, user: user.document, conversation: conversation.document,
                 isGroup: conversation.isGroup, mentioned: mentioned.contains(recipient), at: change.time,
                 warnings: &stored.warnings)
+            // One message for all of the recipient's devices, addressed to each of their tokens.
             pushes += tokenStore.pushes(to: user.document, userID: recipient, count: user.badgeSource) { token in
                 switch decision {
                 case .alert(let mentioned):

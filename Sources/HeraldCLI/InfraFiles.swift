@@ -46,6 +46,7 @@ enum InfraFiles {
     static func executable(_ function: FunctionDeclaration) -> String {
         """
         // The \(function.name) executable. Written by `swift run herald infra` from FunctionCatalog.all.
+        // Serves the function on the host for its kind (HeraldRuntime/Serving/FunctionHosts.swift).
         import ChatFunctions
         import HeraldRuntime
 

@@ -165,8 +165,8 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
         case .apply, .skipUnlessStarted:
             planned = [plan.writes] + plan.groups
             writeCount = plan.allWritesCount
-            // The ledger is keyed on the event as delivered, not on the document as read now; a creation
-            // delivered without data by the create time read (`ExactlyOnceExecutor.ledgerName`).
+            // The ledger is keyed on the event as delivered, not on the document as read now, except a
+            // creation delivered without data: keyed by the create time its read found (`ExactlyOnceExecutor.ledgerName`).
             outcome = try await gateway.execute(plan, for: change.dataWasOmitted && change.kind == .created ? change : event.change, delivery: delivery)
             switch outcome {
             case .duplicate: logger.info("duplicate delivery: already applied")

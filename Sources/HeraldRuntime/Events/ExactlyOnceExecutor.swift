@@ -132,16 +132,23 @@ public struct ExactlyOnceExecutor: DocumentGateway {
         return try DocumentName(project: firestore.project, database: firestore.database, path: "\(ledgerCollection)/\(Digest.hex(identity))")
     }
 
+    /// Carries out one delivery's plan (the contract: `DocumentGateway.execute`): the plan's writes and
+    /// this event's ledger entry in one commit (or found committed by an earlier delivery), its further
+    /// parts, then its pushes under this delivery's claim (`holder`), each token's result recorded, and
+    /// badge-only corrections for devices whose count changed meanwhile (PushCounts.swift).
     public func execute(_ plan: Plan, for event: DocumentChange, delivery holder: String) async throws -> EffectsReport.Outcome {
         if isDryRun { return .applied }
         let ledger = EventLedger(main: try ledgerName(for: event))
         let started = ContinuousClock.now
         let first: FirstCommit
         if case .skipUnlessStarted(let reason) = plan.decision {
-            // By this event's earlier delivery if its ledger entry exists: what it left pending is done below.
+            // By this event's earlier delivery if its ledger entry exists: below, its pending ledger parts
+            // are applied and the pushes this plan still offers sent (a message unsent since offers none).
             guard let state = try await readState(ledger) else { return .skipped(reason: reason) }
             first = FirstCommit(state: state, committed: false, holdsClaim: false)
         } else {
+            // The plan's groups split between the first commit and ledger parts of their own, each group
+            // applied whole in one commit.
             first = try await commitFirst(try ledger.layout(plan), ledger: ledger, event: event, holder: holder)
         }
         var state = first.state
@@ -155,7 +162,7 @@ public struct ExactlyOnceExecutor: DocumentGateway {
         }
         let pending = plan.pushes.filter { state.isDue($0.token) }
         guard !pending.isEmpty else {
-            if !didWork, state.main["countsChecked"] != .boolean(true) { try await correctCountsAfterEarlierDelivery(plan.pushes, state: state) }
+            if !didWork, state.main["countsChecked"] != .boolean(true) { try await sendBadgeCorrectionsAfterEarlierDelivery(plan.pushes, state: state) }
             return didWork ? .applied : .duplicate
         }
         var claimed = started
@@ -163,13 +170,14 @@ public struct ExactlyOnceExecutor: DocumentGateway {
             claimed = .now
             try await claim(state, holder: holder)
         }
+        // Each push's badge as committed (the plan's figure was its guess).
         let counted = await withCommittedCounts(pending, committed: counts)
         // What an earlier delivery sent and did not get to check (it failed or died after its sends):
         // checked with this delivery's own pushes.
         let unchecked = state.main["countsChecked"] == .boolean(true) ? [] : sentBefore(plan.pushes.filter { !state.isDue($0.token) }, state: state)
         let (sent, retry, checked) = try await send(counted, state: state, holder: holder, claimedAt: claimed, eventID: event.eventID, alsoChecking: unchecked)
         if checked { return .applied }
-        do { try await correctCounts(sent + unchecked, state: state) } catch { throw retry ?? Self.classify(error) }
+        do { try await sendBadgeCorrections(sent + unchecked, state: state) } catch { throw retry ?? Self.classify(error) }
         if let retry { throw retry }
         await markCountsChecked(sent + unchecked, state: state)
         return .applied
@@ -187,6 +195,8 @@ public struct ExactlyOnceExecutor: DocumentGateway {
     /// Commits the plan's first writes with the ledger entries, or finds them committed before.
     func commitFirst(_ layout: EventLedger.Layout, ledger: EventLedger, event: DocumentChange, holder: String) async throws -> FirstCommit {
         let expireAt = Timestamp.now().adding(ledgerLifetime)
+        // The plan's writes, then the ledger entry (with this holder's claim when there are pushes), then
+        // its parts: the entries are the last `1 + partCount` writes.
         let writes = try ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
         let hasPushes = !layout.pushShards.joined().isEmpty
         do {

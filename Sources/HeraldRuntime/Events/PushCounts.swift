@@ -56,7 +56,7 @@ extension ExactlyOnceExecutor {
     /// Each correction's count is recorded in the ledger before it is sent, so a delivery that takes over
     /// after this one died compares the store with what the device may have got.
     /// - sent: the pushes as sent, with the badge each carried.
-    func correctCounts(_ sent: [(push: PushMessage, badge: Int)], state: LedgerState) async throws {
+    func sendBadgeCorrections(_ sent: [(push: PushMessage, badge: Int)], state: LedgerState) async throws {
         guard let fcm else { return }
         var shown: [String: (push: PushMessage, badge: Int)] = [:]
         for item in sent where item.push.count != nil { shown[item.push.token] = item }
@@ -127,10 +127,10 @@ extension ExactlyOnceExecutor {
     /// A delivery of an event whose pushes went out before, and whose counts were not checked after: the
     /// devices whose recorded count is no longer the stored one are corrected (the delivery that sent
     /// them died before it checked).
-    func correctCountsAfterEarlierDelivery(_ pushes: [PushMessage], state: LedgerState) async throws {
+    func sendBadgeCorrectionsAfterEarlierDelivery(_ pushes: [PushMessage], state: LedgerState) async throws {
         let sent = sentBefore(pushes, state: state)
         guard !sent.isEmpty else { return }
-        do { try await correctCounts(sent, state: state) } catch { throw Self.classify(error) }
+        do { try await sendBadgeCorrections(sent, state: state) } catch { throw Self.classify(error) }
         await markCountsChecked(sent, state: state)
     }
 

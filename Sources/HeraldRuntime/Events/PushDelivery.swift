@@ -26,7 +26,8 @@ extension ExactlyOnceExecutor {
                     retryAfterSeconds: Int(min(lease - age, lease)) + 1)
             }
         }
-        // Expired claims (their holders died) go; this holder's is stamped with Firestore's time.
+        // Expired claims (their holders died) go, `claimedAt` too (the one claim of entries written before
+        // claims were kept per holder); this holder's is stamped with Firestore's time.
         let stale = state.claims.keys.map { $0 == "claimedAt" ? FieldPath("claimedAt") : FieldPath("claims", $0) }
         let write = Write(
             .update(state.main.name, fields: [:], mask: stale), transforms: [FieldTransform(FieldPath("claims", holder), .setToRequestTime)],
@@ -62,7 +63,7 @@ extension ExactlyOnceExecutor {
     /// when some failed transiently (they stay pending for a redelivery), and whether the counts were
     /// checked: every push went out and every device's count was still the stored one when read after
     /// the sends, by 75% of the lease (those of `alsoChecking` too: an earlier delivery's), recorded in
-    /// the same commit (else `correctCounts` follows).
+    /// the same commit (else `sendBadgeCorrections` follows).
     func send(
         _ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant, eventID: String,
         alsoChecking earlier: [(push: PushMessage, badge: Int)] = []
@@ -83,10 +84,6 @@ extension ExactlyOnceExecutor {
             metrics.tokenRemovalsRefused(outcome.refusedRemovals)
         }
 
-        // What became of each push, and this holder's claim released (masked and absent: deleted), so a
-        // redelivery for the transient failures may send them at once. The pushes are out: losing this
-        // record would send them again, so it is retried until shortly before the lease ends, even when a
-        // failure leaves unknown whether it was applied (writing it twice is harmless).
         // With each push sent (or perhaps sent: FCM did not answer in time), the count it carried: a
         // later delivery corrects the device if the count changed.
         let sent = pushes.compactMap { push -> (push: PushMessage, badge: Int)? in
@@ -109,6 +106,10 @@ extension ExactlyOnceExecutor {
             // Given up at 75% of the lease, leaving the record a fifth of it.
             checked = await countsStillShown(sent + earlier, until: claimedAt + pushLease * 0.75)
         }
+        // The record: what became of each push, and this holder's claim released (masked and absent:
+        // deleted), so a redelivery for the transient failures may send them at once. The pushes are out:
+        // losing this record would send them again, so it is retried until shortly before the lease ends,
+        // even when a failure leaves unknown whether it was applied (writing it twice is harmless).
         let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
             let counts = countsByDocument[name] ?? [:]
             let isMain = name == state.main.name

@@ -14,6 +14,27 @@ public protocol FunctionHost: Sendable {
     func respond(toPost request: HTTPServer.Request, on server: FunctionServer<Self>) async -> EventResponse
 }
 
+/// The way in: `FunctionCommand<F>.main()` (an executable's `main.swift`) asks the function's kind for
+/// its host here, and `HostCommandLine<Host>` runs the subcommand; `serve` starts a `FunctionServer`,
+/// which checks each request (identity, size) and hands `POST /` to the host's `respond(toPost:)`.
+struct HostOfKind: FunctionKindVisitor {
+    let arguments: [String]
+
+    func eventFunction<Function: EventFunction & ConfigurableFunction>(_: Function.Type) -> @Sendable () async -> Never {
+        { [arguments] in await HostCommandLine<EventFunctionHost<Function>>.run(arguments: arguments) }
+    }
+
+    func scheduledFunction<Function: ScheduledFunction & ConfigurableFunction>(_: Function.Type) -> @Sendable () async -> Never {
+        { [arguments] in await HostCommandLine<ScheduledFunctionHost<Function>>.run(arguments: arguments) }
+    }
+
+    func eventAndScheduledFunction<Function: EventFunction & ScheduledFunction & ConfigurableFunction>(
+        _: Function.Type
+    ) -> @Sendable () async -> Never {
+        { [arguments] in await HostCommandLine<EventAndScheduledFunctionHost<Function>>.run(arguments: arguments) }
+    }
+}
+
 /// A host's command line: `serve` (every host's) and these.
 protocol CommandLineHost: FunctionHost where Function: ConfigurableFunction {
     init(_ function: Function, on platform: FunctionPlatform, metrics: RuntimeMetrics?)
@@ -30,6 +51,7 @@ public struct EventFunctionHost<Function: EventFunction>: FunctionHost {
     public init(processor: EventProcessor<Function>) { self.processor = processor }
 
     public init(_ function: Function, on platform: FunctionPlatform, metrics: RuntimeMetrics?) {
+        // The gateway: the `ExactlyOnceExecutor` over Firestore and FCM (a snapshot's offline).
         processor = EventProcessor(function: function, gateway: platform.documents, project: platform.project, metrics: metrics)
     }
 
@@ -40,7 +62,8 @@ public struct EventFunctionHost<Function: EventFunction>: FunctionHost {
 
     /// One event, on any host's server (a host of both kinds hands its events here).
     func handle<Host>(_ request: HTTPServer.Request, on server: FunctionServer<Host>) async -> EventResponse {
-        await server.handleEvent(request) { event, logger in await processor.process(event, logger: logger) }
+        // Traced and counted by the server; the event is decoded by the processor.
+        await server.handleEvent(request) { undecoded, logger in await processor.process(undecoded, logger: logger) }
     }
 }
 
@@ -109,24 +132,5 @@ extension EventAndScheduledFunctionHost: CommandLineHost where Function: Configu
         } else {
             try await EventFunctionHost<Function>.run(subcommand, options: options)
         }
-    }
-}
-
-/// A function's command line on the host for its kind.
-struct HostOfKind: FunctionKindVisitor {
-    let arguments: [String]
-
-    func eventFunction<Function: EventFunction & ConfigurableFunction>(_: Function.Type) -> @Sendable () async -> Never {
-        { [arguments] in await HostCommandLine<EventFunctionHost<Function>>.run(arguments: arguments) }
-    }
-
-    func scheduledFunction<Function: ScheduledFunction & ConfigurableFunction>(_: Function.Type) -> @Sendable () async -> Never {
-        { [arguments] in await HostCommandLine<ScheduledFunctionHost<Function>>.run(arguments: arguments) }
-    }
-
-    func eventAndScheduledFunction<Function: EventFunction & ScheduledFunction & ConfigurableFunction>(
-        _: Function.Type
-    ) -> @Sendable () async -> Never {
-        { [arguments] in await HostCommandLine<EventAndScheduledFunctionHost<Function>>.run(arguments: arguments) }
     }
 }
