@@ -109,7 +109,8 @@ import Testing
     /// A writer that has never seen a commit of this one's goes by its bucket, whose turns keep to its
     /// own schedule, while this one's come a turn after each of its commits: it would take every turn.
     /// After two of its commits running, this one's turn comes before the other's next; once this one
-    /// has committed, the other goes by turns and this one no longer early.
+    /// has committed, the other goes by turns, and this one leaves it the next (as one that committed
+    /// right after the other's commit does) and is no longer early.
     @Test func aWriterPassedOverTwiceGoesBeforeTheOthersNextTurn() {
         let turn = Duration.milliseconds(1300)
         var other = CommitCadence()
@@ -132,7 +133,7 @@ import Testing
         other.observed(document, writtenAt: early)
         let third = other.next(document, now: early)
         #expect(third >= early.adding(turn), "the other now goes by turns")
-        #expect(passedOver.next(document, now: early) == early.adding(turn), "and this one a turn after its commit")
+        #expect(passedOver.next(document, now: early) == early.adding(turn * 3 / 2), "and this one leaves it the next turn")
         #expect(!passedOver.passedOver(document))
         other.committed(document, at: third)
         passedOver.observed(document, writtenAt: third)

@@ -139,7 +139,9 @@ struct CommitCadence: Sendable {
             state.foreign = max(state.foreign ?? .distantPast, time)
             state.foreignSinceOwn += 1
         } else if time > state.own ?? .distantPast {
-            (state.previousOwn, state.own) = (state.own, time)
+            // A commit made when passed over followed the other's commits: like one made after its own
+            // and theirs, it leaves the next turn to them.
+            (state.previousOwn, state.own) = (passedOver(state) ? .distantPast : state.own, time)
             state.foreignSinceOwn = 0
         }
         documents[document] = state
