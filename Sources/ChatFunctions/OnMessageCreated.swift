@@ -3,8 +3,8 @@ import FirestoreModel
 import HeraldCore
 import ZoneInfo
 
-/// A new message: denormalize it into its conversation, count it as unread for every recipient,
-/// mark it sent, and push it to the recipients' devices.
+/// A new message: denormalize it into its conversation, count it as unread for every recipient who has
+/// not read it, mark it sent, and push it to the recipients' devices.
 public struct OnMessageCreated: EventFunction, ConfigurableFunction {
     public static let name = "onMessageCreated"
     public static let summary = "On a new message: push to the other participants and update the conversation."
@@ -73,8 +73,9 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
         if message.status.map(Message.unsentStatuses.contains) ?? true { writes.append(message.markSent()) }
 
         // Each recipient who has not read it yet (a receipt can land before this event is handled) counts it
-        // as unread: in the conversation, in their badge, and with a mark on the message that onReadReceipt
-        // clears when it counts the read (its own write re-triggers it, so order never matters).
+        // as unread: in the conversation, in their badge, and with a mark on the message by which
+        // onReadReceipt knows to count their read down, once (the mark's write re-triggers it, so order
+        // never matters).
         let readBy = message.readBy
         let counted = recipients.filter { !readBy.contains($0) }
         let isCounted = Set(counted)

@@ -138,6 +138,14 @@ import Testing
         other.committed(document, at: third)
         passedOver.observed(document, writtenAt: third)
         #expect(passedOver.next(document, now: third) == third.adding(turn), "one commit of the other's: its turn as before")
+
+        // The other's commits seen while this one had nothing to commit passed nothing over.
+        var idle = CommitCadence()
+        idle.observed(document, writtenAt: start, whileWaiting: false)
+        idle.observed(document, writtenAt: second, whileWaiting: false)
+        #expect(!idle.passedOver(document) && idle.next(document, now: second) == second.adding(turn))
+        idle.observed(document, writtenAt: second.adding(turn), whileWaiting: true)
+        #expect(!idle.passedOver(document), "one turn wanted and taken by the other is not two")
     }
 
     /// A commit to a document whose version was not known here (never read, never committed here) may

@@ -36,7 +36,9 @@ struct CommitCadence: Sendable {
         /// This instance's latest commit and the one before it.
         var own: Timestamp?
         var previousOwn: Timestamp?
-        /// Commits by others seen since this instance's latest commit.
+        /// Commits by others seen since this instance's latest commit, all while it had one waiting (one
+        /// seen while it had none starts the count again: an instance without events was not passed over,
+        /// and going early without a read would only risk a conflict).
         var foreignSinceOwn = 0
     }
 
@@ -59,9 +61,10 @@ struct CommitCadence: Sendable {
     }
 
     /// Another writer committed the document at `time` (a version newer than any known here);
-    /// `created`: that commit created it, so no commit of theirs came before it.
-    mutating func observed(_ document: DocumentName, writtenAt time: Timestamp, created: Bool = false) {
-        record(document, at: time, foreign: !created)
+    /// `created`: that commit created it, so no commit of theirs came before it. `whileWaiting`: this
+    /// instance had a commit to it waiting or under way, so the other took a turn this one wanted.
+    mutating func observed(_ document: DocumentName, writtenAt time: Timestamp, created: Bool = false, whileWaiting: Bool = true) {
+        record(document, at: time, foreign: !created, wanted: whileWaiting)
     }
 
     /// A commit to the document failed at `now` for a reason no read explains (Firestore's contention):
@@ -84,15 +87,16 @@ struct CommitCadence: Sendable {
             if let own = state.own, own == state.latest, let previous = state.previousOwn, foreign > previous {
                 return max(bucket, own.adding(interval * 3 / 2))
             }
-            // Passed over: the other writer took two turns running. One that has never seen a commit of
-            // this instance's goes by its bucket, whose turns keep to its own schedule and so come no
-            // later than a turn after its latest commit, where this one's came a turn after it plus a
-            // jitter and a read: it took every turn, and this one's events waited for as long as the
-            // other had events (the second instance of `twoInstancesTakingTurnsLearnOfEachOthersCommits
-            // BeforeCommitting` in four runs of seven: all its events in one commit at the end). Now this
-            // one's turn comes at the other's bucket turn or before it, and goes with no jitter and no read
-            // first (`passedOver`), so it commits first; the other's commit fails its condition, and
-            // from then on the two take turns.
+            // Passed over: the other writer took two turns running that this one wanted. One that has
+            // never seen a commit of this instance's goes by its bucket, whose turns keep to its own
+            // schedule and so come no later than a turn after its latest commit, where this one's came a
+            // turn after it plus a jitter and a read: it took every turn, and this one's events waited
+            // for as long as the other had events (the second instance of `twoInstancesTakingTurns
+            // LearnOfEachOthersCommitsBeforeCommitting` in four runs of seven: all its events in one
+            // commit at the end). Now this one's turn comes at the other's bucket turn or before it, and
+            // goes with no jitter and no read first (`passedOver`), so it commits first; the other's
+            // commit fails its condition, this one leaves it the next turn (`record`), and from then on
+            // the two take turns.
             if passedOver(state) { return max(bucket, state.latest.adding(interval * 3 / 5)) }
             return max(bucket, state.latest.adding(interval))
         }
@@ -112,10 +116,10 @@ struct CommitCadence: Sendable {
         return state.foreign != nil && state.own != nil
     }
 
-    /// Whether another writer took the document's last two turns, so this instance's next comes early
-    /// and goes at once (no jitter) on what it knows (no read first, `CommitCoalescer.peek`): the read
-    /// that found the other's commit was a moment ago, and a round trip now could let the other's next
-    /// commit in before this one's again.
+    /// Whether another writer took the document's last two turns while this instance had a commit
+    /// waiting for them, so its next comes early and goes at once (no jitter) on what it knows (no read
+    /// first, `CommitCoalescer.peek`): the read that found the other's commit was a moment ago, and a
+    /// round trip now could let the other's next commit in before this one's again.
     func passedOver(_ document: DocumentName) -> Bool { documents[document].map(passedOver) ?? false }
 
     private func passedOver(_ state: Document) -> Bool { state.foreignSinceOwn >= 2 }
@@ -131,13 +135,13 @@ struct CommitCadence: Sendable {
     /// `foreign`: another writer's commit, not one creating the document (a creation is counted with
     /// this instance's own, so a document the app created is shared once another writer updates it).
     /// `commits`: how many commits the bucket is charged for this one.
-    private mutating func record(_ document: DocumentName, at time: Timestamp, foreign: Bool, commits: Int = 1) {
+    private mutating func record(_ document: DocumentName, at time: Timestamp, foreign: Bool, wanted: Bool = true, commits: Int = 1) {
         var state = state(of: document)
         state.theoreticalArrival = max(state.theoreticalArrival, time).adding(interval * commits)
         state.latest = max(state.latest, time)
         if foreign {
             state.foreign = max(state.foreign ?? .distantPast, time)
-            state.foreignSinceOwn += 1
+            state.foreignSinceOwn = wanted ? state.foreignSinceOwn + 1 : 0
         } else if time > state.own ?? .distantPast {
             // A commit made when passed over followed the other's commits: like one made after its own
             // and theirs, it leaves the next turn to them.

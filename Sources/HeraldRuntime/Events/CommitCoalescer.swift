@@ -76,7 +76,8 @@ actor CommitCoalescer {
             versions[document.name] = time
             // Written since it was last seen here (or first seen), by someone else: another instance,
             // most likely, or the app.
-            cadence.observed(document.name, writtenAt: time, created: document.createTime == time)
+            let wanted = busy.contains(document.name) || waiting.contains { $0.documents.contains(document.name) }
+            cadence.observed(document.name, writtenAt: time, created: document.createTime == time, whileWaiting: wanted)
         }
         if versions.count > 50_000 { versions = versions.filter { Timestamp.now().duration(since: $0.value) < cadence.strictness } }
         cadence.forgetQuiet(now: .now())

@@ -23,7 +23,8 @@ public struct EventResponse: Sendable {
 /// Runs one function on one request: decode → check the trigger → read → plan → execute.
 /// Shared by `serve` and `invoke`, so both behave the same.
 public struct EventProcessor<Function: EventFunction>: Sendable {
-    /// Reads and plans again at once when a document changed under the plan, up to this many times in all.
+    /// Reads and plans again (after a pause of a few milliseconds) when a document changed under the plan,
+    /// up to this many times in all.
     static var maximumPlanAttempts: Int { 5 }
 
     public let function: Function
@@ -73,6 +74,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                     documentsRead: DocumentsRead(), plan: .skip(refusal), dryRun: gateway.isDryRun))
         }
         var failedWrites: [[Write]]?
+        // This delivery's own name: its claim on the event's pushes in the ledger entry.
         let delivery = newDeliveryName()
         for attempt in 1...Self.maximumPlanAttempts {
             var planned: [[Write]] = []
@@ -107,6 +109,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
             logger.info("event carries no document data; reading \(change.document.path)")
             let current = try await gateway.read([change.document])
             read = current
+            // `effectiveKind`: what happened to the document (`kind` is the trigger's, `written` for all three).
             if change.effectiveKind != .deleted { change.newDocument = current[change.document] }
             change.dataWasOmitted = true
         }

@@ -170,7 +170,8 @@ public struct ExactlyOnceExecutor: DocumentGateway {
             claimed = .now
             try await claim(state, holder: holder)
         }
-        // Each push's badge as committed (the plan's figure was its guess).
+        // Each push's badge as this delivery's commit produced it, else as stored now (an earlier delivery
+        // committed): the plan's figure was its guess. The message sent carries it too.
         let counted = await withCommittedCounts(pending, committed: counts)
         // What an earlier delivery sent and did not get to check (it failed or died after its sends):
         // checked with this delivery's own pushes.
@@ -200,7 +201,9 @@ public struct ExactlyOnceExecutor: DocumentGateway {
         let writes = try ledger.firstCommit(layout, event: event, function: functionName, holder: holder, expireAt: expireAt)
         let hasPushes = !layout.pushShards.joined().isEmpty
         do {
-            // A plan in one commit shares it with other events' writes to the same busy documents; a plan
+            // A plan in one commit shares it with other events' writes to the same busy documents (merged
+            // per document in the order of the events' times; counts add up), and gets its own writes'
+            // results and its own outcome: a failure another event's writes met is not this one's. A plan
             // laid out in parts commits on its own (its parts are applied one commit each).
             let result = try await (layout.partCount == 0 ? commits.commit(writes, order: event.time) : firestore.commit(writes, transaction: nil))
             var counts = CommittedCounts()
@@ -230,7 +233,10 @@ public struct ExactlyOnceExecutor: DocumentGateway {
             // written; the runtime reads again and plans again.
             throw DownstreamError.changedDuringPlanning("a document changed while the event was planned (\(error.message))")
         } catch let error as TransportError {
-            // No answer: the commit may or may not have been applied. The ledger says which.
+            // No answer: the commit may or may not have been applied. The ledger says whether, and that it
+            // was this delivery's where the entry holds its claim (a plan with pushes); without pushes no
+            // entry names its delivery, so one applied by this commit is reported a duplicate (its
+            // effects the same).
             guard let state = try? await readState(ledger) else { throw Self.classify(error) }
             let ours = state.claims[holder] != nil
             logger.info("the first commit's answer was lost; the ledger shows it \(ours || !hasPushes ? "applied" : "applied by another delivery")")
