@@ -82,7 +82,7 @@ public struct EventProcessor<Function: EventFunction>: Sendable {
                 return try await readPlanAndExecute(event, delivery: delivery, logger: logger, planned: &planned)
             } catch DownstreamError.changedDuringPlanning(let reason) where attempt < Self.maximumPlanAttempts {
                 if planned == failedWrites {
-                    // Read again, the documents gave the same plan, and it failed the same way: it fails on a
+                    // Read again, the documents gave the same plan, and it failed again: it fails on a
                     // document the function did not read, and no later attempt will do better.
                     return responseToFailure(DownstreamError.rejected("\(reason), and again with the same plan after reading everything again"), logger: logger)
                 }

@@ -9,7 +9,7 @@ import Logging
 ///    precondition that it does not exist yet: if it does, this event was applied before;
 /// 2. a plan too large for one commit leaves its other parts in the ledger, each applied exactly once
 ///    by one more commit (see `EventLedger`);
-/// 3. pushes not yet marked sent in the ledger are sent, and the ledger records what became of them,
+/// 3. pushes without a final outcome in the ledger are sent, and the ledger records what became of them,
 ///    so a redelivery after a crash sends only what is still pending;
 /// 4. whoever sends holds a claim on the ledger entry (`claims.{holder}`) until it has recorded the
 ///    outcome: a redelivery that arrives meanwhile (a trigger's timeout) answers 503 instead of sending

@@ -58,7 +58,7 @@ extension ExactlyOnceExecutor {
     /// by 60% is recorded unanswered and sent once more by the next delivery (the event answers 503 for
     /// it), with the same collapse identifiers, so a device that got it shows one alert; and the
     /// record is retried until 95%, so that losing it, which would send the pushes again, takes Firestore
-    /// failing for a third of the lease.
+    /// failing from the sends' end (or the counts' check, by 75%) until then: a fifth of the lease at least.
     /// Returns the pushes sent, each with the badge it carried, the failure to hand back to the trigger
     /// when some failed transiently (they stay pending for a redelivery), and whether the counts were
     /// checked: every push went out and every device's count was still the stored one when read after

@@ -15,8 +15,9 @@ public protocol FunctionHost: Sendable {
 }
 
 /// The way in: `FunctionCommand<F>.main()` (an executable's `main.swift`) asks the function's kind for
-/// its host here, and `HostCommandLine<Host>` runs the subcommand; `serve` starts a `FunctionServer`,
-/// which checks each request (identity, size) and hands `POST /` to the host's `respond(toPost:)`.
+/// its host here, and `HostCommandLine<Host>` runs the subcommand (`serve` when none is named, as Cloud
+/// Run starts it); `serve` starts a `FunctionServer`, which checks each request (identity, size) and
+/// hands `POST /` to the host's `respond(toPost:)`.
 struct HostOfKind: FunctionKindVisitor {
     let arguments: [String]
 
