@@ -42,6 +42,9 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        // The APNs stand-in's certificates (herald dev only).
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // Wire formats any server speaks: JSON (a value, a parser, writers), Base64, percent-encoding,
@@ -103,6 +106,19 @@ let package = Package(
         // product): no second copy, no library to ship or open (docs/architecture.md).
         .target(name: "CBoringSSLRSA", dependencies: [.product(name: "NIOSSL", package: "swift-nio-ssl")]),
         .target(name: "RSASignatures", dependencies: ["CBoringSSLRSA"], swiftSettings: optimizedInTests),
+        // ES256 on the same BoringSSL: APNs's provider tokens, signed with the team's .p8 key.
+        .target(name: "CBoringSSLP256", dependencies: [.product(name: "NIOSSL", package: "swift-nio-ssl")]),
+        .target(name: "P256Signatures", dependencies: ["CBoringSSLP256", "WireFormats"], swiftSettings: optimizedInTests),
+        // What a stored push token is (FCM's, Expo's or APNs's), decided in one place for the functions and the local cloud.
+        .target(name: "PushTokens", swiftSettings: optimizedInTests),
+        // The push services besides FCM: Expo's push service and Apple's APNs (HTTP/2, provider tokens).
+        .target(
+            name: "PushClients",
+            dependencies: [
+                "GoogleClients", "HeraldCore", "HeraldHTTPClient", "P256Signatures", "PushTokens", "WireFormats",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
         .target(
             name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto", "ZoneInfo", "WireFormats"], swiftSettings: optimizedInTests),
@@ -122,7 +138,8 @@ let package = Package(
             name: "HeraldRuntime",
             dependencies: [
                 "HeraldCore", "FirestoreModel", "FirestoreEvents", "GoogleClients", "HeraldHTTPClient", "HeraldHTTPServer",
-                "ConcurrencyHook", "SystemAccess",
+                "ConcurrencyHook", "SystemAccess", "PushClients", "PushTokens", "P256Signatures",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -160,7 +177,7 @@ let package = Package(
         .target(
             name: "LocalCloud",
             dependencies: [
-                "EmbeddedFirestore", "FirestoreModel", "FirestoreEvents", "HeraldHTTPClient", "Supervision", "WireFormats",
+                "EmbeddedFirestore", "FirestoreModel", "FirestoreEvents", "HeraldHTTPClient", "Supervision", "WireFormats", "PushTokens",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -169,6 +186,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             // The browser console: compiled in, so `herald dev` needs no files beside it.
             resources: [
@@ -186,11 +205,12 @@ let package = Package(
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(
             name: "ChatFunctions",
-            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "WireFormats", "ZoneInfo"], swiftSettings: optimizedInTests),
+            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "PushTokens", "WireFormats", "ZoneInfo"], swiftSettings: optimizedInTests),
         // A team's own data model: a schema file proposed from their documents (`herald schema infer`) and
         // their documents checked against one (`herald schema check`). Pure, like the domain: the CLI reads the data.
         .target(
-            name: "ChatSchemaTools", dependencies: ["ChatFunctions", "HeraldCore", "FirestoreModel", "FirestoreEvents", "WireFormats"], swiftSettings: strict),
+            name: "ChatSchemaTools", dependencies: ["ChatFunctions", "HeraldCore", "FirestoreModel", "FirestoreEvents", "PushTokens", "WireFormats"],
+            swiftSettings: strict),
         // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
         .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel", "WireFormats"], swiftSettings: strict),
         .executableTarget(

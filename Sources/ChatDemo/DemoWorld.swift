@@ -9,7 +9,8 @@ import Foundation
 #endif
 
 /// A small world for `herald dev --seed demo`, in any schema: Alice, Bob, Carol, Dave and Erin with
-/// push tokens (Bob on a phone and an iPad), a 1:1 chat between Alice and Bob, the group "Family"
+/// push tokens of every kind (Bob on a phone with FCM and an iPad with a raw APNs token, Carol on a
+/// phone with Expo Go), a 1:1 chat between Alice and Bob, the group "Family"
 /// (Alice, Bob, Carol), and the group "Book club" (Alice, Bob, Dave, Erin) that Dave muted, while
 /// Erin is in quiet hours all day (mentions still reach her).
 public struct DemoWorld: Sendable {
@@ -50,14 +51,26 @@ public struct DemoWorld: Sendable {
 
     public static let people = [
         Person(id: "alice", name: "Alice", tokens: ["tok-alice-phone"]),
-        Person(id: "bob", name: "Bob", tokens: ["tok-bob-phone", "tok-bob-ipad"]),
-        Person(id: "carol", name: "Carol", tokens: ["tok-carol-phone"]),
+        Person(id: "bob", name: "Bob", tokens: ["tok-bob-phone", bobsIPad]),
+        Person(id: "carol", name: "Carol", tokens: [carolsPhone]),
         Person(id: "dave", name: "Dave", tokens: ["tok-dave-phone"]),
         // Quiet all day, so the demo behaves the same at any hour.
         Person(
             id: "erin", name: "Erin", tokens: ["tok-erin-phone"],
             quietHours: ["start": .string("00:00"), "end": .string("24:00"), "timeZone": .string("Pacific/Auckland"), "allowMentions": .boolean(true)]),
     ]
+    /// Bob's iPad runs a development build of an Expo app: `getDevicePushTokenAsync()` gives a raw APNs
+    /// device token, which APNs delivers (FCM cannot).
+    public static let bobsIPad = String(repeating: "0b0b1bad", count: 8)
+    /// Carol's phone runs the app in Expo Go: `getExpoPushTokenAsync()` gives an Expo push token, which
+    /// Expo's push service delivers. Everyone else's devices hold FCM registration tokens.
+    public static let carolsPhone = "ExponentPushToken[CarolsPhoneInExpoGo01]"
+    /// What people call each device, by its token.
+    public static let deviceNames = [
+        "tok-alice-phone": "Alice's phone", "tok-bob-phone": "Bob's phone", bobsIPad: "Bob's iPad", carolsPhone: "Carol's phone",
+        "tok-dave-phone": "Dave's phone", "tok-erin-phone": "Erin's phone",
+    ]
+
     /// Conversation id → (members, group name or nil for 1:1).
     public static let conversations = [
         Conversation(id: "family", members: ["alice", "bob", "carol"], group: "Family"),

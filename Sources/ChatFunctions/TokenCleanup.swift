@@ -1,6 +1,7 @@
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
+import PushTokens
 
 /// On a user document write: normalise the push tokens (no empty or malformed ones, no duplicates, at
 /// most `maximumTokensPerUser`, keeping the newest), note when they changed, and take a token the user
@@ -232,11 +233,10 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
         return Write(.update(user.name, fields: fields, mask: mask), transforms: stampTransform.map { [$0] } ?? [], precondition: precondition)
     }
 
-    /// Conservative on purpose, since removing a working token loses a device: only empty tokens, very
-    /// long ones, and ones with spaces, control or non-ASCII characters (never in FCM or APNs tokens) go.
-    static func isWellFormed(_ token: String) -> Bool {
-        (1...4096).contains(token.utf8.count) && token.utf8.allSatisfy { (0x21...0x7E).contains($0) }
-    }
+    /// Conservative on purpose, since removing a working token loses a device: only what no push
+    /// service issues goes (`PushToken.classify`: empty, very long, spaces, control or non-ASCII
+    /// characters, a damaged Expo token, hex of an APNs token's length but odd).
+    static func isWellFormed(_ token: String) -> Bool { PushToken.isWellFormed(token) }
 
     /// Well-formed tokens, each once at its newest (last) position, the newest `maximumTokensPerUser` kept.
     static func normalized(_ tokens: [String]) -> [String] {

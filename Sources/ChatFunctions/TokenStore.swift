@@ -1,5 +1,6 @@
 import FirestoreModel
 import HeraldCore
+import PushTokens
 import WireFormats
 
 extension Schema.TokenStorage {
@@ -98,7 +99,8 @@ struct TokenStore {
     /// user with thousands must not make every message to them thousands of sends.
     /// - count: where the badge the message carries is stored, so the executor sends the committed value.
     func pushes(to user: FirestoreDocument, userID: String, count: CountSource?, message: (_ token: String) -> FCMMessage) -> [PushMessage] {
-        let tokens = tokens(of: user).suffix(TokenCleanup.maximumTokensPerUser)
+        // A malformed token reaches no service (tokenCleanup removes it): sent to FCM, it would only be refused.
+        let tokens = tokens(of: user).filter(PushToken.isWellFormed).suffix(TokenCleanup.maximumTokensPerUser)
         guard let first = tokens.first else { return [] }
         let fcm = message(first)
         return tokens.map { PushMessage(userID: userID, token: $0, fcm: fcm, removal: removal(of: $0, from: user), count: count) }

@@ -13,6 +13,9 @@ extension TokenCleanup: ScheduledFunction {
     /// within one type, so they are a query of their own beside those with timestamps (`serverTimestamp()`).
     static let numberedTokensSweep = "tokens kept with numbers"
 
+    /// The daily pass reads Expo's receipts too: a receipt naming a token dead removes it.
+    public var readsPushReceipts: Bool { true }
+
     public func sweeps(at now: Timestamp) -> [Sweep] {
         guard let field = schema.tokensUpdatedAtField else { return [] }
         let age = validate ? min(doubtfulAfter, staleAfter) : staleAfter

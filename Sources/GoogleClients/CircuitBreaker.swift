@@ -32,7 +32,7 @@ public final class CircuitBreaker: Sendable {
     public var isOpen: Bool { state.withLock { $0.openUntil.map { ContinuousClock.now < $0 } ?? false } }
 
     /// Lets a request through, or throws while the breaker is open (or a probe is out).
-    func admit() throws(TransportError) {
+    public func admit() throws(TransportError) {
         let refusal: Duration? = state.withLock { state in
             guard let until = state.openUntil else { return nil }
             let now = ContinuousClock.now
@@ -47,7 +47,7 @@ public final class CircuitBreaker: Sendable {
         }
     }
 
-    func record(_ outcome: Outcome) {
+    public func record(_ outcome: Outcome) {
         state.withLock { state in
             switch outcome {
             case .neutral:

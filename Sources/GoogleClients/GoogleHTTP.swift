@@ -37,7 +37,7 @@ public struct RetryPolicy: Sendable {
     }
 
     /// Full jitter: a random delay up to the exponential bound, but never less than Retry-After.
-    func delay(afterAttempt attempt: Int, retryAfterSeconds: Int?) -> Duration {
+    public func delay(afterAttempt attempt: Int, retryAfterSeconds: Int?) -> Duration {
         let cap = min(maximumDelay, initialDelay * (1 << min(attempt - 1, 20)))
         let jittered = cap * Double.random(in: 0.5...1.0)
         if let after = retryAfterSeconds { return max(jittered, .seconds(min(max(after, 0), 3600))) }
@@ -53,6 +53,13 @@ public struct RequestRecord: Sendable {
     /// The HTTP status, or nil when no answer came (refused, reset, timed out).
     public var status: Int?
     public var duration: Duration
+
+    public init(method: HTTPMethod, url: String, status: Int?, duration: Duration) {
+        self.method = method
+        self.url = url
+        self.status = status
+        self.duration = duration
+    }
 }
 
 /// Told of every request a client makes (each attempt), after it ends: for metrics and tests.

@@ -82,8 +82,9 @@ struct DemoConsole: ConsoleDomain {
         }
     }
 
-    /// "Bob's iPad" for the demo's `tok-bob-ipad`; "Bob's device 2" for a token that says nothing.
+    /// "Bob's iPad" for the demo's iPad, or for a token ending in `-ipad`; "Bob's device 2" for a token that says nothing.
     static func deviceName(token: String, owner: String, index: Int, of count: Int) -> String {
+        if let known = DemoWorld.deviceNames[token] { return known }
         let kind = token.split(separator: "-").last.map(String.init) ?? ""
         let known = ["phone": "Phone", "ipad": "iPad", "tablet": "Tablet", "web": "Browser", "laptop": "Laptop"][kind.lowercased()]
         return "\(owner)'s \(known ?? (count > 1 ? "device \(index + 1)" : "device"))"

@@ -7,6 +7,7 @@ import Foundation
 import GoogleClients
 import HeraldCore
 import HeraldHTTPClient
+import HeraldRuntime
 import Hummingbird
 import LocalCloud
 import Logging
@@ -197,6 +198,9 @@ struct Dev: AsyncParsableCommand {
         options.delivery.maximumAttempts = maxAttempts
         options.delivery.maximumBackoff = .seconds(max(1, maxBackoff))
         options.accessTokenLifetime = TimeInterval(accessTokenLifetime)
+        // Expo's push API and APNs on ports of their own, as exp.host and api.push.apple.com are.
+        options.expoPort = try freeLoopbackPort()
+        options.apnsPort = try freeLoopbackPort()
         let logger = Logger(label: "herald-dev") { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = .warning
@@ -206,6 +210,7 @@ struct Dev: AsyncParsableCommand {
             options: options, logger: logger,
             onDelivery: { if !console.seeding.absorbs($0) { console.print(LiveLog.delivery($0)) } },
             onPush: { console.print(LiveLog.push($0)) },
+            onServicePush: { console.print(LiveLog.push($0)) },
             onJob: { console.print("cron    \($0.job): \($0.status.map(String.init) ?? "no answer") \($0.error?.prefix(160) ?? "")") })
         defer { cloud.close() }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -220,7 +225,8 @@ struct Dev: AsyncParsableCommand {
         let group = ServiceGroup(
             configuration: .init(
                 services: watching + [
-                    .init(service: app), .init(service: cloud.delivery), .init(service: cloud.scheduler), .init(service: cloud.webChannels),
+                    .init(service: app), .init(service: cloud.pushStandIns.expoApplication()), .init(service: try cloud.pushStandIns.apnsApplication()),
+                    .init(service: cloud.delivery), .init(service: cloud.scheduler), .init(service: cloud.webChannels),
                     .init(service: supervisor, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
@@ -270,6 +276,18 @@ enum LiveLog {
             return "applied (\(writes) write\(writes == 1 ? "" : "s"), \(pushes) push\(pushes == 1 ? "" : "es"))"
         default: return outcome
         }
+    }
+
+    /// A push Expo's or APNs's stand-in took: the same line as FCM's, naming the service.
+    static func push(_ record: PushStandInRecords.Recorded) -> String {
+        let message = record.message
+        let alert = record.service == .apns ? message["aps"]?["alert"] : message
+        let title = alert?["title"]?.stringValue
+        let body = alert?["body"]?.stringValue
+        let badge = (record.service == .apns ? message["aps"]?["badge"] : message["badge"]).map { " badge \($0.serialized())" } ?? ""
+        let data = record.service == .apns ? JSONValue.object((message.objectValue ?? [:]).filter { $0.key != "aps" }) : message["data"] ?? .null
+        let content = title == nil && body == nil ? "silent \(data.serialized())" : [title, body].compactMap { $0.map { "\"\($0)\"" } }.joined(separator: ": ")
+        return "push    → \(record.token) (\(record.service == .apns ? "APNs" : "Expo")): \(content)\(badge)"
     }
 
     static func push(_ record: FCMSink.Recorded) -> String {

@@ -193,7 +193,7 @@ final class DevSupervisor: Service, Sendable {
             "HERALD_ALLOWED_CALLERS": cloud.identity.clientEmail,
             // Their spans, for the console to show under each event (as Cloud Trace would).
             "OTEL_EXPORTER_OTLP_ENDPOINT": "\(base)/herald/otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
-        ]
+        ].merging(pushServiceEnvironment) { _, new in new }
         let functions = try Self.functions(schema: settings.schema)
         func launch(
             _ function: (name: String, trigger: Trigger?, job: (name: String, schedule: String, path: String)?), port: Int, service: String
@@ -250,6 +250,18 @@ final class DevSupervisor: Service, Sendable {
             }
         }
         return processes
+    }
+
+    /// How the functions reach the Expo and APNs stand-ins, as a deployment reaches Expo and Apple:
+    /// Expo on, and APNs with the stand-in's team key, its topic and its certificate authority.
+    var pushServiceEnvironment: [String: String] {
+        let apns = cloud.pushStandIns.credentials
+        return [
+            "HERALD_EXPO_PUSH": "on", "HERALD_EXPO_ENDPOINT": "http://127.0.0.1:\(cloud.options.expoPort)",
+            "HERALD_APNS_KEY_FILE": apns.keyFile, "HERALD_APNS_KEY_ID": apns.keyID, "HERALD_APNS_TEAM_ID": apns.teamID,
+            "HERALD_APNS_TOPIC": apns.topic, "HERALD_APNS_ENDPOINT": "https://127.0.0.1:\(cloud.options.apnsPort)",
+            "HERALD_APNS_CA_FILE": apns.authorityFile,
+        ]
     }
 
     /// Registers the function's trigger and Cloud Scheduler job against its service URL.
@@ -376,7 +388,9 @@ final class DevSupervisor: Service, Sendable {
             "  settings         \(settings.origins)",
             "  Firestore REST   \(firestore)",
             "  console          \(base)/   (open it in a browser)",
-            "  FCM pushes       \(base)/herald/fcm/messages",
+            "  pushes           \(base)/herald/fcm/messages, /herald/expo/messages, /herald/apns/messages",
+            "  Expo push API    http://127.0.0.1:\(cloud.options.expoPort)/--/api/v2/push/send",
+            "  APNs             https://127.0.0.1:\(cloud.options.apnsPort)/3/device/…   (HTTP/2; trust \(cloud.pushStandIns.credentials.authorityFile))",
             "  deliveries       \(base)/herald/deliveries   (dead letters: ?state=dead)",
         ]
         for process in processes { lines.append("  \(process.name.padding(toLength: 17, withPad: " ", startingAt: 0))http://127.0.0.1:\(process.port)/") }

@@ -185,8 +185,14 @@ public struct FCMMessage: Sendable, Hashable {
     /// repeats the preview). A notification that FCM refuses reaches nobody.
     public func fitted() -> FCMMessage {
         guard cheapPayloadBytesBound > Self.maximumPayloadBytes, payloadBytesBound > Self.maximumPayloadBytes else { return self }
+        return fitted(within: Self.maximumPayloadBytes, size: \.payloadBytes)
+    }
+
+    /// The message cut as `fitted()` cuts it until `size` of it is at most `limit` bytes (another
+    /// service's payload: APNs counts its `aps` and the data, Expo its whole message).
+    public func fitted(within limit: Int, size: (FCMMessage) -> Int) -> FCMMessage {
         var message = self
-        while case let excess = message.payloadBytes - Self.maximumPayloadBytes, excess > 0 {
+        while case let excess = size(message) - limit, excess > 0 {
             let largest = message.data.max { $0.value.utf8.count < $1.value.utf8.count }
             let body = message.notification?.body ?? ""
             let title = message.notification?.title ?? ""

@@ -16,6 +16,13 @@ public protocol ScheduledFunction: HeraldFunction {
     func sweeps(at now: Timestamp) -> [Sweep]
     /// What to do about one document a sweep found: nothing, writes, or validate-only checks.
     func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep
+    /// Whether a run also reads the receipts of the pushes Expo took since the last (a day's worth:
+    /// Expo keeps them that long), removing the tokens they name dead.
+    var readsPushReceipts: Bool { get }
+}
+
+extension ScheduledFunction {
+    public var readsPushReceipts: Bool { false }
 }
 
 /// One query of a sweep, over the whole database (a collection group reaches subcollections).

@@ -31,8 +31,22 @@ extension TestLocalCloud {
         [
             "FIRESTORE_EMULATOR_HOST": host, "GOOGLE_CLOUD_PROJECT": project, "FCM_ENDPOINT": baseURL,
             "GOOGLE_APPLICATION_CREDENTIALS": "", "GCE_METADATA_HOST": host, "HERALD_SCHEMA": schema,
+        ].merging(pushServiceEnvironment) { _, new in new }
+    }
+
+    /// Expo's push API and APNs at this cloud's stand-ins, as `herald dev` points its functions at them.
+    public var pushServiceEnvironment: [String: String] {
+        let apns = cloud.pushStandIns.credentials
+        return [
+            "HERALD_EXPO_PUSH": "on", "HERALD_EXPO_ENDPOINT": expoURL, "HERALD_APNS_KEY_FILE": apns.keyFile, "HERALD_APNS_KEY_ID": apns.keyID,
+            "HERALD_APNS_TEAM_ID": apns.teamID, "HERALD_APNS_TOPIC": apns.topic, "HERALD_APNS_ENDPOINT": apnsURL,
+            "HERALD_APNS_CA_FILE": apns.authorityFile,
         ]
     }
+
+    /// Expo's push API (`/--/api/v2/push/send`) and APNs (`/3/device/…`, HTTP/2 over TLS) of this cloud.
+    public var expoURL: String { "http://127.0.0.1:\(cloud.options.expoPort)" }
+    public var apnsURL: String { "https://127.0.0.1:\(cloud.options.apnsPort)" }
 
     /// A function's real executable serving this cloud, behind the trigger the catalog declares for it
     /// (as `herald dev` wires one). Stop it when done.
@@ -71,13 +85,24 @@ public func withLocalCloud<Result: Sendable>(
     let logger = Logger(label: "local-cloud") { _ in SwiftLogNoOpLogHandler() }
     var options = options
     if options.identityKeyPEM == nil { options.identityKeyPEM = try await TestKeys.rsaPEM() }
+    if options.expoPort == 0 { options.expoPort = try freeLoopbackPort() }
+    if options.apnsPort == 0 { options.apnsPort = try freeLoopbackPort() }
     let cloud = try await LocalCloud(options: options, logger: logger, onDelivery: onDelivery, onJob: onJob)
     defer { cloud.close() }
+    // The Expo and APNs stand-ins listen before the test begins.
+    let (standIns, listening) = AsyncStream.makeStream(of: Int.self)
+    let expo = cloud.pushStandIns.expoApplication { listening.yield($0) }
+    let apns = try cloud.pushStandIns.apnsApplication { listening.yield($0) }
     return try await withRunningApplication(
-        logger: logger, alongside: cloud.services,
+        logger: logger, alongside: cloud.services + [expo, apns],
         { onRunning in
             cloud.application(onRunning: onRunning)
-        }, { port, _ in try await body(TestLocalCloud(cloud: cloud, port: port)) })
+        },
+        { port, _ in
+            var started = standIns.makeAsyncIterator()
+            for _ in 0..<2 { _ = await started.next() }
+            return try await body(TestLocalCloud(cloud: cloud, port: port))
+        })
 }
 
 /// The Firestore servers tests run against: Herald's own local cloud, and Google's emulator where installed.

@@ -1,3 +1,4 @@
+import Crypto
 import EmbeddedFirestore
 import FirestoreEvents
 import FirestoreModel
@@ -33,6 +34,53 @@ struct AdminAPI: Sendable {
             }
             cloud.fcm.inject(failures)
             if let rate = body.member("rate").flatMap({ Double($0.serialized()) }) { cloud.fcm.setFailureRate(rate) }
+            return LocalResponse(json: .object([:]))
+        case ("GET", "expo/messages"), ("GET", "apns/messages"):
+            let service = PushStandInRecords.Service(rawValue: String(route.1.prefix(4)))
+            let after = request.query["after"]?.first.flatMap { Int64($0) } ?? 0
+            let messages = try await cloud.pushStandIns.records.messages(service: service, token: request.query["token"]?.first, afterID: after)
+            return LocalResponse(json: ["messages": .array(messages.map(\.json))])
+        case ("POST", "expo/dead-tokens"), ("POST", "apns/dead-tokens"):
+            let body = try request.json()
+            guard let token = body.member("token")?.stringValue, let service = PushStandInRecords.Service(rawValue: String(route.1.prefix(4))) else {
+                throw .invalidArgument("token is required")
+            }
+            let when = body.member("when")?.stringValue ?? "send"
+            guard when == "send" || (when == "receipt" && service == .expo) else { throw .invalidArgument("when: send, or receipt (Expo only)") }
+            try await cloud.pushStandIns.records.markDead(token, service: service, when: when)
+            return LocalResponse(json: .object([:]))
+        case ("POST", "expo/faults"), ("POST", "apns/faults"):
+            let body = try request.json()
+            guard let service = PushStandInRecords.Service(rawValue: String(route.1.prefix(4))) else { throw .notFound("no such service") }
+            var failures: [PushStandInRecords.InjectedFailure] = []
+            for item in body.member("next")?.arrayValue ?? [] {
+                guard let failure = item.stringValue.flatMap(PushStandInRecords.InjectedFailure.init(rawValue:)) else {
+                    throw .invalidArgument("next: each failure is tooManyRequests, unavailable or lostAnswer")
+                }
+                failures.append(failure)
+            }
+            let hang = body.member("hangSeconds").flatMap { Double($0.serialized()) }.map { Duration.milliseconds(Int64(min(max($0, 0), 600) * 1000)) }
+            cloud.pushStandIns.records.inject(
+                failures, rate: body.member("rate").flatMap { Double($0.serialized()) }, for: service, hangFor: hang)
+            return LocalResponse(json: .object([:]))
+        case ("POST", "expo/projects"):
+            let body = try request.json()
+            guard let token = body.member("token")?.stringValue, let project = body.member("project")?.stringValue else {
+                throw .invalidArgument("token and project are required")
+            }
+            cloud.pushStandIns.expo.assign(token, toProject: project)
+            return LocalResponse(json: .object([:]))
+        case ("POST", "expo/access-token"):
+            // The push access token requests must carry from now on (Expo's enhanced security); null: none.
+            cloud.pushStandIns.expo.requireAccessToken(try request.json().member("token")?.stringValue)
+            return LocalResponse(json: .object([:]))
+        case ("POST", "apns/keys"):
+            let body = try request.json()
+            guard let keyID = body.member("keyId")?.stringValue, let teamID = body.member("teamId")?.stringValue,
+                let pem = body.member("publicKey")?.stringValue, let topics = body.member("topics")?.arrayValue?.compactMap(\.stringValue)
+            else { throw .invalidArgument("keyId, teamId, publicKey (PEM) and topics are required") }
+            guard let key = try? P256.Signing.PublicKey(pemRepresentation: pem) else { throw .invalidArgument("publicKey is not a P-256 public key in PEM") }
+            cloud.pushStandIns.apns.register(keyID: keyID, APNsSink.Key(teamID: teamID, publicKey: key, topics: Set(topics)))
             return LocalResponse(json: .object([:]))
         case ("POST", "delivery/faults"):
             let body = try request.json()

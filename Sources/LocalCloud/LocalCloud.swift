@@ -37,6 +37,9 @@ public struct LocalCloudOptions: Sendable {
     /// Where the documents live when not here (`herald dev --firestore`: `http://HOST:PORT`): the
     /// console reads and writes them there, through that Firestore's REST API.
     public var documentsElsewhere: String?
+    /// The ports of the Expo and APNs stand-ins (`expoApplication`, `apnsApplication`); 0: any free one.
+    public var expoPort = 0
+    public var apnsPort = 0
 
     public init() {}
 }
@@ -48,6 +51,8 @@ public final class LocalCloud: Sendable {
     public let database: LocalDatabase
     public let firestore: LocalFirestore
     public let fcm: FCMSink
+    /// Expo's push service and Apple's APNs, each on a port of its own.
+    public let pushStandIns: PushStandIns
     public let identity: LocalIdentity
     public let triggers: TriggerRegistry
     public let delivery: EventDelivery
@@ -71,6 +76,7 @@ public final class LocalCloud: Sendable {
         options: LocalCloudOptions, logger: Logger, schedulerClient: HTTPTransport = .shared,
         onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
         onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in },
+        onServicePush: @escaping @Sendable (PushStandInRecords.Recorded) -> Void = { _ in },
         onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in }
     ) async throws {
         self.options = options
@@ -109,6 +115,12 @@ public final class LocalCloud: Sendable {
             onRecord: { push in
                 activity.bump()
                 onPush(push)
+            })
+        pushStandIns = try await PushStandIns(
+            database: database, directory: (stateDirectory as NSString).appendingPathComponent("apns"), options: options, logger: logger,
+            onRecord: { push in
+                activity.bump()
+                onServicePush(push)
             })
         webChannels = WebChannelSessions(logger: logger)
         scheduler = Scheduler(

@@ -115,6 +115,8 @@ enum LocalCloudDatabase {
                 "v5-deliveries-by-trigger",
                 { db in try db.execute(sql: "CREATE INDEX deliveries_due_by_trigger ON deliveries(state, trigger, next_attempt_at)") }
             ),
+            // What the Expo and APNs stand-ins took, and the tokens marked dead there.
+            PushStandInRecords.migration,
         ]
     }
 }

@@ -17,8 +17,21 @@ public enum SendResult: Sendable, Equatable {
     /// Sent, but FCM had not answered when the caller's deadline came: it may well have been delivered,
     /// so it is not sent again (a duplicate notification is the worse outcome for a message this late).
     case unanswered(reason: String)
+    /// Not sent, and not to be: the token is of a service this deployment has no credentials for. The
+    /// token is kept (it works once the service is configured) and the push is not retried.
+    case skipped(reason: String)
 
     public var isSent: Bool { if case .sent = self { true } else { false } }
+
+    /// Whether a failure's reason is a push service refusing this deployment's credentials (FCM's,
+    /// Expo's access token or the keys uploaded to Expo, APNs's provider token): worth an ERROR, since
+    /// every push of that service waits on it.
+    public static func isCredentialsRefusal(_ reason: String) -> Bool {
+        reason.hasPrefix(FCMClient.credentialsRefused) || reason.hasPrefix(credentialsRefusedElsewhere)
+    }
+
+    /// How the reason of a push refused for another service's credentials begins.
+    public static let credentialsRefusedElsewhere = "the push service refused the credentials"
 }
 
 /// FCM HTTP v1: `POST /v1/projects/{project}/messages:send`, one message per request, many in flight

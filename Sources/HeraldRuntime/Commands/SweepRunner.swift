@@ -2,6 +2,7 @@ import FirestoreModel
 import GoogleClients
 import HeraldCore
 import Logging
+import PushTokens
 import WireFormats
 
 /// What one run of a scheduled function did, per sweep.
@@ -72,7 +73,9 @@ public struct SweepReport: Sendable, Hashable {
 public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     public let function: Function
     public let firestore: any FirestoreAPI
-    public let fcm: FCMClient?
+    public let pushes: PushServices
+    /// Where the functions' ledger entries keep Expo's tickets, for a function that reads their receipts.
+    public let ledgerCollection: String
     public let dryRun: Bool
     public var pageSize: Int
 
@@ -83,15 +86,22 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
     let deadTokens: DeadTokenGuard
 
     public init(
-        function: Function, firestore: any FirestoreAPI, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300,
-        logger: Logger = Logger(label: "herald.sweep")
+        function: Function, firestore: any FirestoreAPI, pushes: PushServices, ledgerCollection: String = "_herald/events/ledger", dryRun: Bool = false,
+        pageSize: Int = 300, logger: Logger = Logger(label: "herald.sweep")
     ) {
         self.function = function
+        self.ledgerCollection = ledgerCollection
         self.firestore = firestore
-        self.fcm = fcm
+        self.pushes = pushes
         self.dryRun = dryRun
         self.pageSize = pageSize
         self.deadTokens = DeadTokenGuard(threshold: 0.9, minimumBatch: 20, judgesPeople: false, logger: logger)
+    }
+
+    /// A runner that checks tokens with FCM alone (and reads no Expo receipts).
+    public init(function: Function, firestore: any FirestoreAPI, fcm: FCMClient?, dryRun: Bool = false, pageSize: Int = 300) {
+        let logger = Logger(label: "herald.sweep")
+        self.init(function: function, firestore: firestore, pushes: PushServices(fcm: fcm, logger: logger), dryRun: dryRun, pageSize: pageSize, logger: logger)
     }
 
     public func run(at date: Timestamp = .now(), logger: Logger) async throws -> SweepReport {
@@ -116,6 +126,21 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
             )
             report.sweeps.append((sweep.label, counts))
         }
+        if function.readsPushReceipts, let expo = pushes.expo {
+            do {
+                let receipts = try await ExpoReceipts.pass(
+                    ledger: ledgerCollection, firestore: firestore, expo: expo, deadTokens: deadTokens, at: now, dryRun: dryRun, logger: logger)
+                var counts = SweepReport.Counts()
+                counts.checked = receipts.asked
+                counts.validated = dryRun ? 0 : receipts.asked
+                counts.dead = receipts.dead
+                logger.info("\(ExpoReceipts.sweepLabel): asked \(receipts.asked), dead \(receipts.dead), forgotten \(receipts.forgotten)")
+                report.sweeps.append((ExpoReceipts.sweepLabel, counts))
+            } catch {
+                // The receipts are kept for a day: the next pass asks again.
+                logger.warning("Expo's receipts could not be read (\(error)); the next pass asks again")
+            }
+        }
         return report
     }
 
@@ -138,10 +163,13 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
 
     func check(_ checks: [PushMessage], counts: inout SweepReport.Counts, logger: Logger) async throws {
         guard !checks.isEmpty else { return }
-        guard let fcm else { throw DownstreamError.rejected("the sweep has token checks but no FCM client is configured") }
+        // Only FCM has a validate-only send: Expo's tokens are judged by their receipts, APNs's by the next send.
+        let checks = checks.filter { PushToken.kind(of: $0.token) == .fcm }
+        guard !checks.isEmpty else { return }
+        guard pushes.fcm != nil else { throw DownstreamError.rejected("the sweep has token checks but no FCM client is configured") }
         counts.validated += checks.count
         if dryRun { return }
-        let results = await fcm.sendAll(texts: checks.map(\.messageText), validateOnly: true, deadlines: nil)
+        let results = await pushes.validate(checks)
         for case (let check, .failed(let reason, true, let after)) in zip(checks, results) {
             // Checked again at the next run; the run as a whole still succeeds.
             logger.warning("a token check of \(check.userID) failed transiently (\(reason))\(after.map { ", retry after \($0) s" } ?? "")")

@@ -150,6 +150,8 @@ enum PushState: String, Sendable {
     case unanswered
     /// Unanswered twice: not sent a third time.
     case unansweredAgain = "unanswered-again"
+    /// Its token is of a push service this deployment has no credentials for: kept, not sent.
+    case skipped
 
     /// This delivery sends it.
     var isDue: Bool { self == .pending || self == .unanswered }

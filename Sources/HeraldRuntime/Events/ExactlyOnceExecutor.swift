@@ -3,6 +3,7 @@ import FirestoreModel
 import GoogleClients
 import HeraldCore
 import Logging
+import PushClients
 
 /// Reads from Firestore and carries plans out exactly once per (function, event):
 /// 1. the plan's writes and the event's ledger entry are committed atomically, the entry with the
@@ -20,7 +21,9 @@ import Logging
 /// A dry run reads for real and writes and sends nothing.
 public struct ExactlyOnceExecutor: DocumentGateway {
     public let firestore: any FirestoreAPI
-    public let fcm: FCMClient?
+    /// FCM, and Expo's and Apple's services where configured: each push goes to its token's.
+    public let services: PushServices
+    public var fcm: FCMClient? { services.fcm }
     public let isDryRun: Bool
     public let functionName: String
     /// Ledger documents live at `{ledgerCollection}/{key}`; they carry `expireAt` for a TTL policy.
@@ -38,13 +41,14 @@ public struct ExactlyOnceExecutor: DocumentGateway {
     let records: RequestGatherer<PushRecord, Result<Void, any Error>>
 
     public init(
-        firestore: any FirestoreAPI, fcm: FCMClient?, functionName: String, dryRun: Bool, logger: Logger,
+        firestore: any FirestoreAPI, fcm: FCMClient?, expo: ExpoPushClient? = nil, apns: APNsClient? = nil, functionName: String, dryRun: Bool,
+        logger: Logger,
         ledgerCollection: String = "_herald/events/ledger", ledgerLifetime: Duration = .seconds(7 * 86_400), pushLease: Double = 60,
         metrics: RuntimeMetrics? = nil
     ) {
         self.metrics = metrics
         self.firestore = firestore
-        self.fcm = fcm
+        self.services = PushServices(fcm: fcm, expo: expo, apns: apns, logger: logger, metrics: metrics)
         self.isDryRun = dryRun
         self.functionName = functionName
         self.ledgerCollection = ledgerCollection

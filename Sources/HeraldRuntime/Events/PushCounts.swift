@@ -2,6 +2,7 @@ import FirestoreModel
 import GoogleClients
 import HeraldCore
 import HeraldHTTPClient
+import PushTokens
 
 /// The counts pushes carry (a user's badge), as Firestore committed them.
 ///
@@ -57,7 +58,6 @@ extension ExactlyOnceExecutor {
     /// after this one died compares the store with what the device may have got.
     /// - sent: the pushes as sent, with the badge each carried.
     func sendBadgeCorrections(_ sent: [(push: PushMessage, badge: Int)], state: LedgerState) async throws {
-        guard let fcm else { return }
         var shown: [String: (push: PushMessage, badge: Int)] = [:]
         for item in sent where item.push.count != nil { shown[item.push.token] = item }
         for _ in 0..<3 where !shown.isEmpty {
@@ -70,10 +70,11 @@ extension ExactlyOnceExecutor {
             try await record(corrections.map { ($0.push, CountSource.unknownBadge) }, in: state)
             let now = ContinuousClock.now
             let deadlines = FCMClient.Deadlines(lastStart: now + pushLease * 0.4, finish: now + pushLease * 0.6)
-            let texts = corrections.map {
-                FCMMessage.badgeOnly(token: $0.push.token, badge: $0.badge, data: ["reason": "recount"]).messageText(token: $0.push.token)
+            let messages = corrections.map {
+                PushMessage(
+                    userID: $0.push.userID, token: $0.push.token, fcm: FCMMessage.badgeOnly(token: $0.push.token, badge: $0.badge, data: ["reason": "recount"]))
             }
-            let results = await fcm.sendAll(texts: texts, validateOnly: false, deadlines: deadlines)
+            let results = await services.send(messages, deadlines: deadlines)
             var transient: String?
             for (correction, result) in zip(corrections, results) {
                 switch result {
@@ -83,7 +84,9 @@ extension ExactlyOnceExecutor {
                 }
             }
             let delivered = zip(corrections, results).compactMap { correction, result in if case .sent = result { correction } else { nil } }
-            metrics?.push(result: "corrected", count: delivered.count)
+            for (service, count) in Dictionary(delivered.map { (PushToken.kind(of: $0.push.token).rawValue, 1) }, uniquingKeysWith: +) {
+                metrics?.push(service: service, result: "corrected", count: count)
+            }
             // What those devices show now; without this record, a redelivery only corrects them once more.
             if !delivered.isEmpty { try? await record(delivered, in: state) }
             if let transient {

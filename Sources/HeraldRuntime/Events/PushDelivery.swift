@@ -2,6 +2,7 @@ import FirestoreModel
 import GoogleClients
 import HeraldCore
 import Logging
+import PushTokens
 import Synchronization
 
 /// The send phase of `ExactlyOnceExecutor`: claiming an event's pending pushes, sending them within the
@@ -70,17 +71,21 @@ extension ExactlyOnceExecutor {
     ) async throws -> (
         sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?, checked: Bool
     ) {
-        guard let fcm else { throw DownstreamError.rejected("the plan has pushes but no FCM client is configured") }
         let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
-        let results = await fcm.sendAll(texts: pushes.map(\.messageText), validateOnly: false, deadlines: deadlines)
+        let results = await services.send(pushes, deadlines: deadlines)
         var eventLogger = logger
         eventLogger[metadataKey: "eventId"] = "\(eventID)"
         let outcome = deadTokens.judge(Array(zip(pushes, results)), before: state.state(of:), logger: eventLogger)
         if let metrics {
-            for (result, count) in Dictionary(outcome.marks.values.map { ($0.rawValue, 1) }, uniquingKeysWith: +) {
-                metrics.push(result: result, count: count)
+            let serviceOf = { (token: String) in PushToken.kind(of: token).rawValue }
+            let marked = outcome.marks.filter { $0.value != .skipped }.map { (serviceOf($0.key), $0.value.rawValue) }
+            for (pair, count) in Dictionary(marked.map { ("\($0.0) \($0.1)", 1) }, uniquingKeysWith: +) {
+                let parts = pair.split(separator: " ")
+                metrics.push(service: String(parts[0]), result: String(parts[1]), count: count)
             }
-            metrics.push(result: "retried", count: outcome.retryable.count)
+            for (service, count) in Dictionary(outcome.retryable.map { (serviceOf($0.token), 1) }, uniquingKeysWith: +) {
+                metrics.push(service: service, result: "retried", count: count)
+            }
             metrics.tokenRemovalsRefused(outcome.refusedRemovals)
         }
 
@@ -110,13 +115,15 @@ extension ExactlyOnceExecutor {
         // deleted), so a redelivery for the transient failures may send them at once. The pushes are out:
         // losing this record would send them again, so it is retried until shortly before the lease ends,
         // even when a failure leaves unknown whether it was applied (writing it twice is harmless).
+        // Expo's tickets, for their receipts (ExpoReceipts.swift), with the main entry's record.
+        let tickets = ExpoReceipts.record(Array(zip(pushes, results)), at: .now())
         let writes = marksByDocument.sorted { $0.key < $1.key }.map { name, marks in
             let counts = countsByDocument[name] ?? [:]
             let isMain = name == state.main.name
             let mask =
                 marks.keys.sorted().map { FieldPath("pushes", $0) } + counts.keys.sorted().map { FieldPath("counts", $0) }
-                + (isMain ? [FieldPath("claims", holder)] : []) + (isMain && checked ? [FieldPath("countsChecked")] : [])
-            var fields: [String: FirestoreValue] = [:]
+                + (isMain ? [FieldPath("claims", holder)] + tickets.mask : []) + (isMain && checked ? [FieldPath("countsChecked")] : [])
+            var fields: [String: FirestoreValue] = isMain ? tickets.fields : [:]
             if !marks.isEmpty { fields["pushes"] = .map(marks) }
             if !counts.isEmpty { fields["counts"] = .map(counts) }
             if isMain && checked { fields["countsChecked"] = .boolean(true) }
@@ -142,8 +149,8 @@ extension ExactlyOnceExecutor {
                 logger.info("kept a dead token that changed since it was read: \(error)")
             }
         }
-        guard let (reason, _) = outcome.retryable.first else { return (sent, nil, checked) }
-        let after = outcome.retryable.compactMap(\.1).max()
+        guard let reason = outcome.retryable.first?.reason else { return (sent, nil, checked) }
+        let after = outcome.retryable.compactMap(\.after).max()
         let message = "\(outcome.retryable.count) of \(pushes.count) pushes failed transiently (\(reason))"
         return (
             sent, after.map { DownstreamError.throttled(message, retryAfterSeconds: $0) } ?? DownstreamError.unavailable(message, retryAfterSeconds: 1),
@@ -226,7 +233,7 @@ final class DeadTokenGuard: Sendable {
         /// Token → what became of its push. Transient failures have no mark: they stay pending.
         var marks: [String: PushState] = [:]
         var removals: [Write] = []
-        var retryable: [(String, Int?)] = []
+        var retryable: [(token: String, reason: String, after: Int?)] = []
         /// Dead tokens kept because too many came back dead at once.
         var refusedRemovals = 0
     }
@@ -245,31 +252,34 @@ final class DeadTokenGuard: Sendable {
                 dead.append(push)
                 logger.info("token of \(push.userID) is dead (\(reason))")
             case .failed(let reason, true, let after):
-                outcome.retryable.append((reason, after))
+                outcome.retryable.append((push.token, reason, after))
                 // Retried until the dead letter, and every push waits on it: loud, as a permanent failure was.
-                if reason.hasPrefix(FCMClient.credentialsRefused) { complain(.refusedCredentials, reason) }
+                if SendResult.isCredentialsRefusal(reason) { complain(.refusedCredentials, reason) }
             case .failed(let reason, false, _):
                 // Not transient: the message is already in the app; a push that can never go is not retried.
                 outcome.marks[push.token] = .failed
                 logger.error("push to a device of \(push.userID) failed for good: \(reason)")
+            case .skipped:
+                // A service this deployment cannot send to: the token stays, and the push is not tried again.
+                outcome.marks[push.token] = .skipped
             case .unanswered(let reason) where before(push.token) == .unanswered:
                 outcome.marks[push.token] = .unansweredAgain
                 logger.warning(
-                    "FCM had not answered a push to a device of \(push.userID) when the lease's deadline came, a second time; it may have been delivered and is not sent a third time (\(reason))"
+                    "\(PushToken.kind(of: push.token).serviceName) had not answered a push to a device of \(push.userID) when the lease's deadline came, a second time; it may have been delivered and is not sent a third time (\(reason))"
                 )
             case .unanswered(let reason):
                 // It may have been delivered; sent once more by the next delivery, under the same collapse
                 // identifiers (apns-collapse-id, Android's tag and collapse key, data.messageId).
                 outcome.marks[push.token] = .unanswered
-                outcome.retryable.append(("FCM did not answer in time", nil))
+                outcome.retryable.append((push.token, "\(PushToken.kind(of: push.token).serviceName) did not answer in time", nil))
                 logger.warning(
-                    "FCM had not answered a push to a device of \(push.userID) when the lease's deadline came; it may have been delivered and is sent once more on the next delivery, with the same collapse identifiers (\(reason))"
+                    "\(PushToken.kind(of: push.token).serviceName) had not answered a push to a device of \(push.userID) when the lease's deadline came; it may have been delivered and is sent once more on the next delivery, with the same collapse identifiers (\(reason))"
                 )
             }
         }
         let answered = results.filter {
             switch $0.1 {
-            case .failed(_, true, _), .unanswered: false
+            case .failed(_, true, _), .unanswered, .skipped: false
             default: true
             }
         }
@@ -298,8 +308,9 @@ final class DeadTokenGuard: Sendable {
         if !dead.isEmpty, batchSuspect || windowSuspect {
             complain(
                 .deadTokens,
-                "FCM answered \(dead.count) of \(answered.count) sends (every device of \(gone) of \(people.count) people, and \(windowDead) of the last \(windowCount) sends) with a dead token: "
-                    + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, or the credentials are another project's. No token removed.")
+                "The push services answered \(dead.count) of \(answered.count) sends (every device of \(gone) of \(people.count) people, and \(windowDead) of the last \(windowCount) sends) with a dead token: "
+                    + "more than a crowd of uninstalled apps. Likely FCM_ENDPOINT is not FCM, the credentials are another project's, or APNs's environment (sandbox or production) is not the app's. No token removed."
+            )
             outcome.refusedRemovals = dead.count
             return outcome
         }

@@ -53,11 +53,18 @@ public final class RuntimeMetrics: Sendable {
         if change > 0 { inFlight.increment(by: Double(change)) } else { inFlight.decrement(by: Double(-change)) }
     }
 
-    /// What became of each push FCM was asked to deliver: `sent`, `dead` (the token is gone), `retried`
-    /// (a transient failure, left for the trigger's retry), `failed` (refused for good), `unanswered`.
-    func push(result: String, count amount: Int = 1) {
+    /// What became of each push a service was asked to deliver (`herald_fcm_sends_total`,
+    /// `herald_expo_sends_total`, `herald_apns_sends_total`): `sent`, `dead` (the token is gone),
+    /// `retried` (a transient failure, left for the trigger's retry), `failed` (refused for good),
+    /// `unanswered`, `corrected` (a badge-only correction).
+    func push(service: String = "fcm", result: String, count amount: Int = 1) {
         guard amount > 0 else { return }
-        count("herald_fcm_sends_total", [("result", result)], by: amount)
+        count("herald_\(service)_sends_total", [("result", result)], by: amount)
+    }
+
+    /// Tokens of a service this deployment has no credentials for, kept and not sent to (`expo`, `apns`).
+    func tokensSkipped(kind: String, count amount: Int) {
+        count("herald_push_tokens_skipped_total", [("kind", kind)], by: amount)
     }
 
     func tokenRemoved() { count("herald_tokens_removed_total", []) }
@@ -88,7 +95,12 @@ public final class RuntimeMetrics: Sendable {
     /// HTTP method for a document), FCM sends; by HTTP status (`none` when no answer came) and duration.
     func observer(api: String) -> RequestObserver {
         { [self] record in
-            let method = api == "fcm" ? "send" : Self.rpc(of: record)
+            let method =
+                switch api {
+                case "firestore": Self.rpc(of: record)
+                case "expo": record.url.split(separator: "/").last.map(String.init) ?? "send"
+                default: "send"
+                }
             count("herald_\(api)_requests_total", [("method", method), ("status", record.status.map(String.init) ?? "none")])
             time("herald_\(api)_request_duration_seconds", [("method", method)], record.duration)
         }

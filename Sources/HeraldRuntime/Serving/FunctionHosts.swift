@@ -76,7 +76,8 @@ public struct ScheduledFunctionHost<Function: ScheduledFunction>: FunctionHost {
     public init(_ function: Function, on platform: FunctionPlatform, metrics: RuntimeMetrics?) {
         switch platform.sweeping {
         case .snapshot(let documents): sweeper = SnapshotSweeper(function: function, documents: documents)
-        case .google(let firestore, let fcm, let dryRun): sweeper = SweepRunner(function: function, firestore: firestore, fcm: fcm, dryRun: dryRun)
+        case .google(let firestore, let pushes, let ledger, let dryRun):
+            sweeper = SweepRunner(function: function, firestore: firestore, pushes: pushes, ledgerCollection: ledger, dryRun: dryRun)
         }
     }
 

@@ -3,6 +3,8 @@ import GoogleClients
 import HeraldCore
 import HeraldHTTPClient
 import Logging
+import NIOSSL
+import PushClients
 
 /// What a function runs on: its documents (Firestore or a snapshot), FCM, and the project. The only
 /// place a function is wired: `serve`, `invoke` and `sweep` assemble it, and its host
@@ -26,7 +28,7 @@ public struct FunctionPlatform: Sendable {
     /// Where a scheduled function's sweeps read and write.
     enum Sweeping: Sendable {
         case snapshot([FirestoreDocument])
-        case google(firestore: FirestoreClient, fcm: FCMClient, dryRun: Bool)
+        case google(firestore: FirestoreClient, pushes: PushServices, ledger: String, dryRun: Bool)
     }
 
     /// Where the function reads (and, unless a dry run, writes), and the project it is in (a snapshot's: nil).
@@ -93,16 +95,39 @@ public struct FunctionPlatform: Sendable {
                 project: credentials.project, endpoint: configuration.fcmEndpoint ?? FCMClient.productionEndpoint,
                 credentials: credentials.messaging, httpClient: transport, requestTimeout: configuration.apiTimeout,
                 observer: metrics?.observer(api: "fcm"))
+            let expo = configuration.pushServices.expo.map {
+                ExpoPushClient(
+                    endpoint: $0.endpoint, accessToken: $0.accessToken, httpClient: transport, requestTimeout: configuration.apiTimeout,
+                    observer: metrics?.observer(api: "expo"))
+            }
+            let apns = try configuration.pushServices.apns.map { settings in
+                APNsClient(
+                    endpoint: settings.endpoint, topic: settings.topic,
+                    providerToken: APNsProviderToken(key: settings.key, keyID: settings.keyID, teamID: settings.teamID, now: { Timestamp.now().seconds }),
+                    httpClient: try Self.transport(trusting: settings.trustedCertificatesFile, default: transport), requestTimeout: configuration.apiTimeout,
+                    observer: metrics?.observer(api: "apns"))
+            }
             let gateway = ExactlyOnceExecutor(
-                firestore: firestore, fcm: fcm, functionName: Function.name, dryRun: dryRun, logger: logger,
+                firestore: firestore, fcm: fcm, expo: expo, apns: apns, functionName: Function.name, dryRun: dryRun, logger: logger,
                 ledgerCollection: configuration.ledgerCollection, pushLease: configuration.pushLease, metrics: metrics)
             return (
                 function,
                 FunctionPlatform(
-                    documents: gateway, sweeping: .google(firestore: firestore, fcm: fcm, dryRun: dryRun), project: credentials.project,
+                    documents: gateway,
+                    sweeping: .google(firestore: firestore, pushes: gateway.services, ledger: configuration.ledgerCollection, dryRun: dryRun),
+                    project: credentials.project,
                     transport: transport)
             )
         }
+    }
+
+    /// The transport for a service whose certificate is trusted besides the system's roots (`herald
+    /// dev`'s APNs stand-in), or the shared one.
+    static func transport(trusting file: String?, default shared: HTTPTransport) throws -> HTTPTransport {
+        guard let file else { return shared }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.additionalTrustRoots = [.file(file)]
+        return HTTPTransport(tls: tls)
     }
 
     public func shutdown() async {

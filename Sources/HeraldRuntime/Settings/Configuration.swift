@@ -57,6 +57,8 @@ public struct RuntimeConfiguration: Sendable {
     public var traceExport: TraceExportSettings?
     /// Where metrics are pushed over OTLP besides `/metrics`, when they are (`OTEL_METRICS_EXPORTER=otlp`).
     public var metricsExport: MetricsExportSettings?
+    /// Expo's push service and APNs, for the tokens FCM cannot deliver (`HERALD_EXPO_*`, `HERALD_APNS_*`).
+    public var pushServices = PushServiceSettings()
 
     /// Parses and checks the environment; every problem found is listed in the one error.
     public init(environment: [String: String], stdoutIsTerminal: Bool = false) throws(ConfigurationError) {
@@ -171,6 +173,7 @@ public struct RuntimeConfiguration: Sendable {
         }
         traceExport = TraceExportSettings.reading(value, problems: &problems)
         metricsExport = MetricsExportSettings.reading(value, problems: &problems)
+        pushServices = PushServiceSettings.reading(value, cleartext: cleartext, problems: &problems)
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
     }
 

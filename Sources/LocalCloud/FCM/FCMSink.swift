@@ -1,6 +1,7 @@
 import EmbeddedFirestore
 import FirestoreModel
 import Foundation
+import PushTokens
 import Synchronization
 import WireFormats
 
@@ -108,7 +109,12 @@ public final class FCMSink: Sendable {
             )
         }
         if let token = message["token"] {
-            guard let text = token.stringValue, !text.isEmpty else { throw .invalidArgument("The registration token is not a valid FCM registration token") }
+            // A token another service issued (Expo's, a raw APNs device token) is none of FCM's: FCM refuses it so.
+            guard let text = token.stringValue, PushToken.classify(text) == .token(.fcm) else {
+                throw LocalAPIError(
+                    code: 400, status: "INVALID_ARGUMENT", message: "The registration token is not a valid FCM registration token",
+                    details: [["@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "INVALID_ARGUMENT"]])
+            }
         }
         if let data = message["data"] {
             guard case .object(let entries) = data else { throw .invalidArgument("Invalid value at 'message.data': must be a map of strings.") }
