@@ -186,7 +186,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             // The browser console: compiled in, so `herald dev` needs no files beside it.
@@ -225,7 +226,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 "HeraldHTTPClient", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), "Telemetry",
-                .product(name: "UnixSignals", package: "swift-service-lifecycle"), "WireFormats",
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"), "WireFormats", "P256Signatures",
                 // Not linked: built with herald, so `herald dev` runs the executables that deploy.
             ] + functionNames.map { .target(name: $0) },
             swiftSettings: strict
@@ -298,7 +299,7 @@ let package = Package(
         .testTarget(
             name: "ChatFunctionsTests",
             dependencies: [
-                "ChatFunctions", "ChatSchemaTools", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel",
+                "ChatFunctions", "ChatSchemaTools", "HeraldCore", "HeraldRuntime", "HeraldTesting", "FirestoreEvents", "FirestoreModel", "PushTokens",
                 .product(name: "Logging", package: "swift-log"), "ChatDemo", "GoogleClients", "WireFormats", "ZoneInfo",
             ],
             swiftSettings: strict
@@ -337,13 +338,20 @@ let package = Package(
         .testTarget(
             name: "HeraldCryptoTests",
             dependencies: [
-                "HeraldCrypto", "RSASignatures", "HeraldTesting", "FirestoreModel", .product(name: "Crypto", package: "swift-crypto"),
+                "HeraldCrypto", "RSASignatures", "P256Signatures", "HeraldTesting", "FirestoreModel", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"), "WireFormats",
             ],
             swiftSettings: strict),
         .testTarget(name: "SupervisionTests", dependencies: ["Supervision", "HeraldTesting"], swiftSettings: strict),
         .testTarget(name: "FirestoreModelTests", dependencies: ["FirestoreModel", "HeraldTesting", "WireFormats"], swiftSettings: strict),
-        .testTarget(name: "WireFormatsTests", dependencies: ["WireFormats"], swiftSettings: strict),
+        .testTarget(name: "WireFormatsTests", dependencies: ["WireFormats", "HeraldTesting"], swiftSettings: strict),
+        .testTarget(
+            name: "PushClientsTests",
+            dependencies: [
+                "PushClients", "P256Signatures", "GoogleClients", "HeraldCore", "HeraldHTTPClient", "HeraldTesting", "WireFormats",
+                .product(name: "Crypto", package: "swift-crypto"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict),
         .testTarget(
             name: "FirestoreEventsTests",
             dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel", "HeraldTesting", "HeraldRuntime", "WireFormats"],
@@ -353,6 +361,7 @@ let package = Package(
             name: "HeraldRuntimeTests",
             dependencies: [
                 "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "ChatDemo", "FirestoreEvents", "FirestoreModel", "GoogleClients", "HeraldCLI",
+                "PushClients",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"), "HeraldHTTPClient",

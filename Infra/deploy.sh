@@ -14,7 +14,9 @@
 #
 # Usage: Infra/deploy.sh PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG]
 #                        [--firestore-location LOCATION] [--database DATABASE] [--ledger-collection PATH]
-#                        [--notification-channel CHANNEL] [--dry-run]
+#                        [--notification-channel CHANNEL] [--expo] [--expo-access-token-secret SECRET]
+#                        [--apns-key-file FILE | --apns-key-secret SECRET] [--apns-key-id ID] [--apns-team-id ID]
+#                        [--apns-topic BUNDLE_ID] [--apns-environment production|sandbox] [--dry-run]
 # --schema: a preset (default, prd000, prd001, prd004) or your schema file (docs/schema.md). The triggers, the
 #   indexes and the HERALD_SCHEMA value come from it, through `herald schema deployment` (the HERALD variable
 #   names the herald executable; else `herald` on PATH, else `swift run herald` in this checkout); a schema with
@@ -25,12 +27,18 @@
 #   policy and index exemption go to its collection group, every collection of its last name: if your app
 #   keeps a collection named `ledger` with an `expireAt` field, give the ledger a name of its own.
 # --notification-channel: a Cloud Monitoring channel (projects/P/notificationChannels/ID) the alerts notify.
+# --expo: send Expo push tokens through Expo's push service; --expo-access-token-secret names the Secret Manager
+#   secret holding the project's push access token (needed once Expo's enhanced security is on).
+# --apns-key-file (uploaded to the secret herald-apns-key) or --apns-key-secret (a secret holding the .p8),
+#   with --apns-key-id, --apns-team-id and --apns-topic (the app's bundle id): send raw APNs device tokens through
+#   Apple's APNs; --apns-environment sandbox for development builds. Secrets reach the functions as Cloud Run
+#   secret references: their values never appear in a manifest, a command or this script's output.
 # --dry-run prints every command and runs none; values only Google knows (the project number, a
 # trigger's subscription) appear as PROJECT_NUMBER and SUBSCRIPTION_OF_<trigger>.
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--ledger-collection PATH] [--notification-channel CHANNEL] [--dry-run]" >&2
+  echo "usage: $0 PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--ledger-collection PATH] [--notification-channel CHANNEL] [--expo] [--expo-access-token-secret SECRET] [--apns-key-file FILE | --apns-key-secret SECRET] [--apns-key-id ID] [--apns-team-id ID] [--apns-topic BUNDLE_ID] [--apns-environment production|sandbox] [--dry-run]" >&2
   exit 2
 }
 
@@ -46,6 +54,14 @@ DATABASE="(default)"
 LEDGER_COLLECTION="_herald/events/ledger"
 NOTIFY=""
 DRY_RUN=false
+EXPO=false
+EXPO_TOKEN_SECRET=""
+APNS_KEY_FILE=""
+APNS_KEY_SECRET=""
+APNS_KEY_ID=""
+APNS_TEAM_ID=""
+APNS_TOPIC=""
+APNS_ENVIRONMENT=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --schema) SCHEMA=${2:?--schema needs a value}; shift 2 ;;
@@ -55,6 +71,14 @@ while [ $# -gt 0 ]; do
     --database) DATABASE=${2:?--database needs a value}; shift 2 ;;
     --ledger-collection) LEDGER_COLLECTION=${2:?--ledger-collection needs a value}; shift 2 ;;
     --notification-channel) NOTIFY=${2:?--notification-channel needs a value}; shift 2 ;;
+    --expo) EXPO=true; shift ;;
+    --expo-access-token-secret) EXPO_TOKEN_SECRET=${2:?--expo-access-token-secret needs a value}; EXPO=true; shift 2 ;;
+    --apns-key-file) APNS_KEY_FILE=${2:?--apns-key-file needs a value}; shift 2 ;;
+    --apns-key-secret) APNS_KEY_SECRET=${2:?--apns-key-secret needs a value}; shift 2 ;;
+    --apns-key-id) APNS_KEY_ID=${2:?--apns-key-id needs a value}; shift 2 ;;
+    --apns-team-id) APNS_TEAM_ID=${2:?--apns-team-id needs a value}; shift 2 ;;
+    --apns-topic) APNS_TOPIC=${2:?--apns-topic needs a value}; shift 2 ;;
+    --apns-environment) APNS_ENVIRONMENT=${2:?--apns-environment needs a value}; shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
     *) usage ;;
   esac
@@ -70,6 +94,30 @@ case "$FIRESTORE_LOCATION" in *[!a-z0-9-]*) echo "error: --firestore-location mu
 if ! [[ "$LEDGER_COLLECTION" =~ ^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+)*$ ]]; then
   echo "error: --ledger-collection must be a collection path such as _herald/events/ledger, not \"$LEDGER_COLLECTION\"" >&2
   exit 2
+fi
+# The push services besides FCM: every setting checked before anything runs.
+for secret in "$EXPO_TOKEN_SECRET" "$APNS_KEY_SECRET"; do
+  case "$secret" in *[!A-Za-z0-9_-]*) echo "error: a secret's name is letters, digits, - and _, not \"$secret\"" >&2; exit 2 ;; esac
+done
+APNS=false
+if [ -n "$APNS_KEY_FILE$APNS_KEY_SECRET$APNS_KEY_ID$APNS_TEAM_ID$APNS_TOPIC$APNS_ENVIRONMENT" ]; then
+  APNS=true
+  if [ -n "$APNS_KEY_FILE" ] && [ -n "$APNS_KEY_SECRET" ]; then echo "error: give --apns-key-file or --apns-key-secret, not both" >&2; exit 2; fi
+  missing=()
+  [ -n "$APNS_KEY_FILE$APNS_KEY_SECRET" ] || missing+=(--apns-key-file)
+  [ -n "$APNS_KEY_ID" ] || missing+=(--apns-key-id)
+  [ -n "$APNS_TEAM_ID" ] || missing+=(--apns-team-id)
+  [ -n "$APNS_TOPIC" ] || missing+=(--apns-topic)
+  if [ ${#missing[@]} -gt 0 ]; then echo "error: APNs needs ${missing[*]} as well" >&2; exit 2; fi
+  for id in "$APNS_KEY_ID" "$APNS_TEAM_ID"; do
+    [[ "$id" =~ ^[A-Z0-9]{10}$ ]] || { echo "error: --apns-key-id and --apns-team-id are Apple's 10-character ids, not \"$id\"" >&2; exit 2; }
+  done
+  [[ "$APNS_TOPIC" =~ ^[A-Za-z0-9.-]+$ ]] || { echo "error: --apns-topic must be the app's bundle id, not \"$APNS_TOPIC\"" >&2; exit 2; }
+  case "$APNS_ENVIRONMENT" in "" | production | sandbox) ;; *) echo "error: --apns-environment must be production or sandbox, not \"$APNS_ENVIRONMENT\"" >&2; exit 2 ;; esac
+  if [ -n "$APNS_KEY_FILE" ]; then
+    grep -q -- "-----BEGIN PRIVATE KEY-----" "$APNS_KEY_FILE" 2>/dev/null || { echo "error: --apns-key-file $APNS_KEY_FILE is not a readable .p8 key (-----BEGIN PRIVATE KEY-----)" >&2; exit 2; }
+    APNS_KEY_SECRET=herald-apns-key
+  fi
 fi
 REPOSITORY=${REPOSITORY:-$REGION-docker.pkg.dev/$PROJECT/herald}
 case "$REPOSITORY$TAG" in *[!a-zA-Z0-9./:_-]*) echo "error: REPOSITORY and TAG must be an image repository and tag, not \"$REPOSITORY\" \"$TAG\"" >&2; exit 2 ;; esac
@@ -240,6 +288,41 @@ for function in "${FUNCTIONS[@]}"; do
   run gcloud secrets add-iam-policy-binding "$COLLECTOR_CONFIG" --member="serviceAccount:$(account_of "$function")" \
     --role=roles/secretmanager.secretAccessor --project="$PROJECT"
 done
+# The APNs key from its file: a new version only when it changed. Its contents are never printed.
+if [ -n "$APNS_KEY_FILE" ]; then
+  ensure gcloud secrets describe "$APNS_KEY_SECRET" --project="$PROJECT" -- \
+    gcloud secrets create "$APNS_KEY_SECRET" --replication-policy=automatic --project="$PROJECT"
+  if $DRY_RUN; then
+    echo "+ gcloud secrets versions access latest --secret=$APNS_KEY_SECRET --project=$PROJECT | cmp -s - $(quote "$APNS_KEY_FILE") || gcloud secrets versions add $APNS_KEY_SECRET --data-file=$(quote "$APNS_KEY_FILE") --project=$PROJECT"
+  elif gcloud secrets versions access latest --secret="$APNS_KEY_SECRET" --project="$PROJECT" 2>/dev/null | cmp -s - "$APNS_KEY_FILE"; then
+    echo "= unchanged: $APNS_KEY_SECRET"
+  else
+    run gcloud secrets versions add "$APNS_KEY_SECRET" --data-file="$APNS_KEY_FILE" --project="$PROJECT"
+  fi
+fi
+# The push services' secrets, readable by the functions that send pushes.
+for secret in "$EXPO_TOKEN_SECRET" "$APNS_KEY_SECRET"; do
+  [ -n "$secret" ] || continue
+  for function in "${PUSHING[@]}"; do
+    run gcloud secrets add-iam-policy-binding "$secret" --member="serviceAccount:$(account_of "$function")" \
+      --role=roles/secretmanager.secretAccessor --project="$PROJECT"
+  done
+done
+# The push services' settings of a function that sends pushes, as env entries of its manifest.
+env_value() { printf '            - name: %s\n              value: %s\n' "$1" "$(yaml_quoted "$2")"; }
+env_secret() { printf '            - name: %s\n              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: latest\n' "$1" "$2"; }
+push_settings_of() {
+  case " ${PUSHING[*]} " in *" $1 "*) ;; *) return 0 ;; esac
+  if $EXPO; then env_value HERALD_EXPO_PUSH on; fi
+  if [ -n "$EXPO_TOKEN_SECRET" ]; then env_secret HERALD_EXPO_ACCESS_TOKEN "$EXPO_TOKEN_SECRET"; fi
+  if $APNS; then
+    env_secret HERALD_APNS_KEY "$APNS_KEY_SECRET"
+    env_value HERALD_APNS_KEY_ID "$APNS_KEY_ID"
+    env_value HERALD_APNS_TEAM_ID "$APNS_TEAM_ID"
+    env_value HERALD_APNS_TOPIC "$APNS_TOPIC"
+    env_value HERALD_APNS_ENVIRONMENT "${APNS_ENVIRONMENT:-production}"
+  fi
+}
 # Each function its own image, deployed by digest: what runs is exactly the image that was checked,
 # whatever the tag points at later.
 image_of() {
@@ -259,6 +342,7 @@ for function in "${FUNCTIONS[@]}"; do
         *"value: SCHEMA") line="${line%SCHEMA}$(yaml_quoted "$SCHEMA_VALUE")" ;;
         *"value: DATABASE") line="${line%DATABASE}$(yaml_quoted "$DATABASE")" ;;
         *"value: LEDGER_COLLECTION") line="${line%LEDGER_COLLECTION}$(yaml_quoted "$LEDGER_COLLECTION")" ;;
+        *"# PUSH_SERVICES"*) push_settings_of "$function"; continue ;;
       esac
       printf '%s\n' "$line"
     done >"$manifest"

@@ -89,7 +89,7 @@ public struct DemoWorld: Sendable {
         self.database = database
     }
 
-    func name(_ path: String) throws -> DocumentName { try DocumentName(project: project, database: database, path: path) }
+    public func name(_ path: String) throws -> DocumentName { try DocumentName(project: project, database: database, path: path) }
 
     /// The writes that create the world (each only if the document is not there yet).
     public func seed() throws -> [Write] { try seed(people: Self.people, conversations: Self.conversations) }

@@ -1,5 +1,6 @@
 import ChatFunctions
 import FirestoreModel
+import PushTokens
 
 /// What one top-level field holds across a group of documents: in how many, and as which kinds.
 struct FieldProfile {
@@ -81,8 +82,27 @@ enum Looks {
     /// An FCM registration token: long (140 characters or more; an APNs device token 64), of the
     /// characters FCM uses (`dXyz…:APA91b…`). Auto-ids (20), uids (28) and UUIDs (36) are shorter.
     static func likeToken(_ text: String) -> Bool {
-        text.utf8.count >= 64 && text.utf8.count <= 4096
+        if let kind = PushToken.classify(text).kind, kind != .fcm { return true }  // Expo's and APNs's
+        return text.utf8.count >= 64 && text.utf8.count <= 4096
             && text.utf8.allSatisfy { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || isAlphanumeric($0) }
+    }
+
+    /// The kinds of push tokens in `tokens`, for a report: " (12 FCM, 3 Expo, 1 APNs)", with what delivers
+    /// Expo's and APNs's, and how many are no token at all.
+    static func kinds(_ tokens: [String]) -> String {
+        var counts: [PushTokenKind: Int] = [:]
+        var malformed = 0
+        for token in Set(tokens) {
+            if let kind = PushToken.classify(token).kind { counts[kind, default: 0] += 1 } else { malformed += 1 }
+        }
+        var parts = counts.keys.sorted().map { "\(counts[$0]!) \($0.serviceName)" }
+        if malformed > 0 { parts.append("\(malformed) malformed") }
+        guard !parts.isEmpty else { return "" }
+        let others = counts.keys.filter { $0 != .fcm }.sorted()
+        let note =
+            others.isEmpty
+            ? "" : "; \(others.map(\.serviceName).joined(separator: " and ")) tokens are sent by their own services (docs/configuration.md, push services)"
+        return " (\(parts.joined(separator: ", "))\(note))"
     }
 
     /// How much a field's name says it holds a message's sender: 2 for sender, author or from; 1 for a

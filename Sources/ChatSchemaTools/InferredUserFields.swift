@@ -44,32 +44,43 @@ extension Inferring {
         var shapes: [(value: JSONValue, users: Int, text: String)] = []
         func hinted(_ name: String) -> Bool { Looks.named(name, "token", "fcm", "device", "push", "registration") }
         for profile in profiles.values.sorted(by: { $0.name < $1.name }) {
-            var single = 0
-            var array = 0
-            var mapKeys = 0
+            var single: [String] = []
+            var array: [[String]] = []
+            var mapKeys: [[String]] = []
             for user in documents {
                 switch user[profile.name] {
                 // A user's own id (a `uid` field) is never its token, however long.
                 case .string(let text)?
                 where (Looks.likeToken(text) || (hinted(profile.name) && !text.isEmpty)) && !userIDs.contains(text) && text != user.name.documentID:
-                    single += 1
+                    single.append(text)
                 case .array(let items)?
                 where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { Looks.likeToken($0) || hinted(profile.name) } ?? false }):
-                    array += 1
+                    array.append(items.compactMap(\.stringValue))
                 case .map(let map)? where !map.isEmpty && map.keys.allSatisfy({ Looks.likeToken($0) || hinted(profile.name) }):
-                    mapKeys += 1
+                    mapKeys.append(Array(map.keys))
                 default: break
                 }
             }
-            if single > 0 {
-                shapes.append((["single": .string(profile.name)], single, "\(profile.name): one token string in \(single) of \(documents.count) \(users)"))
-            }
-            if array > 0 {
-                shapes.append((["array": .string(profile.name)], array, "\(profile.name): an array of tokens in \(array) of \(documents.count) \(users)"))
-            }
-            if mapKeys > 0 {
+            if !single.isEmpty {
                 shapes.append(
-                    (["mapKeys": .string(profile.name)], mapKeys, "\(profile.name): a map keyed by tokens in \(mapKeys) of \(documents.count) \(users)"))
+                    (
+                        ["single": .string(profile.name)], single.count,
+                        "\(profile.name): one token string in \(single.count) of \(documents.count) \(users)\(Looks.kinds(single))"
+                    ))
+            }
+            if !array.isEmpty {
+                shapes.append(
+                    (
+                        ["array": .string(profile.name)], array.count,
+                        "\(profile.name): an array of tokens in \(array.count) of \(documents.count) \(users)\(Looks.kinds(array.flatMap { $0 }))"
+                    ))
+            }
+            if !mapKeys.isEmpty {
+                shapes.append(
+                    (
+                        ["mapKeys": .string(profile.name)], mapKeys.count,
+                        "\(profile.name): a map keyed by tokens in \(mapKeys.count) of \(documents.count) \(users)\(Looks.kinds(mapKeys.flatMap { $0 }))"
+                    ))
             }
         }
         var misplaced: [String] = []
@@ -91,7 +102,11 @@ extension Inferring {
             }
             guard Self.mostly(tokenLike.count, of: tokens.count) else { continue }
             let holders = Set(tokenLike.compactMap { $0.name.parent?.documentID }).count
-            shapes.append((["subcollection": .string(path[1])], holders, "\(path[1]): token documents under \(holders) of \(documents.count) \(users)"))
+            shapes.append(
+                (
+                    ["subcollection": .string(path[1])], holders,
+                    "\(path[1]): token documents under \(holders) of \(documents.count) \(users)\(Looks.kinds(tokenLike.map(Schema.TokenStorage.token(ofDevice:))))"
+                ))
         }
         // Firebase's guide to managing tokens: `fcmTokens/{uid}` holding `{token, timestamp}`.
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users {
@@ -101,7 +116,7 @@ extension Inferring {
             shapes.append(
                 (
                     ["documentPerUser": .string(path[0])], held.count,
-                    "\(path[0]): a token document for each of \(held.count) of \(documents.count) \(users), keyed by user id"
+                    "\(path[0]): a token document for each of \(held.count) of \(documents.count) \(users), keyed by user id\(Looks.kinds(held.compactMap { $0["token"]?.stringValue }))"
                 ))
         }
         // Firebase's Friendly Chat codelab: `fcmTokens/{token}` holding `{uid}`, a document per device. Only
@@ -119,7 +134,7 @@ extension Inferring {
             shapes.append(
                 (
                     ["documentPerToken": ["collection": .string(path[0]), "userField": .string(owner.field)]], owner.users.count,
-                    "\(path[0]): \(devices.count) token documents, each naming one of \(owner.users.count) of \(documents.count) \(users) in \(owner.field)"
+                    "\(path[0]): \(devices.count) token documents, each naming one of \(owner.users.count) of \(documents.count) \(users) in \(owner.field)\(Looks.kinds(devices.map(Schema.TokenStorage.token(ofDevice:))))"
                 ))
         }
         shapes.sort { $0.users > $1.users }

@@ -2,6 +2,7 @@ import ChatFunctions
 import FirestoreEvents
 import FirestoreModel
 import HeraldCore
+import PushTokens
 
 /// `herald schema check`: how an app's documents fit a schema. Every document that does not (a missing
 /// field, a wrong type, a member without a user document) is named by path, and onMessageCreated runs
@@ -108,6 +109,8 @@ struct Checking {
         for conversation in conversations { check(conversation: conversation, userIDs: userIDs) }
         for message in messages { check(message: message) }
         for user in users { check(user: user) }
+        let held = users.flatMap { tokens(of: $0) }
+        if !held.isEmpty { report.notes.append("push tokens held by the \(schema.userCollection):\(Looks.kinds(held))") }
         if case .documentPerToken(let collection, let userField) = schema.tokens { noteDevices(in: collection, userField: userField, userIDs: userIDs) }
         if case .subcollection(let collection) = schema.tokens {
             let devices = data.documents(in: [schema.userCollection, collection])
@@ -242,6 +245,11 @@ struct Checking {
         }
         let held = tokens(of: user)
         if held.isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
+        for token in held {
+            if case .malformed(let reason) = PushToken.classify(token) {
+                misfit(user, "\(tokenPlace) holds \(reason), no service's token: tokenCleanup removes it")
+            }
+        }
         if held.contains(user.name.documentID) {
             misfit(user, "\(tokenPlace) holds the user's own id, not a token: FCM refuses it, and removing a dead token would delete it")
         }

@@ -27,6 +27,8 @@ struct DeployCheck {
     var database: String
     var firestoreLocation: String?
     var repository: String?
+    /// Secret Manager secrets the deployment names (the Expo access token's, an APNs key's): they must exist.
+    var secrets: [String] = []
     /// Runs gcloud (or any tool) with arguments: its exit status and standard output and error.
     var run: @Sendable ([String]) async -> (status: Int32, stdout: String, stderr: String)
 
@@ -82,6 +84,15 @@ struct DeployCheck {
         found += await services()
         found += await roles(of: account)
         found += await artifactRegistry()
+        for secret in secrets {
+            let described = await gcloud(["secrets", "describe", secret])
+            found.append(
+                described.status == 0
+                    ? .init(level: .ready, what: "secret \(secret)")
+                    : .init(
+                        level: .fatal, what: "secret \(secret): \(Self.reason(described.stderr))",
+                        fix: "gcloud secrets create \(Self.shellWord(secret)) --data-file=FILE --project=\(project) (FILE holding the token or the .p8 key)"))
+        }
         return found
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChatFunctions
 import Foundation
+import P256Signatures
 
 /// `herald deploy PROJECT REGION`: Firebase's one deploy command. It runs what docs/deploying.md
 /// describes, in order, with progress: the Artifact Registry repository, the registry login, the
@@ -44,6 +45,30 @@ struct Deploy: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A Cloud Monitoring channel for the alerts (projects/P/notificationChannels/ID).", valueName: "channel"))
     var notificationChannel: String?
 
+    @Flag(name: .long, help: "Send Expo push tokens through Expo's push service (docs/configuration.md, push services).")
+    var expo = false
+
+    @Option(name: .long, help: ArgumentHelp("A Secret Manager secret holding the Expo project's push access token (implies --expo).", valueName: "secret"))
+    var expoAccessTokenSecret: String?
+
+    @Option(name: .long, help: ArgumentHelp("Apple's .p8 key for APNs: uploaded to the secret herald-apns-key.", valueName: "file"))
+    var apnsKeyFile: String?
+
+    @Option(name: .long, help: ArgumentHelp("A Secret Manager secret already holding the .p8 key (instead of --apns-key-file).", valueName: "secret"))
+    var apnsKeySecret: String?
+
+    @Option(name: .long, help: ArgumentHelp("The APNs key's id (10 characters).", valueName: "id"))
+    var apnsKeyId: String?
+
+    @Option(name: .long, help: ArgumentHelp("The Apple developer team's id (10 characters).", valueName: "id"))
+    var apnsTeamId: String?
+
+    @Option(name: .long, help: ArgumentHelp("The app's bundle id (apns-topic).", valueName: "bundle-id"))
+    var apnsTopic: String?
+
+    @Option(name: .long, help: ArgumentHelp("production (App Store and TestFlight builds) or sandbox (development builds).", valueName: "environment"))
+    var apnsEnvironment: String?
+
     @Flag(name: .long, help: "Build the executables on this machine (for machines that cannot pull a Swift base image).")
     var fromHost = false
 
@@ -71,6 +96,49 @@ struct Deploy: AsyncParsableCommand {
         if let firestoreLocation, firestoreLocation.isEmpty || firestoreLocation.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") }) {
             throw ValidationError("--firestore-location must be a location such as nam5, eur3 or europe-west1, not \"\(firestoreLocation)\"")
         }
+        try validatePushServices()
+    }
+
+    /// The APNs settings whole, each id Apple's form, and the key a P-256 key (read here, never printed).
+    func validatePushServices() throws {
+        for secret in [expoAccessTokenSecret, apnsKeySecret].compactMap({ $0 })
+        where secret.isEmpty || !secret.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) {
+            throw ValidationError("a secret's name is letters, digits, - and _, not \"\(secret)\"")
+        }
+        let apns: [(String, String?)] = [
+            ("--apns-key-file or --apns-key-secret", apnsKeyFile ?? apnsKeySecret), ("--apns-key-id", apnsKeyId), ("--apns-team-id", apnsTeamId),
+            ("--apns-topic", apnsTopic),
+        ]
+        guard apns.contains(where: { $0.1 != nil }) || apnsEnvironment != nil else { return }
+        let missing = apns.filter { $0.1 == nil }.map(\.0)
+        guard missing.isEmpty else { throw ValidationError("APNs needs \(missing.joined(separator: ", ")) as well") }
+        if apnsKeyFile != nil && apnsKeySecret != nil { throw ValidationError("give --apns-key-file or --apns-key-secret, not both") }
+        for id in [apnsKeyId, apnsTeamId].compactMap({ $0 }) where id.count != 10 || !id.allSatisfy({ $0.isASCII && ($0.isUppercase || $0.isNumber) }) {
+            throw ValidationError("--apns-key-id and --apns-team-id are Apple's 10-character ids (capital letters and digits), not \"\(id)\"")
+        }
+        if let topic = apnsTopic, topic.isEmpty || !topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) {
+            throw ValidationError("--apns-topic must be the app's bundle id, not \"\(topic)\"")
+        }
+        if let environment = apnsEnvironment, !["production", "sandbox"].contains(environment) {
+            throw ValidationError("--apns-environment must be production or sandbox, not \"\(environment)\"")
+        }
+        if let file = apnsKeyFile {
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8) else { throw ValidationError("--apns-key-file \(file) cannot be read") }
+            do { _ = try P256.PrivateKey(pem: pem) } catch { throw ValidationError("--apns-key-file \(file) is not an APNs key: \(error)") }
+        }
+    }
+
+    /// The push services' options as deploy.sh takes them.
+    var pushServiceArguments: [String] {
+        var arguments: [String] = expo ? ["--expo"] : []
+        for (flag, value) in [
+            ("--expo-access-token-secret", expoAccessTokenSecret), ("--apns-key-file", apnsKeyFile.map { URL(fileURLWithPath: $0).standardizedFileURL.path }),
+            ("--apns-key-secret", apnsKeySecret), ("--apns-key-id", apnsKeyId), ("--apns-team-id", apnsTeamId), ("--apns-topic", apnsTopic),
+            ("--apns-environment", apnsEnvironment),
+        ] {
+            if let value { arguments += [flag, value] }
+        }
+        return arguments
     }
 
     /// A schema file as deploy.sh, run from the checkout, finds it; a preset by its name.
@@ -98,6 +166,7 @@ struct Deploy: AsyncParsableCommand {
         if let firestoreLocation { deploy += ["--firestore-location", firestoreLocation] }
         if let ledgerCollection { deploy += ["--ledger-collection", ledgerCollection] }
         if let notificationChannel { deploy += ["--notification-channel", notificationChannel] }
+        deploy += pushServiceArguments
         var steps = [
             Step(
                 title: "Artifact Registry: the repository \(repositoryPath)",
@@ -130,7 +199,7 @@ struct Deploy: AsyncParsableCommand {
     var preflight: DeployCheck {
         DeployCheck(
             project: project, region: region, database: database ?? "(default)", firestoreLocation: firestoreLocation, repository: repository,
-            run: DeployCheck.runTool)
+            secrets: [expoAccessTokenSecret, apnsKeySecret].compactMap { $0 }, run: DeployCheck.runTool)
     }
 
     func run() async throws {

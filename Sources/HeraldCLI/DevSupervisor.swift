@@ -252,17 +252,8 @@ final class DevSupervisor: Service, Sendable {
         return processes
     }
 
-    /// How the functions reach the Expo and APNs stand-ins, as a deployment reaches Expo and Apple:
-    /// Expo on, and APNs with the stand-in's team key, its topic and its certificate authority.
-    var pushServiceEnvironment: [String: String] {
-        let apns = cloud.pushStandIns.credentials
-        return [
-            "HERALD_EXPO_PUSH": "on", "HERALD_EXPO_ENDPOINT": "http://127.0.0.1:\(cloud.options.expoPort)",
-            "HERALD_APNS_KEY_FILE": apns.keyFile, "HERALD_APNS_KEY_ID": apns.keyID, "HERALD_APNS_TEAM_ID": apns.teamID,
-            "HERALD_APNS_TOPIC": apns.topic, "HERALD_APNS_ENDPOINT": "https://127.0.0.1:\(cloud.options.apnsPort)",
-            "HERALD_APNS_CA_FILE": apns.authorityFile,
-        ]
-    }
+    /// How the functions reach the Expo and APNs stand-ins, as a deployment reaches Expo and Apple.
+    var pushServiceEnvironment: [String: String] { cloud.pushStandIns.functionEnvironment }
 
     /// Registers the function's trigger and Cloud Scheduler job against its service URL.
     func register(

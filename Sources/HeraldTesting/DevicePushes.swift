@@ -64,4 +64,18 @@ public struct DevicePush: Sendable, Hashable {
         }
         self.record = record
     }
+
+    /// The push as FCM's sink records one (`{"message": {token, notification, data, apns: {payload: {aps: {badge}}}}}`),
+    /// whichever service carried it: for checks written against FCM's records.
+    public var fcmShaped: JSONValue {
+        var message: [String: JSONValue] = ["token": .string(token), "data": .object(data.mapValues { .string($0) })]
+        if !isSilent {
+            var notification: [String: JSONValue] = [:]
+            if let title { notification["title"] = .string(title) }
+            if let body { notification["body"] = .string(body) }
+            message["notification"] = .object(notification)
+        }
+        if let badge { message["apns"] = ["payload": ["aps": ["badge": .integer(Int64(badge))]]] }
+        return ["message": .object(message), "service": .string(service.rawValue)]
+    }
 }

@@ -128,12 +128,12 @@ public final class FunctionUnderTest: Sendable {
 
 extension RunningDev {
     /// How a function process outside `herald dev` reaches it, as Infra/compose.yaml wires one: tokens
-    /// from its metadata server, Firestore and FCM at its base URL.
+    /// from its metadata server, Firestore and FCM at its base URL, Expo and APNs at their stand-ins.
     public func functionEnvironment(project: String = "e2e") -> [String: String] {
         [
             "GOOGLE_CLOUD_PROJECT": project, "GCE_METADATA_HOST": base.replacingOccurrences(of: "http://", with: ""),
             "FIRESTORE_ENDPOINT": base, "FCM_ENDPOINT": base,
-        ]
+        ].merging(pushServiceEnvironment) { _, new in new }
     }
 }
 

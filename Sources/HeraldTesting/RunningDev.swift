@@ -14,8 +14,11 @@ public final class RunningDev: Sendable {
     public let base: String
     /// The data directory made for this run (removed with the log), if the test gave none.
     let scratch: URL?
+    /// How a function reaches its Expo and APNs stand-ins (`GET /herald/push-services`).
+    public let pushServiceEnvironment: [String: String]
 
-    init(process: ChildProcess, log: URL, base: String, scratch: URL?) {
+    init(process: ChildProcess, log: URL, base: String, scratch: URL?, pushServiceEnvironment: [String: String] = [:]) {
+        self.pushServiceEnvironment = pushServiceEnvironment
         self.process = process
         self.log = log
         self.base = base
@@ -48,7 +51,11 @@ public final class RunningDev: Sendable {
         let deadline = ContinuousClock.now + .seconds(180)
         while !process.hasExited, ContinuousClock.now < deadline {
             let text = dev.output
-            if let base = address(inOutput: text) { return RunningDev(process: process, log: log, base: base, scratch: scratch) }
+            if let base = address(inOutput: text) {
+                let services = try? JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/push-services").body.utf8))
+                let environment = (services?["environment"]?.objectValue ?? [:]).compactMapValues(\.stringValue)
+                return RunningDev(process: process, log: log, base: base, scratch: scratch, pushServiceEnvironment: environment)
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
         let said = dev.output

@@ -35,14 +35,7 @@ extension TestLocalCloud {
     }
 
     /// Expo's push API and APNs at this cloud's stand-ins, as `herald dev` points its functions at them.
-    public var pushServiceEnvironment: [String: String] {
-        let apns = cloud.pushStandIns.credentials
-        return [
-            "HERALD_EXPO_PUSH": "on", "HERALD_EXPO_ENDPOINT": expoURL, "HERALD_APNS_KEY_FILE": apns.keyFile, "HERALD_APNS_KEY_ID": apns.keyID,
-            "HERALD_APNS_TEAM_ID": apns.teamID, "HERALD_APNS_TOPIC": apns.topic, "HERALD_APNS_ENDPOINT": apnsURL,
-            "HERALD_APNS_CA_FILE": apns.authorityFile,
-        ]
-    }
+    public var pushServiceEnvironment: [String: String] { cloud.pushStandIns.functionEnvironment }
 
     /// Expo's push API (`/--/api/v2/push/send`) and APNs (`/3/device/…`, HTTP/2 over TLS) of this cloud.
     public var expoURL: String { "http://127.0.0.1:\(cloud.options.expoPort)" }

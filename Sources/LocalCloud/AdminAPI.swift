@@ -35,6 +35,10 @@ struct AdminAPI: Sendable {
             cloud.fcm.inject(failures)
             if let rate = body.member("rate").flatMap({ Double($0.serialized()) }) { cloud.fcm.setFailureRate(rate) }
             return LocalResponse(json: .object([:]))
+        case ("GET", "push-services"):
+            // The settings that point a function at the Expo and APNs stand-ins (one run outside herald dev).
+            let standIns = cloud.pushStandIns
+            return LocalResponse(json: ["environment": .object(standIns.functionEnvironment.mapValues { .string($0) })])
         case ("GET", "expo/messages"), ("GET", "apns/messages"):
             let service = PushStandInRecords.Service(rawValue: String(route.1.prefix(4)))
             let after = request.query["after"]?.first.flatMap { Int64($0) } ?? 0

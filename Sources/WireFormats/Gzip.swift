@@ -22,7 +22,7 @@ public enum Gzip {
     /// The content of a gzip file (its first member), at most `limit` bytes: more is refused, so a small
     /// hostile body cannot expand to fill memory.
     public static func decompress(_ bytes: [UInt8], limit: Int) throws(Error) -> [UInt8] {
-        guard bytes.count >= 18, bytes[0] == 0x1F, bytes[1] == 0x8B, bytes[2] == 8 else { throw Error("not a gzip body") }
+        guard bytes.count >= 10, bytes[0] == 0x1F, bytes[1] == 0x8B, bytes[2] == 8 else { throw Error("not a gzip body") }
         let flags = bytes[3]
         guard flags & 0xE0 == 0 else { throw Error("a gzip header with reserved flags set") }
         var position = 10

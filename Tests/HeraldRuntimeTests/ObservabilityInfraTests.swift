@@ -57,8 +57,8 @@ struct ObservabilityInfraTests {
         let source = try String(contentsOf: Self.root.appendingPathComponent("Sources/HeraldRuntime/Observability/RuntimeMetrics.swift"), encoding: .utf8)
         var exported = Set(source.matches(of: #/"(herald_[a-z_]+)"/#).map { String($0.1) })
         // Per-API series: `herald_\(api)_requests_total` for the APIs the runtime observes.
-        for template in source.matches(of: #/"herald_\\\(api\)_([a-z_]+)"/#).map({ String($0.1) }) {
-            for api in ["firestore", "fcm"] { exported.insert("herald_\(api)_\(template)") }
+        for template in source.matches(of: #/"herald_\\\((?:api|service)\)_([a-z_]+)"/#).map({ String($0.1) }) {
+            for api in ["firestore", "fcm", "expo", "apns"] { exported.insert("herald_\(api)_\(template)") }
         }
         #expect(exported.contains("herald_events_total") && exported.contains("herald_firestore_request_duration_seconds"), "\(exported)")
         let directory = Self.root.appendingPathComponent("Infra/observability")

@@ -161,7 +161,8 @@ public struct ChaosRun: Sendable {
         // Restarts print asynchronously; give the last one a moment.
         try await Task.sleep(for: .seconds(1))
 
-        let pushes = try await dev.pushes()
+        // Every service's records, in FCM's shape: the same checks whichever service carried a push.
+        let pushes = try await DevicePush.all(at: dev.base).map(\.fcmShaped)
         let output = dev.output
         let interrupted = Self.interruptedMessages(in: output)
         let truth = try await ChaosTruth(
@@ -330,7 +331,9 @@ public struct ChaosRun: Sendable {
             // cannot say whom the message counted: that loss is known, and not what this run checks.)
             "omitDataTriggers": ["onMessageCreated", "onReadReceipt"],
         ]
-        for (path, body) in [("faults", faults), ("delivery/faults", delivery)] {
+        // Expo's and APNs's stand-ins answer 429 or 503 at the same rate (a failure both services document).
+        let pushServices: JSONValue = ["rate": .number(on ? String(settings.faultRate) : "0")]
+        for (path, body) in [("faults", faults), ("delivery/faults", delivery), ("expo/faults", pushServices), ("apns/faults", pushServices)] {
             let answer = try await HTTPClient.shared.post(
                 "\(dev.base)/herald/\(path)", headers: ["content-type": "application/json"], body: Array(body.serialized().utf8))
             guard answer.status == 200 else { throw StillBusy(description: "cannot set \(path): \(answer.body)") }

@@ -4,7 +4,9 @@ import FirestoreModel
 
 /// The people, devices and conversations a chaos run plays with, generated from a seed. Every user
 /// has a phone (and every third a tablet) that never changes hands; a few roaming devices (shared
-/// phones) are signed into one user after another.
+/// phones) are signed into one user after another. Every fourth phone runs an Expo app in Expo Go
+/// (an Expo push token) and every tablet a development build (a raw APNs token): the three push
+/// services each carry a share of the pushes.
 public struct ChaosWorld: Sendable {
     public let people: [DemoWorld.Person]
     public let conversations: [DemoWorld.Conversation]
@@ -19,7 +21,8 @@ public struct ChaosWorld: Sendable {
         var owners: [String: String] = [:]
         for (device, owner) in zip(devices, ids.shuffled(using: &rng)) { owners[device] = owner }
         people = ids.enumerated().map { index, id in
-            let own = ["tok-\(id)-phone"] + (index % 3 == 0 ? ["tok-\(id)-tablet"] : [])
+            let phone = index % 4 == 1 ? "ExponentPushToken[\(id)-phone]" : "tok-\(id)-phone"
+            let own = [phone] + (index % 3 == 0 ? [Self.apnsToken(index)] : [])
             return DemoWorld.Person(id: id, name: "User \(index)", tokens: own + owners.filter { $0.value == id }.map(\.key).sorted())
         }
         self.conversations = (0..<max(conversations, 1)).map { index in
@@ -43,4 +46,10 @@ public struct ChaosWorld: Sendable {
     }
 
     public func name(of user: String) -> String { "User \(user.dropFirst())" }
+
+    /// A raw APNs device token of its own for user number `index`'s tablet: 64 hex digits.
+    static func apnsToken(_ index: Int) -> String {
+        let digits = String(index, radix: 16)
+        return String(repeating: "a", count: 64 - digits.count) + digits
+    }
 }

@@ -40,16 +40,22 @@ public final class APNsSink: Sendable {
         var body: [String: JSONValue] = ["reason": .string(reason)]
         if timestamp { body["timestamp"] = .integer(Int64(Date().timeIntervalSince1970 * 1000)) }
         var response = LocalResponse(status: status, json: .object(body))
-        response.headers["apns-id"] = UUID().uuidString
         if let retryAfter { response.headers["retry-after"] = String(retryAfter) }
         return response
     }
 
-    /// One request; `overHTTP2` says whether it came on an HTTP/2 stream (Apple's is HTTP/2 only).
-    public func handle(_ request: LocalRequest, overHTTP2: Bool) async -> LocalResponse {
-        guard overHTTP2 else {
-            return LocalResponse(status: 505, text: "APNs speaks HTTP/2 only\n", contentType: "text/plain")
-        }
+    /// One request, from an HTTP/2 stream (`APNsServer`). Every answer carries the request's `apns-id`
+    /// (one made up when it sent none), as Apple's do: clients match answers to requests by it.
+    public func handle(_ request: LocalRequest) async -> LocalResponse {
+        let id = request.headers["apns-id"].flatMap { UUID(uuidString: $0) != nil ? $0 : nil } ?? UUID().uuidString
+        var request = request
+        if request.headers["apns-id"] == nil { request.headers["apns-id"] = id }
+        var answer = await answer(request)
+        answer.headers["apns-id"] = id
+        return answer
+    }
+
+    func answer(_ request: LocalRequest) async -> LocalResponse {
         let s = request.segments
         guard s.count == 3, s[0] == "3", s[1] == "device" else { return Self.reason(404, "BadPath") }
         guard request.method == "POST" else { return Self.reason(405, "MethodNotAllowed") }
@@ -97,7 +103,7 @@ public final class APNsSink: Sendable {
         } catch {
             return Self.reason(500, "InternalServerError")
         }
-        let id = headers["apns-id"] ?? UUID().uuidString
+        let id = headers["apns-id"] ?? ""
         var recorded: [String: JSONValue] = ["apns-topic": .string(topic), "apns-push-type": .string(pushType), "apns-priority": .string(priority)]
         for name in ["apns-collapse-id", "apns-expiration"] { if let value = headers[name] { recorded[name] = .string(value) } }
         do {
@@ -106,9 +112,7 @@ public final class APNsSink: Sendable {
         } catch {
             return Self.reason(500, "InternalServerError")
         }
-        var response = LocalResponse(status: 200, text: "", contentType: "application/json")
-        response.headers["apns-id"] = id
-        return response
+        return LocalResponse(status: 200, text: "", contentType: "application/json")
     }
 
     struct Refusal: Error {

@@ -3,9 +3,9 @@ import EmbeddedFirestore
 import Foundation
 import HTTPTypes
 import Hummingbird
-import HummingbirdHTTP2
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 /// The push services besides FCM, each on a port of its own as their real hosts are: Expo's push API
 /// over HTTP/1.1 and APNs over HTTP/2 with TLS. What they take is kept in the local cloud's database.
@@ -34,6 +34,17 @@ public struct PushStandIns: Sendable {
         self.logger = logger
     }
 
+    /// The settings that point a function at these stand-ins, as a deployment's point it at Expo and
+    /// Apple: Expo on, and APNs with the stand-in's team key, its topic and its certificate authority.
+    public var functionEnvironment: [String: String] {
+        [
+            "HERALD_EXPO_PUSH": "on", "HERALD_EXPO_ENDPOINT": "http://127.0.0.1:\(expoPort)",
+            "HERALD_APNS_KEY_FILE": credentials.keyFile, "HERALD_APNS_KEY_ID": credentials.keyID, "HERALD_APNS_TEAM_ID": credentials.teamID,
+            "HERALD_APNS_TOPIC": credentials.topic, "HERALD_APNS_ENDPOINT": "https://127.0.0.1:\(apnsPort)",
+            "HERALD_APNS_CA_FILE": credentials.authorityFile,
+        ]
+    }
+
     /// Expo's push API on `LocalCloudOptions.expoPort`, as Expo serves it at exp.host.
     public func expoApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         let router = Router(context: PeerRequestContext.self)
@@ -47,19 +58,8 @@ public struct PushStandIns: Sendable {
     }
 
     /// APNs on `LocalCloudOptions.apnsPort`: HTTP/2 over TLS with the stand-in's certificate.
-    public func apnsApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some ApplicationProtocol {
-        let router = Router(context: PeerRequestContext.self)
-        let apns = self.apns
-        for method in [HTTPRequest.Method.get, .post, .put, .delete] {
-            router.on("**", method: method) { request, _ in
-                // Hummingbird's HTTP/1.1 codec never sets `:scheme`; an HTTP/2 stream over TLS carries https.
-                Response(await apns.handle(try await Self.local(request), overHTTP2: request.head.scheme == "https"))
-            }
-        }
-        return Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: credentials.certificates.server),
-            configuration: .init(address: .hostname("127.0.0.1", port: apnsPort), serverName: "herald-apns"),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
+    public func apnsApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) throws -> some Service {
+        APNsServer(sink: apns, tls: credentials.certificates.server, port: apnsPort, logger: logger, onRunning: onRunning)
     }
 
     /// A stand-in's request as its handler reads it (bodies of at most 4 MiB).

@@ -28,8 +28,8 @@ struct StandInCertificates: Sendable {
         }
         let chain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { NIOSSLCertificateSource.certificate($0) }
         var server = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .file(keyFile))
-        // APNs is HTTP/2 only; HTTP/1.1 is offered so that a client that cannot speak it hears why.
-        server.applicationProtocols = ["h2", "http/1.1"]
+        // APNs is HTTP/2 only: it is all that is offered.
+        server.applicationProtocols = ["h2"]
         return StandInCertificates(authorityFile: authorityFile, server: server)
     }
 

@@ -1,6 +1,7 @@
 import EmbeddedFirestore
 import FirestoreModel
 import Foundation
+import PushTokens
 import WireFormats
 
 /// What an app built on the local cloud adds to its console: actions a person can take (a composer)
@@ -119,11 +120,18 @@ struct ConsoleAPI: Sendable {
             }
             return (events, traces)
         }
-        let pushes = Dictionary(grouping: try await cloud.fcm.messages(traces: traces), by: { $0.traceID ?? "" })
+        // Each push as its stand-in took it: FCM's message, Expo's message, APNs's payload, with its token and service.
+        let fcm = try await cloud.fcm.messages(traces: traces).map { push -> (String, JSONValue) in
+            var members = push.json.objectValue ?? [:]
+            members["service"] = "fcm"
+            return (push.traceID ?? "", .object(members))
+        }
+        let others = try await cloud.pushStandIns.records.messages(traces: traces).map { ($0.traceID ?? "", $0.json) }
+        let pushes = Dictionary(grouping: fcm + others, by: \.0).mapValues { $0.map(\.1) }
         let calls = cloud.faults.requests(traces: traces)
         return events.map { event, trace in
             guard case .object(var members) = event else { return event }
-            members["pushes"] = .array((trace.flatMap { pushes[$0] } ?? []).map(\.json))
+            members["pushes"] = .array(trace.flatMap { pushes[$0] } ?? [])
             let made = trace.flatMap { calls[$0] }
             members["calls"] = .object((made?.requests ?? [:]).mapValues { .integer(Int64($0)) })
             members["injected"] = .array((made?.injected ?? []).map { .string($0) })
@@ -135,15 +143,31 @@ struct ConsoleAPI: Sendable {
     /// label the app gives it.
     func devices() async throws(LocalAPIError) -> JSONValue {
         let labels = (try? await cloud.consoleDomain?.describe())?.member("devices")?.objectValue ?? [:]
+        // Every service's pushes, newest first: FCM's, Expo's and APNs's.
         let (recent, dead) = try await cloud.database.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT id, token, message, received_at FROM fcm_messages WHERE token IS NOT NULL ORDER BY id DESC LIMIT 2000")
-            let dead = try Row.fetchAll(db, sql: "SELECT token FROM fcm_dead_tokens").map { $0["token"] as String }
-            return (rows.map { row in (row["token"] as String, row["id"] as Int64, row["message"] as String, row["received_at"] as Double) }, Set(dead))
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM (
+                        SELECT 'fcm' AS service, id, token, message, received_at FROM fcm_messages WHERE token IS NOT NULL
+                        UNION ALL SELECT service, id, token, message, received_at FROM push_messages
+                    ) ORDER BY received_at DESC, id DESC LIMIT 2000
+                    """)
+            let dead =
+                try Row.fetchAll(db, sql: "SELECT token FROM fcm_dead_tokens").map { $0["token"] as String }
+                + Row.fetchAll(db, sql: "SELECT token FROM push_dead_tokens").map { $0["token"] as String }
+            return (
+                rows.map { row in (row["service"] as String, row["token"] as String, row["id"] as Int64, row["message"] as String, row["received_at"] as Double)
+                },
+                Set(dead)
+            )
         }
         var order: [String] = []
         var byToken: [String: [JSONValue]] = [:]
-        for (token, id, message, at) in recent {
+        var service: [String: String] = [:]
+        for (kind, token, id, message, at) in recent {
             if byToken[token] == nil { order.append(token) }
+            service[token] = kind
             guard byToken[token, default: []].count < 30 else { continue }
             byToken[token, default: []].append([
                 "id": .integer(id), "receivedAt": .number(String(at)), "message": (try? JSONValue(parsing: message)) ?? .null,
@@ -158,6 +182,7 @@ struct ConsoleAPI: Sendable {
                 order.map { token in
                     [
                         "token": .string(token), "label": labels[token] ?? .null, "dead": .bool(dead.contains(token)),
+                        "service": .string(service[token] ?? PushToken.kind(of: token).rawValue),
                         "pushes": .array(byToken[token] ?? []),
                     ]
                 })

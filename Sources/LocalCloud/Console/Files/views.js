@@ -14,11 +14,16 @@ function outcome(event) {
 
 function deviceLabel(token) { return state.world?.devices?.[token] || token; }
 
+// A push as its service took it: FCM's message, Expo's message (title, body, badge at the top) or APNs's payload (aps).
 function pushSummary(message) {
-  const badge = message.apns?.payload?.aps?.badge ?? message.android?.notification?.notification_count ?? message.data?.badge;
-  const notification = message.notification || message.apns?.payload?.aps?.alert;
-  return { title: notification?.title, body: notification?.body, badge, silent: !notification, reason: message.data?.reason };
+  const aps = message.apns?.payload?.aps ?? message.aps;
+  const badge = aps?.badge ?? message.android?.notification?.notification_count ?? message.badge ?? message.data?.badge;
+  const expo = message.title !== undefined || message.body !== undefined ? { title: message.title, body: message.body } : null;
+  const notification = message.notification || aps?.alert || expo;
+  return { title: notification?.title, body: notification?.body, badge, silent: !notification, reason: message.data?.reason ?? message.reason };
 }
+
+const serviceNames = { fcm: "FCM", expo: "Expo", apns: "APNs" };
 
 // Herald's own bookkeeping (the exactly-once ledger) is shown quieter and shorter.
 function documentLink(path) {
@@ -129,7 +134,8 @@ async function renderDevices() {
   const { devices } = await api("/herald/console/devices");
   const grid = $("#devices");
   grid.replaceChildren(...devices.map((device) => el("article", { class: "phone" + (device.token === state.highlight ? " highlight" : ""), "data-token": device.token },
-    el("header", {}, el("strong", {}, device.label || "Unknown device"), el("span", { class: "mono" }, device.token),
+    el("header", {}, el("strong", {}, device.label || "Unknown device"), el("span", { class: "service" }, serviceNames[device.service] || device.service),
+      el("span", { class: "mono" }, device.token),
       device.dead ? el("div", { class: "dead" }, "token unregistered") : null),
     device.pushes.length ? device.pushes.map((push) => {
       const summary = pushSummary(push.message);
