@@ -361,7 +361,7 @@ let package = Package(
             name: "HeraldRuntimeTests",
             dependencies: [
                 "HeraldRuntime", "HeraldCore", "HeraldTesting", "ChatFunctions", "ChatDemo", "FirestoreEvents", "FirestoreModel", "GoogleClients", "HeraldCLI",
-                "PushClients",
+                "PushClients", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HTTPTypes", package: "swift-http-types"), "HeraldHTTPClient",

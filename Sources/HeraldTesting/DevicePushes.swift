@@ -13,6 +13,8 @@ public struct DevicePush: Sendable, Hashable {
     public var badge: Int?
     /// The data values the app receives (FCM's `data`, Expo's `data`, APNs's keys beside `aps`).
     public var data: [String: String]
+    /// The identifier a device shows one notification for (FCM's `apns-collapse-id`, Expo's `collapseId`, APNs's header).
+    public var collapseID: String?
     /// A push with no text: a badge update or a background refresh.
     public var isSilent: Bool { title == nil && body == nil }
     /// The record as the stand-in keeps it.
@@ -43,6 +45,7 @@ public struct DevicePush: Sendable, Hashable {
             badge = (message?["apns"]?["payload"]?["aps"]?["badge"] ?? message?["android"]?["notification"]?["notification_count"])?.int64Value
                 .map { Int($0) }
             data = strings(message?["data"])
+            collapseID = message?["apns"]?["headers"]?["apns-collapse-id"]?.stringValue
         case "expo":
             let message = record["message"]
             guard let token = record["token"]?.stringValue else { return nil }
@@ -52,6 +55,7 @@ public struct DevicePush: Sendable, Hashable {
             body = message?["body"]?.stringValue
             badge = message?["badge"]?.int64Value.map { Int($0) }
             data = strings(message?["data"])
+            collapseID = message?["collapseId"]?.stringValue
         default:
             let payload = record["message"]
             guard let token = record["token"]?.stringValue else { return nil }
@@ -61,13 +65,18 @@ public struct DevicePush: Sendable, Hashable {
             body = payload?["aps"]?["alert"]?["body"]?.stringValue
             badge = payload?["aps"]?["badge"]?.int64Value.map { Int($0) }
             data = strings(payload).filter { $0.key != "aps" }
+            collapseID = record["headers"]?["apns-collapse-id"]?.stringValue
         }
         self.record = record
     }
 
-    /// The push as FCM's sink records one (`{"message": {token, notification, data, apns: {payload: {aps: {badge}}}}}`),
-    /// whichever service carried it: for checks written against FCM's records.
+    /// The push as FCM's sink records one, whichever service carried it: FCM's own record as it is, Expo's
+    /// and APNs's as `{"message": {token, notification, data, apns: {payload: {aps: {badge}}}}}`.
     public var fcmShaped: JSONValue {
+        if service == .fcm, var members = record.objectValue {
+            members["service"] = "fcm"
+            return .object(members)
+        }
         var message: [String: JSONValue] = ["token": .string(token), "data": .object(data.mapValues { .string($0) })]
         if !isSilent {
             var notification: [String: JSONValue] = [:]
@@ -76,6 +85,6 @@ public struct DevicePush: Sendable, Hashable {
             message["notification"] = .object(notification)
         }
         if let badge { message["apns"] = ["payload": ["aps": ["badge": .integer(Int64(badge))]]] }
-        return ["message": .object(message), "service": .string(service.rawValue)]
+        return ["message": .object(message), "token": .string(token), "service": .string(service.rawValue)]
     }
 }

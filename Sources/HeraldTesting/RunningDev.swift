@@ -130,9 +130,10 @@ public final class RunningDev: Sendable {
 
     public func pushes() async throws -> [JSONValue] { try await Self.pushes(at: base) }
 
-    /// What the FCM sink of the local cloud at `base` recorded.
+    /// What the FCM, Expo and APNs stand-ins of the local cloud at `base` recorded, in that order, each in
+    /// the FCM sink's shape (`DevicePush.fcmShaped`).
     public static func pushes(at base: String) async throws -> [JSONValue] {
-        try JSONValue(parsing: Array(try await HTTPClient.shared.get("\(base)/herald/fcm/messages").body.utf8))["messages"]?.arrayValue ?? []
+        try await DevicePush.all(at: base).map(\.fcmShaped)
     }
 
     /// The deliveries in `state` (`pending`, `in_flight`, `dead`, `delivered`).

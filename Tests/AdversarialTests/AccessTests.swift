@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChatDemo
 import FirestoreModel
 import Foundation
 import GoogleClients
@@ -40,7 +41,7 @@ import Glibc
         let allowed = try await function(allowing: "someone@else.example, HERALD-FUNCTIONS@e2e.iam.gserviceaccount.com")
         defer { allowed.stop() }
         try await dev.waitUntilIdle(timeout: .seconds(60))
-        #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"], "\(allowed.output.suffix(1500))")
+        #expect(try await world.pushedTokens() == [DemoWorld.bobsIPad, DemoWorld.carolsPhone, "tok-bob-phone"], "\(allowed.output.suffix(1500))")
         // The metrics are behind the same check as events.
         let scraped = try await MetricsTests.scrape(allowed)
         #expect(scraped.status == 401, "\(scraped.text)")

@@ -44,7 +44,7 @@ import WireFormats
             #expect(try await world.document("users/\(user)")?["unreadTotal"] == nil, "\(user)'s badge left the user document")
         }
         let last = DeviceBadges.last(in: try await dev.pushes())
-        for (token, user) in [("tok-bob-phone", "bob"), ("tok-bob-ipad", "bob"), ("tok-carol-phone", "carol")] {
+        for (token, user) in [("tok-bob-phone", "bob"), (DemoWorld.bobsIPad, "bob"), (DemoWorld.carolsPhone, "carol")] {
             #expect(last[token].map { FirestoreValue.integer($0) } == (try await world.badge(user)), "\(token)")
         }
         #expect(try await dev.stop() == 0)

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChatDemo
 import FirestoreEvents
 import FirestoreModel
 import Foundation
@@ -120,7 +121,7 @@ import WireFormats
         let pushes = try await world.dev.pushes().compactMap { $0["message"] }
         for id in ["m-dead-1", "m-dead-2"] {
             let tokens = pushes.filter { $0["data"]?["messageId"]?.stringValue == id }.compactMap { $0["token"]?.stringValue }
-            #expect(tokens.sorted() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"], "\(id): \(tokens)")
+            #expect(tokens.sorted() == [DemoWorld.bobsIPad, DemoWorld.carolsPhone, "tok-bob-phone"], "\(id): \(tokens)")
         }
         #expect(!pushes.contains { $0["data"]?["messageId"] == "m-dead-3" })
     }

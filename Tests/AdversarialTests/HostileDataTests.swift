@@ -29,7 +29,7 @@ import WireFormats
             try await dev.pushes().map { ($0["message"]?["token"]?.stringValue ?? "", $0["message"]?["apns"]?["payload"]?["aps"]?["badge"]) }
         ) { a, _ in a }
         #expect(badges["tok-bob-phone"] == .integer(Int64(Int32.max)), "\(badges)")
-        #expect(badges["tok-carol-phone"] == .integer(1))
+        #expect(badges[DemoWorld.carolsPhone] == .integer(1))
         // herald dev relays its functions' output as it comes: a line may follow the end of its event.
         #expect(await dev.waitForOutput(containing: "unreadTotal holds 9223372036854775807"), "the clamped badge is logged as a WARNING")
         // The badge moved to Bob's badge document from the clamped value, and left his user document.
@@ -102,7 +102,7 @@ import WireFormats
         let conversation = try await world.document("conversations/family")
         #expect(conversation?["unreadCount"] == .map(["alice": .integer(0), "bob": .integer(1), "carol": .integer(1)]), "\(String(describing: conversation))")
         #expect(try await world.badge("bob") == .integer(1))
-        #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
+        #expect(try await world.pushedTokens() == [DemoWorld.bobsIPad, DemoWorld.carolsPhone, "tok-bob-phone"])
     }
 
     /// Eventarc sends an event over its size limit without data; the same creation delivered under two
@@ -123,7 +123,7 @@ import WireFormats
         #expect(third.status == 200 && third.json?["outcome"] == "duplicate", "\(third.body)")
         #expect(try await world.badge("bob") == .integer(1))
         #expect(try await world.document("conversations/family")?["unreadCount"]?.mapValue?["carol"] == .integer(1))
-        #expect(try await world.pushedTokens() == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"])
+        #expect(try await world.pushedTokens() == [DemoWorld.bobsIPad, DemoWorld.carolsPhone, "tok-bob-phone"])
     }
 
     /// Any client can write a group's member list. An id of 1,600 bytes in it made every attempt end
@@ -143,7 +143,7 @@ import WireFormats
         try await dev.waitUntilIdle(timeout: .seconds(60))
         #expect(try await dev.deadLetters().isEmpty, "\(dev.output.suffix(3000))")
         let pushed = try await dev.pushes().filter { $0["message"]?["data"]?["messageId"] == "m-hostile-members" }
-        #expect(Set(pushed.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
+        #expect(Set(pushed.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", DemoWorld.bobsIPad, DemoWorld.carolsPhone])
         let unread = try await world.document("conversations/family")?["unreadCount"]?.mapValue ?? [:]
         #expect(unread["bob"] == .integer(1) && unread["carol"] == .integer(1), "\(unread)")
         for user in ["bob", "carol"] { #expect(try await world.badge(user) == .integer(1), "\(user)") }
@@ -170,7 +170,7 @@ import WireFormats
         try await dev.waitUntilIdle(timeout: .seconds(60))
         #expect(try await dev.deadLetters().isEmpty, "\(dev.output.suffix(3000))")
         let pushed = try await dev.pushes().filter { $0["message"]?["data"]?["messageId"] == "m-at-the-limit" }
-        #expect(Set(pushed.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
+        #expect(Set(pushed.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", DemoWorld.bobsIPad, DemoWorld.carolsPhone])
         let unread = try await world.document("conversations/family")?["unreadCount"]?.mapValue ?? [:]
         #expect(unread["bob"] == .integer(1) && unread["carol"] == .integer(1), "\(unread)")
         for user in ["bob", "carol"] { #expect(try await world.badge(user) == .integer(1), "\(user)") }

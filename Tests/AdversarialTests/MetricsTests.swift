@@ -20,7 +20,7 @@ import WireFormats
     }
 
     @Test func eventsPushesAndRequestsAreCountedExactly() async throws {
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         let function = try await FunctionUnderTest.start("onMessageCreated", environment: world.dev.functionEnvironment())
         defer { function.stop() }
@@ -57,7 +57,7 @@ import WireFormats
     /// in the same instance, while the service's own port still asks for one. SIGTERM still ends the
     /// function at once (the extra listener and the trace exporter stop with it).
     @Test func aLoopbackMetricsPortServesACollectorWithoutAToken() async throws {
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         let port = try freeLoopbackPort()
         let metricsPort = try freeLoopbackPort()
@@ -93,7 +93,7 @@ import WireFormats
 
     /// `HERALD_METRICS=off`: nothing is counted and there is nothing to scrape.
     @Test func metricsOffServesNoMetrics() async throws {
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         var environment = world.dev.functionEnvironment()
         environment["HERALD_METRICS"] = "off"
@@ -108,7 +108,7 @@ import WireFormats
     /// the function stops.
     @Test func theCountsArePushedOverOTLP() async throws {
         let python = try await PythonReference.forTest(importing: "opentelemetry.proto")
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         let received = TracesTests.Exports()
         try await withTestHTTPServer(TracesTests.collector(received, path: "/v1/metrics")) { port in

@@ -16,7 +16,7 @@ import WireFormats
     /// with 80 of them scaled out for nothing. Now each is answered within 5 s, and once the breaker has
     /// seen Firestore fail to answer, at once.
     @Test func aFirestoreOutageIsAnsweredWithinFiveSeconds() async throws {
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         let message = try await world.message("m-outage")
         // Every Herald request to Firestore hangs, as to a black-holed network.
@@ -95,7 +95,7 @@ import WireFormats
         // The first sends stay unanswered until released (a long delay would hold up the test server's stop until it ended).
         let fcm = FakeFCM()
         fcm.hold()
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         try await withTestHTTPServer(fcm.router) { fcmPort in
             defer { fcm.release() }
@@ -140,7 +140,7 @@ import WireFormats
     /// Unanswered twice: not sent a third time (each may have been delivered), and the event is done.
     @Test func aPushUnansweredTwiceIsNotSentAThirdTime() async throws {
         let fcm = FakeFCM(delay: .seconds(9))
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         try await withTestHTTPServer(fcm.router) { fcmPort in
             let function = try await FunctionUnderTest.start(
@@ -162,7 +162,7 @@ import WireFormats
     /// endpoint calling every token dead once removed tokens, or would have. None removes any now; a
     /// person's dead tokens among others' live ones still go. Credentials FCM refuses keep the pushes for a retry.
     @Test func aMisconfiguredFCMRemovesNoToken() async throws {
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         let before = try await [world.tokens(of: "bob"), world.tokens(of: "carol")]
         let answers: [(String, @Sendable (String, Int) -> FakeFCM.Answer, Int)] = [

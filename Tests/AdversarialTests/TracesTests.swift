@@ -43,7 +43,7 @@ import WireFormats
 
     @Test func anEventIsAServerSpanContinuingEventarcsTraceWithASpanPerCall() async throws {
         let python = try await PythonReference.forTest(importing: "opentelemetry.proto")
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         let received = Exports()
         try await withTestHTTPServer(Self.collector(received)) { port in
@@ -96,7 +96,7 @@ import WireFormats
     /// A collector that is not there costs the events nothing: they are answered, the export failure
     /// is said once, and the key it would have sent is not in the log.
     @Test func aCollectorThatIsDownDoesNotHoldAnEvent() async throws {
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         var environment = world.dev.functionEnvironment()
         environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] = "http://127.0.0.1:\(try freeLoopbackPort())/v1/traces"
@@ -122,7 +122,7 @@ import WireFormats
     /// A collector started beside the function (a Cloud Run sidecar) may answer 503 at first: the
     /// spans are kept and sent once it takes them, none lost, none twice.
     @Test func spansWaitForACollectorThatIsNotReadyYet() async throws {
-        let world = try await DevWorld.start()
+        let world = try await DevWorld.start(fcmOnly: true)
         defer { world.dev.kill() }
         let received = Exports()
         let refusals = Mutex(0)

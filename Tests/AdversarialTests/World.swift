@@ -46,7 +46,18 @@ struct DevWorld {
     }
 
     /// `herald dev --seed demo` with no functions of its own: the test runs the one under test and posts its events.
-    static func start(_ arguments: [String] = []) async throws -> DevWorld {
+    /// - fcmOnly: Bob's iPad and Carol's phone hold FCM tokens (`tok-bob-ipad`, `tok-carol-phone`)
+    ///   instead of an APNs and an Expo token, for tests of what FCM's answers do.
+    static func start(_ arguments: [String] = [], fcmOnly: Bool = false) async throws -> DevWorld {
+        let world = try await launch(arguments)
+        if fcmOnly {
+            try await world.set("users/bob", ["fcmTokens": .array([.string("tok-bob-phone"), .string("tok-bob-ipad")])])
+            try await world.set("users/carol", ["fcmTokens": .array([.string("tok-carol-phone")])])
+        }
+        return world
+    }
+
+    static func launch(_ arguments: [String]) async throws -> DevWorld {
         let dev = try await RunningDev.start(["--seed", "demo", "--no-functions"] + arguments)
         for _ in 0..<100 where try await dev.app.get(try DocumentName(project: "e2e", path: "users/carol")) == nil {
             try await Task.sleep(for: .milliseconds(100))

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChatDemo
 import FirestoreModel
 import Foundation
 import HeraldTesting
@@ -73,7 +74,7 @@ import WireFormats
         defer { dev.terminate() }
         try await dev.waitFor { _ in (try? await dev.pushes().count) == 3 }
         let pushes = try await dev.pushes()
-        #expect(Set(pushes.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"])
+        #expect(Set(pushes.compactMap { $0["message"]?["token"]?.stringValue }) == ["tok-bob-phone", DemoWorld.bobsIPad, DemoWorld.carolsPhone])
         for push in pushes { #expect(push["message"]?["notification"]?["body"] == "Family • Alice: Dinner at 6pm", "\(push)") }
         #expect(dev.output.components(separatedBy: "\"Family • Alice: Dinner at 6pm\" badge 1").count - 1 == 3, "\(dev.output)")
         let console = try await HTTPClient.shared.send("GET", "\(dev.base)/", headers: ["accept": "text/html"])
@@ -122,7 +123,7 @@ import WireFormats
         }
         let tokens = try await dev.pushes().filter { $0["message"]?["notification"]?["body"] == "Family • Bob: On my way" }
             .compactMap { $0["message"]?["token"]?.stringValue }
-        #expect(Set(tokens) == ["tok-alice-phone", "tok-carol-phone"])
+        #expect(Set(tokens) == ["tok-alice-phone", DemoWorld.carolsPhone])
     }
 
     /// docs/functions.md and docs/deploying.md: `herald infra`, in the package, finds every generated

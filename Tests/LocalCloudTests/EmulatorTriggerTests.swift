@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChatDemo
 import FirestoreModel
 import Foundation
 import GoogleClients
@@ -61,7 +62,7 @@ import WireFormats
             let pushes = try await dev.pushes()
             for text in texts {
                 let alerts = pushes.filter { $0["message"]?["notification"]?["body"]?.stringValue == "Family • Alice: \(text)" }
-                #expect(Set(alerts.compactMap { $0["token"]?.stringValue }) == ["tok-bob-phone", "tok-bob-ipad", "tok-carol-phone"], "\(text)")
+                #expect(Set(alerts.compactMap { $0["token"]?.stringValue }) == ["tok-bob-phone", DemoWorld.bobsIPad, DemoWorld.carolsPhone], "\(text)")
             }
             #expect(try await dev.deadLetters().isEmpty)
 

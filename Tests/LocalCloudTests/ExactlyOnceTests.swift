@@ -53,11 +53,11 @@ import WireFormats
             // shows its user's total as stored.
             var pushes: [String: Int] = [:]
             var lastBadge: [String: FirestoreValue] = [:]
-            for record in try await local.cloud.fcm.messages() {
-                lastBadge[record.token ?? "?"] = record.message["apns"]?["payload"]?["aps"]?["badge"].map { FirestoreValue.integer($0.int64Value ?? -1) }
-                if record.message["data"]?["type"] == "badge" { continue }
-                let key = "\(record.message["apns"]?["headers"]?["apns-collapse-id"]?.stringValue ?? "?") → \(record.token ?? "?")"
-                pushes[key, default: 0] += 1
+            // Every service's records: Carol's phone is reached through Expo, Bob's iPad through APNs.
+            for push in try await DevicePush.all(at: local.baseURL) {
+                lastBadge[push.token] = push.badge.map { FirestoreValue.integer(Int64($0)) }
+                if push.data["type"] == "badge" { continue }
+                pushes["\(push.collapseID ?? "?") → \(push.token)", default: 0] += 1
             }
             for person in DemoWorld.members(of: "family") {
                 for token in person.tokens { #expect(lastBadge[token] == unread[person.id], "\(token)") }
@@ -145,8 +145,8 @@ import WireFormats
                 #expect(try await db.get(try db.name("badges/\(person)"))?["unreadTotal"] == .integer(count), "badge of \(person)")
             }
             var notifications: [String: Int] = [:]
-            for record in try await local.cloud.fcm.messages() where record.message["notification"] != nil {
-                notifications["\(record.message["apns"]?["headers"]?["apns-collapse-id"]?.stringValue ?? "?") → \(record.token ?? "?")", default: 0] += 1
+            for push in try await DevicePush.all(at: local.baseURL) where !push.isSilent {
+                notifications["\(push.collapseID ?? "?") → \(push.token)", default: 0] += 1
             }
             #expect(notifications.values.allSatisfy { $0 == 1 }, "a notification went twice: \(notifications.filter { $0.value > 1 })")
             print("ExactlyOnceTests: \(senders.count) messages, \(plannedReads.count) receipts, unread \(truth)")

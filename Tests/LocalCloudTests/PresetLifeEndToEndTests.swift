@@ -78,22 +78,23 @@ import WireFormats
             #expect(try await db.storedBadge(of: id, schema: schema) == .integer(Int64(badge)), "\(preset): badge of \(id)")
         }
 
-        // Raw push records: each (message, device) exactly once, none to the phone for Alice after it changed hands.
-        let records = try await dev.pushes()
+        // Raw push records of every service (Carol's phone through Expo, Bob's iPad through APNs): each
+        // (message, device) exactly once, none to the phone for Alice after it changed hands.
+        let records = try await DevicePush.all(at: dev.base)
         func notified(_ token: String) -> [String] {
-            records.filter { $0["message"]?["token"]?.stringValue == token && $0["message"]?["notification"] != nil }
+            records.filter { $0.token == token && !$0.isSilent }
                 // The message's text, however the preset frames it ("Family • Alice: Dinner at 6pm" or "Dinner at 6pm").
-                .compactMap { $0["message"]?["notification"]?["body"]?.stringValue?.components(separatedBy: ": ").last }.sorted()
+                .compactMap { $0.body?.components(separatedBy: ": ").last }.sorted()
         }
         let single = if case .single = schema.tokens { true } else { false }
         #expect(notified("tok-bob-phone") == ["Dinner at 6pm"], "\(preset)")
-        #expect(notified("tok-bob-ipad") == (single ? [] : ["Dinner at 6pm"]), "\(preset)")
-        #expect(notified("tok-carol-phone") == (single ? ["Dinner at 6pm"] : ["Dinner at 6pm", "On my way"]), "\(preset)")
+        #expect(notified(DemoWorld.bobsIPad) == (single ? [] : ["Dinner at 6pm"]), "\(preset)")
+        #expect(notified(DemoWorld.carolsPhone) == (single ? ["Dinner at 6pm"] : ["Dinner at 6pm", "On my way"]), "\(preset)")
         #expect(notified("tok-alice-phone") == ["On my way"], "\(preset): the phone gets Carol's message only")
-        let toPhone = records.first { $0["message"]?["token"]?.stringValue == "tok-alice-phone" }
-        #expect(toPhone?["message"]?["apns"]?["payload"]?["aps"]?["badge"] == 2, "\(preset): with Carol's badge")
-        let silent = records.filter { $0["message"]?["notification"] == nil }.compactMap { $0["message"]?["token"]?.stringValue }.sorted()
-        #expect(silent == (single ? ["tok-bob-phone"] : ["tok-bob-ipad", "tok-bob-phone"]), "\(preset): Bob's badge cleared on every device")
+        let toPhone = records.first { $0.token == "tok-alice-phone" }
+        #expect(toPhone?.badge == 2, "\(preset): with Carol's badge")
+        let silent = records.filter(\.isSilent).map(\.token).sorted()
+        #expect(silent == (single ? ["tok-bob-phone"] : [DemoWorld.bobsIPad, "tok-bob-phone"]), "\(preset): Bob's badge cleared on every device")
         let dead = try await dev.deadLetters()
         #expect(dead.isEmpty, "\(preset): \(dead.map { $0.serialized() }.joined(separator: "\n"))")
 

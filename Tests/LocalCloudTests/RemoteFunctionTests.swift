@@ -24,7 +24,7 @@ import WireFormats
             "GOOGLE_CLOUD_PROJECT": "e2e", "GCE_METADATA_HOST": host, "FIRESTORE_ENDPOINT": dev.base, "FCM_ENDPOINT": dev.base,
             "HERALD_REQUIRE_OIDC_AUDIENCE": "http://127.0.0.1:\(port)/", "HERALD_OIDC_JWKS_URL": "\(dev.base)/herald/oidc/jwks",
             "LOG_FORMAT": "json", "PORT": String(port),
-        ]
+        ].merging(dev.pushServiceEnvironment) { _, new in new }
     }
 
     /// A message written to `herald dev` reaches the function at its URL and its pushes are recorded.
@@ -34,7 +34,7 @@ import WireFormats
         _ = try await db.commit([try world.message(from: "alice", in: "family", text: "Dinner at 6pm", id: "m1", at: Timestamp.now())])
         try await dev.waitUntilIdle()
         let tokens = try await dev.pushes().compactMap { $0["message"]?["token"]?.stringValue }.sorted()
-        #expect(tokens == ["tok-bob-ipad", "tok-bob-phone", "tok-carol-phone"], "\(dev.output.suffix(1500))")
+        #expect(tokens == [DemoWorld.bobsIPad, DemoWorld.carolsPhone, "tok-bob-phone"], "\(dev.output.suffix(1500))")
         let deadLetters = try await dev.deadLetters()
         #expect(deadLetters.isEmpty, "\(deadLetters)")
     }

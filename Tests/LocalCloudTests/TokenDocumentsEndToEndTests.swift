@@ -62,7 +62,7 @@ import WireFormats
         // Alice has no device left; Carol has the phone (and, but for one device a user, her own phone too).
         let sent = try await dev.pushes().filter { $0["message"]?["notification"]?["body"]?.stringValue?.hasSuffix("On my way") == true }
         #expect(
-            sent.compactMap { $0["message"]?["token"]?.stringValue }.sorted() == (perUser ? [phone] : [phone, "tok-carol-phone"]),
+            sent.compactMap { $0["message"]?["token"]?.stringValue }.sorted() == (perUser ? [phone] : [phone, DemoWorld.carolsPhone].sorted()),
             "\(sent.map { $0.serialized() })")
         let dead = try await dev.deadLetters()
         #expect(dead.isEmpty, "\(dead.map { $0.serialized() }.joined(separator: "\n"))")

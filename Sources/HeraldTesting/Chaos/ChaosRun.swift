@@ -162,7 +162,7 @@ public struct ChaosRun: Sendable {
         try await Task.sleep(for: .seconds(1))
 
         // Every service's records, in FCM's shape: the same checks whichever service carried a push.
-        let pushes = try await DevicePush.all(at: dev.base).map(\.fcmShaped)
+        let pushes = try await dev.pushes()
         let output = dev.output
         let interrupted = Self.interruptedMessages(in: output)
         let truth = try await ChaosTruth(
