@@ -47,24 +47,8 @@ public struct APNsClient: Sendable {
 
     /// Sends each notification to its device, at most `maximumInFlight` at once; results in the same order.
     public func sendAll(_ notifications: [(token: String, notification: APNsNotification)], deadlines: FCMClient.Deadlines?) async -> [SendResult] {
-        await withTaskGroup(of: (Int, SendResult).self) { group in
-            var results = [SendResult?](repeating: nil, count: notifications.count)
-            var next = 0
-            func start(_ index: Int) {
-                group.addTask { (index, await send(notifications[index].notification, to: notifications[index].token, deadlines: deadlines)) }
-            }
-            while next < min(maximumInFlight, notifications.count) {
-                start(next)
-                next += 1
-            }
-            for await (index, result) in group {
-                results[index] = result
-                if next < notifications.count {
-                    start(next)
-                    next += 1
-                }
-            }
-            return results.map { $0! }
+        await boundedFanOut(notifications.count, maximumInFlight: maximumInFlight) { index in
+            await send(notifications[index].notification, to: notifications[index].token, deadlines: deadlines)
         }
     }
 

@@ -54,25 +54,10 @@ public struct ExpoPushClient: Sendable {
     /// Sends every message in batches of at most 100, 6 batches at once; results in the same order.
     public func sendAll(_ messages: [Message], deadlines: FCMClient.Deadlines?) async -> [SendResult] {
         let batches = stride(from: 0, to: messages.count, by: Self.maximumBatch).map { Array(messages[$0..<min($0 + Self.maximumBatch, messages.count)]) }
-        var results = [SendResult?](repeating: nil, count: messages.count)
-        await withTaskGroup(of: (Int, [SendResult]).self) { group in
-            var next = 0
-            func start(_ index: Int) {
-                group.addTask { (index, await send(batches[index], deadlines: deadlines)) }
-            }
-            while next < min(Self.maximumRequestsAtOnce, batches.count) {
-                start(next)
-                next += 1
-            }
-            for await (index, batchResults) in group {
-                for (offset, result) in batchResults.enumerated() { results[index * Self.maximumBatch + offset] = result }
-                if next < batches.count {
-                    start(next)
-                    next += 1
-                }
-            }
-        }
-        return results.map { $0 ?? .failed(reason: "Expo's answer named no ticket for this notification", retryable: true, retryAfterSeconds: nil) }
+        // Each batch answers one result per notification, in order.
+        return await boundedFanOut(batches.count, maximumInFlight: Self.maximumRequestsAtOnce) { index in
+            await send(batches[index], deadlines: deadlines)
+        }.flatMap { $0 }
     }
 
     /// One request of at most 100 notifications, retried while that is allowed.

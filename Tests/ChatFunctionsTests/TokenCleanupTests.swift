@@ -54,6 +54,23 @@ import Testing
         #expect(try self.plan("default", fields).decision == .skip(reason: "tokens already normal"))
     }
 
+    /// Hostile tokens a client wrote beside real ones of every kind: only the malformed go, whatever
+    /// kind they pretend to be; FCM's, Expo's and APNs's tokens all stay.
+    @Test func onlyMalformedTokensGoWhateverTheirKind() throws {
+        let expo = "ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]"
+        let apns = String(repeating: "a1b2", count: 16)
+        let hostile = [
+            String(repeating: "t", count: 10_000), "ExponentPushToken[\u{1}\u{7}]", "ExponentPushToken[abc", String(apns.dropLast()), "ExpoPushToken[]",
+        ]
+        let tokens = [Self.good[0], expo] + hostile + [apns]
+        let plan = try plan("default", ["fcmTokens": .array(tokens.map { .string($0) })])
+        guard case .update(_, let fields, _)? = plan.writes.first?.operation else {
+            Issue.record("expected an update: \(plan)")
+            return
+        }
+        #expect(fields["fcmTokens"] == .array([Self.good[0], expo, apns].map { .string($0) }))
+    }
+
     @Test func aMalformedSingleTokenIsClearedAndAGoodOneLeftAlone() throws {
         #expect(try plan("prd004", ["fcmToken": .string(Self.good[0])]).decision == .skip(reason: "tokens already normal"))
         #expect(try plan("prd004", [:]).decision == .skip(reason: "tokens already normal"))

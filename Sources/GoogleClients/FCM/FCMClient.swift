@@ -117,26 +117,8 @@ public struct FCMClient: Sendable {
 
     /// `sendAll` for messages given as the JSON text of FCM's `message` objects.
     public func sendAll(texts messages: [String], validateOnly: Bool = false, deadlines: Deadlines? = nil) async -> [SendResult] {
-        await withTaskGroup(of: (Int, SendResult).self) { group in
-            var results = [SendResult?](repeating: nil, count: messages.count)
-            var next = 0
-            func start(_ index: Int) {
-                group.addTask {
-                    (index, await send(text: messages[index], validateOnly: validateOnly, deadlines: deadlines))
-                }
-            }
-            while next < min(maximumInFlight, messages.count) {
-                start(next)
-                next += 1
-            }
-            for await (index, result) in group {
-                results[index] = result
-                if next < messages.count {
-                    start(next)
-                    next += 1
-                }
-            }
-            return results.map { $0! }
+        await boundedFanOut(messages.count, maximumInFlight: maximumInFlight) { index in
+            await send(text: messages[index], validateOnly: validateOnly, deadlines: deadlines)
         }
     }
 
