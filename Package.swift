@@ -115,8 +115,9 @@ let package = Package(
         .target(
             name: "PushClients",
             dependencies: [
-                "GoogleClients", "HeraldCore", "HeraldHTTPClient", "P256Signatures", "PushTokens", "WireFormats",
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                "GoogleClients", "HeraldCore", "HeraldHTTPClient", "P256Signatures", "PushTokens", "Telemetry", "WireFormats",
+                .product(name: "Tracing", package: "swift-distributed-tracing"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.

@@ -65,6 +65,12 @@ public struct DemoWorld: Sendable {
     /// Carol's phone runs the app in Expo Go: `getExpoPushTokenAsync()` gives an Expo push token, which
     /// Expo's push service delivers. Everyone else's devices hold FCM registration tokens.
     public static let carolsPhone = "ExponentPushToken[CarolsPhoneInExpoGo01]"
+    /// Everyone's password for signing in to `herald dev` as them (`alice@example.com` …): a demo's, not a secret.
+    public static let password = "herald-demo"
+
+    /// The email a person signs in with.
+    public static func email(of person: Person) -> String { "\(person.id)@example.com" }
+
     /// What people call each device, by its token.
     public static let deviceNames = [
         "tok-alice-phone": "Alice's phone", "tok-bob-phone": "Bob's phone", bobsIPad: "Bob's iPad", carolsPhone: "Carol's phone",

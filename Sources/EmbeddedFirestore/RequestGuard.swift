@@ -32,7 +32,8 @@ package struct RequestGuard {
         }
         guard !["GET", "HEAD", "OPTIONS"].contains(request.method), !request.body.isEmpty else { return nil }
         let type = request.headers["content-type"]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        let isTokenEndpoint = request.segments == ["token"]
+        // OAuth's token endpoint and Firebase Auth's token refresh take a form, as Google's do.
+        let isTokenEndpoint = request.segments == ["token"] || request.segments == ["securetoken.googleapis.com", "v1", "token"]
         let isForm = type == "application/x-www-form-urlencoded"
         if type == "application/json" || (isTokenEndpoint && isForm) { return nil }
         if isForm, FirestoreWebChannel.stream(of: request) != nil { return nil }

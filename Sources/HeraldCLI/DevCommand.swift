@@ -211,6 +211,7 @@ struct Dev: AsyncParsableCommand {
             onDelivery: { if !console.seeding.absorbs($0) { console.print(LiveLog.delivery($0)) } },
             onPush: { console.print(LiveLog.push($0)) },
             onServicePush: { console.print(LiveLog.push($0)) },
+            onAuthLink: { console.print("auth    \($0)") },
             onJob: { console.print("cron    \($0.job): \($0.status.map(String.init) ?? "no answer") \($0.error?.prefix(160) ?? "")") })
         defer { cloud.close() }
         let (ports, portContinuation) = AsyncStream.makeStream(of: Int.self)
@@ -262,7 +263,8 @@ enum LiveLog {
         }
         let injected = report.injected.map { " [injected: \($0)]" } ?? ""
         let event = report.eventID.map { "  (event \($0.prefix(8)))" } ?? ""
-        return "event   \(kind) \(report.document) → \(report.trigger): \(outcome)\(injected)\(event)"
+        let writer = report.writer.map { ", written by \($0)" } ?? ""
+        return "event   \(kind) \(report.document)\(writer) → \(report.trigger): \(outcome)\(injected)\(event)"
     }
 
     /// What the function says it did (its answer's `outcome`): "applied (2 writes, 3 pushes)",

@@ -275,8 +275,10 @@ final class DevSupervisor: Service, Sendable {
         }
     }
 
-    /// `--import` and `--seed FILE`: documents stored as they are, no trigger fired.
+    /// `--import` and `--seed FILE`: documents stored as they are, no trigger fired; Firebase Auth's users
+    /// too where the folder holds them (`auth_export/accounts.json`, as `herald export` and Google's emulator write it).
     func importDocuments(from path: String, existing: DocumentArchive.Existing) async throws {
+        try await importUsers(from: path)
         let verb = existing == .replace ? "import " : "seed   "
         let status = try await DocumentArchive.importDocuments(from: path, into: cloud.firestore, project: settings.project, existing: existing) {
             [console] progress in
@@ -286,7 +288,30 @@ final class DevSupervisor: Service, Sendable {
         console.print("\(verb) \(path): \(status.written) documents written\(kept > 0 ? ", \(kept) left as they were" : "") (no triggers fired)")
     }
 
+    func importUsers(from path: String) async throws {
+        let file = (path as NSString).appendingPathComponent(AuthArchive.exportFile)
+        guard FileManager.default.fileExists(atPath: file) else { return }
+        guard let size = try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int, size <= 256 << 20 else {
+            throw DevError("\(file) is over 256 MiB")
+        }
+        let json = try JSONValue(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: file))))
+        let added = try await cloud.auth.archive.importAccounts(json, project: settings.project)
+        console.print("import  \(file): \(added) Firebase Auth users")
+    }
+
     func export(to directory: String) async {
+        do {
+            let users = try await cloud.auth.archive.exportAccounts(project: settings.project)
+            let file = (directory as NSString).appendingPathComponent(AuthArchive.exportFile)
+            try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try Data(users.serialized().utf8).write(to: URL(fileURLWithPath: file))
+        } catch {
+            console.print("export  Firebase Auth's users failed: \(error)")
+        }
+        await exportDocuments(to: directory)
+    }
+
+    func exportDocuments(to directory: String) async {
         do {
             let count = try await DocumentArchive.export(cloud.firestore, to: directory, project: settings.project)
             console.print("export  \(count) documents to \(directory)/\(DocumentArchive.documentsFile)")
@@ -304,6 +329,12 @@ final class DevSupervisor: Service, Sendable {
         // One write at a time: a second `--seed demo` on kept data leaves existing documents alone.
         for write in writes where try await commit(write) { created += 1 }
         console.print("seed    demo world: \(created) documents written (Alice, Bob, Carol, Dave, Erin; chats \"family\", \"alice-bob\" and \"book-club\")")
+        // Each person a Firebase Auth user too, their uid their user document's id: an app can sign in as them.
+        for person in DemoWorld.people {
+            try await cloud.auth.ensureUser(
+                uid: person.id, email: DemoWorld.email(of: person), password: DemoWorld.password, displayName: person.name, project: settings.project)
+        }
+        console.print("auth    sign in as alice@example.com, bob@…, carol@…, dave@… or erin@example.com, password \"\(DemoWorld.password)\"")
         // Their events (tokenCleanup for each user or token document) as one line; a bounded wait, so that functions that
         // cannot answer never hold the banner.
         _ = try? await cloud.waitUntilIdle(timeout: .seconds(20), quiet: 5, interval: .milliseconds(100))
@@ -379,6 +410,7 @@ final class DevSupervisor: Service, Sendable {
             "  settings         \(settings.origins)",
             "  Firestore REST   \(firestore)",
             "  console          \(base)/   (open it in a browser)",
+            "  Firebase Auth    \(base)   (connectAuthEmulator(auth, \"\(base)\"); the SDKs' Identity Toolkit calls)",
             "  pushes           \(base)/herald/fcm/messages, /herald/expo/messages, /herald/apns/messages",
             "  Expo push API    http://127.0.0.1:\(cloud.options.expoPort)/--/api/v2/push/send",
             "  APNs             https://127.0.0.1:\(cloud.options.apnsPort)/3/device/…   (HTTP/2; trust \(cloud.pushStandIns.credentials.authorityFile))",

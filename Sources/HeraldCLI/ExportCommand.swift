@@ -37,5 +37,14 @@ struct Export: AsyncParsableCommand {
         }
         let target = (directory as NSString).appendingPathComponent(DocumentArchive.documentsFile)
         print("exported \(lines) documents to \(target)")
+        // Firebase Auth's users beside them, as Google's emulator exports its own.
+        let answer = try await HTTPClient.shared.execute(HTTPClientRequest(url: base + "/herald/auth/export"), timeout: .seconds(120))
+        guard answer.status == .ok else { throw ValidationError("\(url)/herald/auth/export answered \(answer.status)") }
+        let users = try await answer.body.collect(upTo: 256 << 20)
+        let file = (directory as NSString).appendingPathComponent(AuthArchive.exportFile)
+        try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(Array(buffer: users)).write(to: URL(fileURLWithPath: file))
+        let count = (try? JSONValue(parsing: Array(buffer: users)))?["users"]?.arrayValue?.count ?? 0
+        print("exported \(count) Firebase Auth users to \(file)")
     }
 }

@@ -38,8 +38,13 @@ struct FunctionFigures: Sendable {
         let failedFirestore = samples.filter { $0.name == "herald_firestore_requests_total" && !($0.label("status") ?? "").hasPrefix("2") }
             .reduce(0) { $0 + $1.value }
         if failedFirestore > 0 { rows.append(("  not 2xx", number(failedFirestore))) }
-        let pushes = by("herald_fcm_sends_total", "result")
-        if !pushes.isEmpty { rows.append(("pushes", pushes.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
+        // Pushes by result over every service (FCM, Expo, APNs), then by service.
+        let services = ["fcm", "expo", "apns"]
+        let pushes = services.flatMap { by("herald_\($0)_sends_total", "result") }.reduce(into: [String: Double]()) { $0[$1.0, default: 0] += $1.1 }
+            .sorted { $0.key < $1.key }
+        if !pushes.isEmpty { rows.append(("pushes", pushes.map { "\($0.key) \(number($0.value))" }.joined(separator: ", "))) }
+        let byService = services.map { ($0, total("herald_\($0)_sends_total")) }.filter { $0.1 > 0 }
+        if byService.count > 1 { rows.append(("  by service", byService.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
         let commits = by("herald_document_commits_total", "outcome")
         if !commits.isEmpty { rows.append(("document commits", commits.map { "\($0.0) \(number($0.1))" }.joined(separator: ", "))) }
         let committed = total("herald_document_commits_total", where: "outcome", is: "committed")

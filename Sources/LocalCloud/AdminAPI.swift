@@ -35,6 +35,9 @@ struct AdminAPI: Sendable {
             cloud.fcm.inject(failures)
             if let rate = body.member("rate").flatMap({ Double($0.serialized()) }) { cloud.fcm.setFailureRate(rate) }
             return LocalResponse(json: .object([:]))
+        case ("GET", "auth/export"):
+            // Firebase Auth's users as Google's emulator exports them (`herald export` writes auth_export/accounts.json).
+            return LocalResponse(json: try await cloud.auth.archive.exportAccounts(project: cloud.options.project))
         case ("GET", "push-services"):
             // The settings that point a function at the Expo and APNs stand-ins (one run outside herald dev).
             let standIns = cloud.pushStandIns

@@ -53,6 +53,8 @@ public final class LocalCloud: Sendable {
     public let fcm: FCMSink
     /// Expo's push service and Apple's APNs, each on a port of its own.
     public let pushStandIns: PushStandIns
+    /// Firebase Auth, on this port (`/identitytoolkit.googleapis.com/…`).
+    public let auth: LocalAuth
     public let identity: LocalIdentity
     public let triggers: TriggerRegistry
     public let delivery: EventDelivery
@@ -77,6 +79,7 @@ public final class LocalCloud: Sendable {
         onDelivery: @escaping @Sendable (DeliveryReport) -> Void = { _ in },
         onPush: @escaping @Sendable (FCMSink.Recorded) -> Void = { _ in },
         onServicePush: @escaping @Sendable (PushStandInRecords.Recorded) -> Void = { _ in },
+        onAuthLink: @escaping @Sendable (String) -> Void = { _ in },
         onJob: @escaping @Sendable (JobRunReport) -> Void = { _ in }
     ) async throws {
         self.options = options
@@ -122,6 +125,7 @@ public final class LocalCloud: Sendable {
                 activity.bump()
                 onServicePush(push)
             })
+        auth = LocalAuth(database: database, onChange: { activity.bump() }, onLink: onAuthLink)
         webChannels = WebChannelSessions(logger: logger)
         scheduler = Scheduler(
             identity: identity, httpClient: schedulerClient, jobs: options.jobs,
@@ -163,17 +167,18 @@ public final class LocalCloud: Sendable {
         return try await database.read { db in
             let rows = try Row.fetchAll(
                 db,
-                sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error, trace_id FROM deliveries"
+                sql: "SELECT id, trigger, event_id, event_type, document, state, attempts, last_error, trace_id, writer FROM deliveries"
                     + (states.isEmpty ? "" : " WHERE state IN (\(states.map { _ in "?" }.joined(separator: ", ")))") + " ORDER BY id",
                 arguments: StatementArguments(states))
             return rows.map { row in
                 let error: String? = row["last_error"]
                 let trace: String? = row["trace_id"]
+                let writer: String? = row["writer"]
                 return [
                     "id": .integer(row["id"] as Int64), "trigger": .string(row["trigger"]), "eventId": .string(row["event_id"]),
                     "eventType": .string(row["event_type"]), "document": .string(row["document"]), "state": .string(row["state"]),
                     "attempts": .integer(row["attempts"] as Int64), "lastError": error.map { .string($0) } ?? .null,
-                    "traceId": trace.map { .string($0) } ?? .null,
+                    "traceId": trace.map { .string($0) } ?? .null, "writer": writer.map { .string($0) } ?? .null,
                 ] as JSONValue
             }
         }
@@ -308,7 +313,11 @@ struct LocalCloudHandler: Sendable {
             break
         }
         let result: LocalResponse
-        do { result = try await route(local) } catch { result = LocalResponse(error) }
+        // Who is asking, as their ID token says: what the request writes is recorded as theirs.
+        let caller = cloud.identity.caller(local.headers["authorization"])
+        result = await WriteOrigin.$caller.withValue(caller) {
+            do throws(LocalAPIError) { return try await route(local) } catch { return LocalResponse(error) }
+        }
         if fault == .slow { try? await Task.sleep(for: cloud.faults.plan.slowFor) }
         if result.status >= 500 {
             cloud.logger.warning("\(local.method) /\(local.segments.joined(separator: "/")) → \(result.status) \(result.body.prefix(300))")
@@ -383,6 +392,13 @@ struct LocalCloudHandler: Sendable {
             let (status, json) = await cloud.identity.exchange(formBody: String(decoding: request.body, as: UTF8.self), tokenURI: "\(base)/token")
             if status != 200 { cloud.logger.warning("refused a token request: \(json["error_description"]?.stringValue ?? "")") }
             return LocalResponse(status: status, json: json)
+        case "identitytoolkit.googleapis.com", "securetoken.googleapis.com", "emulator":
+            let host = request.headers["host"] ?? "\(cloud.options.host):\(cloud.options.port)"
+            let api = AuthAPI(
+                auth: cloud.auth, project: cloud.options.project, base: "http://\(host)",
+                isAdmin: cloud.identity.isAdministrator(request.headers["authorization"]))
+            if s.first == "emulator", s.count == 2, s[1] == "action" { return await api.action(request) }
+            return await api.handle(request)
         case "computeMetadata":
             var response = try await metadata(request)
             response.headers["Metadata-Flavor"] = "Google"

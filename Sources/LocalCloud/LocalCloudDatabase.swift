@@ -117,6 +117,10 @@ enum LocalCloudDatabase {
             ),
             // What the Expo and APNs stand-ins took, and the tokens marked dead there.
             PushStandInRecords.migration,
+            // Firebase Auth's users, refresh tokens and pending codes.
+            AuthStore.migration,
+            // Who wrote the change each event is of (a signed-in user), as the console and the log name them.
+            ("v8-writers", { db in try db.execute(sql: "ALTER TABLE deliveries ADD COLUMN writer TEXT") }),
         ]
     }
 }

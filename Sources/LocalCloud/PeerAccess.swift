@@ -4,8 +4,8 @@ import Hummingbird
 import NIOCore
 
 /// Who may reach what when `herald dev` listens beyond this machine (`--host 0.0.0.0`, a phone on the
-/// Wi-Fi): the documents API (Firestore REST, WebChannel, and gRPC, which serves nothing else) answers
-/// everyone; everything else (the console, admin and replay endpoints, fault injection, the FCM sink
+/// Wi-Fi): the documents API (Firestore REST, WebChannel, and gRPC, which serves nothing else) and
+/// Auth's sign-in calls answer everyone; everything else (the console, admin and replay endpoints, fault injection, the FCM sink
 /// and its records, the OAuth and identity token endpoints, the metadata server, the trace receiver)
 /// answers only to this machine, known by the connection's peer address (never by a header a client
 /// could write), or to the networks `--admin-from` names (a container's bridge, a compose network).
@@ -66,11 +66,14 @@ public struct PeerAccess: Sendable, Hashable {
         return (Self.loopback + adminNetworks).contains { $0.contains(bytes) }
     }
 
-    /// Whether a request is for the documents API, which answers everyone.
+    /// Whether a request is for what an app calls, which answers everyone: the documents API, and Auth's
+    /// sign-in calls (not the Admin SDKs' `projects/P/accounts…`, nor the emulator's own endpoints).
     static func isDocumentsAPI(_ request: LocalRequest) -> Bool {
         let s = request.segments
         // v1/projects/P/databases/D/documents…, as REST and the WebChannel streams name them.
         if s.count >= 5, s[0] == "v1", s[1] == "projects", s[3] == "databases" { return true }
+        if s.count == 3, s[0] == "identitytoolkit.googleapis.com", s[1] == "v1", s[2].hasPrefix("accounts:") { return true }
+        if s == ["securetoken.googleapis.com", "v1", "token"] { return true }
         return FirestoreWebChannel.stream(of: request) != nil
     }
 

@@ -4,6 +4,8 @@ import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
 import PushTokens
+import Telemetry
+import Tracing
 import WireFormats
 
 /// Apple's APNs over HTTP/2 with token-based authentication, for raw APNs device tokens: `POST
@@ -89,8 +91,11 @@ public struct APNsClient: Sendable {
         do { bearer = try providerToken.token() } catch {
             return .failed(reason: "\(SendResult.credentialsRefusedElsewhere): the APNs key could not sign: \(error)", retryable: true, retryAfterSeconds: nil)
         }
+        let (span, traceparent) = OutboundTrace.call("POST /3/device")
+        defer { span?.end() }
         var request = HTTPRequest(method: .POST, url: "\(endpoint)/3/device/\(token)")
         request.headers.add(name: "authorization", value: "bearer \(bearer)")
+        if let traceparent { request.headers.add(name: "traceparent", value: traceparent) }
         request.headers.add(name: "apns-topic", value: topic)
         request.headers.add(name: "apns-push-type", value: notification.pushType)
         request.headers.add(name: "apns-priority", value: String(notification.priority))

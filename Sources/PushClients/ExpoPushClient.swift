@@ -2,6 +2,8 @@ import GoogleClients
 import HeraldHTTPClient
 import NIOCore
 import NIOHTTP1
+import Telemetry
+import Tracing
 import WireFormats
 
 /// Expo's push service (`POST {endpoint}/--/api/v2/push/send`), for Expo push tokens: at most 100
@@ -109,10 +111,13 @@ public struct ExpoPushClient: Sendable {
         var outcome = CircuitBreaker.Outcome.neutral
         defer { breaker.record(outcome) }
         let body = "[" + batch.map(\.text).joined(separator: ",") + "]"
+        let (span, traceparent) = OutboundTrace.call("POST push/send")
+        defer { span?.end() }
         var request = HTTPRequest(method: .POST, url: "\(endpoint)/--/api/v2/push/send")
         request.headers.add(name: "accept", value: "application/json")
         request.headers.add(name: "content-type", value: "application/json")
         request.headers.add(name: "user-agent", value: "herald")
+        if let traceparent { request.headers.add(name: "traceparent", value: traceparent) }
         if let accessToken { request.headers.add(name: "authorization", value: "Bearer \(accessToken)") }
         if body.utf8.count > Self.compressionThreshold {
             request.headers.add(name: "content-encoding", value: "gzip")

@@ -68,7 +68,8 @@ import Testing
             try requests.map { request in
                 let connection = try RawHTTPConnection(port: port)
                 try connection.send(request)
-                return answers(connection.read(timeout: 5).text)
+                // Each request closes its connection: the read ends there, and a loaded machine may take seconds to answer.
+                return answers(connection.read(timeout: 30).text)
             }
         }
     }

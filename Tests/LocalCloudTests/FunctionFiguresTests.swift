@@ -21,6 +21,8 @@ import Testing
         herald_firestore_requests_total{function="onMessageCreated",method="commit",status="503"} 2
         herald_fcm_sends_total{function="onMessageCreated",result="sent"} 7
         herald_fcm_sends_total{function="onMessageCreated",result="dead"} 1
+        herald_expo_sends_total{function="onMessageCreated",result="sent"} 2
+        herald_apns_sends_total{function="onMessageCreated",result="skipped"} 3
         herald_replans_total{function="onMessageCreated"} 0
         herald_document_commits_total{function="onMessageCreated",events="one",outcome="committed"} 1
         herald_document_commits_total{function="onMessageCreated",events="several",outcome="committed"} 2
@@ -32,7 +34,7 @@ import Testing
 
     @Test func samplesAreReadWithTheirLabels() {
         let samples = FunctionFigures.parse(Self.exposition)
-        #expect(samples.count == 20)
+        #expect(samples.count == 22)
         #expect(
             samples.first
                 == .init(
@@ -48,7 +50,9 @@ import Testing
         #expect(rows["mean time per event"] == "24.0 ms")
         #expect(rows["Firestore requests"] == "commit 6")
         #expect(rows["  not 2xx"] == "2")
-        #expect(rows["pushes"] == "dead 1, sent 7")
+        // Every service's pushes, by result, then by service.
+        #expect(rows["pushes"] == "dead 1, sent 9, skipped 3")
+        #expect(rows["  by service"] == "fcm 8, expo 2, apns 3")
         #expect(rows["re-plans"] == nil)
         #expect(rows["document commits"] == "committed 3, conflict 1")
         #expect(rows["  events per commit"] == "2.7")

@@ -65,13 +65,16 @@ def main():
         sent.locator("button").first.click()
         path = sent.locator(".path")
         expect(path).to_contain_text("conversations/family")
-        expect(path).to_contain_text("Bob's Phone")
+        expect(path).to_contain_text("Bob's phone")
         expect(path).to_contain_text("Bob's iPad")
-        expect(path).to_contain_text("Carol's Phone")
-        expect(path).not_to_contain_text("Alice's Phone")
+        expect(path).to_contain_text("Carol's phone")
+        expect(path).not_to_contain_text("Alice's phone")
         # The function's spans (exported over OTLP to the local cloud): the event, and its calls under it.
         expect(sent.locator(".spans")).to_contain_text("onMessageCreated event")
-        expect(sent.locator(".span[data-kind='client']").filter(has_text="messages:send")).to_have_count(3)
+        # One push by each service: FCM for Bob's phone, APNs for Bob's iPad, Expo's service for Carol's phone.
+        expect(sent.locator(".span[data-kind='client']").filter(has_text="messages:send")).to_have_count(1)
+        expect(sent.locator(".span[data-kind='client']").filter(has_text="POST /3/device")).to_have_count(1)
+        expect(sent.locator(".span[data-kind='client']").filter(has_text="POST push/send")).to_have_count(1)
         page.screenshot(path=f"{shots}/events.png", full_page=True)
         # At 900 px the opened event's stages wrap, and no path runs past its card.
         page.set_viewport_size({"width": 900, "height": 900})
@@ -117,7 +120,7 @@ def main():
         # Devices: what Bob's phone shows.
         page.keyboard.press("3")
         bob = page.locator(".phone[data-token='tok-bob-phone']")
-        expect(bob).to_contain_text("Bob's Phone")
+        expect(bob).to_contain_text("Bob's phone")
         expect(bob.locator(".note").first).to_contain_text("Family • Alice: Dinner at 6pm")
         expect(bob.locator(".note").first).to_contain_text("Dinner at 6pm")
         page.screenshot(path=f"{shots}/devices.png", full_page=True)
@@ -233,6 +236,25 @@ def main():
         expect(page.locator("[data-function='onReadReceipt']")).to_contain_text("events")
         page.screenshot(path=f"{shots}/functions.png", full_page=True)
 
+        # Users: the demo's people, who sign in with a password; disable one, then enable it again.
+        page.keyboard.press("8")
+        alice = page.locator("#users tr[data-uid='alice']")
+        expect(alice).to_contain_text("alice@example.com")
+        expect(alice).to_contain_text("password")
+        expect(page.locator("#users tr[data-uid]")).to_have_count(5)
+        alice.locator("button:has-text('Disable')").click()
+        expect(alice.locator("button:has-text('Enable')")).to_be_visible()
+        signin = page.request.post(f"{base}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                                   data={"email": "alice@example.com", "password": "herald-demo"})
+        assert signin.status == 400 and "USER_DISABLED" in signin.text(), signin.text()
+        alice.locator("button:has-text('Enable')").click()
+        expect(alice.locator("button:has-text('Disable')")).to_be_visible()
+        signin = page.request.post(f"{base}/identitytoolkit.googleapis.com/v1/accounts:signInWithPassword?key=k",
+                                   data={"email": "alice@example.com", "password": "herald-demo"})
+        assert signin.status == 200, signin.text()
+        page.screenshot(path=f"{shots}/users.png", full_page=True)
+
+        # Dark.
         # Dark.
         page.emulate_media(color_scheme="dark")
         page.keyboard.press("1")

@@ -5,11 +5,12 @@ import FirestoreModel
 /// there, so no change is committed without them, and none is recorded for a commit that fails);
 /// `committed` runs once the commit is over.
 package struct CommitObserver: Sendable {
-    package var record: @Sendable (_ changes: [LocalFirestore.Change], _ commitTime: Timestamp, _ trace: String?, _ db: Database) throws -> Void
+    package var record:
+        @Sendable (_ changes: [LocalFirestore.Change], _ commitTime: Timestamp, _ trace: String?, _ caller: String?, _ db: Database) throws -> Void
     package var committed: @Sendable () -> Void
 
     package init(
-        record: @escaping @Sendable ([LocalFirestore.Change], Timestamp, String?, Database) throws -> Void,
+        record: @escaping @Sendable ([LocalFirestore.Change], Timestamp, String?, String?, Database) throws -> Void,
         committed: @escaping @Sendable () -> Void
     ) {
         self.record = record
@@ -17,7 +18,7 @@ package struct CommitObserver: Sendable {
     }
 
     /// A Firestore alone: nothing beside the documents.
-    package static let none = CommitObserver(record: { _, _, _, _ in }, committed: {})
+    package static let none = CommitObserver(record: { _, _, _, _, _ in }, committed: {})
 }
 
 extension LocalFirestore {
@@ -47,4 +48,11 @@ extension LocalFirestore {
             )
         ]
     }
+}
+
+/// Who made the request a commit belongs to, as the server around the store describes its caller
+/// (a signed-in user: `ann@example.com (uid …)`), set for the request's task: what it wrote is
+/// recorded with the caller.
+public enum WriteOrigin {
+    @TaskLocal public static var caller: String?
 }

@@ -188,13 +188,15 @@ public final class LocalFirestore: Sendable {
         let paths = writes.map(\.document.path)
         try await writeRates.admit(paths)
         let observer = self.observer
+        // The caller, read here: the database's writer thread does not see this task's locals.
+        let caller = WriteOrigin.caller
         let reads = transactionReads
         defer { observer.committed() }
         let changes = self.changes
         let result: CommitResult
         do {
             result = try await database.write(
-                { db in try Self.apply(writes, checking: reads, observer: observer, trace: trace, db) },
+                { db in try Self.apply(writes, checking: reads, observer: observer, trace: trace, caller: caller, db) },
                 afterCommit: { result in changes.publish(ChangeFeed.Commit(time: result.commitTime, changes: result.changes)) })
         } catch {
             writeRates.refund(paths)
@@ -217,6 +219,7 @@ public final class LocalFirestore: Sendable {
         try await writeRates.admit(writes.map(\.document.path))
         let observer = self.observer
         let changes = self.changes
+        let caller = WriteOrigin.caller
         defer { observer.committed() }
         let outcomes = try await database.write(
             { db in
@@ -225,7 +228,7 @@ public final class LocalFirestore: Sendable {
                     var outcome: Result<CommitResult, LocalAPIError> = .failure(.internalError("not applied"))
                     try db.inSavepoint {
                         do {
-                            outcome = .success(try Self.apply([write], checking: [:], observer: observer, trace: trace, db))
+                            outcome = .success(try Self.apply([write], checking: [:], observer: observer, trace: trace, caller: caller, db))
                             return .commit
                         } catch let error as LocalAPIError {
                             outcome = .failure(error)
@@ -250,7 +253,8 @@ public final class LocalFirestore: Sendable {
 
     /// Applies `writes` atomically inside the caller's SQLite transaction and hands their changes to `observer`.
     static func apply(
-        _ writes: [Write], checking reads: [DocumentName: Int64?], observer: CommitObserver, trace: String? = nil, _ db: Database
+        _ writes: [Write], checking reads: [DocumentName: Int64?], observer: CommitObserver, trace: String? = nil, caller: String? = nil,
+        _ db: Database
     ) throws -> CommitResult {
         let commitTime = try nextCommitTime(db)
         let names = Array(Set(writes.map(\.document)).union(reads.keys))
@@ -287,7 +291,7 @@ public final class LocalFirestore: Sendable {
                 try db.execute(sql: "DELETE FROM documents WHERE database = ? AND path = ?", arguments: [name.databaseName, name.path])
             }
         }
-        try observer.record(changes, commitTime, trace, db)
+        try observer.record(changes, commitTime, trace, caller, db)
         results.changes = changes
         return results
     }

@@ -49,6 +49,15 @@ struct ConsoleAPI: Sendable {
             } catch {
                 throw .invalidArgument("\(error)")
             }
+        case ("GET", "users"):
+            let base = "http://\(request.headers["host"] ?? "\(cloud.options.host):\(cloud.options.port)")"
+            return LocalResponse(json: try await cloud.auth.console(project: cloud.options.project, base: base))
+        case ("POST", let action) where action.hasPrefix("users/"):
+            // users/{uid}:{disable|enable|delete}
+            let target = action.dropFirst("users/".count)
+            guard let colon = target.lastIndex(of: ":") else { throw .invalidArgument("users/UID:ACTION") }
+            try await cloud.auth.perform(String(target[target.index(after: colon)...]), uid: String(target[..<colon]), project: cloud.options.project)
+            return LocalResponse(json: .object([:]))
         case ("GET", "functions"):
             return LocalResponse(json: await cloud.consoleDomain?.services() ?? ["functions": []])
         case ("GET", "logs"):
@@ -74,7 +83,7 @@ struct ConsoleAPI: Sendable {
                 db,
                 sql: """
                     SELECT d.id, d.trigger, d.event_id, d.event_type, d.document, d.state, d.attempts, d.last_error, d.response,
-                        d.latency_ms, d.created_at, d.finished_at, d.trace_id, d.source_trace, d.injected,
+                        d.latency_ms, d.created_at, d.finished_at, d.trace_id, d.source_trace, d.injected, d.writer,
                         cause.id AS cause_id, cause.trigger AS cause_trigger, cause.document AS cause_document
                     FROM deliveries d LEFT JOIN deliveries cause ON cause.trace_id = d.source_trace
                     ORDER BY d.id DESC LIMIT ?
@@ -112,7 +121,7 @@ struct ConsoleAPI: Sendable {
                     "answer": response.flatMap { try? JSONValue(parsing: $0) } ?? .null,
                     "latencyMs": latency.map { .number(String(($0 * 10).rounded() / 10)) } ?? .null,
                     "createdAt": .number(String(row["created_at"] as Double)), "finishedAt": finished.map { .number(String($0)) } ?? .null,
-                    "traceId": traceID.map { .string($0) } ?? .null, "cause": cause,
+                    "traceId": traceID.map { .string($0) } ?? .null, "cause": cause, "writer": (row["writer"] as String?).map { .string($0) } ?? .null,
                     "writes": .array(traceID.flatMap { writes[$0] } ?? []),
                     "deliveryFaults": injected.map { .string($0) } ?? .null,
                 ]

@@ -122,6 +122,27 @@ public final class LocalIdentity: Sendable {
         }
     }
 
+    /// Whether `header` is an administrator's: `Bearer owner` (what Google's emulators take from
+    /// firebase-tools and the Admin SDKs) or one of this cloud's unexpired access tokens.
+    public func isAdministrator(_ header: String?) -> Bool {
+        guard let header, header.lowercased().hasPrefix("bearer ") else { return false }
+        let token = String(header.dropFirst(7))
+        if token == "owner" { return true }
+        return issued.withLock { $0[token].map { $0.expires > Date() } ?? false }
+    }
+
+    /// The signed-in user a request's ID token names (an emulator token, or a mock user token):
+    /// `ann@example.com (uid …)`, or `uid …`; nil for an administrator, a service account or no token.
+    public func caller(_ header: String?) -> String? {
+        guard let header, header.lowercased().hasPrefix("bearer ") else { return nil }
+        let token = String(header.dropFirst(7))
+        guard Self.isMockUserToken(token), let claims = Base64.decode(token.split(separator: ".")[1]).flatMap({ try? JSONValue(parsing: $0) }),
+            let uid = (claims["user_id"] ?? claims["sub"] ?? claims["uid"])?.stringValue, !uid.isEmpty
+        else { return nil }
+        let shown = String(uid.prefix(128))
+        return claims["email"]?.stringValue.map { "\($0.prefix(254)) (uid \(shown))" } ?? "uid \(shown)"
+    }
+
     /// `{"alg":"none",…}.{claims}.` as `connectFirestoreEmulator(…, {mockUserToken})` and the other SDKs' emulator
     /// settings write it: two base64url JSON objects and an empty signature.
     static func isMockUserToken(_ token: String) -> Bool {

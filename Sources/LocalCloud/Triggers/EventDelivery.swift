@@ -65,6 +65,8 @@ public struct DeliveryReport: Sendable {
     public var eventID: String?
     /// The function's 2xx answer (its first 2,000 characters): what it did, or why it did nothing.
     public var answer: String?
+    /// Who wrote the change (a signed-in user: `ann@example.com (uid …)`), if a user did.
+    public var writer: String? = nil
 }
 
 /// Delivers pending events (Eventarc's part): POSTs each to its trigger's URL, retries non-2xx and
@@ -146,6 +148,7 @@ public final class EventDelivery: Service, Sendable {
         var body: Data
         var attempts: Int
         var traceID: String?
+        var writer: String? = nil
     }
 
     /// The service a trigger's deliveries count against, and how many it takes at once: as Cloud Run,
@@ -225,7 +228,7 @@ public final class EventDelivery: Service, Sendable {
             claimed.append(
                 Claimed(
                     id: id, trigger: row["trigger"], eventType: row["event_type"], document: row["document"],
-                    headers: headers, body: row["body"], attempts: row["attempts"], traceID: row["trace_id"]))
+                    headers: headers, body: row["body"], attempts: row["attempts"], traceID: row["trace_id"], writer: row["writer"]))
         }
         return claimed
     }
@@ -296,7 +299,7 @@ public final class EventDelivery: Service, Sendable {
         var report = DeliveryReport(
             deliveryID: delivery.id, trigger: delivery.trigger, eventType: delivery.eventType, document: delivery.document,
             attempt: attempt, status: nil, error: nil, deadLettered: false, injected: injected,
-            eventID: delivery.headers["ce-id"])
+            eventID: delivery.headers["ce-id"], writer: delivery.writer)
         let now = Date().timeIntervalSince1970
         if let injected {
             try? await database.write { db in

@@ -109,12 +109,14 @@ final class EventOutbox: Sendable {
 
     /// What the local Firestore calls with each commit.
     var observer: CommitObserver {
-        CommitObserver(record: { changes, time, trace, db in try self.enqueue(changes, commitTime: time, trace: trace, db) }, committed: wake)
+        CommitObserver(
+            record: { changes, time, trace, caller, db in try self.enqueue(changes, commitTime: time, trace: trace, caller: caller, db) }, committed: wake)
     }
 
     /// - trace: the trace of the event whose function made the changes: recorded with each change, and as
     ///   the source of the events they cause.
-    func enqueue(_ changes: [LocalFirestore.Change], commitTime: Timestamp, trace: String? = nil, _ db: Database) throws {
+    /// - caller: who wrote them (a signed-in user), recorded with the events they cause.
+    func enqueue(_ changes: [LocalFirestore.Change], commitTime: Timestamp, trace: String? = nil, caller: String? = nil, _ db: Database) throws {
         let triggers = registry.all
         let now = Date().timeIntervalSince1970
         for change in changes {
@@ -134,13 +136,13 @@ final class EventOutbox: Sendable {
                 try db.execute(
                     sql: """
                         INSERT INTO deliveries (trigger, event_id, event_type, document, headers, body, next_attempt_at, created_at,
-                            trace_id, source_trace)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                            trace_id, source_trace, writer)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                         """,
                     arguments: [
                         trigger.name, event.eventID, trigger.eventType, change.name.path,
                         JSONValue.object(headers.mapValues { .string($0) }).serialized(), body, now, now,
-                        TraceParent.newTraceID(), trace,
+                        TraceParent.newTraceID(), trace, caller,
                     ])
             }
         }

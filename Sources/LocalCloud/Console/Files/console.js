@@ -48,6 +48,7 @@ const encodePath = (path) => path.split("/").map(encodeURIComponent).join("/");
 const views = {
   events: () => renderEvents(), firestore: () => renderFirestore(), devices: () => renderDevices(),
   deliveries: () => renderDeliveries(), faults: () => renderFaults(), functions: () => renderFunctions(), logs: () => renderLogs(),
+  users: () => renderUsers(),
 };
 
 function show(view) {

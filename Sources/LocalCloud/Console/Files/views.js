@@ -38,7 +38,7 @@ function eventPath(event) {
   const cause = event.cause?.deliveryId
     ? el("a", { href: `#event-${event.cause.deliveryId}`, onclick: (e) => { e.preventDefault(); focusEvent(event.cause.deliveryId); } },
       `by event #${event.cause.deliveryId} (${event.cause.trigger})`)
-    : event.cause?.job ? `by the job ${event.cause.job}` : "by a client or person";
+    : event.cause?.job ? `by the job ${event.cause.job}` : event.writer ? `written by ${event.writer}` : "by a client or person";
   const calls = Object.entries(event.calls || {}).map(([api, n]) => `${api} ${n}`).join(", ");
   const writes = event.writes || [];
   return el("div", { class: "path" },
@@ -148,6 +148,24 @@ async function renderDevices() {
     }) : el("p", { class: "muted" }, "Nothing yet."))));
   if (!devices.length) grid.append(el("p", { class: "muted" }, "No pushes yet."));
   if (state.highlight) $(`.phone.highlight`)?.scrollIntoView({ block: "nearest" });
+}
+
+// MARK: Users
+
+async function renderUsers() {
+  const { users, links } = await api("/herald/console/users");
+  const act = async (uid, action) => {
+    try { await api(`/herald/console/users/${encodeURIComponent(uid)}:${action}`, { method: "POST" }); await renderUsers(); } catch (error) { toast(error.message, true); }
+  };
+  table($("#users"), ["email", "name", "uid", "signs in with", "created", "last sign-in", ""], users.map((user) =>
+    el("tr", { "data-uid": user.uid }, el("td", {}, user.email || "(anonymous)"), el("td", {}, user.displayName || ""), el("td", { class: "mono" }, user.uid),
+      el("td", {}, user.method + (user.emailVerified ? ", verified" : "")), el("td", {}, time(user.createdAt / 1000)),
+      el("td", {}, user.lastLoginAt ? time(user.lastLoginAt / 1000) : "never"),
+      el("td", {}, el("button", { type: "button", onclick: () => act(user.uid, user.disabled ? "enable" : "disable") }, user.disabled ? "Enable" : "Disable"), " ",
+        el("button", { type: "button", onclick: () => act(user.uid, "delete") }, "Delete")))), "No users yet: an app's sign-up makes one.");
+  table($("#links"), ["for", "what", "link"], links.map((link) =>
+    el("tr", {}, el("td", {}, link.email), el("td", {}, link.kind === "PASSWORD_RESET" ? "password reset" : "email verification"),
+      el("td", {}, el("a", { href: link.link, target: "_blank", rel: "noopener" }, "open")))), "No link waiting.");
 }
 
 // MARK: Deliveries and the scheduler
