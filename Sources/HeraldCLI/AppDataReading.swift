@@ -80,17 +80,29 @@ struct EmulatorReader {
         return (try? JSONValue(parsing: Array(buffer: bytes))) ?? .null
     }
 
+    /// At most this many pages of collection ids under one parent: 300 a page, past any real app's.
+    static let maximumPages = 40
+
+    /// The collection ids under `parent`, a page at a time. The server decides when paging ends, so the
+    /// loop is bounded by pages as well as ids: a server that keeps answering a next page (empty pages,
+    /// or a token it gave before) is named and refused, never followed forever.
     func collectionIDs(under parent: String) async throws -> [String] {
         var ids: [String] = []
         var token: String?
-        repeat {
+        var tokens: Set<String> = []
+        for _ in 0..<Self.maximumPages {
             var body: [String: JSONValue] = ["pageSize": 300]
             if let token { body["pageToken"] = .string(token) }
             let page = try await Self.call("POST", "\(parent):listCollectionIds", body: .object(body))
             ids += page["collectionIds"]?.arrayValue?.compactMap(\.stringValue) ?? []
             token = page["nextPageToken"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
-        } while token != nil && ids.count < 10_000
-        return ids
+            guard let next = token, ids.count < 10_000 else { return ids }
+            guard tokens.insert(next).inserted else {
+                throw ValidationError("\(parent):listCollectionIds answered a page token it gave before: its paging goes round in a circle")
+            }
+        }
+        throw ValidationError(
+            "\(parent):listCollectionIds answered \(Self.maximumPages) pages (\(ids.count) collection ids) and still a next page: stopped there")
     }
 
     func readAll(into data: inout AppData) async throws {

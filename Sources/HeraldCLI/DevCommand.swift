@@ -222,6 +222,7 @@ struct Dev: AsyncParsableCommand {
         let watcher = external.map { ExternalFirestoreWatcher(firestore: $0, cloud: cloud) }
         let supervisor = DevSupervisor(
             command: self, cloud: cloud, external: external, watcher: watcher, emulator: launcher, ports: ports, console: console)
+        try await supervisor.loadData()
         let watching: [ServiceGroupConfiguration.ServiceConfiguration] = watcher.map { [.init(service: $0)] } ?? []
         let group = ServiceGroup(
             configuration: .init(

@@ -135,16 +135,13 @@ final class DevSupervisor: Service, Sendable {
                 console.print("firestore  starting Google's Firestore emulator on \(emulator.host) (sending its events to 127.0.0.1:\(port))")
                 emulatorProcess = try await emulator.start(functionsHost: "127.0.0.1:\(port)")
             }
-            if let importPath = settings.importPath { try await importDocuments(from: importPath, existing: .replace) }
             if settings.startFunctions { processes = try await startFunctions(base: base) }
             running.withLock { [processes] in $0 = processes }
             for (name, trigger, job) in try Self.functions(schema: settings.schema) {
                 if let service = settings.remote[name] { try register(name: name, trigger: trigger, job: job, service: service) }
             }
             if let external, let watcher { await connectTriggers(external, watcher: watcher, port: port) }
-            if let seed = settings.seed {
-                if seed == "demo" { try await seedDemo() } else { try await importDocuments(from: seed, existing: .keep) }
-            }
+            if settings.seed == "demo" { try await seedDemo() }
             printBanner(base: base, processes: processes)
             try await sendMessages()
             if !settings.reads.isEmpty {
@@ -273,6 +270,14 @@ final class DevSupervisor: Service, Sendable {
                     name: job.name, schedule: try CronSchedule(job.schedule),
                     url: String(service.dropLast()) + job.path, audience: audience ?? service))
         }
+    }
+
+    /// `--import DIR` and `--seed FILE`, read, checked and committed before the cloud listens: no client
+    /// ever sees the store without them, or writes where a refused import would have gone. (`--seed demo`
+    /// comes once the functions run: its writes fire their triggers.)
+    func loadData() async throws {
+        if let importPath = settings.importPath { try await importDocuments(from: importPath, existing: .replace) }
+        if let seed = settings.seed, seed != "demo" { try await importDocuments(from: seed, existing: .keep) }
     }
 
     /// `--import` and `--seed FILE`: documents stored as they are, no trigger fired; Firebase Auth's users

@@ -1,7 +1,11 @@
+import AsyncHTTPClient
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldRuntime
 import HeraldTesting
+import NIOCore
+import Synchronization
 import Testing
 
 /// Hostile inputs, round 3, class 5: data at rest. A `herald dev` data directory, an export or an
@@ -91,6 +95,42 @@ import Testing
         #expect(refused.status != 0 && (refused.stdoutText + refused.stderr).contains("line 10"), "\((refused.stdoutText + refused.stderr).suffix(500))")
     }
 
+    /// A refused import is refused before herald dev listens: no client ever finds its port open on an
+    /// empty store. Its port is polled from before the start until herald dev has exited.
+    @Test func aRefusedImportNeverOpensThePort() async throws {
+        var lines = (0..<3000).map { Self.line("items/i\($0)") }
+        lines[2999] = String(lines[2999].prefix(40))
+        let cut = try Self.export(lines)
+        defer { try? FileManager.default.removeItem(at: cut) }
+        let port = try freeLoopbackPort()
+        let answered = SharedCount()
+        let result = try await withThrowingTaskGroup(of: ProcessResult?.self) { group in
+            group.addTask {
+                try await ProcessRunner.run(
+                    URL(fileURLWithPath: "/usr/bin/timeout"),
+                    ["120", TestPaths.executable("herald").path, "dev", "--port", "\(port)", "--no-functions", "--ephemeral", "--import", cut.path])
+            }
+            group.addTask {
+                while !Task.isCancelled {
+                    let request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/herald/health")
+                    if (try? await HTTPClient.shared.execute(request, timeout: .milliseconds(500))) != nil { answered.add() }
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+                return nil
+            }
+            var exited: ProcessResult?
+            while let next = try await group.next() {
+                if let next {
+                    exited = next
+                    group.cancelAll()
+                }
+            }
+            return try #require(exited)
+        }
+        #expect(result.status != 0 && (result.stdoutText + result.stderr).contains("line 3000"), "\((result.stdoutText + result.stderr).suffix(500))")
+        #expect(answered.value == 0, "herald dev answered on its port \(answered.value) times before refusing the import")
+    }
+
     @Test func anExportFromANewerHeraldOrCraftedIsRefusedByName() async throws {
         let newer = try Self.export([Self.line("items/a")], metadata: #"{"format": "herald-export", "version": 7, "documents": 1}"#)
         defer { try? FileManager.default.removeItem(at: newer) }
@@ -130,4 +170,18 @@ import Testing
         #expect(try await dev.app.get(try DocumentName(project: "e2e", path: "users/eve")) != nil)
         #expect(try await dev.app.get(try DocumentName(project: "e2e", path: "c19999/d")) != nil)
     }
+}
+
+/// A count several tasks add to.
+final class SharedCount: Sendable {
+    private let state = Mutex(0)
+    func add() { _ = next() }
+    /// Adds one and says the count.
+    func next() -> Int {
+        state.withLock { count in
+            count += 1
+            return count
+        }
+    }
+    var value: Int { state.withLock { $0 } }
 }
