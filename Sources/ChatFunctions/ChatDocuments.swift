@@ -34,6 +34,21 @@ struct Message {
     var status: String? { document[schema.statusField]?.stringValue }
     /// When it was sent: its own timestamp, else when it was stored.
     var sentAt: Timestamp? { schema.time(Schema.value(of: schema.timestampField, in: document)) ?? document.createTime }
+
+    /// How far ahead of Firestore's clock a client's may run: a time a client wrote is trusted up to
+    /// the time Firestore recorded its write plus this, and taken as that bound beyond it.
+    static let clockSkew = Duration.seconds(60)
+
+    /// When it was sent, bounded by when Firestore recorded it (`recorded`, the event's time where the
+    /// document has none): a message dated in the future never holds the chat's last message. The
+    /// warning names a time past the bound.
+    func boundedSentAt(recorded eventTime: Timestamp) -> (time: Timestamp, warning: String?) {
+        let recorded = document.createTime ?? eventTime
+        let written = sentAt ?? recorded
+        let bound = recorded.adding(Self.clockSkew)
+        guard written > bound else { return (written, nil) }
+        return (bound, "\(document.name.path) \(schema.timestampField) is \(written), after Firestore recorded the message (\(recorded)); taken as \(bound)")
+    }
     var readBy: Set<String> { ids(in: schema.readByField) }
     var deliveredTo: Set<String> { schema.deliveredToField.map(ids(in:)) ?? [] }
     var readCount: Int64? { schema.readCountField.flatMap { document[$0]?.integerValue } }
@@ -112,12 +127,16 @@ struct Conversation {
     /// The group's name as a notification shows it, or nil for a 1:1 chat.
     var groupName: String? { isGroup ? ChatText.name(document[schema.groupNameField]?.stringValue ?? "", fallback: "Group Chat") : nil }
 
-    /// The timestamp of the last message it shows.
+    /// The timestamp of the last message it shows, unless it is later than the conversation's own last
+    /// write (plus a client's clock skew): such a time is a client's invention, and a real message replaces it.
     var lastMessageSentAt: Timestamp? {
-        switch schema.lastMessage {
-        case .map(let field): schema.time(document.value(at: [field, "timestamp"]))
-        case .flat(_, _, _, let timestamp): timestamp.flatMap { schema.time(document[$0]) }
-        }
+        let shown: Timestamp? =
+            switch schema.lastMessage {
+            case .map(let field): schema.time(document.value(at: [field, "timestamp"]))
+            case .flat(_, _, _, let timestamp): timestamp.flatMap { schema.time(document[$0]) }
+            }
+        guard let shown, let written = document.updateTime, shown > written.adding(Message.clockSkew) else { return shown }
+        return nil
     }
 
     /// Its last message as `message`, unless it shows a newer one already (it never moves back).

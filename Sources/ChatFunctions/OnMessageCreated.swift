@@ -58,12 +58,12 @@ public struct OnMessageCreated: EventFunction, ConfigurableFunction {
 
         // The members' user documents (the sender's name, the recipients' badges, settings and devices).
         let users = try schema.users(members, notifying: recipients, near: conversationName, reading: reading)
-        let sentAt = message.sentAt ?? change.time
+        let (sentAt, futureTime) = message.boundedSentAt(recorded: change.time)
         let senderName = ChatText.sender(
             message.senderName ?? users[senderID]?.displayName ?? "Someone", id: senderID,
             otherMembers: members.filter { $0 != senderID }.map { users[$0]?.displayName })
         let preview = Preview.of(text: message.text, type: message.storedType)
-        var stored = StoredValues(warnings: conversation.memberWarnings)
+        var stored = StoredValues(warnings: conversation.memberWarnings + (futureTime.map { [$0] } ?? []))
 
         // The conversation shows it as its last message, and it is `sent` if its client left it sending (or pending).
         var writes: [Write] = []

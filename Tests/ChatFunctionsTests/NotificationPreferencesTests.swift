@@ -51,7 +51,8 @@ struct PreferencesWorld {
         if let field = schema.groupTypeField { conversationFields[field] = .string(isGroup ? schema.groupTypeValue ?? "group" : "direct") }
         conversationFields.merge(conversation) { $1 }
         var read = DocumentsRead()
-        read.found[conversationName] = FirestoreDocument(name: conversationName, fields: conversationFields, updateTime: Timestamp(seconds: 5))
+        // Last written now, as Firestore would have it for a conversation showing a message of now.
+        read.found[conversationName] = FirestoreDocument(name: conversationName, fields: conversationFields, updateTime: now)
         for id in members {
             let name = try DocumentName(project: "p", path: "\(schema.userCollection)/\(id)")
             var fields: [String: FirestoreValue] = [schema.displayNameField: .string(id == "alice" ? senderName : id.prefix(1).uppercased() + id.dropFirst())]

@@ -110,6 +110,8 @@ struct World {
     ]
     var message: [String: FirestoreValue] = ["senderId": .string("alice"), "text": .string("Hey"), "timestamp": .timestamp(Timestamp(seconds: 1_795_165_200))]
     var now = Timestamp(seconds: 1_795_165_201)
+    /// When the conversation document was last written, as Firestore keeps it (none: not checked).
+    var conversationUpdateTime: Timestamp?
     var viewingStaleAfter = OnMessageCreated.viewingFreshness
     /// Token documents, for a schema that keeps tokens in a subcollection of the users.
     var tokenDocuments: [FirestoreDocument] = []
@@ -118,7 +120,7 @@ struct World {
         let conversationName = try DocumentName(project: "p", path: "conversations/c1")
         let messageName = try DocumentName(project: "p", path: "conversations/c1/messages/m1")
         var read = DocumentsRead()
-        read.found[conversationName] = FirestoreDocument(name: conversationName, fields: conversation)
+        read.found[conversationName] = FirestoreDocument(name: conversationName, fields: conversation, updateTime: conversationUpdateTime)
         for (id, fields) in users {
             let name = try DocumentName(project: "p", path: "users/\(id)")
             read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
@@ -338,6 +340,29 @@ struct World {
             return
         }
         #expect(write.transforms.count == 1)
+    }
+
+    /// A time a client invents is bounded by when Firestore recorded the write: a message dated year 9999
+    /// shows as sent a minute after it was stored, with a warning, and later messages still replace it.
+    @Test func aMessageDatedInTheFutureIsTakenAsSentWhenStored() throws {
+        var world = World()
+        world.message["timestamp"] = .timestamp(Timestamp(seconds: 253_402_300_000))
+        let plan = try world.plan()
+        let fields = try #require(plan.write(to: "conversations/c1")?.json["update"]?["fields"]?["lastMessage"]?["mapValue"]?["fields"])
+        #expect(fields["timestamp"] == ["timestampValue": .string(world.now.adding(.seconds(60)).rfc3339)])
+        #expect(plan.warnings.contains { $0.contains("conversations/c1/messages/m1 timestamp") && $0.contains("after Firestore recorded") }, "\(plan.warnings)")
+        // A last message some client already wrote in the future (later than the conversation's own last
+        // write) is not kept over a real message.
+        var forged = World()
+        forged.conversationUpdateTime = Timestamp(seconds: 1_795_165_100)
+        forged.conversation["lastMessage"] = .map(["text": .string("forever"), "timestamp": .timestamp(Timestamp(seconds: 253_402_300_000))])
+        let replaced = try #require(try forged.plan().write(to: "conversations/c1")?.json["update"]?["fields"]?["lastMessage"]?["mapValue"]?["fields"])
+        #expect(replaced["text"] == ["stringValue": "Hey"])
+        // A newer last message within the clock's skew still wins over an older one arriving late.
+        var newer = World()
+        newer.conversationUpdateTime = Timestamp(seconds: 1_795_165_290)
+        newer.conversation["lastMessage"] = .map(["text": .string("newer"), "timestamp": .timestamp(Timestamp(seconds: 1_795_165_300))])
+        #expect(try newer.plan().write(to: "conversations/c1")?.json["update"]?["fields"]?["lastMessage"] == nil)
     }
 
     @Test func largeGroupsStayWithinOneCommit() throws {
