@@ -159,8 +159,8 @@ struct AuthAPI: Sendable {
             account = try await user(idToken: token, project: project)
             guard account.email == nil else { throw AuthError("EMAIL_EXISTS") }
         } else {
-            var uid = Self.text(body, "localId") ?? AuthStore.randomToken().prefix(28).description
-            if !isAdmin { uid = AuthStore.randomToken().prefix(28).description }
+            var uid = Self.text(body, "localId") ?? LocalIdentity.randomText().prefix(28).description
+            if !isAdmin { uid = LocalIdentity.randomText().prefix(28).description }
             guard uid.utf8.count <= 128, !uid.contains("/") else { throw AuthError("INVALID_LOCAL_ID") }
             if try await store.account(uid: uid, project: project) != nil { throw AuthError("DUPLICATE_LOCAL_ID") }
             account = AuthAccount(uid: uid, createdAt: now, validSince: now / 1000, provider: email == nil ? "anonymous" : "password")
@@ -283,7 +283,7 @@ struct AuthAPI: Sendable {
         let methods: [JSONValue] = account?.passwordHash != nil ? ["password"] : []
         return [
             "kind": "identitytoolkit#CreateAuthUriResponse", "registered": .bool(account != nil), "allProviders": .array(methods),
-            "signinMethods": .array(methods), "sessionId": .string(AuthStore.randomToken()),
+            "signinMethods": .array(methods), "sessionId": .string(LocalIdentity.randomText()),
         ]
     }
 }

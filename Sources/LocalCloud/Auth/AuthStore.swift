@@ -100,7 +100,7 @@ struct AuthStore: Sendable {
     // MARK: Refresh tokens
 
     func issueRefreshToken(uid: String, project: String) async throws(LocalAPIError) -> String {
-        let token = Self.randomToken()
+        let token = LocalIdentity.randomText()
         try await database.write { db in
             try db.execute(
                 sql: "INSERT INTO auth_refresh_tokens (token, project, uid, created_at) VALUES (?, ?, ?, ?)",
@@ -130,7 +130,7 @@ struct AuthStore: Sendable {
     }
 
     func issueCode(kind: String, uid: String, email: String, project: String) async throws(LocalAPIError) -> String {
-        let code = Self.randomToken()
+        let code = LocalIdentity.randomText()
         try await database.write { db in
             try db.execute(
                 sql: "INSERT INTO auth_oob_codes (code, project, uid, email, kind, created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -157,12 +157,6 @@ struct AuthStore: Sendable {
                 OOBCode(code: $0["code"], uid: $0["uid"], email: $0["email"], kind: $0["kind"], createdAt: $0["created_at"])
             }
         }
-    }
-
-    /// 32 random bytes as hex: unguessable, and safe in a URL.
-    static func randomToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 
     static var migration: (identifier: String, apply: (Database) throws -> Void) {

@@ -200,6 +200,7 @@ public final class LocalIdentity: Sendable {
         data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
+    /// 32 random bytes as hex: unguessable, and safe in a URL (tokens, codes, ids).
     static func randomText() -> String {
         (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
     }
