@@ -35,17 +35,13 @@ struct Message {
     /// When it was sent: its own timestamp, else when it was stored.
     var sentAt: Timestamp? { schema.time(Schema.value(of: schema.timestampField, in: document)) ?? document.createTime }
 
-    /// How far ahead of Firestore's clock a client's may run: a time a client wrote is trusted up to
-    /// the time Firestore recorded its write plus this, and taken as that bound beyond it.
-    static let clockSkew = Duration.seconds(60)
-
     /// When it was sent, bounded by when Firestore recorded it (`recorded`, the event's time where the
     /// document has none): a message dated in the future never holds the chat's last message. The
     /// warning names a time past the bound.
     func boundedSentAt(recorded eventTime: Timestamp) -> (time: Timestamp, warning: String?) {
         let recorded = document.createTime ?? eventTime
         let written = sentAt ?? recorded
-        let bound = recorded.adding(Self.clockSkew)
+        let bound = recorded.adding(Schema.clockSkew)
         guard written > bound else { return (written, nil) }
         return (bound, "\(document.name.path) \(schema.timestampField) is \(written), after Firestore recorded the message (\(recorded)); taken as \(bound)")
     }
@@ -135,7 +131,7 @@ struct Conversation {
             case .map(let field): schema.time(document.value(at: [field, "timestamp"]))
             case .flat(_, _, _, let timestamp): timestamp.flatMap { schema.time(document[$0]) }
             }
-        guard let shown, let written = document.updateTime, shown > written.adding(Message.clockSkew) else { return shown }
+        guard let shown, let written = document.updateTime, shown > written.adding(Schema.clockSkew) else { return shown }
         return nil
     }
 
@@ -248,7 +244,7 @@ struct User {
     /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
     func isViewing(_ conversationID: String, at now: Timestamp, freshness: Int64) -> Bool {
         guard let field = schema.viewingField, document[field]?.stringValue == conversationID,
-            let atField = schema.viewingAtField, let at = schema.time(document[atField])
+            let at = schema.clientTime(schema.viewingAtField, of: document)?.time
         else { return false }
         return now.seconds - at.seconds <= freshness
     }

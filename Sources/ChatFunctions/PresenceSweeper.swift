@@ -4,8 +4,9 @@ import HeraldCore
 /// Every minute: users still marked online whose heartbeat has gone stale are marked offline, with last
 /// seen = their last heartbeat (the time they were really last seen, even if the app crashed), and their
 /// typing and viewing marks cleared. Typing and viewing marks left behind by users who are still online
-/// are cleared too once stale. Every write is conditional on the version the query found, so a heartbeat
-/// that lands during the sweep wins.
+/// are cleared too once stale. A heartbeat or mark a client dated in the future is set back to when
+/// Firestore recorded the user document plus `Schema.clockSkew`, and then ages like any other. Every
+/// write is conditional on the version the query found, so a heartbeat that lands during the sweep wins.
 public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     public static let name = "presenceSweeper"
     public static let summary = "Mark users offline whose presence heartbeat has gone stale, and clear stale typing and viewing marks."
@@ -35,23 +36,27 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
     }
 
     static let offline = "offline", typing = "typing", viewing = "viewing"
+    /// The sweeps of times from the future, one per field: a client dated its heartbeat or mark after
+    /// `now` plus `Schema.clockSkew`, which no stale query would ever find.
+    static let futureHeartbeats = "heartbeats from the future", futureTyping = "typing from the future",
+        futureViewing = "viewing from the future"
 
     var onlineValue: FirestoreValue { schema.onlineStatusValue.map(FirestoreValue.string) ?? .boolean(true) }
     var offlineValue: FirestoreValue { schema.offlineStatusValue.map(FirestoreValue.string) ?? .boolean(false) }
 
     public func sweeps(at now: Timestamp) -> [Sweep] {
+        let online = StructuredQuery.Filter.field(FieldPath(schema.onlineField), .equal, onlineValue)
         var sweeps = [
-            Sweep(
-                Self.offline,
-                query: staleQuery(
-                    on: schema.heartbeatField, olderThan: presenceStaleAfter, at: now,
-                    also: .field(FieldPath(schema.onlineField), .equal, onlineValue)))
+            Sweep(Self.offline, query: staleQuery(on: schema.heartbeatField, olderThan: presenceStaleAfter, at: now, also: online)),
+            Sweep(Self.futureHeartbeats, query: futureQuery(on: schema.heartbeatField, at: now, also: online)),
         ]
         if let field = schema.typingAtField {
             sweeps.append(Sweep(Self.typing, query: staleQuery(on: field, olderThan: typingStaleAfter, at: now)))
+            sweeps.append(Sweep(Self.futureTyping, query: futureQuery(on: field, at: now)))
         }
         if let field = schema.viewingAtField {
             sweeps.append(Sweep(Self.viewing, query: staleQuery(on: field, olderThan: viewingStaleAfter, at: now)))
+            sweeps.append(Sweep(Self.futureViewing, query: futureQuery(on: field, at: now)))
         }
         return sweeps
     }
@@ -62,6 +67,15 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
         let stale = StructuredQuery.Filter.field(FieldPath(field), .lessThan, schema.stored(cutoff(seconds, at: now)))
         return StructuredQuery(
             collectionID: schema.userCollection, filter: filter.map { .and([$0, stale]) } ?? stale,
+            orderBy: [StructuredQuery.Order(FieldPath(field))])
+    }
+
+    /// Users whose `field` is a time after `now` plus the skew a client's clock may have. The same index
+    /// as the stale query's serves it.
+    func futureQuery(on field: String, at now: Timestamp, also filter: StructuredQuery.Filter? = nil) -> StructuredQuery {
+        let future = StructuredQuery.Filter.field(FieldPath(field), .greaterThan, schema.stored(now.adding(Schema.clockSkew)))
+        return StructuredQuery(
+            collectionID: schema.userCollection, filter: filter.map { .and([$0, future]) } ?? future,
             orderBy: [StructuredQuery.Order(FieldPath(field))])
     }
 
@@ -96,10 +110,29 @@ public struct PresenceSweeper: ScheduledFunction, ConfigurableFunction {
         case Self.viewing:
             guard isStale(user, schema.viewingAtField, olderThan: viewingStaleAfter, at: now) != nil else { return .nothing }
             clear(schema.viewingField, schema.viewingAtField)
+        case Self.futureHeartbeats:
+            guard user[schema.onlineField] == onlineValue else { return .nothing }
+            return bound(schema.heartbeatField, of: user, at: now)
+        case Self.futureTyping:
+            return bound(schema.typingAtField, of: user, at: now)
+        case Self.futureViewing:
+            return bound(schema.viewingAtField, of: user, at: now)
         default:
             return .nothing
         }
         guard let version = user.updateTime else { return .nothing }
         return SweepStep(writes: [Write(.update(user.name, fields: fields, mask: mask), precondition: .updateTime(version))])
+    }
+
+    /// A time from the future set back to when Firestore recorded the document's last write plus the
+    /// skew (never after `now` plus the skew): the stale sweeps then age it like any other. Conditional
+    /// on the version found, so a client's write since wins; named in the log.
+    func bound(_ field: String?, of user: FirestoreDocument, at now: Timestamp) -> SweepStep {
+        guard let field, let written = schema.time(user[field]), Schema.isFromTheFuture(written, at: now), let version = user.updateTime
+        else { return .nothing }
+        let bound = min(version, now).adding(Schema.clockSkew)
+        return SweepStep(
+            writes: [Write(.update(user.name, fields: [field: schema.stored(bound)], mask: [FieldPath(field)]), precondition: .updateTime(version))],
+            warnings: ["\(user.name.path) \(field) is \(written), after Firestore recorded the document (\(version)): set to \(bound)"])
     }
 }

@@ -29,6 +29,23 @@ extension Schema {
         }
     }
 
+    /// How far ahead of Firestore's clock a client's may run. Every time Herald orders or ages by is
+    /// written by a client, and a client can write any time: one is trusted up to the time Firestore
+    /// recorded the write that holds it plus this, and taken as that bound beyond it.
+    public static let clockSkew = Duration.seconds(60)
+
+    /// The time `field` of `document` holds, bounded by when Firestore recorded the document's last
+    /// write plus `clockSkew` (a document without an update time is not bounded); `bounded` says a
+    /// time past the bound was cut to it.
+    func clientTime(_ field: String?, of document: FirestoreDocument) -> (time: Timestamp, bounded: Bool)? {
+        guard let field, let written = time(document[field]) else { return nil }
+        guard let bound = document.updateTime?.adding(Self.clockSkew), written > bound else { return (written, false) }
+        return (bound, true)
+    }
+
+    /// Whether a time lies beyond what any client's clock may claim at `now`.
+    static func isFromTheFuture(_ time: Timestamp, at now: Timestamp) -> Bool { time > now.adding(clockSkew) }
+
     /// `number` units since 1970, `perSecond` of them a second; outside Firestore's range: nil.
     static func time(epoch number: Int64, perSecond: Int64, extraNanos: Int64 = 0) -> Timestamp? {
         // Floored, so a time before 1970 is a second earlier plus what is left of it.

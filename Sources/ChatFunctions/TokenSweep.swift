@@ -12,6 +12,10 @@ extension TokenCleanup: ScheduledFunction {
     /// Token documents whose time the app wrote as a number (`timeFormat`): Firestore compares a filter
     /// within one type, so they are a query of their own beside those with timestamps (`serverTimestamp()`).
     static let numberedTokensSweep = "tokens kept with numbers"
+    /// Tokens whose time a client dated after now (plus `Schema.clockSkew`), which the stale queries never
+    /// find: each is aged from when Firestore recorded its document's last write instead.
+    static let futureTokensSweep = "tokens from the future", futureNumberedTokensSweep = "tokens kept with numbers from the future"
+    static let futureSweeps: Set = [futureTokensSweep, futureNumberedTokensSweep]
 
     /// The daily pass reads Expo's receipts too: a receipt naming a token dead removes it.
     public var readsPushReceipts: Bool { true }
@@ -27,21 +31,29 @@ extension TokenCleanup: ScheduledFunction {
             case .documentPerUser(let name), .documentPerToken(let name, _): (name, false)
             case .single, .array, .mapKeys: (schema.userCollection, false)
             }
-        func sweep(_ label: String, _ value: FirestoreValue) -> Sweep {
+        let future = now.adding(Schema.clockSkew)
+        func sweep(_ label: String, _ comparison: StructuredQuery.Operator, _ value: FirestoreValue) -> Sweep {
             Sweep(
                 label,
                 query: StructuredQuery(
-                    collectionID: collection, allDescendants: everywhere, filter: .field(FieldPath(field), .lessThan, value),
+                    collectionID: collection, allDescendants: everywhere, filter: .field(FieldPath(field), comparison, value),
                     orderBy: [StructuredQuery.Order(FieldPath(field))]))
         }
         // Herald stamps a user document itself, with a timestamp; token documents carry what the app wrote.
-        guard schema.tokensOutsideTheUser, schema.timeFormat != .timestamp else { return [sweep(Self.tokensSweep, .timestamp(cutoff))] }
-        return [sweep(Self.tokensSweep, .timestamp(cutoff)), sweep(Self.numberedTokensSweep, schema.stored(cutoff))]
+        guard schema.tokensOutsideTheUser, schema.timeFormat != .timestamp else {
+            return [sweep(Self.tokensSweep, .lessThan, .timestamp(cutoff)), sweep(Self.futureTokensSweep, .greaterThan, .timestamp(future))]
+        }
+        return [
+            sweep(Self.tokensSweep, .lessThan, .timestamp(cutoff)), sweep(Self.numberedTokensSweep, .lessThan, schema.stored(cutoff)),
+            sweep(Self.futureTokensSweep, .greaterThan, .timestamp(future)), sweep(Self.futureNumberedTokensSweep, .greaterThan, schema.stored(future)),
+        ]
     }
 
     public func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
-        guard sweep.label == Self.tokensSweep || sweep.label == Self.numberedTokensSweep, let field = schema.tokensUpdatedAtField,
-            let changedAt = schema.time(document[field]), let version = document.updateTime
+        guard [Self.tokensSweep, Self.numberedTokensSweep].contains(sweep.label) || Self.futureSweeps.contains(sweep.label),
+            let field = schema.tokensUpdatedAtField, let written = schema.time(document[field]), let version = document.updateTime,
+            Self.futureSweeps.contains(sweep.label) == Schema.isFromTheFuture(written, at: now),
+            let changedAt = schema.clientTime(field, of: document)?.time
         else { return .nothing }
         let age = now.seconds - changedAt.seconds
         if schema.tokensOutsideTheUser {
@@ -62,7 +74,7 @@ extension TokenCleanup: ScheduledFunction {
         let tokens = store.tokens(of: document)
         guard !tokens.isEmpty, let tokenField = store.field else { return .nothing }
         // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
-        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { $0.flatMap { schema.time(document[$0]) } }.max()
+        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { schema.clientTime($0, of: document)?.time }.max()
         let unseen = seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true
         func checks(_ doubtful: [String]) -> SweepStep {
             SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
@@ -71,7 +83,9 @@ extension TokenCleanup: ScheduledFunction {
         // Firebase advises apps to refresh on every start): each token by its own time, a token without
         // one by when the map last changed.
         if case .mapKeys = schema.tokens, let refreshed = document[tokenField]?.mapValue.flatMap(Self.refreshTimes) {
-            let ageOf = { (token: String) in now.seconds - (refreshed[token] ?? changedAt.seconds) }
+            // A time after the document's last write (plus the skew) is taken as that bound.
+            let latest = version.adding(Schema.clockSkew).seconds
+            let ageOf = { (token: String) in now.seconds - min(refreshed[token] ?? changedAt.seconds, latest) }
             let stale = tokens.filter { ageOf($0) > staleAfter }
             if unseen, !stale.isEmpty {
                 return SweepStep(

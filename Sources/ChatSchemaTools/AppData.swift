@@ -9,6 +9,10 @@ public struct AppData: Sendable {
     public let maximumPerGroup: Int
     /// At most this many collection groups are kept (an app has a handful; 10,000 is a misuse or an attack).
     public let maximumGroups: Int
+    /// At most this many bytes of documents (Firestore's storage size) are kept in all, and this many per
+    /// collection group: any document may hold a MiB, and memory is bounded by bytes, not by counts.
+    public let maximumBytes: Int
+    public let maximumBytesPerGroup: Int
 
     /// The collection ids from the root to a group's documents: `["rooms", "posts"]` for `rooms/*/posts/*`.
     public typealias GroupPath = [String]
@@ -20,12 +24,19 @@ public struct AppData: Sendable {
     public private(set) var seenPerGroup: [GroupPath: Int] = [:]
     /// Groups seen beyond `maximumGroups` (their documents were not kept).
     public private(set) var groupsLeftOut = 0
+    public private(set) var bytesKept = 0
+    private var bytesPerGroup: [GroupPath: Int] = [:]
     private var byName: [DocumentName: FirestoreDocument] = [:]
 
-    public init(maximumDocuments: Int = 200_000, maximumPerGroup: Int = 50_000, maximumGroups: Int = 1_000) {
+    public init(
+        maximumDocuments: Int = 200_000, maximumPerGroup: Int = 50_000, maximumGroups: Int = 1_000, maximumBytes: Int = 24 << 20,
+        maximumBytesPerGroup: Int = 8 << 20
+    ) {
         self.maximumDocuments = maximumDocuments
         self.maximumPerGroup = maximumPerGroup
         self.maximumGroups = maximumGroups
+        self.maximumBytes = maximumBytes
+        self.maximumBytesPerGroup = maximumBytesPerGroup
     }
 
     public init(_ documents: [FirestoreDocument]) {
@@ -47,9 +58,13 @@ public struct AppData: Sendable {
             }
             seenPerGroup[path, default: 0] += 1
             guard documentsKept < maximumDocuments, (groups[path]?.count ?? 0) < maximumPerGroup, byName[document.name] == nil else { continue }
+            let size = DocumentSize.of(document)
+            guard bytesKept + size <= maximumBytes, bytesPerGroup[path, default: 0] + size <= maximumBytesPerGroup else { continue }
             groups[path, default: []].append(document)
             byName[document.name] = document
             documentsKept += 1
+            bytesKept += size
+            bytesPerGroup[path, default: 0] += size
         }
     }
 
@@ -68,7 +83,7 @@ public struct AppData: Sendable {
         var notes: [String] = []
         if documentsKept < documentsSeen {
             notes.append(
-                "read \(documentsKept) of \(documentsSeen) documents (at most \(maximumDocuments) in all, \(maximumPerGroup) per collection): figures below count what was read"
+                "read \(documentsKept) of \(documentsSeen) documents (at most \(maximumDocuments) or \(maximumBytes >> 20) MB in all, \(maximumPerGroup) or \(maximumBytesPerGroup >> 20) MB per collection): figures below count what was read"
             )
         }
         if groupsLeftOut > 0 {

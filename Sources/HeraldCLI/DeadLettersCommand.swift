@@ -46,7 +46,8 @@ struct DeadLetters: AsyncParsableCommand {
     func run() async throws {
         let google = try await GoogleAccess.make(project: project)
         let pubsub = PubSub(google: google, subscription: "projects/\(project)/subscriptions/\(subscription)")
-        let letters = try await pubsub.pullAll()
+        let (letters, stopped) = try await pubsub.pullAll()
+        if let stopped { FileHandle.standardError.write(Data("stopped reading \(subscription) after \(stopped): run again for the rest\n".utf8)) }
         if letters.isEmpty {
             print("no dead letters in \(subscription)")
             return
@@ -162,23 +163,36 @@ struct PubSub {
 
     var base: String { google.pubsubEndpoint + "/v1/" + subscription }
 
-    /// Every message the subscription holds now, each leased until released or acknowledged.
-    func pullAll() async throws -> [DeadLetter] {
+    /// At most this many letters in one run, and this many pulls to gather them.
+    static let maximumLetters = 10_000, maximumPulls = 100
+
+    /// The messages the subscription holds now, each leased until released or acknowledged, and what
+    /// stopped the pulling when it was not an empty answer. Bounded by pulls as well as letters: a
+    /// subscription that answers a message it gave before, or a few new ones at every pull forever, is
+    /// left with what came.
+    func pullAll() async throws -> (letters: [DeadLetter], stopped: String?) {
         var letters: [DeadLetter] = []
-        while letters.count < 10_000 {
+        var seen: Set<String> = []
+        for _ in 0..<Self.maximumPulls {
             let answer = try await google.call(.POST, base + ":pull", body: ["maxMessages": 500, "returnImmediately": true])
             let received = answer["receivedMessages"]?.arrayValue ?? []
-            if received.isEmpty { break }
+            if received.isEmpty { return (letters, nil) }
             for item in received {
                 guard let ack = item["ackId"]?.stringValue, let message = item["message"] else { continue }
+                let id = message["messageId"]?.stringValue ?? ack
+                guard seen.insert(id).inserted else {
+                    // Its lease ran out and it came again: every letter held has come once.
+                    try? await release([DeadLetter(id: id, ackID: ack, attributes: [:], data: [], publishTime: nil)])
+                    return (letters, nil)
+                }
                 letters.append(
                     DeadLetter(
-                        id: message["messageId"]?.stringValue ?? ack, ackID: ack,
-                        attributes: (message["attributes"]?.objectValue ?? [:]).compactMapValues(\.stringValue),
+                        id: id, ackID: ack, attributes: (message["attributes"]?.objectValue ?? [:]).compactMapValues(\.stringValue),
                         data: message["data"]?.stringValue.flatMap { Base64.decode($0) } ?? [], publishTime: message["publishTime"]?.stringValue))
             }
+            if letters.count >= Self.maximumLetters { return (letters, "\(letters.count) letters, the most one run takes") }
         }
-        return letters
+        return (letters, "\(Self.maximumPulls) pulls, the most one run makes")
     }
 
     func acknowledge(_ letters: [DeadLetter]) async throws {

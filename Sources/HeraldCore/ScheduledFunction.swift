@@ -43,10 +43,13 @@ public struct SweepStep: Sendable, Hashable {
     public var writes: [Write]
     /// Sent to FCM with `validate_only`: nothing reaches the device; a token FCM reports dead gets its `removal`.
     public var checks: [PushMessage]
+    /// What the runner logs as a warning: a value a client wrote that the plan did not trust.
+    public var warnings: [String]
 
-    public init(writes: [Write] = [], checks: [PushMessage] = []) {
+    public init(writes: [Write] = [], checks: [PushMessage] = [], warnings: [String] = []) {
         self.writes = writes
         self.checks = checks
+        self.warnings = warnings
     }
 
     public static let nothing = SweepStep()

@@ -113,6 +113,8 @@ struct World {
     /// When the conversation document was last written, as Firestore keeps it (none: not checked).
     var conversationUpdateTime: Timestamp?
     var viewingStaleAfter = OnMessageCreated.viewingFreshness
+    /// When Firestore recorded the users' documents' last writes: a minute before the message.
+    var usersUpdateTime = Timestamp(seconds: 1_795_165_140)
     /// Token documents, for a schema that keeps tokens in a subcollection of the users.
     var tokenDocuments: [FirestoreDocument] = []
 
@@ -123,7 +125,7 @@ struct World {
         read.found[conversationName] = FirestoreDocument(name: conversationName, fields: conversation, updateTime: conversationUpdateTime)
         for (id, fields) in users {
             let name = try DocumentName(project: "p", path: "users/\(id)")
-            read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
+            read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: usersUpdateTime)
         }
         let change = DocumentChange(
             eventID: "e", kind: .created, time: now, document: messageName,
@@ -169,7 +171,7 @@ struct World {
         let user = try DocumentName(project: "p", path: "users/bob")
         let removal = try #require(moveWrites.first { $0.document == user })
         #expect(removal.operation == .update(user, fields: [:], mask: [field]))
-        #expect(removal.precondition == .updateTime(Timestamp(seconds: 5)))
+        #expect(removal.precondition == .updateTime(World().usersUpdateTime))
         #expect(movePlan.pushes.map(\.count) == [CountSource(document: badge, field: field)])
         #expect(movePlan.pushes.first?.badge == 5)
 

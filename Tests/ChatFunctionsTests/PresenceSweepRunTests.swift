@@ -108,6 +108,36 @@ import WireFormats
             #expect(users["fresh"]?["online"] == .boolean(true) && users["timestamp"]?["online"] == .boolean(true))
         }
     }
+
+    /// A heartbeat dated year 9999 is found by its own query, set back to when Firestore recorded it plus
+    /// a minute, and then ages like any other: the user goes offline.
+    @Test func aUserWithAHeartbeatFromTheFutureGoesOfflineAfterAll() async throws {
+        try await withLocalCloud { cloud in
+            let firestore = cloud.firestore()
+            let name = try firestore.name("users/forger")
+            let forged = Timestamp(seconds: 253_402_300_799)
+            _ = try await firestore.commit(
+                [
+                    Write(
+                        .update(
+                            name,
+                            fields: ["online": .boolean(true), "heartbeatAt": .timestamp(forged), "typingIn": .string("c1"), "typingAt": .timestamp(forged)],
+                            mask: nil))
+                ],
+                transaction: nil)
+            let written = try #require(try await firestore.get(name)?.updateTime)
+            let runner = SweepRunner(function: PresenceSweeper(schema: Schema.presets["default"]!), firestore: firestore, fcm: nil)
+            let first = try await runner.run(at: written.adding(.seconds(5)), logger: logger)
+            #expect(first["heartbeats from the future"].written == 1 && first["typing from the future"].written == 1)
+            #expect(first["offline"].checked == 0)
+            let setBack = try #require(try await firestore.get(name))
+            #expect(setBack["heartbeatAt"] == .timestamp(written.adding(.seconds(60))) && setBack["online"] == .boolean(true))
+            let later = try await runner.run(at: written.adding(.seconds(300)), logger: logger)
+            #expect(later["offline"].written == 1 && later["heartbeats from the future"].checked == 0)
+            let gone = try #require(try await firestore.get(name))
+            #expect(gone["online"] == .boolean(false) && gone["lastSeen"] == .timestamp(written.adding(.seconds(60))) && gone["typingAt"] == nil)
+        }
+    }
 }
 
 /// Plans like the wrapped function, but as if every third document had changed since the query read it.

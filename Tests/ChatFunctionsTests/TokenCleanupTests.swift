@@ -209,10 +209,12 @@ import Testing
                 "tokensUpdatedAt": .timestamp(Timestamp(seconds: now.seconds - daysAgo * day)),
             ]
             if let seenDaysAgo { fields["heartbeatAt"] = .timestamp(Timestamp(seconds: now.seconds - seenDaysAgo * day)) }
-            return FirestoreDocument(name: try DocumentName(project: "p", path: "users/u1"), fields: fields, updateTime: Timestamp(seconds: 3))
+            // Firestore recorded the document's last write when its newest time was written.
+            let written = Timestamp(seconds: now.seconds - min(daysAgo, seenDaysAgo ?? daysAgo) * day)
+            return FirestoreDocument(name: try DocumentName(project: "p", path: "users/u1"), fields: fields, updateTime: written)
         }
         let stale = function.plan(sweep, for: try user(changed: 61, seen: 70), at: now)
-        #expect(stale.writes.count == 1 && stale.checks.isEmpty && stale.writes[0].precondition == .updateTime(Timestamp(seconds: 3)))
+        #expect(stale.writes.count == 1 && stale.checks.isEmpty && stale.writes[0].precondition == .updateTime(Timestamp(seconds: now.seconds - 61 * day)))
         // Seen yesterday: the app is in use and refreshes its token; only checked.
         let active = function.plan(sweep, for: try user(changed: 61, seen: 1), at: now)
         #expect(active.writes.isEmpty && active.checks.map(\.token) == [Self.good[0], Self.good[1]])
@@ -236,8 +238,10 @@ import Testing
             FirestoreDocument(
                 name: try DocumentName(project: "p", path: "users/u1"),
                 fields: ["notificationTokens": .map(tokens), "tokensUpdatedAt": .timestamp(Timestamp(seconds: now.seconds - 90 * day))],
-                updateTime: Timestamp(seconds: 3))
+                updateTime: written)
         }
+        // When Firestore recorded the document's last write: a token was refreshed yesterday.
+        let written = Timestamp(seconds: now.seconds - day)
         let ago = { (days: Int64) in Timestamp(seconds: now.seconds - days * day) }
         for time in [{ FirestoreValue.timestamp(ago($0)) }, { FirestoreValue.integer(ago($0).seconds * 1000) }] {
             let mixed = try user([Self.good[0]: time(1), Self.good[1]: time(61), Self.good[2]: time(40)])
@@ -247,7 +251,7 @@ import Testing
                 continue
             }
             #expect(step.writes.count == 1 && fields.isEmpty && mask == [FieldPath("notificationTokens", Self.good[1])])
-            #expect(step.writes[0].precondition == .updateTime(Timestamp(seconds: 3)))
+            #expect(step.writes[0].precondition == .updateTime(written))
             let fresh = try user([Self.good[0]: time(1), Self.good[2]: time(40)])
             #expect(TokenCleanup(schema: schema).plan(sweep, for: fresh, at: now).isEmpty, "nothing is 60 days old")
             let checked = TokenCleanup(schema: schema, validate: true).plan(sweep, for: fresh, at: now)

@@ -52,6 +52,27 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: temporary.path).isEmpty)
     }
 
+    /// A project id or region that could carry shell syntax is refused by name; a schema file's path,
+    /// whatever it holds, reaches every command as one word, and nothing in it runs.
+    @Test func nothingGivenToDeployRunsInAShell() async throws {
+        for (project, region) in [("p;touch x", "europe-west1"), ("my-project", "eu$(id)"), ("my-project", "europe-west1 --quiet")] {
+            let run = try await Self.deploy([project, region, "--dry-run"])
+            #expect(run.status != 0 && run.stderr.contains("must be lower-case letters, digits and dashes"), "\(project) \(region): \(run.stderr)")
+        }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("herald-quoting-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let marker = scratch.appendingPathComponent("ran")
+        // Directories named by shell syntax: `$(touch …)`, backquotes, a semicolon, spaces and a quote.
+        let folder = scratch.appendingPathComponent("a b;`touch \(marker.path)`;$(touch \(marker.path))'")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let schema = folder.appendingPathComponent("my schema.json")
+        try Data(#"{"extends": "default"}"#.utf8).write(to: schema)
+        let run = try await Self.deploy(["my-project", "europe-west1", "--schema", schema.path, "--dry-run"])
+        #expect(run.status == 0, "\(run.stderr.suffix(2000))")
+        #expect(!FileManager.default.fileExists(atPath: marker.path), "a command in the schema's path ran")
+        #expect(run.stdoutText.contains("dry run done"))
+    }
+
     @Test func anOwnRepositoryIsUsedAsItIs() async throws {
         let run = try await Self.deploy(["my-project", "us-central1", "--repository", "us-docker.pkg.dev/other/images", "--dry-run"])
         #expect(run.status == 0, "\(run.stderr)")

@@ -118,6 +118,23 @@ import WireFormats
         }
     }
 
+    /// The console draws every stored text (names, messages, ids, tokens: any client's to write) with
+    /// `textContent` and DOM nodes, never as markup; its page allows scripts from itself only. The
+    /// browser check (console_check.py) shows stored markup staying text.
+    @Test func theConsoleNeverDrawsStoredTextAsMarkup() throws {
+        let folder = TestPaths.packageRoot.appendingPathComponent("Sources/LocalCloud/Console/Files")
+        let scripts = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".js") }
+        #expect(scripts.count >= 3)
+        for script in scripts {
+            let code = try String(contentsOf: folder.appendingPathComponent(script), encoding: .utf8)
+            for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "createContextualFragment", "srcdoc"] {
+                #expect(!code.contains(sink), "\(script) uses \(sink)")
+            }
+        }
+        let page = try String(contentsOf: folder.appendingPathComponent("index.html"), encoding: .utf8)
+        #expect(!page.contains("<script>") && page.firstMatch(of: /\son[a-z]+\s*=/) == nil, "index.html holds no inline script or handler")
+    }
+
     @Test func aBrowserGetsTheConsoleWhileGoogleAuthStillFindsTheMetadataServer() async throws {
         try await withLocalCloud { local in
             var browser = HTTPClientRequest(url: "\(local.baseURL)/")

@@ -5,7 +5,7 @@ Usage: console_check.py BASE_URL SCREENSHOT_DIR CHROMIUM DEAD_DELIVERY_ID
 Expects `herald dev --seed demo` at BASE_URL with one dead letter (DEAD_DELIVERY_ID) whose trigger now
 answers. Sends a message with the composer, follows its path, Bob's phone, the conversation's new
 fields; edits a document and sees its trigger fire; opens the conversation as Bob; replays the dead
-letter; saves a screenshot of each view (light), and of Events and Firestore in dark at 1400 and 900 px. Exits non-zero with the reason on failure.
+letter; shows text a client wrote (markup, a script) as text; saves a screenshot of each view (light), and of Events and Firestore in dark at 1400 and 900 px. Exits non-zero with the reason on failure.
 """
 import json
 import os
@@ -253,6 +253,22 @@ def main():
                                    data={"email": "alice@example.com", "password": "herald-demo"})
         assert signin.status == 200, signin.text()
         page.screenshot(path=f"{shots}/users.png", full_page=True)
+
+        # Text any client writes is shown as text: markup stays literal and no script runs.
+        name = '<img src=x onerror="window.__pwned=1">Mallory'
+        text = '<script>window.__pwned=2</script><b>bold?</b>'
+        # The users collection is open in the tree since Carol's edit: the new document shows up there.
+        page.keyboard.press("2")
+        mallory = page.request.patch(
+            f"{base}/v1/projects/e2e/databases/(default)/documents/users/mallory",
+            data=json.dumps({"fields": {"displayName": {"stringValue": name}, "bio": {"stringValue": text}}}),
+            headers={"content-type": "application/json"})
+        assert mallory.ok, mallory.text()
+        page.click("[data-path='users/mallory']")
+        expect(page.locator("#document tr[data-field='displayName']")).to_contain_text(name)
+        expect(page.locator("#document tr[data-field='bio']")).to_contain_text(text)
+        assert page.evaluate("window.__pwned === undefined"), "a stored text ran as script"
+        assert page.locator("img[src='x'], b:has-text('bold?')").count() == 0, "a stored text was drawn as markup"
 
         # Dark.
         # Dark.

@@ -88,6 +88,9 @@ public struct FirestoreClient: Sendable {
             page.orderBy.append(StructuredQuery.Order(FieldPath("__name__"), page.orderBy.last?.direction ?? .ascending))
         }
         var delivered = 0
+        // Each page starts after the last one's end, so ends never repeat: a server whose pages do (a
+        // broken proxy, a hostile endpoint) is stopped, not followed forever.
+        var ends: Set<StructuredQuery.Cursor> = []
         while true {
             let size = min(pageSize, query.limit.map { $0 - delivered } ?? pageSize)
             guard size > 0 else { return }
@@ -97,10 +100,16 @@ public struct FirestoreClient: Sendable {
             delivered += documents.count
             guard documents.count == size, let last = documents.last else { return }
             page.offset = nil
-            page.startAt = StructuredQuery.Cursor(
+            let end = StructuredQuery.Cursor(
                 values: page.orderBy.map { order in
                     order.field == FieldPath("__name__") ? .reference(last.name.resourceName) : last.value(at: order.field.segments) ?? .null
                 }, before: false)
+            guard ends.insert(end).inserted else {
+                throw TransportError(
+                    "\(endpointHost) answered page \(ends.count + 1) of a query on \(query.collectionID) ending at \(last.name.path), where an earlier page ended: its pages do not advance; stopped"
+                )
+            }
+            page.startAt = end
         }
     }
 

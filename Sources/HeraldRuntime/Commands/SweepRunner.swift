@@ -114,6 +114,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
                     counts.checked += page.count
                     let steps = page.map { function.plan(sweep, for: $0, at: now) }
                     if dryRun { report.record(steps) }
+                    for warning in steps.flatMap(\.warnings) { logger.warning("\(sweep.label): \(warning)") }
                     try await apply(steps.flatMap(\.writes), to: &counts, logger: logger)
                     try await check(steps.flatMap(\.checks), counts: &counts, logger: logger)
                 }
