@@ -38,7 +38,7 @@
 set -euo pipefail
 
 usage() {
-  echo "usage: $0 PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--ledger-collection PATH] [--notification-channel CHANNEL] [--expo] [--expo-access-token-secret SECRET] [--apns-key-file FILE | --apns-key-secret SECRET] [--apns-key-id ID] [--apns-team-id ID] [--apns-topic BUNDLE_ID] [--apns-environment production|sandbox] [--dry-run]" >&2
+  echo "usage: $0 PROJECT REGION [--schema PRESET|FILE] [--repository REPOSITORY] [--tag TAG] [--firestore-location LOCATION] [--database DATABASE] [--ledger-collection PATH] [--notification-channel CHANNEL] [--expo] [--expo-access-token-secret SECRET] [--apns-key-file FILE | --apns-key-secret SECRET] [--apns-key-id ID] [--apns-team-id ID] [--apns-topic BUNDLE_ID] [--apns-environment production|sandbox] [--set NAME=VALUE]... [--unset NAME]... [--dry-run]" >&2
   exit 2
 }
 
@@ -62,6 +62,8 @@ APNS_KEY_ID=""
 APNS_TEAM_ID=""
 APNS_TOPIC=""
 APNS_ENVIRONMENT=""
+SETTINGS=()
+UNSET=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --schema) SCHEMA=${2:?--schema needs a value}; shift 2 ;;
@@ -79,6 +81,8 @@ while [ $# -gt 0 ]; do
     --apns-team-id) APNS_TEAM_ID=${2:?--apns-team-id needs a value}; shift 2 ;;
     --apns-topic) APNS_TOPIC=${2:?--apns-topic needs a value}; shift 2 ;;
     --apns-environment) APNS_ENVIRONMENT=${2:?--apns-environment needs a value}; shift 2 ;;
+    --set) SETTINGS+=("${2:?--set needs NAME=VALUE}"); shift 2 ;;
+    --unset) UNSET+=("${2:?--unset needs a NAME}"); shift 2 ;;
     --dry-run) DRY_RUN=true; shift ;;
     *) usage ;;
   esac
@@ -156,6 +160,13 @@ FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-LOCATION_OF_DATABASE}
 # FUNCTIONS, PUSHING, callers_of and herald_jobs, written from the code's catalog of functions.
 # shellcheck source=Infra/functions.sh
 source "$HERE/functions.sh"
+# --set and --unset name settings some function reads (herald deploy checks their values too).
+SETTABLE=" $(for function in "${FUNCTIONS[@]}"; do settings_of "$function"; done | tr '\n' ' ') "
+for entry in "${SETTINGS[@]}" "${UNSET[@]}"; do
+  name=${entry%%=*}
+  if ! [[ "$name" =~ ^[A-Z][A-Z0-9_]*$ && "$SETTABLE" == *" $name "* ]]; then echo "error: no function reads the setting \"$name\"" >&2; exit 2; fi
+  [[ "$entry" != *$'\n'* ]] || { echo "error: the setting $name is one line" >&2; exit 2; }
+done
 TRIGGER_SA="herald-trigger@$PROJECT.iam.gserviceaccount.com"
 SCHEDULER_SA="herald-scheduler@$PROJECT.iam.gserviceaccount.com"
 DEAD_LETTERS=herald-dead-letters
@@ -308,6 +319,8 @@ for secret in "$EXPO_TOKEN_SECRET" "$APNS_KEY_SECRET"; do
       --role=roles/secretmanager.secretAccessor --project="$PROJECT"
   done
 done
+# YAML single-quoted: a schema file's JSON is one line, its quotes doubled.
+yaml_quoted() { local text=${1//\'/\'\'}; printf "'%s'" "$text"; }
 # The push services' settings of a function that sends pushes, as env entries of its manifest.
 env_value() { printf '            - name: %s\n              value: %s\n' "$1" "$(yaml_quoted "$2")"; }
 env_secret() { printf '            - name: %s\n              valueFrom:\n                secretKeyRef:\n                  name: %s\n                  key: latest\n' "$1" "$2"; }
@@ -323,6 +336,37 @@ push_settings_of() {
     env_value HERALD_APNS_ENVIRONMENT "${APNS_ENVIRONMENT:-production}"
   fi
 }
+# The settings a function's service carries now, as NAME=VALUE with the value in base64 (read back, so
+# that a redeploy keeps them; nothing when the service does not exist yet or cannot be read).
+deployed_settings_of() {
+  local json
+  json=$(gcloud run services describe "$(service_of "$1")" --region="$REGION" --project="$PROJECT" --format=json 2>/dev/null) || return 0
+  jq -r '.spec.template.spec.containers[]? | select(.name == "function") | .env[]? | select(.value != null) | "\(.name)=\(.value | @base64)"' <<<"$json" 2>/dev/null || true
+}
+# operator_settings FUNCTION: its manifest's entries for the settings it reads: those its service carries
+# unless --unset, then --set's. Written before the manifests, with a line saying what each keeps.
+declare -A OPERATOR_SETTINGS=()
+for function in "${FUNCTIONS[@]}"; do
+  readable=" $(settings_of "$function") "
+  declare -A chosen=()
+  order=()
+  while IFS= read -r entry; do
+    name=${entry%%=*}
+    if ! [[ "$readable" == *" $name "* && " ${UNSET[*]} " != *" $name "* ]]; then continue; fi
+    chosen[$name]=$(base64 -d <<<"${entry#*=}")
+    order+=("$name")
+    echo "# $(service_of "$function") keeps $name (the deployed service carries it)"
+  done < <(deployed_settings_of "$function")
+  for entry in "${SETTINGS[@]}"; do
+    name=${entry%%=*}
+    [[ "$readable" == *" $name "* ]] || continue
+    [ -n "${chosen[$name]+set}" ] || order+=("$name")
+    chosen[$name]=${entry#*=}
+  done
+  OPERATOR_SETTINGS[$function]=""
+  for name in "${order[@]}"; do OPERATOR_SETTINGS[$function]+=$(env_value "$name" "${chosen[$name]}")$'\n'; done
+  unset chosen
+done
 # Each function its own image, deployed by digest: what runs is exactly the image that was checked,
 # whatever the tag points at later.
 image_of() {
@@ -331,8 +375,6 @@ image_of() {
   echo "$image@$(value "DIGEST_OF_$(service_of "$1")" gcloud artifacts docker images describe "$image:$TAG" --format='value(image_summary.digest)')"
 }
 url_of() { echo "https://$(service_of "$1")-$PROJECT_NUMBER.$REGION.run.app"; }
-# YAML single-quoted: a schema file's JSON is one line, its quotes doubled.
-yaml_quoted() { local text=${1//\'/\'\'}; printf "'%s'" "$text"; }
 for function in "${FUNCTIONS[@]}"; do
   manifest="$RENDERED/$function.yaml"
   sed -e "s|PROJECT_ID|$PROJECT|g" -e "s|IMAGE|$(image_of "$function")|g" -e "s|SERVICE_URL|$(url_of "$function")|" \
@@ -342,7 +384,7 @@ for function in "${FUNCTIONS[@]}"; do
         *"value: SCHEMA") line="${line%SCHEMA}$(yaml_quoted "$SCHEMA_VALUE")" ;;
         *"value: DATABASE") line="${line%DATABASE}$(yaml_quoted "$DATABASE")" ;;
         *"value: LEDGER_COLLECTION") line="${line%LEDGER_COLLECTION}$(yaml_quoted "$LEDGER_COLLECTION")" ;;
-        *"# PUSH_SERVICES"*) push_settings_of "$function"; continue ;;
+        *"# PUSH_SERVICES"*) push_settings_of "$function"; printf '%s' "${OPERATOR_SETTINGS[$function]}"; continue ;;
       esac
       printf '%s\n' "$line"
     done >"$manifest"

@@ -69,6 +69,16 @@ struct Deploy: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("production (App Store and TestFlight builds) or sandbox (development builds).", valueName: "environment"))
     var apnsEnvironment: String?
 
+    @Option(
+        name: .customLong("set"),
+        help: ArgumentHelp(
+            "A function's setting (repeatable), e.g. HERALD_PRESENCE_STALE_AFTER=120: in the manifests of the functions that read it, and kept by later deploys.",
+            valueName: "NAME=VALUE"))
+    var settings: [String] = []
+
+    @Option(name: .customLong("unset"), help: ArgumentHelp("A setting the deployed services carry, to remove (repeatable).", valueName: "NAME"))
+    var unsetSettings: [String] = []
+
     @Flag(name: .long, help: "Build the executables on this machine (for machines that cannot pull a Swift base image).")
     var fromHost = false
 
@@ -97,6 +107,7 @@ struct Deploy: AsyncParsableCommand {
             throw ValidationError("--firestore-location must be a location such as nam5, eur3 or europe-west1, not \"\(firestoreLocation)\"")
         }
         try validatePushServices()
+        _ = try DeploymentSettings.check(set: settings, unset: unsetSettings)
     }
 
     /// The APNs settings whole, each id Apple's form, and the key a P-256 key (read here, never printed).
@@ -167,6 +178,7 @@ struct Deploy: AsyncParsableCommand {
         if let ledgerCollection { deploy += ["--ledger-collection", ledgerCollection] }
         if let notificationChannel { deploy += ["--notification-channel", notificationChannel] }
         deploy += pushServiceArguments
+        deploy += settings.flatMap { ["--set", $0] } + unsetSettings.flatMap { ["--unset", $0] }
         var steps = [
             Step(
                 title: "Artifact Registry: the repository \(repositoryPath)",

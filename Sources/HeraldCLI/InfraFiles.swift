@@ -182,6 +182,13 @@ enum InfraFiles {
         for function in functions { lines.append("    \(function.name)) echo \"\(try callers(function).joined(separator: ","))\" ;;") }
         lines += [
             "  esac", "}",
+            "# The settings `herald deploy --set NAME=VALUE` may give each function: its own, then the runtime's.",
+            "settings_of() {",
+            "  case \"$1\" in",
+        ]
+        for function in functions { lines.append("    \(function.name)) echo \"\(DeploymentSettings.settable(by: function).joined(separator: " "))\" ;;") }
+        lines += [
+            "  esac", "}",
             "# Each schema's Eventarc triggers are derived from its own paths: `herald schema deployment SCHEMA` writes them.",
             "# Cloud Scheduler's jobs: job NAME CRON FUNCTION PATH ATTEMPT-DEADLINE.", "herald_jobs() {",
         ]

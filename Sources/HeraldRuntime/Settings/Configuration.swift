@@ -60,6 +60,13 @@ public struct RuntimeConfiguration: Sendable {
     /// Expo's push service and APNs, for the tokens FCM cannot deliver (`HERALD_EXPO_*`, `HERALD_APNS_*`).
     public var pushServices = PushServiceSettings()
 
+    /// The runtime's settings an operator chooses per deployment (`herald deploy --set NAME=VALUE`):
+    /// every function reads them. The rest are the deployment's own: its manifests and flags set them.
+    public static let operatorSettings = [
+        "LOG_LEVEL", "HERALD_API_TIMEOUT", "HERALD_PUSH_LEASE", "HERALD_METRICS", "OTEL_TRACES_EXPORTER", "OTEL_TRACES_SAMPLER",
+        "OTEL_TRACES_SAMPLER_ARG", "OTEL_METRICS_EXPORTER", "OTEL_METRIC_EXPORT_INTERVAL",
+    ]
+
     /// Parses and checks the environment; every problem found is listed in the one error.
     public init(environment: [String: String], stdoutIsTerminal: Bool = false) throws(ConfigurationError) {
         var problems: [String] = []
