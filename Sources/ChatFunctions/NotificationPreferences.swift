@@ -12,7 +12,7 @@ struct NotificationPreferences {
 
     enum Decision: Equatable {
         case alert(mentioned: Bool)
-        /// Badge only; the reason is what the app is told (`data.silentReason`) and what tests check.
+        /// Badge only; the reason is what the app is told (`data.reason`) and what tests check.
         case silent(reason: String)
     }
 

@@ -35,13 +35,6 @@ struct FieldProfile {
         return kind
     }
 
-    /// "string in 9 of 14, integer in 5" for evidence.
-    func kindsText(of total: Int, noun: String) -> String {
-        let sorted = kinds.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-        guard let first = sorted.first else { return "in none of \(total) \(noun)" }
-        return (["\(first.key) in \(first.value) of \(total) \(noun)"] + sorted.dropFirst().map { "\($0.key) in \($0.value)" }).joined(separator: ", ")
-    }
-
     static func kind(_ value: FirestoreValue) -> String {
         switch value {
         case .null: "null"

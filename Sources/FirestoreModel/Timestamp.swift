@@ -44,9 +44,6 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
         .seconds(seconds - other.seconds) + .nanoseconds(Int64(nanos) - Int64(other.nanos))
     }
 
-    /// Seconds since 1970 as a floating-point number (to about a microsecond).
-    public var secondsSince1970: Double { Double(seconds) + Double(nanos) / 1e9 }
-
     public init(seconds: Int64, nanos: Int32 = 0) {
         self.seconds = seconds
         self.nanos = nanos

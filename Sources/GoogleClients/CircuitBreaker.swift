@@ -28,9 +28,6 @@ public final class CircuitBreaker: Sendable {
         self.maximumOpen = maximumOpen
     }
 
-    /// Whether requests go through now.
-    public var isOpen: Bool { state.withLock { $0.openUntil.map { ContinuousClock.now < $0 } ?? false } }
-
     /// Lets a request through, or throws while the breaker is open (or a probe is out).
     public func admit() throws(TransportError) {
         let refusal: Duration? = state.withLock { state in

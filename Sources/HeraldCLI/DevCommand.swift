@@ -20,9 +20,10 @@ struct Dev: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the whole backend on this machine: the local cloud and every function, wired by triggers.",
         discussion: """
-            The local cloud serves Firestore's REST API (over SQLite), delivers Firestore events to the functions \
-            as Eventarc does (retries, dead letters), records FCM pushes, and issues the functions' credentials. \
-            Each function runs as its own process on its own port. Ctrl-C stops everything.
+            The local cloud serves, on one port, Firestore over SQLite (REST, gRPC with Listen and Write, and the web \
+            SDK's WebChannel), Firebase Auth and a console; it delivers Firestore events to the functions as Eventarc \
+            does (retries, dead letters), takes their pushes as FCM, Expo's push service and APNs would, and issues \
+            the functions' credentials. Each function runs as its own process on its own port. Ctrl-C stops everything.
             """
     )
 

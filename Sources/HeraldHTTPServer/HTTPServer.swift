@@ -147,8 +147,6 @@ public final class StopSignal: Sendable {
 
     public init() {}
 
-    public var hasFired: Bool { state.withLock { $0.fired } }
-
     public func fire() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             guard !state.fired else { return [] }

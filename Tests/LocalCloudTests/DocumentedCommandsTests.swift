@@ -25,7 +25,7 @@ import WireFormats
     static let owners: [(document: String, fragment: String, check: Check)] = [
         ("README.md", "swift run herald dev --seed demo --send", .demo),
         ("README.md", "swift test", .testCommand),
-        ("README.md", "pip install -r Tests/Python/requirements.txt", .pythonReferences),
+        ("docs/contributing.md", "pip install -r Tests/Python/requirements.txt", .pythonReferences),
         ("docs/architecture.md", "swift format format", .format),
         ("docs/deploying.md", "herald deploy my-project europe-west1 --dry-run", .deployDryRun),
         ("docs/deploying.md", "--firestore-location nam5 --dry-run", .deploySchema),

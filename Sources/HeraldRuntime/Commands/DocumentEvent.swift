@@ -48,7 +48,7 @@ struct DocumentEvent {
     func request(reading documents: any DocumentGateway, project: String?, database: String) async throws -> EventRequest {
         let name = try self.name(in: documents, project: project, database: database)
         guard let current = try await documents.read([name]).found[name] else {
-            let place = (documents as? SnapshotGateway) != nil ? "in the documents file" : "in project \(name.project)"
+            let place = documents.documentsPlace ?? "in project \(name.project)"
             throw Failure(description: "no document \(path) \(place): --document takes one that exists")
         }
         var event = DocumentChange(
@@ -73,7 +73,7 @@ struct DocumentEvent {
 
     /// A snapshot's document is named with its own project; Firestore's with the configured one.
     private func name(in documents: any DocumentGateway, project: String?, database: String) throws -> DocumentName {
-        if let snapshot = documents as? SnapshotGateway, let found = snapshot.documents.keys.first(where: { $0.path == path }) { return found }
+        if let found = documents.documentName(atPath: path) { return found }
         do {
             return try DocumentName(project: project ?? "local", database: database, path: path)
         } catch {

@@ -18,6 +18,16 @@ public protocol DocumentGateway: Sendable {
     func execute(_ plan: Plan, for event: DocumentChange, delivery: String) async throws -> EffectsReport.Outcome
     /// True when nothing is written or sent, only planned.
     var isDryRun: Bool { get }
+    /// The document at `path` as this gateway names it, where its documents carry names of their own (a
+    /// snapshot's, with their project); nil where the caller's project and database name it.
+    func documentName(atPath path: String) -> DocumentName?
+    /// Where its documents are, as a message says it ("in the documents file"); nil for a project's Firestore.
+    var documentsPlace: String? { get }
+}
+
+extension DocumentGateway {
+    public func documentName(atPath path: String) -> DocumentName? { nil }
+    public var documentsPlace: String? { nil }
 }
 
 /// A new delivery's name: 16 random hex digits (a ledger claim's key).
@@ -49,6 +59,8 @@ public enum DownstreamError: Error, Sendable, CustomStringConvertible {
 public struct SnapshotGateway: DocumentGateway {
     public let documents: [DocumentName: FirestoreDocument]
     public var isDryRun: Bool { true }
+    public var documentsPlace: String? { "in the documents file" }
+    public func documentName(atPath path: String) -> DocumentName? { documents.keys.first { $0.path == path } }
 
     public init(documents: [FirestoreDocument]) {
         self.documents = Dictionary(documents.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })

@@ -192,15 +192,8 @@ struct LedgerState: Sendable {
         return document["counts"]?.mapValue?[key]?.integerValue.map { Int(clamping: $0) }
     }
 
-    /// Parts whose writes are not applied yet.
-    var pendingParts: [FirestoreDocument] { parts.filter { $0["state"] == PartState.pending.value } }
-
-    /// Claims on the event's pushes, by holder (`claimedAt` is how entries written before per-holder claims said it).
-    var claims: [String: Timestamp] {
-        var claims = (main["claims"]?.mapValue ?? [:]).compactMapValues(\.timestampValue)
-        if let legacy = main["claimedAt"]?.timestampValue { claims["claimedAt"] = legacy }
-        return claims
-    }
+    /// Claims on the event's pushes, by holder.
+    var claims: [String: Timestamp] { (main["claims"]?.mapValue ?? [:]).compactMapValues(\.timestampValue) }
 
     /// The writes a part holds.
     static func writes(of part: FirestoreDocument) throws(FirestoreJSONError) -> [Write] {

@@ -24,8 +24,6 @@ struct CommittedCounts: Sendable {
             }
         }
     }
-
-    mutating func merge(_ other: CommittedCounts) { values.merge(other.values) { _, new in new } }
 }
 
 extension CountSource {

@@ -27,9 +27,8 @@ extension ExactlyOnceExecutor {
                     retryAfterSeconds: Int(min(lease - age, lease)) + 1)
             }
         }
-        // Expired claims (their holders died) go, `claimedAt` too (the one claim of entries written before
-        // claims were kept per holder); this holder's is stamped with Firestore's time.
-        let stale = state.claims.keys.map { $0 == "claimedAt" ? FieldPath("claimedAt") : FieldPath("claims", $0) }
+        // Expired claims (their holders died) go; this holder's is stamped with Firestore's time.
+        let stale = state.claims.keys.map { FieldPath("claims", $0) }
         let write = Write(
             .update(state.main.name, fields: [:], mask: stale), transforms: [FieldTransform(FieldPath("claims", holder), .setToRequestTime)],
             precondition: .updateTime(version))
