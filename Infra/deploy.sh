@@ -46,12 +46,12 @@ usage() {
 PROJECT=$1
 REGION=$2
 shift 2
-SCHEMA=default
+SCHEMA=""
 REPOSITORY=""
 TAG=latest
 FIRESTORE_LOCATION=""
-DATABASE="(default)"
-LEDGER_COLLECTION="_herald/events/ledger"
+DATABASE=""
+LEDGER_COLLECTION=""
 NOTIFY=""
 DRY_RUN=false
 EXPO=false
@@ -92,13 +92,6 @@ case "$REGION" in *[!a-z0-9-]* | "") echo "error: REGION must be a region such a
 case "$NOTIFY" in "" | projects/*/notificationChannels/*) ;; *) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
 case "$NOTIFY" in *[!a-zA-Z0-9/_-]*) echo "error: --notification-channel must be projects/PROJECT/notificationChannels/ID, not \"$NOTIFY\"" >&2; exit 2 ;; esac
 
-case "$DATABASE" in "(default)") ;; *[!a-z0-9-]* | "" | -*) echo "error: --database must be a database id such as (default) or chat-eu, not \"$DATABASE\"" >&2; exit 2 ;; esac
-case "$FIRESTORE_LOCATION" in *[!a-z0-9-]*) echo "error: --firestore-location must be a location such as nam5, eur3 or europe-west1, not \"$FIRESTORE_LOCATION\"" >&2; exit 2 ;; esac
-# A collection path: an odd number of segments of letters, digits, _ and -.
-if ! [[ "$LEDGER_COLLECTION" =~ ^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+)*$ ]]; then
-  echo "error: --ledger-collection must be a collection path such as _herald/events/ledger, not \"$LEDGER_COLLECTION\"" >&2
-  exit 2
-fi
 # The push services besides FCM: every setting checked before anything runs.
 for secret in "$EXPO_TOKEN_SECRET" "$APNS_KEY_SECRET"; do
   case "$secret" in *[!A-Za-z0-9_-]*) echo "error: a secret's name is letters, digits, - and _, not \"$secret\"" >&2; exit 2 ;; esac
@@ -135,6 +128,50 @@ else
   trap 'rm -rf "$RENDERED"' EXIT
 fi
 
+# FUNCTIONS, PUSHING, callers_of, settings_of and herald_jobs, written from the code's catalog of functions.
+# shellcheck source=Infra/functions.sh
+source "$HERE/functions.sh"
+service_of() { echo "herald-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; }
+# The settings a function's service carries now, as NAME=VALUE with the value in base64 (read back, so
+# that a redeploy keeps them; nothing when the service does not exist yet or cannot be read).
+deployed_settings_of() {
+  local json
+  json=$(gcloud run services describe "$(service_of "$1")" --region="$REGION" --project="$PROJECT" --format=json 2>/dev/null) || return 0
+  jq -r '.spec.template.spec.containers[]? | select(.name == "function") | .env[]? | select(.value != null) | "\(.name)=\(.value | @base64)"' <<<"$json" 2>/dev/null || true
+}
+# A redeploy keeps what it is not given again: the schema, database and ledger the deployed services
+# carry (the first function's); a first deploy takes the defaults.
+if [ -z "$SCHEMA" ] || [ -z "$DATABASE" ] || [ -z "$LEDGER_COLLECTION" ]; then
+  while IFS= read -r entry; do
+    value=$(base64 -d <<<"${entry#*=}")
+    case "${entry%%=*}" in
+      HERALD_SCHEMA)
+        [ -z "$SCHEMA" ] || continue
+        if [[ "$value" == "{"* ]]; then
+          SCHEMA="$RENDERED/deployed-schema.json"
+          printf '%s\n' "$value" >"$SCHEMA"
+          echo "# schema: the deployed services' schema file (kept)"
+        else
+          SCHEMA=$value
+          echo "# schema: $value (the deployed services', kept)"
+        fi
+        ;;
+      FIRESTORE_DATABASE) if [ -z "$DATABASE" ]; then DATABASE=$value; echo "# database: $value (the deployed services', kept)"; fi ;;
+      HERALD_LEDGER_COLLECTION) if [ -z "$LEDGER_COLLECTION" ]; then LEDGER_COLLECTION=$value; echo "# ledger: $value (the deployed services', kept)"; fi ;;
+    esac
+  done < <(deployed_settings_of "${FUNCTIONS[0]}")
+fi
+SCHEMA=${SCHEMA:-default}
+DATABASE=${DATABASE:-(default)}
+LEDGER_COLLECTION=${LEDGER_COLLECTION:-_herald/events/ledger}
+case "$DATABASE" in "(default)") ;; *[!a-z0-9-]* | "" | -*) echo "error: --database must be a database id such as (default) or chat-eu, not \"$DATABASE\"" >&2; exit 2 ;; esac
+case "$FIRESTORE_LOCATION" in *[!a-z0-9-]*) echo "error: --firestore-location must be a location such as nam5, eur3 or europe-west1, not \"$FIRESTORE_LOCATION\"" >&2; exit 2 ;; esac
+# A collection path: an odd number of segments of letters, digits, _ and -.
+if ! [[ "$LEDGER_COLLECTION" =~ ^[A-Za-z0-9_-]+(/[A-Za-z0-9_-]+/[A-Za-z0-9_-]+)*$ ]]; then
+  echo "error: --ledger-collection must be a collection path such as _herald/events/ledger, not \"$LEDGER_COLLECTION\"" >&2
+  exit 2
+fi
+
 # What the schema deploys, derived from it by the code: HERALD_SCHEMA's value, the triggers, the indexes.
 if [ -n "${HERALD:-}" ]; then
   read -r -a HERALD_COMMAND <<<"$HERALD"
@@ -157,9 +194,6 @@ if [ -z "$FIRESTORE_LOCATION" ] && ! $DRY_RUN; then
 fi
 FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-LOCATION_OF_DATABASE}
 
-# FUNCTIONS, PUSHING, callers_of and herald_jobs, written from the code's catalog of functions.
-# shellcheck source=Infra/functions.sh
-source "$HERE/functions.sh"
 # --set and --unset name settings some function reads (herald deploy checks their values too).
 SETTABLE=" $(for function in "${FUNCTIONS[@]}"; do settings_of "$function"; done | tr '\n' ' ') "
 for entry in "${SETTINGS[@]}" "${UNSET[@]}"; do
@@ -173,7 +207,6 @@ DEAD_LETTERS=herald-dead-letters
 COLLECTOR_CONFIG=herald-otel-collector   # the secret the manifests mount
 OBSERVABILITY="$HERE/observability"
 
-service_of() { echo "herald-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; }
 account_of() { echo "$(service_of "$1")@$PROJECT.iam.gserviceaccount.com"; }
 
 quote() { printf '%q ' "$@" | sed 's/ $//'; }
@@ -335,13 +368,6 @@ push_settings_of() {
     env_value HERALD_APNS_TOPIC "$APNS_TOPIC"
     env_value HERALD_APNS_ENVIRONMENT "${APNS_ENVIRONMENT:-production}"
   fi
-}
-# The settings a function's service carries now, as NAME=VALUE with the value in base64 (read back, so
-# that a redeploy keeps them; nothing when the service does not exist yet or cannot be read).
-deployed_settings_of() {
-  local json
-  json=$(gcloud run services describe "$(service_of "$1")" --region="$REGION" --project="$PROJECT" --format=json 2>/dev/null) || return 0
-  jq -r '.spec.template.spec.containers[]? | select(.name == "function") | .env[]? | select(.value != null) | "\(.name)=\(.value | @base64)"' <<<"$json" 2>/dev/null || true
 }
 # operator_settings FUNCTION: its manifest's entries for the settings it reads: those its service carries
 # unless --unset, then --set's. Written before the manifests, with a line saying what each keeps.

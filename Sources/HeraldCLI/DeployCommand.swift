@@ -21,10 +21,13 @@ struct Deploy: AsyncParsableCommand {
     @Argument(help: "The region, e.g. europe-west1.")
     var region: String
 
-    @Option(name: .long, help: "A schema preset (default, prd000, prd001, prd004) or your schema file (docs/schema.md).")
-    var schema = "default"
+    @Option(
+        name: .long,
+        help: "A schema preset (default, prd000, prd001, prd004) or your schema file (docs/schema.md); default: the deployed one, else default.")
+    var schema: String?
 
-    @Option(name: .long, help: ArgumentHelp("The Firestore database (default: \"(default)\").", valueName: "database"))
+    @Option(
+        name: .long, help: ArgumentHelp("The Firestore database (default: the deployed one, else \"(default)\").", valueName: "database"))
     var database: String?
 
     @Option(
@@ -97,7 +100,9 @@ struct Deploy: AsyncParsableCommand {
             throw ValidationError("\(name) must be lower-case letters, digits and dashes, not \"\(value)\"")
         }
         // A schema with an error is refused here, before anything is built.
-        do { _ = try Schema.named(schema) } catch { throw ValidationError("--schema \(schema): \(error)") }
+        if let schema {
+            do { _ = try Schema.named(schema) } catch { throw ValidationError("--schema \(schema): \(error)") }
+        }
         if let database, database != "(default)",
             database.isEmpty || database.hasPrefix("-") || database.contains(where: { !($0.isLowercase || $0.isNumber || $0 == "-") })
         {
@@ -153,8 +158,8 @@ struct Deploy: AsyncParsableCommand {
     }
 
     /// A schema file as deploy.sh, run from the checkout, finds it; a preset by its name.
-    var schemaArgument: String {
-        Schema.presets[schema] != nil ? schema : URL(fileURLWithPath: schema).standardizedFileURL.path
+    var schemaArgument: String? {
+        schema.map { Schema.presets[$0] != nil ? $0 : URL(fileURLWithPath: $0).standardizedFileURL.path }
     }
 
     /// One step: what it does, and the command that does it (run through bash so a script's own
@@ -172,7 +177,8 @@ struct Deploy: AsyncParsableCommand {
         let registryHost = String(repositoryPath.prefix { $0 != "/" })
         let repositoryName = repositoryPath.split(separator: "/").last.map(String.init) ?? "herald"
         let dry = dryRun ? ["--dry-run"] : []
-        var deploy = ["bash", "Infra/deploy.sh", project, region, "--schema", schemaArgument, "--repository", repositoryPath]
+        var deploy = ["bash", "Infra/deploy.sh", project, region, "--repository", repositoryPath]
+        if let schemaArgument { deploy += ["--schema", schemaArgument] }
         if let database { deploy += ["--database", database] }
         if let firestoreLocation { deploy += ["--firestore-location", firestoreLocation] }
         if let ledgerCollection { deploy += ["--ledger-collection", ledgerCollection] }
@@ -234,7 +240,9 @@ struct Deploy: AsyncParsableCommand {
             throw ValidationError("no Infra/deploy.sh in \(root.standardizedFileURL.path): run herald deploy from Herald's checkout (or give --package-path)")
         }
         let steps = steps()
-        print("herald deploy → project \(project), region \(region), schema \(schema), images \(repositoryPath)\(dryRun ? " (dry run: nothing runs)" : "")")
+        print(
+            "herald deploy → project \(project), region \(region), schema \(schema ?? "as deployed (default for a first deploy)"), images \(repositoryPath)\(dryRun ? " (dry run: nothing runs)" : "")"
+        )
         print(
             "Firestore database \(database ?? "(default)") in \(firestoreLocation ?? "its own location (read from the project)"): Eventarc triggers there; services, images and jobs in \(region)"
         )

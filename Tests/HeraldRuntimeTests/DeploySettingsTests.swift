@@ -74,6 +74,31 @@ import Testing
         #expect(manifest.components(separatedBy: "HERALD_PRESENCE_STALE_AFTER").count == 2, "one entry, the new value")
     }
 
+    /// A redeploy that does not name the schema, the database or the ledger keeps the deployed ones: a
+    /// setting changed a week later never moves the functions to the default database.
+    @Test func aRedeployKeepsTheDeployedSchemaDatabaseAndLedger() async throws {
+        let schema = #"{\"extends\": \"default\", \"userCollection\": \"profiles\"}"#
+        let carried = [
+            "herald-onmessagecreated": ["FIRESTORE_DATABASE": "chat", "HERALD_SCHEMA": schema, "HERALD_LEDGER_COLLECTION": "_herald/events/chatLedger"]
+        ]
+        let kept = try await Self.deploy(["--set", "LOG_LEVEL=debug"], deployed: carried)
+        defer { try? FileManager.default.removeItem(at: kept.folder) }
+        #expect(kept.run.status == 0, "\(kept.run.stderr)")
+        #expect(kept.run.stdoutText.contains("# database: chat (the deployed services', kept)"), "\(kept.run.stdoutText.prefix(3000))")
+        let manifest = try kept.manifest("onMessageCreated")
+        #expect(
+            manifest.contains(Self.entry("FIRESTORE_DATABASE", "chat"))
+                && manifest.contains(Self.entry("HERALD_LEDGER_COLLECTION", "_herald/events/chatLedger")))
+        #expect(manifest.contains("profiles"), "the deployed schema file is the one deployed again")
+        #expect(kept.run.stdoutText.contains("--event-filters=database=chat"), "the triggers stay on the database")
+
+        let moved = try await Self.deploy(["--database", "chat-eu", "--schema", "default"], deployed: carried)
+        defer { try? FileManager.default.removeItem(at: moved.folder) }
+        #expect(moved.run.status == 0, "\(moved.run.stderr)")
+        let movedManifest = try moved.manifest("onMessageCreated")
+        #expect(movedManifest.contains(Self.entry("FIRESTORE_DATABASE", "chat-eu")) && !movedManifest.contains("profiles"), "what is given wins")
+    }
+
     @Test(arguments: [
         (["--set", "HERALD_PRESENCE_STALE_AFTER=soon"], "HERALD_PRESENCE_STALE_AFTER must be a positive number of seconds"),
         (["--set", "HERALD_TOKEN_VALIDATE=maybe"], "HERALD_TOKEN_VALIDATE must be true or false"),
