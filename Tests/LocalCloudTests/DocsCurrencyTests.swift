@@ -94,6 +94,16 @@ import Testing
         }
     }
 
+    /// README's status names the version `herald version` prints, and CHANGELOG.md's newest entry is it.
+    @Test func theVersionIsTheSameEverywhere() async throws {
+        let version = try await ProcessRunner.run(TestPaths.executable("herald"), ["version"]).stdoutText
+        let current = try #require(DocsTests.matches(#"(\d+\.\d+\.\d+)"#, in: version).first, "\(version)")
+        #expect(try DocsTests.text("README.md").contains("**Status: \(current)**"), "README's status is not \(current)")
+        let changelog = try DocsTests.text("CHANGELOG.md")
+        let newest = changelog.components(separatedBy: "\n## ").dropFirst().first ?? ""
+        #expect(newest.hasPrefix(current + " "), "CHANGELOG.md's newest entry is not \(current): \(newest.prefix(40))")
+    }
+
     /// The lists of herald's commands in the docs are `herald --help`'s.
     @Test func theCommandListsAreTheCLIs() async throws {
         let help = try await ProcessRunner.run(TestPaths.executable("herald"), ["--help"]).stdoutText
