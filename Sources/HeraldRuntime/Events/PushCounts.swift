@@ -66,8 +66,7 @@ extension ExactlyOnceExecutor {
             // unknown, a later delivery corrects it whatever the store says (a correction that failed,
             // or a delivery that died sending it).
             try await record(corrections.map { ($0.push, CountSource.unknownBadge) }, in: state)
-            let now = ContinuousClock.now
-            let deadlines = FCMClient.Deadlines(lastStart: now + pushLease * 0.4, finish: now + pushLease * 0.6)
+            let deadlines = LeaseBudget(lease: pushLease).sends(from: .now)
             let messages = corrections.map {
                 PushMessage(
                     userID: $0.push.userID, token: $0.push.token, fcm: FCMMessage.badgeOnly(token: $0.push.token, badge: $0.badge, data: ["reason": "recount"]))
@@ -122,7 +121,8 @@ extension ExactlyOnceExecutor {
         guard sent.contains(where: { $0.push.count != nil }) else { return }
         let write = Write(
             .update(state.main.name, fields: ["countsChecked": .boolean(true)], mask: [FieldPath("countsChecked")]), precondition: .exists(true))
-        _ = try? await firestore.commitIdempotent([write], retry: nil, deadline: ContinuousClock.now + pushLease * 0.2, essential: false)
+        _ = try? await firestore.commitIdempotent(
+            [write], retry: nil, deadline: LeaseBudget(lease: pushLease).deadline(LeaseBudget.checkedMark), essential: false)
     }
 
     /// A delivery of an event whose pushes went out before, and whose counts were not checked after: the
@@ -153,6 +153,7 @@ extension ExactlyOnceExecutor {
         let writes = byDocument.sorted { $0.key < $1.key }.map { name, counts in
             Write(.update(name, fields: ["counts": .map(counts)], mask: counts.keys.sorted().map { FieldPath("counts", $0) }), precondition: .exists(true))
         }
-        _ = try await firestore.commitIdempotent(writes, retry: nil, deadline: ContinuousClock.now + pushLease * 0.5, essential: false)
+        _ = try await firestore.commitIdempotent(
+            writes, retry: nil, deadline: LeaseBudget(lease: pushLease).deadline(LeaseBudget.countsRecord), essential: false)
     }
 }

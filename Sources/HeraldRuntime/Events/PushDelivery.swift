@@ -70,8 +70,8 @@ extension ExactlyOnceExecutor {
     ) async throws -> (
         sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?, checked: Bool
     ) {
-        let deadlines = FCMClient.Deadlines(lastStart: claimedAt + pushLease * 0.4, finish: claimedAt + pushLease * 0.6)
-        let results = await services.send(pushes, deadlines: deadlines)
+        let budget = LeaseBudget(lease: pushLease)
+        let results = await services.send(pushes, deadlines: budget.sends(from: claimedAt))
         var eventLogger = logger
         eventLogger[metadataKey: "eventId"] = "\(eventID)"
         let outcome = deadTokens.judge(Array(zip(pushes, results)), before: state.state(of:), logger: eventLogger)
@@ -107,8 +107,8 @@ extension ExactlyOnceExecutor {
         // The usual case, in one commit with the record: every push out and no count changed since.
         var checked = false
         if outcome.retryable.isEmpty, (sent + earlier).contains(where: { $0.push.count != nil }) {
-            // Given up at 75% of the lease, leaving the record a fifth of it.
-            checked = await countsStillShown(sent + earlier, until: claimedAt + pushLease * 0.75)
+            // Given up in time to leave the record a fifth of the lease.
+            checked = await countsStillShown(sent + earlier, until: budget.deadline(LeaseBudget.countsCheckedBy, from: claimedAt))
         }
         // The record: what became of each push, and this holder's claim released (masked and absent:
         // deleted), so a redelivery for the transient failures may send them at once. The pushes are out:
@@ -128,7 +128,7 @@ extension ExactlyOnceExecutor {
             if isMain && checked { fields["countsChecked"] = .boolean(true) }
             return Write(.update(name, fields: fields, mask: mask), precondition: .exists(true))
         }
-        let recordBy = claimedAt + pushLease * 0.95
+        let recordBy = budget.deadline(LeaseBudget.recordedBy, from: claimedAt)
         do {
             try await records(PushRecord(writes: writes, deadline: recordBy)).get()
         } catch {
