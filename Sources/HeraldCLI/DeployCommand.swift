@@ -1,7 +1,9 @@
 import ArgumentParser
 import ChatFunctions
 import Foundation
+import HeraldCore
 import P256Signatures
+import WireFormats
 
 /// `herald deploy PROJECT REGION`: Firebase's one deploy command. It runs what docs/deploying.md
 /// describes, in order, with progress: the Artifact Registry repository, the registry login, the
@@ -214,16 +216,31 @@ struct Deploy: AsyncParsableCommand {
         return steps
     }
 
-    var preflight: DeployCheck {
+    func preflight(database: String) -> DeployCheck {
         DeployCheck(
-            project: project, region: region, database: database ?? "(default)", firestoreLocation: firestoreLocation, repository: repository,
+            project: project, region: region, database: database, firestoreLocation: firestoreLocation, repository: repository,
             secrets: [expoAccessTokenSecret, apnsKeySecret].compactMap { $0 }, run: DeployCheck.runTool)
+    }
+
+    /// The database the deployed services use, which a redeploy without --database keeps (deploy.sh
+    /// reads it the same way); nil before the first deploy or without gcloud.
+    func deployedDatabase() async -> String? {
+        let service = "herald-" + (FunctionCatalog.all.first?.name.lowercased() ?? "")
+        let described = await DeployCheck.runTool([
+            "gcloud", "run", "services", "describe", service, "--region=\(region)", "--project=\(project)", "--format=json",
+        ])
+        guard described.status == 0, let service = try? JSONValue(parsing: described.stdout) else { return nil }
+        let containers = service["spec"]?["template"]?["spec"]?["containers"]?.arrayValue ?? []
+        let env = containers.first { $0["name"] == "function" }?["env"]?.arrayValue ?? []
+        return env.first { $0["name"] == "FIRESTORE_DATABASE" }?["value"]?.stringValue
     }
 
     func run() async throws {
         if check || !dryRun {
-            print("herald deploy --check → project \(project), region \(region), database \(database ?? "(default)")")
-            let findings = await preflight.findings()
+            var database = self.database ?? "(default)"
+            if self.database == nil, let deployed = await deployedDatabase() { database = deployed }
+            print("herald deploy --check → project \(project), region \(region), database \(database)")
+            let findings = await preflight(database: database).findings()
             print(DeployCheck.report(findings))
             let fatal = findings.filter { $0.level == .fatal }
             if check {

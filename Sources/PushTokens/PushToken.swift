@@ -65,7 +65,7 @@ public enum PushToken {
         if isUUID(bytes) { return .token(.expo) }  // Expo's older form, as Expo's own SDKs take it
         // Hex of about an APNs token's length is one, or a damaged one (no FCM token is all hex).
         if bytes.count >= 60, bytes.allSatisfy(isHexDigit) {
-            guard bytes.count % 2 == 0, bytes.count <= maximumAPNsHexDigits else {
+            guard bytes.count % 2 == 0, bytes.count >= 64, bytes.count <= maximumAPNsHexDigits else {
                 return .malformed(reason: "an APNs device token of \(bytes.count) hex digits (an even number from 64 to \(maximumAPNsHexDigits))")
             }
             return .token(.apns)

@@ -71,6 +71,18 @@ import Testing
         var calls: String { (try? String(contentsOf: folder.appendingPathComponent("calls.log"), encoding: .utf8)) ?? "" }
     }
 
+    /// A redeploy without --database checks the database the deployed services use, as deploy.sh keeps it.
+    @Test func aRedeployChecksTheDeployedDatabase() async throws {
+        let scenario = try Scenario.make(database: ("nam5", "FIRESTORE_NATIVE"))
+        defer { try? FileManager.default.removeItem(at: scenario.folder) }
+        try Data(
+            #"{"spec": {"template": {"spec": {"containers": [{"name": "function", "env": [{"name": "FIRESTORE_DATABASE", "value": "chat"}]}]}}}}"#.utf8
+        ).write(to: scenario.folder.appendingPathComponent("run-services-describe.json"))
+        let check = try await scenario.run(["team-chat", "us-central1", "--check"])
+        #expect(check.stdoutText.contains("database chat"), "\(check.stdoutText)")
+        #expect(scenario.calls.contains("firestore databases describe --database=chat"), "\(scenario.calls)")
+    }
+
     @Test func aReadyProjectIsReady() async throws {
         let scenario = try Scenario.make(database: ("europe-west1", "FIRESTORE_NATIVE"))
         defer { try? FileManager.default.removeItem(at: scenario.folder) }

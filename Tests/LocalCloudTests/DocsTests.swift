@@ -132,7 +132,9 @@ import Testing
         // And gcloud's and its emulator's, where the docs start Google's emulator (`gcloud info --format`,
         // `--host-port`, the launcher's `--host`, `--port`, `--functions_emulator`).
         // Other tools' flags the docs use: gcloud's and its emulator's, the Firebase CLI's (`--only`), Docker's (`--rm`, `--build-arg`).
-        let known = Self.matches(#"(--[a-z][a-z-]+)"#, in: help).union(["--host-port", "--format", "--host", "--functions", "--only", "--rm", "--build-arg"])
+        let known = Self.matches(#"(--[a-z][a-z-]+)"#, in: help).union([
+            "--host-port", "--format", "--host", "--functions", "--only", "--rm", "--build-arg", "--rules",
+        ])
         #expect(known.contains("--export-on-exit") && known.contains("--documents"))
         for document in ["README.md", "docs/local-cloud.md", "docs/functions.md", "docs/schema.md"] {
             let named = Self.matches(#"(?:^|[\s`(\[])(--[a-z][a-z-]+)"#, in: try Self.text(document))
