@@ -137,14 +137,33 @@ service_of() { echo "herald-$(echo "$1" | tr '[:upper:]' '[:lower:]')"; }
 deployed_settings_of() {
   local json
   json=$(gcloud run services describe "$(service_of "$1")" --region="$REGION" --project="$PROJECT" --format=json 2>/dev/null) || return 0
-  jq -r '.spec.template.spec.containers[]? | select(.name == "function") | .env[]? | select(.value != null) | "\(.name)=\(.value | @base64)"' <<<"$json" 2>/dev/null || true
+  # A value as NAME=…; a Secret Manager reference as NAME@secret=… (the secret's name).
+  jq -r '.spec.template.spec.containers[]? | select(.name == "function") | .env[]?
+    | if .value != null then "\(.name)=\(.value | @base64)"
+      elif .valueFrom.secretKeyRef.name != null then "\(.name)@secret=\(.valueFrom.secretKeyRef.name | @base64)"
+      else empty end' <<<"$json" 2>/dev/null || true
 }
 # A redeploy keeps what it is not given again: the schema, database and ledger the deployed services
-# carry (the first function's); a first deploy takes the defaults.
-if [ -z "$SCHEMA" ] || [ -z "$DATABASE" ] || [ -z "$LEDGER_COLLECTION" ]; then
+# carry (the first function's), and their push services when no push flag is given; a first deploy
+# takes the defaults.
+PUSH_FLAGS_GIVEN=false
+if $EXPO || [ -n "$EXPO_TOKEN_SECRET$APNS_KEY_FILE$APNS_KEY_SECRET$APNS_KEY_ID$APNS_TEAM_ID$APNS_TOPIC$APNS_ENVIRONMENT" ]; then PUSH_FLAGS_GIVEN=true; fi
+if [ -z "$SCHEMA" ] || [ -z "$DATABASE" ] || [ -z "$LEDGER_COLLECTION" ] || ! $PUSH_FLAGS_GIVEN; then
   while IFS= read -r entry; do
     value=$(base64 -d <<<"${entry#*=}")
-    case "${entry%%=*}" in
+    name=${entry%%=*}
+    if ! $PUSH_FLAGS_GIVEN; then
+      case "$name" in
+        HERALD_EXPO_PUSH) if [ "$value" = on ]; then EXPO=true; echo "# Expo's push service: on (the deployed services', kept)"; fi ;;
+        HERALD_EXPO_ACCESS_TOKEN@secret) EXPO_TOKEN_SECRET=$value ;;
+        HERALD_APNS_KEY@secret) APNS_KEY_SECRET=$value; APNS=true; echo "# APNs: the deployed services' settings, kept" ;;
+        HERALD_APNS_KEY_ID) APNS_KEY_ID=$value ;;
+        HERALD_APNS_TEAM_ID) APNS_TEAM_ID=$value ;;
+        HERALD_APNS_TOPIC) APNS_TOPIC=$value ;;
+        HERALD_APNS_ENVIRONMENT) APNS_ENVIRONMENT=$value ;;
+      esac
+    fi
+    case "$name" in
       HERALD_SCHEMA)
         [ -z "$SCHEMA" ] || continue
         if [[ "$value" == "{"* ]]; then
@@ -160,6 +179,16 @@ if [ -z "$SCHEMA" ] || [ -z "$DATABASE" ] || [ -z "$LEDGER_COLLECTION" ]; then
       HERALD_LEDGER_COLLECTION) if [ -z "$LEDGER_COLLECTION" ]; then LEDGER_COLLECTION=$value; echo "# ledger: $value (the deployed services', kept)"; fi ;;
     esac
   done < <(deployed_settings_of "${FUNCTIONS[0]}")
+fi
+# Kept push settings are checked as given ones are: they reach the manifests.
+if ! $PUSH_FLAGS_GIVEN; then
+  for secret in "$EXPO_TOKEN_SECRET" "$APNS_KEY_SECRET"; do
+    case "$secret" in *[!A-Za-z0-9_-]*) echo "error: the deployed services name the secret \"$secret\", not a secret's name" >&2; exit 2 ;; esac
+  done
+  if $APNS && ! [[ "$APNS_KEY_ID$APNS_TEAM_ID" =~ ^[A-Z0-9]{20}$ && "$APNS_TOPIC" =~ ^[A-Za-z0-9.-]+$ && "$APNS_ENVIRONMENT" =~ ^(production|sandbox)$ ]]; then
+    echo "error: the deployed services' APNs settings are incomplete or wrong: give the --apns-* flags" >&2
+    exit 2
+  fi
 fi
 SCHEMA=${SCHEMA:-default}
 DATABASE=${DATABASE:-(default)}

@@ -23,7 +23,12 @@ import Testing
         try FileManager.default.createDirectory(at: tools, withIntermediateDirectories: true)
         var answers = ""
         for (service, env) in deployed {
-            let entries = env.map { #"{"name": "\#($0.key)", "value": "\#($0.value)"}"# }.joined(separator: ", ")
+            // A value `secret:NAME` is a Secret Manager reference, as deploy.sh writes the push services' keys.
+            let entries = env.map { entry in
+                entry.value.hasPrefix("secret:")
+                    ? #"{"name": "\#(entry.key)", "valueFrom": {"secretKeyRef": {"name": "\#(entry.value.dropFirst(7))", "key": "latest"}}}"#
+                    : #"{"name": "\#(entry.key)", "value": "\#(entry.value)"}"#
+            }.joined(separator: ", ")
             let json = #"{"spec": {"template": {"spec": {"containers": [{"name": "function", "env": [\#(entries)]}]}}}}"#
             answers += "  *\"services describe \(service) \"*) echo '\(json)'; exit 0 ;;\n"
         }
@@ -97,6 +102,33 @@ import Testing
         #expect(moved.run.status == 0, "\(moved.run.stderr)")
         let movedManifest = try moved.manifest("onMessageCreated")
         #expect(movedManifest.contains(Self.entry("FIRESTORE_DATABASE", "chat-eu")) && !movedManifest.contains("profiles"), "what is given wins")
+    }
+
+    /// A redeploy without push flags keeps the push services the deployed services use: a setting
+    /// changed later never turns Expo or APNs off.
+    @Test func aRedeployKeepsThePushServices() async throws {
+        let carried = [
+            "herald-onmessagecreated": [
+                "HERALD_EXPO_PUSH": "on", "HERALD_EXPO_ACCESS_TOKEN": "secret:expo-push-token", "HERALD_APNS_KEY": "secret:herald-apns-key",
+                "HERALD_APNS_KEY_ID": "ABCDE12345", "HERALD_APNS_TEAM_ID": "TEAM123456", "HERALD_APNS_TOPIC": "com.example.chat",
+                "HERALD_APNS_ENVIRONMENT": "sandbox",
+            ]
+        ]
+        let kept = try await Self.deploy(["--set", "LOG_LEVEL=debug"], deployed: carried)
+        defer { try? FileManager.default.removeItem(at: kept.folder) }
+        #expect(kept.run.status == 0, "\(kept.run.stderr)")
+        for function in ["onMessageCreated", "onReadReceipt", "tokenCleanup"] {
+            let manifest = try kept.manifest(function)
+            #expect(
+                manifest.contains(Self.entry("HERALD_EXPO_PUSH", "on")) && manifest.contains(Self.entry("HERALD_APNS_ENVIRONMENT", "sandbox")), "\(function)")
+            #expect(manifest.contains("name: expo-push-token") && manifest.contains("name: herald-apns-key"), "\(function): \(manifest)")
+        }
+        #expect(!(try kept.manifest("presenceSweeper")).contains("HERALD_EXPO_PUSH"), "it sends no pushes")
+        // A push flag given decides the push services alone.
+        let changed = try await Self.deploy(["--expo"], deployed: carried)
+        defer { try? FileManager.default.removeItem(at: changed.folder) }
+        let manifest = try changed.manifest("onMessageCreated")
+        #expect(manifest.contains(Self.entry("HERALD_EXPO_PUSH", "on")) && !manifest.contains("HERALD_APNS_KEY"), "\(manifest)")
     }
 
     @Test(arguments: [

@@ -43,12 +43,13 @@ import Testing
     @Test func aHostileExportOf20000DocumentsIsReadInSecondsAndBoundedMemory() async throws {
         let export = try Self.hostileExport()
         defer { try? FileManager.default.removeItem(at: export) }
-        // Python's getrusage reads the child's peak resident memory.
+        // Python's getrusage reads the child's CPU time and peak resident memory: CPU time, not the wall
+        // clock, which the rest of a test run on the same cores stretches.
         let script = """
-            import resource, subprocess, sys, time
-            started = time.monotonic()
+            import resource, subprocess, sys
             run = subprocess.run(sys.argv[1:], capture_output=True)
-            print(run.returncode, time.monotonic() - started, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+            usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+            print(run.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
             sys.stderr.write(run.stderr.decode(errors="replace")[-2000:])
             """
         let run = try await ProcessRunner.run(
@@ -57,9 +58,9 @@ import Testing
         let status = Int(figures.first ?? "") ?? -1
         let seconds = Double(figures.count > 1 ? figures[1] : "") ?? .infinity
         let peakKB = Int(figures.count > 2 ? figures[2].trimmingCharacters(in: .whitespacesAndNewlines) : "") ?? .max
-        print("schema infer on a hostile export of 20,000 documents: \(String(format: "%.1f", seconds)) s, peak \(peakKB / 1024) MB")
+        print("schema infer on a hostile export of 20,000 documents: \(String(format: "%.1f", seconds)) s of CPU, peak \(peakKB / 1024) MB")
         #expect(status == 0, "status \(status): \(run.stderr)")
-        #expect(seconds < 30, "\(seconds) s")
+        #expect(seconds < 30, "\(seconds) s of CPU")
         // Bounded by the bytes kept (24 MB of documents), not by what the export holds (about 70 MB).
         #expect(peakKB < 128 * 1024, "\(peakKB) kB")
     }
