@@ -244,7 +244,7 @@ struct User {
     /// Whether the user has this conversation open (a fresh "viewing" mark: stale ones are like presence).
     func isViewing(_ conversationID: String, at now: Timestamp, freshness: Int64) -> Bool {
         guard let field = schema.viewingField, document[field]?.stringValue == conversationID,
-            let at = schema.clientTime(schema.viewingAtField, of: document)?.time
+            let at = schema.clientTime(schema.viewingAtField, of: document)
         else { return false }
         return now.seconds - at.seconds <= freshness
     }

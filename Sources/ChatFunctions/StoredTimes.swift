@@ -35,12 +35,11 @@ extension Schema {
     public static let clockSkew = Duration.seconds(60)
 
     /// The time `field` of `document` holds, bounded by when Firestore recorded the document's last
-    /// write plus `clockSkew` (a document without an update time is not bounded); `bounded` says a
-    /// time past the bound was cut to it.
-    func clientTime(_ field: String?, of document: FirestoreDocument) -> (time: Timestamp, bounded: Bool)? {
+    /// write plus `clockSkew` (a document without an update time is not bounded).
+    func clientTime(_ field: String?, of document: FirestoreDocument) -> Timestamp? {
         guard let field, let written = time(document[field]) else { return nil }
-        guard let bound = document.updateTime?.adding(Self.clockSkew), written > bound else { return (written, false) }
-        return (bound, true)
+        guard let bound = document.updateTime?.adding(Self.clockSkew) else { return written }
+        return min(written, bound)
     }
 
     /// Whether a time lies beyond what any client's clock may claim at `now`.

@@ -16,6 +16,7 @@ extension TokenCleanup: ScheduledFunction {
     /// find: each is aged from when Firestore recorded its document's last write instead.
     static let futureTokensSweep = "tokens from the future", futureNumberedTokensSweep = "tokens kept with numbers from the future"
     static let futureSweeps: Set = [futureTokensSweep, futureNumberedTokensSweep]
+    static let sweepLabels = futureSweeps.union([tokensSweep, numberedTokensSweep])
 
     /// The daily pass reads Expo's receipts too: a receipt naming a token dead removes it.
     public var readsPushReceipts: Bool { true }
@@ -50,10 +51,10 @@ extension TokenCleanup: ScheduledFunction {
     }
 
     public func plan(_ sweep: Sweep, for document: FirestoreDocument, at now: Timestamp) -> SweepStep {
-        guard [Self.tokensSweep, Self.numberedTokensSweep].contains(sweep.label) || Self.futureSweeps.contains(sweep.label),
+        guard Self.sweepLabels.contains(sweep.label),
             let field = schema.tokensUpdatedAtField, let written = schema.time(document[field]), let version = document.updateTime,
             Self.futureSweeps.contains(sweep.label) == Schema.isFromTheFuture(written, at: now),
-            let changedAt = schema.clientTime(field, of: document)?.time
+            let changedAt = schema.clientTime(field, of: document)
         else { return .nothing }
         let age = now.seconds - changedAt.seconds
         if schema.tokensOutsideTheUser {
@@ -74,7 +75,7 @@ extension TokenCleanup: ScheduledFunction {
         let tokens = store.tokens(of: document)
         guard !tokens.isEmpty, let tokenField = store.field else { return .nothing }
         // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
-        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { schema.clientTime($0, of: document)?.time }.max()
+        let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { schema.clientTime($0, of: document) }.max()
         let unseen = seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true
         func checks(_ doubtful: [String]) -> SweepStep {
             SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
