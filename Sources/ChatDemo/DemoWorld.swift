@@ -107,20 +107,9 @@ public struct DemoWorld: Sendable {
             var fields: [String: FirestoreValue] = [schema.displayNameField: .string(person.name)]
             if schema.badgeCollection == nil { fields[schema.badgeField] = .integer(0) }
             if let field = schema.quietHoursField, let quietHours = person.quietHours { fields[field] = .map(quietHours) }
-            switch schema.tokens {
-            case .single(let field): fields[field] = .string(person.tokens[0])
-            case .array(let field): fields[field] = .array(person.tokens.map { .string($0) })
-            case .mapKeys(let field): fields[field] = .map(Dictionary(uniqueKeysWithValues: person.tokens.map { ($0, .boolean(true)) }))
-            case .subcollection(let collection):
-                for token in person.tokens { writes.append(try tokenDocument("\(schema.userCollection)/\(person.id)/\(collection)/\(token)", holding: token)) }
-            case .documentPerUser(let collection):
-                // One device a user: the last to sign in.
-                if let token = person.tokens.last { writes.append(try tokenDocument("\(collection)/\(person.id)", holding: token)) }
-            case .documentPerToken(let collection, let userField):
-                for token in person.tokens {
-                    writes.append(try tokenDocument("\(collection)/\(token)", fields: [userField: .string(person.id)]))
-                }
-            }
+            let tokens = try schema.tokens.layout.seed(person.tokens, of: try name("\(schema.userCollection)/\(person.id)"), stamp: schema.tokensUpdatedAtField)
+            fields.merge(tokens.userFields) { _, token in token }
+            writes += tokens.writes
             writes.append(Write(.update(try name("\(schema.userCollection)/\(person.id)"), fields: fields, mask: nil), precondition: .exists(false)))
         }
         for conversation in conversations {
@@ -225,33 +214,7 @@ public struct DemoWorld: Sendable {
     /// What the app writes when `user` signs in on the device with `token`: the token joins the user's
     /// (or, for a single-token schema, replaces it).
     public func signIn(_ user: String, onDeviceWith token: String) throws -> Write {
-        let document = try name("\(schema.userCollection)/\(user)")
-        switch schema.tokens {
-        case .single(let field):
-            return Write(.update(document, fields: [field: .string(token)], mask: [FieldPath(field)]), precondition: .exists(true))
-        case .array(let field):
-            return Write(
-                .transform(document), transforms: [FieldTransform(FieldPath(field), .appendMissingElements([.string(token)]))], precondition: .exists(true))
-        case .mapKeys(let field):
-            return Write(.update(document, fields: [field: .map([token: .boolean(true)])], mask: [FieldPath(field, token)]), precondition: .exists(true))
-        case .subcollection(let collection):
-            return try tokenDocument("\(schema.userCollection)/\(user)/\(collection)/\(token)", holding: token)
-        case .documentPerUser(let collection):
-            return try tokenDocument("\(collection)/\(user)", holding: token)
-        case .documentPerToken(let collection, let userField):
-            // The device's one document, keyed by its token as the codelab keeps it: signed in as someone
-            // else, it names them instead.
-            return try tokenDocument("\(collection)/\(token)", fields: [userField: .string(user)])
-        }
-    }
-
-    /// A token document as Firebase's guide writes one: the token and `serverTimestamp()` beside it.
-    func tokenDocument(_ path: String, holding token: String) throws -> Write { try tokenDocument(path, fields: ["token": .string(token)]) }
-
-    /// A token document with `fields` and `serverTimestamp()` in the schema's time field.
-    func tokenDocument(_ path: String, fields: [String: FirestoreValue]) throws -> Write {
-        let time = schema.tokensUpdatedAtField.map { [FieldTransform(FieldPath($0), .setToRequestTime)] } ?? []
-        return Write(.update(try name(path), fields: fields, mask: nil), transforms: time)
+        try schema.tokens.layout.signIn(token, of: try name("\(schema.userCollection)/\(user)"), stamp: schema.tokensUpdatedAtField)
     }
 
     /// Parses `bob→family` (also `bob->family`) into reader and conversation.

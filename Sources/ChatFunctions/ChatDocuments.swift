@@ -296,9 +296,8 @@ extension Schema {
         reading: Reads
     ) throws(NotReadYet) -> [String: User] {
         let names = ids.compactMap { id in userName(id, near: conversation).map { (id, $0) } }
-        try reading.need(
-            documents: names.map(\.1) + tokenDocuments(of: notified, near: conversation), collections: tokenCollections(of: notified, near: conversation),
-            lookups: tokenLookups(of: notified))
+        let tokenReads = tokenReads(of: notified, near: conversation)
+        try reading.need(documents: names.map(\.1) + tokenReads.documents, collections: tokenReads.collections, lookups: tokenReads.lookups)
         var users = [String: User](minimumCapacity: names.count)
         for (id, name) in names {
             if let document = try reading.document(name) { users[id] = User(id: id, document: document, schema: self) }

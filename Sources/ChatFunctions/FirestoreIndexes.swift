@@ -12,12 +12,12 @@ extension Schema {
             ["collectionGroup": .string(userCollection), "queryScope": "COLLECTION", "fields": [field(onlineField), field(heartbeatField)]]
         ]
         var overrides: [JSONValue] = []
-        if case .subcollection(let collection) = tokens {
+        if let documents = tokens.layout.documents, documents.underUsers {
             // Queried across every user's subcollection: the time beside each token by the daily pass,
             // the token itself by tokenCleanup (who else holds a token just signed in).
             for path in [tokensUpdatedAtField, "token"].compactMap({ $0 }) {
                 overrides.append([
-                    "collectionGroup": .string(collection), "fieldPath": .string(path),
+                    "collectionGroup": .string(documents.collection), "fieldPath": .string(path),
                     "indexes": [
                         ["order": "ASCENDING", "queryScope": "COLLECTION"], ["order": "ASCENDING", "queryScope": "COLLECTION_GROUP"],
                     ],

@@ -13,25 +13,6 @@ public struct Schema: Sendable, Hashable {
         case flat(text: String?, senderID: String?, senderName: String?, timestamp: String?)
     }
 
-    /// How a user's push tokens are stored in the user document or under it.
-    public enum TokenStorage: Sendable, Hashable {
-        /// One string field, e.g. `fcmToken`.
-        case single(field: String)
-        /// An array of strings.
-        case array(field: String)
-        /// A map whose keys are tokens (`notificationTokens {TOKEN: true}`).
-        case mapKeys(field: String)
-        /// Documents `users/{uid}/{collection}/{token}`.
-        case subcollection(collection: String)
-        /// One document per user in a top-level collection, `{collection}/{uid}`, the token in its
-        /// `token` field: Firebase's guide to managing tokens keeps `fcmTokens/{uid}` `{token, timestamp}`.
-        case documentPerUser(collection: String)
-        /// One document per device in a top-level collection, keyed by its token (or holding it in a
-        /// `token` field), the user's id in `userField`: Firebase's Friendly Chat codelab keeps
-        /// `fcmTokens/{token}` `{uid}`. A user's tokens are found by a query on that field.
-        case documentPerToken(collection: String, userField: String)
-    }
-
     public var name: String
     /// Document pattern of a message, e.g. `conversations/{conversationId}/messages/{messageId}`.
     public var messagePattern: String
@@ -222,14 +203,17 @@ public struct Schema: Sendable, Hashable {
     /// A preset by name, or a schema JSON file's contents: `{"extends": PRESET, KEY: VALUE, …}` with the
     /// keys of this type (strings; `memberFields` an array; `lastMessage` and `tokens` objects). Errors
     /// name the bad key. The runtime reads the file (`FunctionSettings.schemaFile`).
-    public static func load(_ name: String, file: JSONValue? = nil) throws(SchemaError) -> Schema {
+    /// A file's `tokens` may name any of `tokenLayouts`.
+    public static func load(_ name: String, file: JSONValue? = nil, tokenLayouts: TokenLayouts = .standard) throws(SchemaError) -> Schema {
         if let preset = presets[name] { return preset }
         guard let file else {
             throw SchemaError(
                 "unknown schema \(FirestoreNames.quoted(name)): use one of \(presets.keys.sorted().joined(separator: ", ")) or a path to a JSON file (`herald schema show PRESET` prints one to start from)"
             )
         }
-        do { return try SchemaFile.decode(file, name: name) } catch { throw SchemaError("schema file \(name): \(error.description)") }
+        do { return try SchemaFile.decode(file, name: name, tokenLayouts: tokenLayouts) } catch {
+            throw SchemaError("schema file \(name): \(error.description)")
+        }
     }
 
     public static func load(_ settings: FunctionSettings) throws(SchemaError) -> Schema { try load(settings.schema, file: settings.schemaFile) }

@@ -140,18 +140,7 @@ extension Schema {
         {
             throw SchemaError("key \"badgeCollection\" names \"\(badges)\", the collection of other documents: the badges need a collection of their own")
         }
-        // A dead token deletes its document: it must hold nothing else.
-        if case .documentPerToken(_, let userField) = tokens, userField == "token" || userField == tokensUpdatedAtField {
-            throw SchemaError(
-                "key \"tokens.documentPerToken.userField\" names \"\(userField)\", which holds the token or its time: name the field that holds the user's id")
-        }
-        if let (key, tokens) = tokenCollection,
-            [userCollection, conversationCollection, badgeCollection].contains(tokens) || (segments.count == 2 && segments[0] == Substring(tokens))
-        {
-            throw SchemaError(
-                "key \"tokens.\(key)\" names \"\(tokens)\", the collection of other documents: a dead token deletes its document, so the tokens need a collection of their own"
-            )
-        }
+        if let problem = tokens.layout.problem(in: self) { throw SchemaError(problem) }
         if (onlineStatusValue == nil) != (offlineStatusValue == nil) {
             throw SchemaError("keys \"onlineStatusValue\" and \"offlineStatusValue\" go together: set both for a string status field, or neither for a boolean")
         }
@@ -197,7 +186,7 @@ extension Schema {
                     names += [text, senderID, senderName, timestamp].compactMap { $0 }.map { ("lastMessage", $0) }
                 }
             case .tokens:
-                if let field = TokenStore(tokens).field { names.append(("tokens", field)) }
+                if let field = tokens.layout.userDocumentField { names.append(("tokens", field)) }
             case .mediaFields: names += mediaFields.keys.sorted().map { ("mediaFields", $0) }
             case .pattern, .collection, .optionalCollection, .optionalText, .notificationText, .timeFormat: break
             }

@@ -13,7 +13,7 @@ enum SchemaFile {
     /// Firestore's limit on a document's name, which a message pattern becomes.
     static let maximumPatternBytes = 6 * 1024
 
-    static func decode(_ json: JSONValue, name: String) throws(SchemaError) -> Schema {
+    static func decode(_ json: JSONValue, name: String, tokenLayouts: TokenLayouts) throws(SchemaError) -> Schema {
         guard case .object(let members) = json else { throw SchemaError("must be a JSON object") }
         if json.depth > maximumDepth { throw SchemaError("is nested \(json.depth) levels deep; a schema file has at most \(maximumDepth)") }
         var schema = Schema.presets["default"]!
@@ -29,7 +29,7 @@ enum SchemaFile {
                 let near = Schema.keys.map(\.name).filter { $0.lowercased() == key.lowercased() }.first
                 throw SchemaError("unknown key \(FirestoreNames.quoted(key))\(near.map { "; did you mean \"\($0)\"?" } ?? "")")
             }
-            try entry.set(value, in: &schema)
+            try entry.set(value, in: &schema, tokenLayouts: tokenLayouts)
         }
         if members["conversationCollection"] == nil, let parent = schema.messageParentCollection {
             schema.conversationCollection = parent
@@ -61,7 +61,7 @@ extension Schema {
 
 extension SchemaKey {
     /// Sets the key's value from a schema file, checked.
-    func set(_ json: JSONValue, in schema: inout Schema) throws(SchemaError) {
+    func set(_ json: JSONValue, in schema: inout Schema, tokenLayouts: TokenLayouts = .standard) throws(SchemaError) {
         switch value {
         case .pattern(let path): schema[keyPath: path] = try SchemaCheck.pattern(json, key: name)
         case .collection(let path): schema[keyPath: path] = try SchemaCheck.collection(json, key: name)
@@ -82,7 +82,7 @@ extension SchemaKey {
             for item in list { names.append(try SchemaCheck.field(item, key: name)) }
             schema[keyPath: path] = names
         case .lastMessage: schema.lastMessage = try SchemaFile.lastMessage(json)
-        case .tokens: schema.tokens = try SchemaFile.tokens(json)
+        case .tokens: schema.tokens = try tokenLayouts.read(json)
         case .notificationText: schema.notificationText = try SchemaFile.notificationText(json, over: schema.notificationText)
         case .timeFormat:
             guard let format = json.stringValue.flatMap(Schema.TimeFormat.init(rawValue:)) else {
@@ -126,27 +126,6 @@ extension SchemaFile {
             fields[name] = type
         }
         return fields
-    }
-
-    static func tokens(_ value: JSONValue) throws(SchemaError) -> Schema.TokenStorage {
-        let usage =
-            "key \"tokens\" must be {\"single\"|\"array\"|\"mapKeys\"|\"subcollection\"|\"documentPerUser\": NAME} or {\"documentPerToken\": {\"collection\": NAME, \"userField\": FIELD}}"
-        guard case .object(let members) = value, members.count == 1, let (kind, name) = members.first else { throw SchemaError(usage) }
-        switch kind {
-        case "documentPerToken":
-            guard case .object(let parts) = name, Set(parts.keys) == ["collection", "userField"], let collection = parts["collection"],
-                let userField = parts["userField"]
-            else { throw SchemaError(usage) }
-            return .documentPerToken(
-                collection: try SchemaCheck.collection(collection, key: "tokens.documentPerToken.collection"),
-                userField: try SchemaCheck.field(userField, key: "tokens.documentPerToken.userField"))
-        case "single": return .single(field: try SchemaCheck.field(name, key: "tokens.single"))
-        case "array": return .array(field: try SchemaCheck.field(name, key: "tokens.array"))
-        case "mapKeys": return .mapKeys(field: try SchemaCheck.field(name, key: "tokens.mapKeys"))
-        case "subcollection": return .subcollection(collection: try SchemaCheck.collection(name, key: "tokens.subcollection"))
-        case "documentPerUser": return .documentPerUser(collection: try SchemaCheck.collection(name, key: "tokens.documentPerUser"))
-        default: throw SchemaError("\(usage); not \(FirestoreNames.quoted(kind))")
-        }
     }
 
     /// `{"direct"|"group"|"mention": {"title": TEXT|null, "body": TEXT, "titleKey": KEY, "bodyKey": KEY}}`, each

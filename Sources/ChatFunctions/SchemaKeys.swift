@@ -229,16 +229,7 @@ extension SchemaKey {
                         ["text": text, "senderID": senderID, "senderName": senderName, "timestamp": timestamp].mapValues { $0.map(JSONValue.string) ?? .null })
                 ]
             }
-        case .tokens:
-            switch schema.tokens {
-            case .single(let field): ["single": .string(field)]
-            case .array(let field): ["array": .string(field)]
-            case .mapKeys(let field): ["mapKeys": .string(field)]
-            case .subcollection(let collection): ["subcollection": .string(collection)]
-            case .documentPerUser(let collection): ["documentPerUser": .string(collection)]
-            case .documentPerToken(let collection, let userField):
-                ["documentPerToken": ["collection": .string(collection), "userField": .string(userField)]]
-            }
+        case .tokens: schema.tokens.json
         case .notificationText: schema.notificationText.json
         case .timeFormat: .string(schema.timeFormat.rawValue)
         case .mediaFields: .object(schema.mediaFields.mapValues(JSONValue.string))
@@ -259,15 +250,7 @@ extension SchemaKey {
             case .flat(let text, let senderID, let senderName, let timestamp):
                 return "fields " + [text, senderID, senderName, timestamp].compactMap { $0.map { code($0) } }.joined(separator: ", ")
             }
-        case .tokens:
-            switch schema.tokens {
-            case .single(let field): return "one string \(code(field))"
-            case .array(let field): return "array \(code(field))"
-            case .mapKeys(let field): return "map keys of \(code(field))"
-            case .subcollection(let collection): return "subcollection \(code(collection))"
-            case .documentPerUser(let collection): return "a document per user in \(code(collection))"
-            case .documentPerToken(let collection, let userField): return "a document per token in \(code(collection)), the user in \(code(userField))"
-            }
+        case .tokens: return schema.tokens.layout.summary
         case .notificationText:
             let text = schema.notificationText
             return text.direct.title == nil ? "one line: \"\(text.direct.body.template)\"" : "title \"\(text.direct.title!.template)\""

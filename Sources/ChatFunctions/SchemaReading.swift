@@ -25,41 +25,27 @@ extension Schema {
     /// in `badgeCollection`.
     public func badgePath(of userID: String) -> String { "\(badgeCollection ?? userCollection)/\(userID)" }
 
-    /// The token collections to list for these users, when tokens are kept in a subcollection (else none).
-    func tokenCollections(of ids: [String], near conversation: DocumentName) -> [CollectionPath] {
-        let store = TokenStore(tokens)
-        guard case .subcollection = store.storage else { return [] }
-        return ids.compactMap { userName($0, near: conversation).flatMap(store.collection(of:)) }
+    /// What to read, besides these users' documents, for their tokens.
+    func tokenReads(of ids: [String], near conversation: DocumentName) -> TokenReads {
+        var reads = TokenReads()
+        for user in ids.compactMap({ userName($0, near: conversation) }) {
+            let more = tokens.layout.reads(for: user)
+            reads.documents += more.documents
+            reads.collections += more.collections
+            reads.lookups += more.lookups
+        }
+        return reads
     }
 
     /// Whether tokens are kept in documents of their own rather than in the user document (the daily
     /// pass queries those documents).
-    var tokensOutsideTheUser: Bool {
-        switch tokens {
-        case .subcollection, .documentPerUser, .documentPerToken: true
-        case .single, .array, .mapKeys: false
-        }
+    var tokensOutsideTheUser: Bool { tokens.layout.documents != nil }
+
+    /// The user's push tokens, oldest first, each once, as the user document and `read` (the token
+    /// documents, for tokens kept in documents of their own) hold them.
+    public func tokens(of user: FirestoreDocument, read: DocumentsRead = DocumentsRead()) -> [String] {
+        TokenStore(tokens, documents: read).tokens(of: user)
     }
-
-    /// The top-level collection that holds only token documents, with the key that names it.
-    var tokenCollection: (key: String, name: String)? {
-        switch tokens {
-        case .documentPerUser(let collection): ("documentPerUser", collection)
-        case .documentPerToken(let collection, _): ("documentPerToken.collection", collection)
-        case .single, .array, .mapKeys, .subcollection: nil
-        }
-    }
-
-    /// The queries for these users' token documents, when each device has one keyed by its token (else none).
-    func tokenLookups(of ids: [String]) -> [ValueLookup] { ids.compactMap(tokens.lookup(of:)) }
-
-    /// The token documents to read for these users, when each has one in a top-level collection (else none).
-    func tokenDocuments(of ids: [String], near conversation: DocumentName) -> [DocumentName] {
-        ids.compactMap { userName($0, near: conversation).flatMap(tokens.document(of:)) }
-    }
-
-    /// The push tokens a user document holds (none for tokens kept in documents of their own).
-    public func tokens(of user: FirestoreDocument) -> [String] { TokenStore(tokens).tokens(of: user) }
 
     /// The member ids from the first member field that lists any: each once, and only ids that can be a
     /// user's document id and a map key (`unreadCount.{id}`); any client can write the array.

@@ -53,38 +53,14 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     }
 
     /// The documents whose writes bring tokens: the users', or the token documents.
-    public var trigger: Trigger {
-        let pattern =
-            switch schema.tokens {
-            case .documentPerUser(let collection): "\(collection)/{userId}"
-            case .documentPerToken(let collection, _): "\(collection)/{tokenId}"
-            case .subcollection(let collection): "\(schema.userPattern)/\(collection)/{tokenId}"
-            case .single, .array, .mapKeys: schema.userPattern
-            }
-        return Trigger(pattern: pattern, kinds: [.written, .created, .updated])
-    }
+    public var trigger: Trigger { Trigger(pattern: schema.tokens.layout.triggerPattern(in: schema), kinds: [.written, .created, .updated]) }
 
     /// The tokens a written document holds: a user document's as the schema keeps them, a token
     /// document's one (its `token` field; in a subcollection, else its id).
-    func tokens(in document: FirestoreDocument) -> [String] {
-        switch schema.tokens {
-        case .documentPerUser: document["token"]?.stringValue.map { [$0] } ?? []
-        case .subcollection, .documentPerToken: [Schema.TokenStorage.token(ofDevice: document)]
-        case .single, .array, .mapKeys: TokenStore(schema.tokens).tokens(of: document)
-        }
-    }
+    func tokens(in document: FirestoreDocument) -> [String] { schema.tokens.layout.tokens(inWritten: document) }
 
-    /// The other documents that may hold `token`. A token document found only by its id (no `token`
-    /// field) cannot be: a collection group is not queried by the last part of a name.
-    func holders(of token: String) -> ValueLookup? {
-        switch schema.tokens {
-        case .documentPerUser(let collection), .documentPerToken(let collection, _):
-            ValueLookup(collectionID: collection, field: FieldPath("token"), .equals, .string(token))
-        case .subcollection(let collection):
-            ValueLookup(collectionID: collection, allDescendants: true, field: FieldPath("token"), .equals, .string(token))
-        case .single, .array, .mapKeys: TokenStore(schema.tokens).holders(of: token, in: schema.userCollection)
-        }
-    }
+    /// The other documents that may hold `token`.
+    func holders(of token: String) -> ValueLookup? { schema.tokens.layout.holders(of: token, in: schema) }
 
     /// The claim document of a token, in the user document's database.
     func claimName(of token: String, near user: DocumentName) -> DocumentName? {
@@ -119,7 +95,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
         guard change.newDocument != nil else { return .skip("the user document was deleted") }
         guard needsWork(change) else { return .skip("tokens already normal") }
-        let store = TokenStore(schema.tokens)
+        let layout = schema.tokens.layout
         let gained = gained(in: change)
         let claims = gained.compactMap { claimName(of: $0, near: change.document) }
         let holders = gained.compactMap(holders(of:))
@@ -158,7 +134,7 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
                 // event is planned again.
                 guard let token = lookup.value.stringValue ?? lookup.field.segments.last, let previous = claimed[token],
                     let version = holder.updateTime, version <= gainedAt || (!schema.tokensOutsideTheUser && previous == holder.name.path),
-                    var removal = schema.tokensOutsideTheUser ? Write(.delete(holder.name)) : store.removal(of: token, from: holder)
+                    var removal = schema.tokensOutsideTheUser ? Write(.delete(holder.name)) : layout.removal(of: token, from: holder, in: DocumentsRead())
                 else { continue }
                 removal.precondition = .updateTime(version)
                 writes.append(removal)
@@ -195,39 +171,11 @@ public struct TokenCleanup: EventFunction, ConfigurableFunction {
     func normalization(of user: FirestoreDocument, stamp: Bool, dropping superseded: Set<String> = []) -> Write? {
         // Conditional on the version planned from: a token added meanwhile wins, and its own event re-plans.
         let precondition: Precondition = user.updateTime.map { .updateTime($0) } ?? .exists(true)
-        var fields: [String: FirestoreValue] = [:]
-        var mask: [FieldPath] = []
-        switch schema.tokens {
-        case .single(let field):
-            if let value = user[field], value != .null, !(value.stringValue.map { Self.isWellFormed($0) && !superseded.contains($0) } ?? false) {
-                mask.append(FieldPath(field))
-            }
-        case .array(let field):
-            if let values = user[field]?.arrayValue {
-                let normal = Self.normalized(values.compactMap(\.stringValue).filter { !superseded.contains($0) }).map(FirestoreValue.string)
-                if normal != values {
-                    fields[field] = .array(normal)
-                    mask.append(FieldPath(field))
-                }
-            }
-        case .mapKeys(let field):
-            // Keys carry an order only by the times their values hold: with one on each, the oldest beyond
-            // ten go too; without, only the malformed.
-            let map = user[field]?.mapValue ?? [:]
-            let kept = map.filter { Self.isWellFormed($0.key) && !superseded.contains($0.key) }
-            var dropped = Set(map.keys).subtracting(kept.keys)
-            if kept.values.allSatisfy({ TokenStore.time(of: $0) != nil }) {
-                dropped.formUnion(TokenStore.keysOldestFirst(kept).dropLast(Self.maximumTokensPerUser))
-            }
-            mask += dropped.sorted().map { FieldPath(field, $0) }
-        case .documentPerUser, .subcollection, .documentPerToken:
-            // A token document holds one device: a superseded token takes it away, and so does a
-            // malformed one in its token field (a document id is not a token field the app wrote).
-            guard let token = tokens(in: user).first else { return nil }
-            let malformed = user["token"]?.stringValue.map { !Self.isWellFormed($0) } ?? false
-            guard malformed || superseded.contains(token) else { return nil }
-            return Write(.delete(user.name), precondition: precondition)
-        }
+        let fix = schema.tokens.layout.normalization(of: user, dropping: superseded)
+        if fix == .delete { return Write(.delete(user.name), precondition: precondition) }
+        // A token document is not stamped: the app writes its time.
+        if schema.tokensOutsideTheUser { return nil }
+        let (fields, mask) = if case .update(let fields, let mask) = fix { (fields, mask) } else { ([:], [FieldPath]()) }
         let stampTransform = schema.tokensUpdatedAtField.flatMap { stamp ? FieldTransform(FieldPath($0), .setToRequestTime) : nil }
         guard !mask.isEmpty || stampTransform != nil else { return nil }
         return Write(.update(user.name, fields: fields, mask: mask), transforms: stampTransform.map { [$0] } ?? [], precondition: precondition)

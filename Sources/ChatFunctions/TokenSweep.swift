@@ -25,13 +25,9 @@ extension TokenCleanup: ScheduledFunction {
         guard let field = schema.tokensUpdatedAtField else { return [] }
         let age = validate ? min(doubtfulAfter, staleAfter) : staleAfter
         let cutoff = Timestamp(seconds: now.seconds - age, nanos: now.nanos)
-        // With a subcollection, each token document carries its own time: a collection group query reaches them all.
-        let (collection, everywhere) =
-            switch schema.tokens {
-            case .subcollection(let name): (name, true)
-            case .documentPerUser(let name), .documentPerToken(let name, _): (name, false)
-            case .single, .array, .mapKeys: (schema.userCollection, false)
-            }
+        // Token documents each carry their own time: a collection group query reaches those under every user.
+        let documents = schema.tokens.layout.documents
+        let (collection, everywhere) = (documents?.collection ?? schema.userCollection, documents?.underUsers ?? false)
         let future = now.adding(Schema.clockSkew)
         func sweep(_ label: String, _ comparison: StructuredQuery.Operator, _ value: FirestoreValue) -> Sweep {
             Sweep(
@@ -57,40 +53,33 @@ extension TokenCleanup: ScheduledFunction {
             let changedAt = schema.clientTime(field, of: document)
         else { return .nothing }
         let age = now.seconds - changedAt.seconds
+        let layout = schema.tokens.layout
         if schema.tokensOutsideTheUser {
-            // A device's document is keyed by its token or holds it; a user's own is keyed by the user.
-            let perUser = if case .documentPerUser = schema.tokens { true } else { false }
-            guard let token = perUser ? document["token"]?.stringValue : Schema.TokenStorage.token(ofDevice: document) else { return .nothing }
-            let user =
-                switch schema.tokens {
-                case .documentPerUser: document.name.documentID
-                case .documentPerToken(_, let userField): document[userField]?.stringValue ?? ""
-                case .subcollection, .single, .array, .mapKeys: document.name.parent?.documentID ?? ""
-                }
+            guard let token = layout.tokens(inWritten: document).first else { return .nothing }
+            let user = layout.owner(ofWritten: document)
             let removal = Write(.delete(document.name), precondition: .updateTime(version))
             if age > staleAfter { return SweepStep(writes: [removal]) }
             return validate && age > doubtfulAfter ? SweepStep(checks: [check(token, of: user, removal: removal)]) : .nothing
         }
-        let store = TokenStore(schema.tokens)
-        let tokens = store.tokens(of: document)
-        guard !tokens.isEmpty, let tokenField = store.field else { return .nothing }
+        let tokens = layout.tokens(inWritten: document)
+        guard !tokens.isEmpty, let tokenField = layout.userDocumentField else { return .nothing }
         // A user seen lately keeps an app that refreshes its token, even if the token itself did not change.
         let seen = [schema.heartbeatField, schema.lastSeenField].compactMap { schema.clientTime($0, of: document) }.max()
         let unseen = seen.map({ now.seconds - $0.seconds > staleAfter }) ?? true
         func checks(_ doubtful: [String]) -> SweepStep {
-            SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: store.removal(of: $0, from: document)) })
+            SweepStep(checks: doubtful.map { check($0, of: document.name.documentID, removal: layout.removal(of: $0, from: document, in: DocumentsRead())) })
         }
         // A map whose values say when each device last wrote its token (`{token: serverTimestamp()}`, as
         // Firebase advises apps to refresh on every start): each token by its own time, a token without
         // one by when the map last changed.
-        if case .mapKeys = schema.tokens, let refreshed = document[tokenField]?.mapValue.flatMap(Self.refreshTimes) {
+        if let refreshed = layout.refreshTimes(in: document) {
             // A time after the document's last write (plus the skew) is taken as that bound.
             let latest = version.adding(Schema.clockSkew).seconds
             let ageOf = { (token: String) in now.seconds - min(refreshed[token] ?? changedAt.seconds, latest) }
             let stale = tokens.filter { ageOf($0) > staleAfter }
             if unseen, !stale.isEmpty {
                 return SweepStep(
-                    writes: [Write(.update(document.name, fields: [:], mask: stale.map { FieldPath(tokenField, $0) }), precondition: .updateTime(version))])
+                    writes: [Write(.update(document.name, fields: [:], mask: layout.clearing(stale)), precondition: .updateTime(version))])
             }
             return validate ? checks(tokens.filter { ageOf($0) > doubtfulAfter }) : .nothing
         }
@@ -99,18 +88,6 @@ extension TokenCleanup: ScheduledFunction {
         }
         guard validate, age > doubtfulAfter else { return .nothing }
         return checks(tokens)
-    }
-
-    /// When each token of a map was last written, in seconds since 1970, for the values that hold a moment
-    /// (a timestamp, or a number of seconds or, above 10¹¹, milliseconds after 2001); nil when none does.
-    static func refreshTimes(_ map: [String: FirestoreValue]) -> [String: Int64]? {
-        var times: [String: Int64] = [:]
-        for (token, value) in map {
-            guard let time = TokenStore.time(of: value) else { continue }
-            let seconds = value.timestampValue == nil && time > 1e11 ? time / 1000 : time
-            if seconds >= 1e9, seconds < 1e11 { times[token] = Int64(seconds) }
-        }
-        return times.isEmpty ? nil : times
     }
 
     func check(_ token: String, of userID: String, removal: Write?) -> PushMessage {

@@ -72,14 +72,6 @@ struct FieldProfile {
 
 /// How names and values look: the hints inference uses beside what the data proves.
 enum Looks {
-    /// An FCM registration token: long (140 characters or more; an APNs device token 64), of the
-    /// characters FCM uses (`dXyz…:APA91b…`). Auto-ids (20), uids (28) and UUIDs (36) are shorter.
-    static func likeToken(_ text: String) -> Bool {
-        if let kind = PushToken.classify(text).kind, kind != .fcm { return true }  // Expo's and APNs's
-        return text.utf8.count >= 64 && text.utf8.count <= 4096
-            && text.utf8.allSatisfy { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || isAlphanumeric($0) }
-    }
-
     /// The kinds of push tokens in `tokens`, for a report: " (12 FCM, 3 Expo, 1 APNs)", with what delivers
     /// Expo's and APNs's, and how many are no token at all.
     static func kinds(_ tokens: [String]) -> String {

@@ -1,5 +1,6 @@
 import ChatFunctions
 import FirestoreModel
+import PushTokens
 import WireFormats
 
 /// The fields of users: their name, badge, push tokens and presence.
@@ -51,12 +52,12 @@ extension Inferring {
                 switch user[profile.name] {
                 // A user's own id (a `uid` field) is never its token, however long.
                 case .string(let text)?
-                where (Looks.likeToken(text) || (hinted(profile.name) && !text.isEmpty)) && !userIDs.contains(text) && text != user.name.documentID:
+                where (PushToken.looksLikeToken(text) || (hinted(profile.name) && !text.isEmpty)) && !userIDs.contains(text) && text != user.name.documentID:
                     single.append(text)
                 case .array(let items)?
-                where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { Looks.likeToken($0) || hinted(profile.name) } ?? false }):
+                where !items.isEmpty && items.allSatisfy({ $0.stringValue.map { PushToken.looksLikeToken($0) || hinted(profile.name) } ?? false }):
                     array.append(items.compactMap(\.stringValue))
-                case .map(let map)? where !map.isEmpty && map.keys.allSatisfy({ Looks.likeToken($0) || hinted(profile.name) }):
+                case .map(let map)? where !map.isEmpty && map.keys.allSatisfy({ PushToken.looksLikeToken($0) || hinted(profile.name) }):
                     mapKeys.append(Array(map.keys))
                 default: break
                 }
@@ -87,9 +88,9 @@ extension Inferring {
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 2 && path[0] == users {
             let tokens = data.documents(in: path)
             // Token documents keyed by an auto-id, the token in a field of another name: Herald could not read it.
-            if tokens.allSatisfy({ $0["token"] == nil && !Looks.likeToken($0.name.documentID) }),
+            if tokens.allSatisfy({ $0["token"] == nil && !PushToken.looksLikeToken($0.name.documentID) }),
                 let field = FieldProfile.profiles(of: tokens).keys.sorted().first(where: { field in
-                    Self.mostly(tokens.filter { Looks.likeToken($0[field]?.stringValue ?? "") }.count, of: tokens.count)
+                    Self.mostly(tokens.filter { PushToken.looksLikeToken($0[field]?.stringValue ?? "") }.count, of: tokens.count)
                 })
             {
                 misplaced.append(
@@ -98,20 +99,20 @@ extension Inferring {
                 continue
             }
             let tokenLike = tokens.filter { document in
-                Looks.likeToken(Schema.TokenStorage.token(ofDevice: document)) || (hinted(path[1]) && document["token"]?.stringValue != nil)
+                PushToken.looksLikeToken(TokenDocuments.token(of: document)) || (hinted(path[1]) && document["token"]?.stringValue != nil)
             }
             guard Self.mostly(tokenLike.count, of: tokens.count) else { continue }
             let holders = Set(tokenLike.compactMap { $0.name.parent?.documentID }).count
             shapes.append(
                 (
                     ["subcollection": .string(path[1])], holders,
-                    "\(path[1]): token documents under \(holders) of \(documents.count) \(users)\(Looks.kinds(tokenLike.map(Schema.TokenStorage.token(ofDevice:))))"
+                    "\(path[1]): token documents under \(holders) of \(documents.count) \(users)\(Looks.kinds(tokenLike.map(TokenDocuments.token(of:))))"
                 ))
         }
         // Firebase's guide to managing tokens: `fcmTokens/{uid}` holding `{token, timestamp}`.
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users {
             let all = data.documents(in: path)
-            let held = all.filter { userIDs.contains($0.name.documentID) && Looks.likeToken($0["token"]?.stringValue ?? "") }
+            let held = all.filter { userIDs.contains($0.name.documentID) && PushToken.looksLikeToken($0["token"]?.stringValue ?? "") }
             guard !held.isEmpty, Self.mostly(held.count, of: all.count) else { continue }
             shapes.append(
                 (
@@ -124,7 +125,7 @@ extension Inferring {
         // holds tokens and user ids too).
         for path in data.groups.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) where path.count == 1 && path[0] != users && hinted(path[0]) {
             let all = data.documents(in: path)
-            let devices = all.filter { Looks.likeToken(Schema.TokenStorage.token(ofDevice: $0)) && !userIDs.contains($0.name.documentID) }
+            let devices = all.filter { PushToken.looksLikeToken(TokenDocuments.token(of: $0)) && !userIDs.contains($0.name.documentID) }
             guard !devices.isEmpty, Self.mostly(devices.count, of: all.count) else { continue }
             let owners = FieldProfile.profiles(of: devices).keys.sorted().compactMap { field -> (field: String, users: Set<String>)? in
                 let named = devices.compactMap { $0[field]?.stringValue }.filter(userIDs.contains)
@@ -134,7 +135,7 @@ extension Inferring {
             shapes.append(
                 (
                     ["documentPerToken": ["collection": .string(path[0]), "userField": .string(owner.field)]], owner.users.count,
-                    "\(path[0]): \(devices.count) token documents, each naming one of \(owner.users.count) of \(documents.count) \(users) in \(owner.field)\(Looks.kinds(devices.map(Schema.TokenStorage.token(ofDevice:))))"
+                    "\(path[0]): \(devices.count) token documents, each naming one of \(owner.users.count) of \(documents.count) \(users) in \(owner.field)\(Looks.kinds(devices.map(TokenDocuments.token(of:))))"
                 ))
         }
         shapes.sort { $0.users > $1.users }

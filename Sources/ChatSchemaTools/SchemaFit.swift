@@ -111,15 +111,9 @@ struct Checking {
         for user in users { check(user: user) }
         let held = users.flatMap { tokens(of: $0) }
         if !held.isEmpty { report.notes.append("push tokens held by the \(schema.userCollection):\(Looks.kinds(held))") }
-        if case .documentPerToken(let collection, let userField) = schema.tokens { noteDevices(in: collection, userField: userField, userIDs: userIDs) }
-        if case .subcollection(let collection) = schema.tokens {
-            let devices = data.documents(in: [schema.userCollection, collection])
-            let idOnly = devices.filter { $0["token"] == nil && Looks.likeToken($0.name.documentID) }.count
-            if idOnly > 0 {
-                report.notes.append(
-                    "\(idOnly) of \(devices.count) token documents keep the token only as their id: after a change of accounts the first account keeps sending its alerts to the phone until the token goes stale, or for good without a time beside it (a query finds a token by a field, not by a name); write it in a token field too"
-                )
-            }
+        if let documents = schema.tokens.layout.documents {
+            let all = documents.underUsers ? data.documents(in: [schema.userCollection, documents.collection]) : data.documents(in: [documents.collection])
+            report.notes += schema.tokens.layout.notes(onAll: all, userIDs: userIDs)
         }
         dryRun(messages, newest: newest)
         return report
@@ -222,26 +216,8 @@ struct Checking {
         }
         let expected = schema.onlineStatusValue == nil ? "boolean" : "string"
         if let value = user[schema.onlineField], kind(value) != expected { misfit(user, "\(schema.onlineField) is \(kind(value)), not a \(expected)") }
-        switch schema.tokens {
-        case .single(let field):
-            if let value = user[field], value.stringValue == nil { misfit(user, "\(field) is \(kind(value)), not a token string") }
-        case .array(let field):
-            if let value = user[field], value.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true {
-                misfit(user, "\(field) is \(kind(value)), not an array of token strings")
-            }
-        case .mapKeys(let field):
-            if let value = user[field], value.mapValue == nil { misfit(user, "\(field) is \(kind(value)), not a map keyed by tokens") }
-        case .subcollection, .documentPerToken:
-            // Documents keyed by auto-ids, the token in a field of another name: Herald would push to the ids.
-            for device in tokenDocuments(of: user.name) where device["token"] == nil {
-                if let field = device.fields.filter({ Looks.likeToken($0.value.stringValue ?? "") }).keys.sorted().first {
-                    misfit(device, "no token field: Herald takes the document id for the token, and the token is in \(field)")
-                }
-            }
-        case .documentPerUser:
-            for device in tokenDocuments(of: user.name) {
-                if let value = device["token"], value.stringValue == nil { misfit(device, "token is \(kind(value)), not a token string") }
-            }
+        for misfit in schema.tokens.layout.misfits(of: user, tokenDocuments: tokenDocuments(of: user.name), kind: kind) {
+            self.misfit(misfit.document, misfit.problem)
         }
         let held = tokens(of: user)
         if held.isEmpty { misfit(user, "no push token (\(tokenPlace)): no push reaches this user") }
@@ -255,51 +231,26 @@ struct Checking {
         }
     }
 
-    /// Device documents no push can reach (their user field names no user), and users with more than a
-    /// message reads (only the first `ValueLookup.maximumFound` by name are read, then the ten newest).
-    mutating func noteDevices(in collection: String, userField: String, userIDs: Set<String>) {
-        let devices = data.documents(in: [collection])
-        let owners = devices.map { $0[userField]?.stringValue }
-        let orphans = owners.filter { !($0.map(userIDs.contains) ?? false) }.count
-        if orphans > 0 {
-            report.notes.append(
-                "\(orphans) of \(devices.count) \(collection) documents name no user in \(userField) (missing, not a string, or no such user): no push reaches them"
-            )
-        }
-        let crowded = Dictionary(grouping: owners.compactMap { $0 }, by: { $0 }).filter { $0.value.count > ValueLookup.maximumFound }.keys.sorted()
-        if !crowded.isEmpty {
-            report.notes.append(
-                "\(crowded.count) users have more than \(ValueLookup.maximumFound) \(collection) documents (\(crowded.prefix(5).joined(separator: ", "))): a message reads only the first \(ValueLookup.maximumFound) by name, and a device beyond them gets no push"
-            )
-        }
-    }
+    var tokenPlace: String { schema.tokens.layout.place(in: schema) }
 
-    var tokenPlace: String {
-        switch schema.tokens {
-        case .single(let field), .array(let field), .mapKeys(let field): field
-        case .subcollection(let collection): "\(schema.userCollection)/*/\(collection)"
-        case .documentPerUser(let collection): "\(collection)/{userId}"
-        case .documentPerToken(let collection, let userField): "\(collection)/* by \(userField)"
+    /// What the user's tokens need read, besides their document, found in the data.
+    func tokenReads(of user: DocumentName) -> DocumentsRead {
+        let reads = schema.tokens.layout.reads(for: user)
+        var read = DocumentsRead()
+        for name in reads.documents { if let document = data.document(name) { read.found[name] = document } }
+        for collection in reads.collections {
+            read.collections[collection] = data.documents(in: [schema.userCollection, collection.collectionID]).filter { $0.name.parent == collection.parent }
         }
+        for lookup in reads.lookups { read.lookups[lookup] = data.documents(in: [lookup.collectionID]).filter(lookup.matches) }
+        return read
     }
 
     func tokenDocuments(of user: DocumentName) -> [FirestoreDocument] {
-        switch schema.tokens {
-        case .subcollection(let collection): data.documents(in: [schema.userCollection, collection]).filter { $0.name.parent == user }
-        case .documentPerUser: schema.tokens.document(of: user).flatMap(data.document).map { [$0] } ?? []
-        case .documentPerToken(let collection, _):
-            schema.tokens.lookup(of: user.documentID).map { lookup in data.documents(in: [collection]).filter(lookup.matches) } ?? []
-        case .single, .array, .mapKeys: []
-        }
+        let read = tokenReads(of: user)
+        return (Array(read.found.values) + read.collections.values.joined() + read.lookups.values.joined()).sorted { $0.name < $1.name }
     }
 
-    func tokens(of user: FirestoreDocument) -> [String] {
-        switch schema.tokens {
-        case .subcollection, .documentPerToken: tokenDocuments(of: user.name).map(Schema.TokenStorage.token(ofDevice:))
-        case .documentPerUser: tokenDocuments(of: user.name).compactMap { $0["token"]?.stringValue }
-        case .single, .array, .mapKeys: schema.tokens(of: user)
-        }
-    }
+    func tokens(of user: FirestoreDocument) -> [String] { schema.tokens(of: user, read: tokenReads(of: user.name)) }
 
     /// onMessageCreated on the newest messages, each from the documents it would read.
     mutating func dryRun(_ messages: [FirestoreDocument], newest: Int) {

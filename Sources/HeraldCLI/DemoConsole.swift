@@ -27,7 +27,7 @@ struct DemoConsole: ConsoleDomain {
             let id = user.name.documentID
             let name = schema.displayName(of: user) ?? id
             names[id] = name
-            let tokens = Self.tokens(of: user, storage: schema.tokens)
+            let tokens = schema.tokens(of: user)
             for (index, token) in tokens.enumerated() {
                 devices[token] = .string(Self.deviceName(token: token, owner: name, index: index, of: tokens.count))
             }
@@ -70,16 +70,6 @@ struct DemoConsole: ConsoleDomain {
             (process.name, process.port, process.environment["HERALD_REQUIRE_OIDC_AUDIENCE"] ?? "http://127.0.0.1:\(process.port)/", process.restarts)
         }
         return await FunctionFigures.collect(from: processes, identity: supervisor.cloud.identity)
-    }
-
-    /// The tokens a user document holds, as the schema stores them (tokens kept in documents of their own are not read here).
-    static func tokens(of user: FirestoreDocument, storage: Schema.TokenStorage) -> [String] {
-        switch storage {
-        case .single(let field): user[field]?.stringValue.map { [$0] } ?? []
-        case .array(let field): user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
-        case .mapKeys(let field): user[field]?.mapValue?.keys.sorted() ?? []
-        case .subcollection, .documentPerUser, .documentPerToken: []
-        }
     }
 
     /// "Bob's iPad" for the demo's iPad, or for a token ending in `-ipad`; "Bob's device 2" for a token that says nothing.

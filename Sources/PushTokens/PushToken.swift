@@ -78,6 +78,15 @@ public enum PushToken {
 
     public static func isWellFormed(_ token: String) -> Bool { classify(token).kind != nil }
 
+    /// Whether a stored string looks like a token, as evidence of where an app keeps them: an Expo or APNs
+    /// token, or an FCM registration token's shape (64 to 4096 of the characters FCM uses,
+    /// `dXyz…:APA91b…`). Auto-ids (20), uids (28) and UUIDs (36) are shorter.
+    public static func looksLikeToken(_ text: String) -> Bool {
+        if let kind = classify(text).kind, kind != .fcm { return true }
+        return text.utf8.count >= 64 && text.utf8.count <= maximumBytes
+            && text.utf8.allSatisfy { $0 == UInt8(ascii: ":") || isWordByte($0) }
+    }
+
     static func isHexDigit(_ byte: UInt8) -> Bool {
         (0x30...0x39).contains(byte) || (0x41...0x46).contains(byte) || (0x61...0x66).contains(byte)
     }

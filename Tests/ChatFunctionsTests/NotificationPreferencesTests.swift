@@ -26,15 +26,6 @@ struct PreferencesWorld {
 
     var members: [String] { isGroup ? ["alice", "bob", "carol"] : ["alice", "bob"] }
 
-    func tokens(_ id: String) -> FirestoreValue {
-        switch schema.tokens {
-        case .single: .string("tok-\(id)")
-        case .array: .array([.string("tok-\(id)")])
-        case .mapKeys: .map(["tok-\(id)": .boolean(true)])
-        case .subcollection, .documentPerUser, .documentPerToken: .null
-        }
-    }
-
     func plan() throws -> Plan {
         let (change, read) = try event()
         return OnMessageCreated(schema: schema, timeZones: TimeZoneRulesTests.database.timeZones).plan(for: change, given: read).plan
@@ -56,16 +47,13 @@ struct PreferencesWorld {
         for id in members {
             let name = try DocumentName(project: "p", path: "\(schema.userCollection)/\(id)")
             var fields: [String: FirestoreValue] = [schema.displayNameField: .string(id == "alice" ? senderName : id.prefix(1).uppercased() + id.dropFirst())]
-            if let field = TokenField(schema.tokens).name { fields[field] = tokens(id) }
+            // The user's one device, as the app writes it at sign-in.
+            let seed = try schema.tokens.layout.seed(["tok-\(id)"], of: name, stamp: nil)
+            fields.merge(seed.userFields) { $1 }
             fields.merge(users[id] ?? [:]) { $1 }
             read.found[name] = FirestoreDocument(name: name, fields: fields, updateTime: Timestamp(seconds: 5))
-            if case .documentPerUser(let collection) = schema.tokens {
-                let device = try DocumentName(project: "p", path: "\(collection)/\(id)")
-                read.found[device] = FirestoreDocument(name: device, fields: ["token": .string("tok-\(id)")], updateTime: Timestamp(seconds: 6))
-            }
-            if case .documentPerToken(let collection, let userField) = schema.tokens {
-                let device = try DocumentName(project: "p", path: "\(collection)/tok-\(id)")
-                read.found[device] = FirestoreDocument(name: device, fields: [userField: .string(id)], updateTime: Timestamp(seconds: 6))
+            for case .update(let device, let deviceFields, _) in seed.writes.map(\.operation) {
+                read.found[device] = FirestoreDocument(name: device, fields: deviceFields, updateTime: Timestamp(seconds: 6))
             }
         }
         let path = schema.conversationIDField == nil ? "\(schema.conversationCollection)/c1/messages/m1" : "messages/m1"
@@ -93,16 +81,6 @@ struct PreferencesWorld {
         guard let push = plan.pushes.first(where: { $0.token == "tok-\(id)" }) else { return "nothing" }
         if push.body != nil { return push.summary?.contains("mentioned you") == true ? "alert: mention" : "alert" }
         return "silent: \(push.content["data"]?["reason"]?.stringValue ?? "?")"
-    }
-}
-
-struct TokenField {
-    let name: String?
-    init(_ storage: Schema.TokenStorage) {
-        switch storage {
-        case .single(let field), .array(let field), .mapKeys(let field): name = field
-        case .subcollection, .documentPerUser, .documentPerToken: name = nil
-        }
     }
 }
 

@@ -131,7 +131,7 @@ struct World {
             eventID: "e", kind: .created, time: now, document: messageName,
             newDocument: FirestoreDocument(name: messageName, fields: message, createTime: now))
         read.found[messageName] = change.newDocument
-        if case .subcollection(let collection) = schema.tokens {
+        if let collection = (schema.tokens.layout as? TokenSubcollection)?.collection {
             for id in users.keys {
                 let path = CollectionPath(parent: try DocumentName(project: "p", path: "users/\(id)"), collectionID: collection)
                 read.collections[path] = tokenDocuments.filter { $0.name.parent == path.parent }

@@ -157,9 +157,10 @@ import Testing
         let function = TokenCleanup(schema: schema)
         let token = Self.good[3]
         let (bobFields, aliceFields): ([String: FirestoreValue], [String: FirestoreValue]) =
-            switch schema.tokens {
-            case .single(let field): ([field: .string(token)], [field: .string(token), "displayName": .string("Alice")])
-            default: (["fcmTokens": .array([.string(token)])], ["fcmTokens": .array([.string(Self.good[4]), .string(token)])])
+            if let field = (schema.tokens.layout as? SingleTokenField)?.field {
+                ([field: .string(token)], [field: .string(token), "displayName": .string("Alice")])
+            } else {
+                (["fcmTokens": .array([.string(token)])], ["fcmTokens": .array([.string(Self.good[4]), .string(token)])])
             }
         let bob = try DocumentName(project: "p", path: "users/u1")
         let change = DocumentChange(

@@ -130,7 +130,7 @@ import WireFormats
             }
             let tokens = { (id: String) in
                 let all = DemoWorld.people.first { $0.id == id }!.tokens
-                if case .single = schema.tokens { return [all[0]] }
+                if schema.tokens.layout is SingleTokenField { return [all[0]] }
                 return all
             }
             let records = try await DevicePush.all(at: local.baseURL)

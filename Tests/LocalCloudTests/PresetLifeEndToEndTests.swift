@@ -86,7 +86,7 @@ import WireFormats
                 // The message's text, however the preset frames it ("Family • Alice: Dinner at 6pm" or "Dinner at 6pm").
                 .compactMap { $0.body?.components(separatedBy: ": ").last }.sorted()
         }
-        let single = if case .single = schema.tokens { true } else { false }
+        let single = schema.tokens.layout is SingleTokenField
         #expect(notified("tok-bob-phone") == ["Dinner at 6pm"], "\(preset)")
         #expect(notified(DemoWorld.bobsIPad) == (single ? [] : ["Dinner at 6pm"]), "\(preset)")
         #expect(notified(DemoWorld.carolsPhone) == (single ? ["Dinner at 6pm"] : ["Dinner at 6pm", "On my way"]), "\(preset)")
@@ -107,11 +107,6 @@ import WireFormats
 struct TokensOf {
     let schema: Schema
     func of(_ user: FirestoreDocument) -> [String] {
-        switch schema.tokens {
-        case .single(let field): user[field]?.stringValue.map { [$0] } ?? []
-        case .array(let field): user[field]?.arrayValue?.compactMap(\.stringValue) ?? []
-        case .mapKeys(let field): user[field]?.mapValue?.keys.sorted() ?? []
-        case .subcollection, .documentPerUser, .documentPerToken: []
-        }
+        schema.tokens(of: user)
     }
 }

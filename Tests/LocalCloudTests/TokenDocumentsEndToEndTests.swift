@@ -34,17 +34,17 @@ import WireFormats
         let db = FirestoreClient(project: "e2e", endpoint: endpoint, credentials: EmulatorCredentials(), httpClient: .shared)
         let world = DemoWorld(schema: schema, project: "e2e")
         let phone = "tok-alice-phone"
-        let perUser = if case .documentPerUser = schema.tokens { true } else { false }
+        let perUser = schema.tokens.layout is TokenDocumentPerUser
         // The phone's document under a user, or (one document per token) the phone's if it names them.
         let device = { (user: String) -> FirestoreDocument? in
-            switch schema.tokens {
-            case .documentPerUser: return try await db.get(try db.name("fcmTokens/\(user)"))
-            case .documentPerToken: return try await db.get(try db.name("fcmTokens/\(phone)")).flatMap { $0["uid"] == .string(user) ? $0 : nil }
+            switch schema.tokens.layout {
+            case is TokenDocumentPerUser: return try await db.get(try db.name("fcmTokens/\(user)"))
+            case is TokenDocumentPerToken: return try await db.get(try db.name("fcmTokens/\(phone)")).flatMap { $0["uid"] == .string(user) ? $0 : nil }
             default: return try await db.get(try db.name("users/\(user)/devices/\(phone)"))
             }
         }
         let alicesPhone = try #require(try await device("alice"))
-        if case .documentPerToken = schema.tokens {
+        if schema.tokens.layout is TokenDocumentPerToken {
             #expect(alicesPhone.name.documentID == phone && alicesPhone["token"] == nil, "keyed by the token, as the codelab writes it")
         } else {
             #expect(alicesPhone["token"] == .string(phone))
@@ -55,7 +55,7 @@ import WireFormats
         _ = try await db.commit([try world.signIn("carol", onDeviceWith: phone)])
         try await dev.waitUntilIdle()
         #expect(try await device("alice") == nil, "Alice's document no longer names the phone")
-        #expect(try await device("carol").map(Schema.TokenStorage.token(ofDevice:)) == phone, "Carol's document holds the phone")
+        #expect(try await device("carol").map(TokenDocuments.token(of:)) == phone, "Carol's document holds the phone")
 
         _ = try await db.commit([try world.message(from: "bob", in: "family", text: "On my way", id: "m2", at: .now())])
         try await dev.waitUntilIdle()

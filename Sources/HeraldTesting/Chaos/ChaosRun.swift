@@ -77,9 +77,8 @@ public struct ChaosRun: Sendable {
 
     public func run() async throws -> ChaosReport {
         let schema = try Schema.load(FunctionSettings.reading(schema: settings.schema))
-        switch schema.tokens {
-        case .array, .mapKeys: break
-        default: throw StillBusy(description: "chaos runs need a schema that keeps several tokens per user in the user document")
+        guard schema.tokens.layout.userDocumentField != nil, !(schema.tokens.layout is SingleTokenField) else {
+            throw StillBusy(description: "chaos runs need a schema that keeps several tokens per user in the user document")
         }
         let world = ChaosWorld(users: settings.users, conversations: settings.conversations, roamingDevices: settings.roamingDevices, seed: settings.seed)
         let demo = DemoWorld(schema: schema, project: project)
