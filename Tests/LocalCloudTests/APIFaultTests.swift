@@ -63,7 +63,7 @@ import WireFormats
             let key = try ServiceAccountKey(contentsOf: try local.cloud.writeKeyFile(baseURL: local.baseURL))
             let credentials = try ServiceAccountCredentials(
                 key: key, mode: .tokenExchange(scopes: [ServiceAccountCredentials.cloudPlatformScope]), httpClient: .shared)
-            await #expect { try await credentials.token() } throws: { AuthError.isTransient($0) }
+            await #expect { try await credentials.token() } throws: { FailureKind($0) == .notSent }
         }
     }
 

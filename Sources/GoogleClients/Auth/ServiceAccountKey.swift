@@ -84,13 +84,6 @@ public enum AuthError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A setting the others need is not set: the message names it.
     case missingSetting(String)
 
-    /// Whether `error` is a token that could not be had for now. No request was sent without one, so
-    /// any call, even a write that is not idempotent, may be retried.
-    public static func isTransient(_ error: any Error) -> Bool {
-        if case .unavailable? = error as? AuthError { return true }
-        return false
-    }
-
     public var description: String {
         switch self {
         case .badKeyFile(let m): "bad service-account key file: \(m)"

@@ -122,13 +122,9 @@ public struct FCMClient: Sendable {
         }
     }
 
-    /// QUOTA_EXCEEDED is not retried here (FCM wants a minute at least): the event goes back to the trigger.
-    static func isRetryable(_ error: any Error) -> Bool {
-        if error is TransportError || AuthError.isTransient(error) { return true }
-        guard let api = error as? GoogleAPIError else { return false }
-        if api.fcmErrorCode == "QUOTA_EXCEEDED" || api.status == .resourceExhausted { return false }
-        return api.httpStatus >= 500
-    }
+    /// A send is retried here unless throttled: QUOTA_EXCEEDED wants a minute at least, and the event
+    /// goes back to the trigger instead. One whose outcome is unknown is sent again, as FCM advises.
+    static func isRetryable(_ error: any Error) -> Bool { [.notSent, .unavailable, .outcomeUnknown].contains(FailureKind(error)) }
 
     /// How the reason of a push refused for the credentials begins (retried, and worth an ERROR).
     public static let credentialsRefused = "FCM refused the credentials"

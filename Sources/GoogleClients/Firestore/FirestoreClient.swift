@@ -148,7 +148,7 @@ public struct FirestoreClient: Sendable {
         // A transport failure is ambiguous and goes back to the caller, whose preconditions make a redo safe.
         let bytes = try await http.call(
             .POST, url("\(databaseName)/documents:commit"), body: request,
-            retry: transaction == nil ? writeRetry : .none, isRetryable: Self.isRetryableWrite)
+            retry: transaction == nil ? writeRetry : .none, isRetryable: { FailureKind($0).allowsAnyCall })
         return try Self.commitResult(bytes)
     }
 
@@ -179,7 +179,7 @@ public struct FirestoreClient: Sendable {
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
         let bytes = try await http.call(
             .POST, url("\(databaseName)/documents:commit"), body: request, retry: retry ?? writeRetry,
-            isRetryable: Self.isRetryableIdempotentWrite, deadline: deadline, essential: essential)
+            isRetryable: { FailureKind($0).allowsIdempotentWrite }, deadline: deadline, essential: essential)
         return try Self.commitResult(bytes)
     }
 
@@ -205,7 +205,7 @@ public struct FirestoreClient: Sendable {
         let request: JSONValue = ["writes": .array(writes.map(\.json))]
         let bytes = try await http.call(
             .POST, url("\(databaseName)/documents:batchWrite"), body: request, retry: writeRetry,
-            isRetryable: Self.isRetryableWrite)
+            isRetryable: { FailureKind($0).allowsAnyCall })
         let json = try JSONValue(parsing: bytes)
         let results = json["writeResults"]?.arrayValue ?? []
         let statuses = json["status"]?.arrayValue ?? []
@@ -233,7 +233,7 @@ public struct FirestoreClient: Sendable {
         let body: JSONValue = ["options": readOnly ? ["readOnly": [:]] : ["readWrite": [:]]]
         let bytes = try await http.call(
             .POST, url("\(databaseName)/documents:beginTransaction"), body: body, retry: readRetry,
-            isRetryable: Self.isRetryableRead)
+            isRetryable: { FailureKind($0).allowsRead })
         guard let id = try JSONValue(parsing: bytes)["transaction"]?.stringValue else {
             throw GoogleAPIError(httpStatus: 200, status: .internal, message: "beginTransaction answered without a transaction")
         }
@@ -283,24 +283,6 @@ public struct FirestoreClient: Sendable {
 
     // MARK: Plumbing
 
-    static func isRetryableRead(_ error: any Error) -> Bool {
-        if error is TransportError || AuthError.isTransient(error) { return true }
-        guard let api = error as? GoogleAPIError else { return false }
-        return [.unavailable, .resourceExhausted, .deadlineExceeded, .internal].contains(api.status)
-    }
-
-    static func isRetryableWrite(_ error: any Error) -> Bool {
-        if AuthError.isTransient(error) { return true }
-        guard let api = error as? GoogleAPIError else { return false }
-        return [.unavailable, .resourceExhausted].contains(api.status)
-    }
-
-    static func isRetryableIdempotentWrite(_ error: any Error) -> Bool {
-        if error is TransportError || AuthError.isTransient(error) { return true }
-        guard let api = error as? GoogleAPIError else { return false }
-        return [.unavailable, .resourceExhausted, .deadlineExceeded, .aborted, .internal].contains(api.status)
-    }
-
     static func checkLimits(_ writes: [Write]) throws {
         guard writes.count <= maximumWritesPerCommit else {
             throw GoogleAPIError(
@@ -321,7 +303,7 @@ public struct FirestoreClient: Sendable {
 
     /// POSTs a request whose answer is a JSON array (batchGet, runQuery), with read retries.
     func readStream(_ url: String, body: JSONValue) async throws -> [JSONValue] {
-        let bytes = try await http.call(.POST, url, body: body, retry: readRetry, isRetryable: Self.isRetryableRead)
+        let bytes = try await http.call(.POST, url, body: body, retry: readRetry, isRetryable: { FailureKind($0).allowsRead })
         let json = try JSONValue(parsing: bytes)
         // The stream is an array; a single object is accepted too.
         return json.arrayValue ?? [json]

@@ -299,32 +299,23 @@ public struct ExactlyOnceExecutor: DocumentGateway {
         throw DownstreamError.unavailable("ledger part \(part.name.path) could not be applied")
     }
 
-    /// Google's answers, as what the trigger should do.
+    /// Google's answers, as what the trigger should do (`FailureKind`): retried later, throttled, or refused.
     static func classify(_ error: any Error) -> any Error {
-        switch error {
-        case let api as GoogleAPIError:
-            switch api.status {
-            case .unavailable, .deadlineExceeded, .aborted, .internal, .unknown:
-                return DownstreamError.unavailable("Firestore: \(api)", retryAfterSeconds: api.retryAfterSeconds)
-            case .resourceExhausted:
-                return DownstreamError.throttled("Firestore: \(api)", retryAfterSeconds: api.retryAfterSeconds)
-            case .unauthenticated, .permissionDenied:
-                // Usually an IAM change away from working: let the trigger retry rather than drop the event.
-                let fix = api.credentialsFix(api: "firestore.googleapis.com", role: "roles/datastore.user")
-                return DownstreamError.unavailable("Firestore refused the credentials (\(api)): \(fix)")
-            default:
-                return DownstreamError.rejected("Firestore: \(api)")
-            }
-        case let transport as TransportError:
-            return DownstreamError.unavailable("Firestore unreachable: \(transport)", retryAfterSeconds: transport.retryAfterSeconds)
-        case let auth as AuthError:
-            return DownstreamError.unavailable(auth.description)
-        case let json as FirestoreJSONError:
-            return DownstreamError.rejected("unreadable answer from Firestore: \(json)")
-        case let downstream as DownstreamError:
-            return downstream
-        default:
-            return error
+        if let downstream = error as? DownstreamError { return downstream }
+        if let json = error as? FirestoreJSONError { return DownstreamError.rejected("unreadable answer from Firestore: \(json)") }
+        let api = error as? GoogleAPIError
+        let transport = error as? TransportError
+        let what = transport.map { "Firestore unreachable: \($0)" } ?? api.map { "Firestore: \($0)" } ?? "\(error)"
+        let retryAfter = api?.retryAfterSeconds ?? transport?.retryAfterSeconds
+        switch FailureKind(error) {
+        case .throttled: return DownstreamError.throttled(what, retryAfterSeconds: retryAfter)
+        case .unavailable, .outcomeUnknown, .contention, .notSent: return DownstreamError.unavailable(what, retryAfterSeconds: retryAfter)
+        case .credentialsRefused:
+            // Usually an IAM change away from working: let the trigger retry rather than drop the event.
+            guard let api else { return DownstreamError.unavailable(what) }
+            let fix = api.credentialsFix(api: "firestore.googleapis.com", role: "roles/datastore.user")
+            return DownstreamError.unavailable("Firestore refused the credentials (\(api)): \(fix)")
+        case .rejected: return api.map { DownstreamError.rejected("Firestore: \($0)") } ?? error
         }
     }
 }
