@@ -13,7 +13,6 @@ struct TokenMapValues: TokenFieldLayout, Hashable {
     static let key = "mapValues"
     static let summaryPrefix = "map values of"
     let field: String
-    init(field: String) { self.field = field }
 
     func tokens(of user: FirestoreDocument, in read: DocumentsRead) -> [String] {
         (user[field]?.mapValue ?? [:]).sorted { $0.key < $1.key }.compactMap(\.value.stringValue)
