@@ -319,6 +319,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"), .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"), .product(name: "NIOHTTP1", package: "swift-nio"), "Telemetry",
                 .product(name: "Tracing", package: "swift-distributed-tracing"), "WireFormats", "HeraldHTTPServer",
             ],

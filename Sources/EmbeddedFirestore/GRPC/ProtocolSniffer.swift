@@ -65,20 +65,20 @@ struct HTTP1OrGRPCChannel: ServerChildChannel {
     }
 
     func handle(value: Value, logger: Logger) async {
-        // A connection that has said nothing yet must not hold up a stop: it is closed then.
+        // A connection that has said nothing yet must not hold up a stop or a cancelled task: it is closed then.
         let channel = value.channel
-        let spoken = await withGracefulShutdownHandler {
+        let spoken = await withTaskCancellationOrGracefulShutdownHandler {
             try? await value.protocolSpoken.get()
-        } onGracefulShutdown: {
+        } onCancelOrGracefulShutdown: {
             channel.close(promise: nil)
         }
         switch spoken {
         case .http1(let http1Value)?: await http1.handle(value: http1Value, logger: logger)
         case .grpc?:
             // Until the client leaves, or the local cloud stops (then the connection is closed: GOAWAY).
-            await withGracefulShutdownHandler {
+            await withTaskCancellationOrGracefulShutdownHandler {
                 try? await channel.closeFuture.get()
-            } onGracefulShutdown: {
+            } onCancelOrGracefulShutdown: {
                 channel.close(promise: nil)
             }
         case nil: try? await value.channel.close()

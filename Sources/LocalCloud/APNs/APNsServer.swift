@@ -36,9 +36,10 @@ struct APNsServer: Service {
             }
             .bind(host: "127.0.0.1", port: port).get()
         await onRunning(channel.localAddress?.port ?? port)
-        await withGracefulShutdownHandler {
+        // A cancelled task stops it as a graceful shutdown does: waiting on the channel alone would outlive it.
+        await withTaskCancellationOrGracefulShutdownHandler {
             try? await channel.closeFuture.get()
-        } onGracefulShutdown: {
+        } onCancelOrGracefulShutdown: {
             channel.close(promise: nil)
         }
     }
