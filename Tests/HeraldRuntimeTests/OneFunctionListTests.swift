@@ -3,6 +3,7 @@ import ChatFunctions
 import FirestoreModel
 import Foundation
 import GoogleClients
+import HeraldCore
 import HeraldHTTPClient
 import HeraldTesting
 import Testing
@@ -10,37 +11,18 @@ import WireFormats
 
 @testable import HeraldCLI
 
-/// "Adding a function: its type, one catalog line, `swift run herald infra`", done for real: a scratch
-/// copy of the package gets a fifth function's source and its catalog line by text edit, the copy's own
-/// `herald infra` writes the rest, the copy builds `herald` with the new executable, and its `herald dev`
-/// runs it on one event. Every place that lists the functions must then cover it with no other edit:
-/// the executables and the module rules, Cloud Run, deploy.sh, the images, compose and the benchmarks.
-@Suite struct OneFunctionListTests {
-    /// The fifth function, as its author writes it: a reaction under a message counts on the message.
-    static let source = """
-        import FirestoreEvents
-        import FirestoreModel
-        import HeraldCore
-
-        /// Counts a message's reactions: one per person, `…/messages/{messageId}/reactions/{userId}`.
-        public struct OnReaction: EventFunction, ConfigurableFunction {
-            public static let name = "onReaction"
-            public static let summary = "Counts a message's reactions."
-            public init(settings: FunctionSettings) {}
-
-            public var trigger: Trigger {
-                Trigger(pattern: "conversations/{conversationId}/messages/{messageId}/reactions/{userId}", kinds: [.created])
-            }
-
-            public func plan(for change: DocumentChange, reading: Reads) throws(NotReadYet) -> Plan {
-                guard let message = change.document.parent else { return .skip("a reaction outside a message") }
-                guard try reading.document(message) != nil else { return .skip("message \\(message.path) is gone") }
-                let counted = FieldTransform(FieldPath("reactionCount"), .increment(.integer(1)))
-                return Plan(writes: [Write(.transform(message), transforms: [counted], precondition: .exists(true))])
-            }
-        }
-
-        """
+/// "Adding a function: its type, one catalog line, `swift run herald infra`": a scratch copy of the
+/// package gets a fifth function's source and its catalog line by text edit, and what `herald infra`
+/// writes from the catalog covers it with no other edit: the executables and the module rules, Cloud
+/// Run, deploy.sh, the images, compose and the benchmarks. With HERALD_SCRATCH_BUILD=1 the copy is
+/// built and its `herald dev` runs the function.
+@Suite(.serialized) struct OneFunctionListTests {
+    /// The fifth function's source, as its author writes it: `OnReaction.swift` beside this file, compiled
+    /// into this target too, so both tests hold the one definition.
+    static var source: String {
+        get throws { try String(contentsOf: TestPaths.packageRoot.appendingPathComponent("Tests/HeraldRuntimeTests/OnReaction.swift"), encoding: .utf8) }
+    }
+    static let fifth = FunctionDeclaration(OnReaction.self, sendsPushes: false)
 
     static let catalogFile = "Sources/ChatFunctions/FunctionCatalog.swift"
     static let catalogLine = "        FunctionDeclaration(OnReaction.self, sendsPushes: false),\n"
@@ -61,7 +43,7 @@ import WireFormats
             wanted[path] = contents
         }
         // The author's two edits.
-        wanted["Sources/ChatFunctions/OnReaction.swift"] = Data(source.utf8)
+        wanted["Sources/ChatFunctions/OnReaction.swift"] = Data(try source.utf8)
         var catalog = String(decoding: try #require(wanted[catalogFile]), as: UTF8.self)
         let end = try #require(catalog.range(of: "    ]\n\n    public static var names"), "the end of FunctionCatalog.all")
         catalog.insert(contentsOf: catalogLine, at: end.lowerBound)
@@ -115,8 +97,32 @@ import WireFormats
         #expect(throws: (any Error).self) { try InfraFiles.packageManifest("let package = 1\n", names: ["a"]) }
     }
 
-    @Test(.timeLimit(.minutes(40)))
-    func aFifthFunctionIsItsSourceAndOneCatalogLine() async throws {
+    /// Every file the catalog decides, written for the copy with the fifth function as `herald infra`
+    /// writes them (the same `InfraFiles.all`), covers it: its executable, the module rules, Cloud Run,
+    /// deploy.sh's lists, the images, compose and the benchmarks. No build: the test below builds the copy.
+    @Test func aFifthFunctionsFilesComeFromItsCatalogLine() async throws {
+        let scratch = try await Self.scratchCopy()
+        for (path, text) in try InfraFiles.all(root: scratch, functions: FunctionCatalog.all + [Self.fifth]) {
+            let url = scratch.appendingPathComponent(path)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(text.utf8).write(to: url)
+        }
+        let deployLists = try String(contentsOf: scratch.appendingPathComponent("Infra/functions.sh"), encoding: .utf8)
+        #expect(deployLists.contains("onReaction"), "\(deployLists)")
+        #expect(
+            try InfraFiles.triggers(Self.fifth, schema: "default").map(\.pattern) == ["conversations/{conversationId}/messages/{messageId}/reactions/{userId}"])
+        try await Self.checkTheCopyCovers(scratch)
+    }
+
+    /// The same, done for real: the copy's own `herald infra` writes the files, the copy builds `herald`
+    /// with the new executable, its `herald dev` runs it on one event, and deploy.sh plans it. Two builds
+    /// of the whole package (a cold one in a fresh clone): too long for the suite on two cores, so it
+    /// runs with HERALD_SCRATCH_BUILD=1.
+    @Test(.timeLimit(.minutes(60)))
+    func aFifthFunctionBuildsAndRunsFromItsSourceAndOneCatalogLine() async throws {
+        guard ProcessInfo.processInfo.environment["HERALD_SCRATCH_BUILD"] == "1" else {
+            try skipTest("builds a copy of the whole package twice: run with HERALD_SCRATCH_BUILD=1 (the test above checks the files it writes)")
+        }
         let scratch = try await Self.scratchCopy()
         func text(_ path: String) throws -> String { try String(contentsOf: scratch.appendingPathComponent(path), encoding: .utf8) }
 
@@ -125,14 +131,9 @@ import WireFormats
         let infra = try await ProcessRunner.run(herald, ["infra", "--package-path", scratch.path])
         try #require(infra.status == 0, "herald infra: \(infra.stderr)")
         #expect(infra.stdoutText.contains("Package.swift") && infra.stdoutText.contains("Functions/onReaction/main.swift"), "\(infra.stdoutText)")
-        #expect(try text("Functions/onReaction/main.swift").contains("FunctionCommand<OnReaction>"))
         herald = try await Self.buildHerald(in: scratch)
         #expect(FileManager.default.isExecutableFile(atPath: scratch.appendingPathComponent(".build/debug/onReaction").path))
-
-        // The module rules hold it to what every function executable is held to.
-        let targets = try await ModuleRulesTests.describe(root: scratch)
-        #expect(ModuleRulesTests.functions(in: targets) == (FunctionCatalog.names + ["onReaction"]).sorted())
-        #expect(try ModuleRulesTests.violations(of: "onReaction", forbidden: ModuleRulesTests.forbiddenForFunctions, in: targets, root: scratch).isEmpty)
+        try await Self.checkTheCopyCovers(scratch)
 
         // It runs under the copy's `herald dev`: a reaction to a message is counted on the message, once.
         let dev = try await RunningDev.start(["--seed", "demo"], herald: herald)
@@ -149,8 +150,7 @@ import WireFormats
         #expect(try await dev.deadLetters().isEmpty)
         #expect(try await dev.stop() == 0)
 
-        // Cloud Run and deploy.sh (the copy's herald derives the triggers): its service, account and trigger.
-        #expect(try text("Infra/cloudrun/onReaction.yaml").contains("name: herald-onreaction"))
+        // deploy.sh (the copy's herald derives the triggers): its service, account and trigger.
         let (status, run, stderr) = try await InfraTests().dryRun(
             ["herald-demo", "europe-west1", "--dry-run"], script: scratch.appendingPathComponent("Infra/deploy.sh"), herald: herald)
         defer { try? FileManager.default.removeItem(at: run.rendered) }
@@ -160,8 +160,20 @@ import WireFormats
             run.index("eventarc triggers create herald-onreaction", #"document=conversations/\{conversationId\}/messages/\{messageId\}/reactions/\{userId\}"#)
                 != nil)
         #expect(run.index("herald-onreaction@", "roles/firebasecloudmessaging.admin") == nil, "it sends no pushes")
+    }
 
-        // Its image, its container beside the others, and the benchmarks.
+    /// What every place that lists the functions must say of the fifth, once its files are written.
+    static func checkTheCopyCovers(_ scratch: URL) async throws {
+        func text(_ path: String) throws -> String { try String(contentsOf: scratch.appendingPathComponent(path), encoding: .utf8) }
+        #expect(try text("Functions/onReaction/main.swift").contains("FunctionCommand<OnReaction>"))
+
+        // The module rules hold it to what every function executable is held to.
+        let targets = try await ModuleRulesTests.describe(root: scratch)
+        #expect(ModuleRulesTests.functions(in: targets) == (FunctionCatalog.names + ["onReaction"]).sorted())
+        #expect(try ModuleRulesTests.violations(of: "onReaction", forbidden: ModuleRulesTests.forbiddenForFunctions, in: targets, root: scratch).isEmpty)
+
+        // Cloud Run, its image, its container beside the others, and the benchmarks.
+        #expect(try text("Infra/cloudrun/onReaction.yaml").contains("name: herald-onreaction"))
         let images = try await ProcessRunner.run(
             URL(fileURLWithPath: "/bin/bash"), [scratch.appendingPathComponent("Infra/build-images.sh").path, "--dry-run"])
         #expect(images.status == 0, "\(images.stderr)")
