@@ -71,23 +71,16 @@ extension Write {
         }
     }
 
-    /// The writes with every write merged into an earlier one to the same document where it can be,
-    /// in the order each document was first written.
+    /// The writes as one commit carries them (`WritePacking`, without a limit): each merged into the
+    /// last write to its document where the two can be one, in the order each was first written.
     public static func merging(_ writes: [Write]) -> [Write] {
-        var walk = MergeWalk()
-        var result: [Write] = []
-        for write in writes {
-            let slot = walk.slot(for: write)
-            if slot == result.count {
-                result.append(write)
-            } else {
-                result[slot].absorb(write)
-            }
-        }
-        return result
+        var packing = WritePacking(.oneCommit, maximumTransforms: .max)
+        packing.add(writes)
+        return packing.writes
     }
 
-    /// How many writes `merging` gives for the lists' writes in order, without building them.
+    /// How many writes `merging` gives for the lists' writes in order, without building them: the same
+    /// decisions, made on the writes' shapes alone.
     public static func mergedCount(_ lists: [[Write]]) -> Int {
         var walk = MergeWalk()
         for list in lists {

@@ -278,17 +278,17 @@ actor CommitCoalescer {
             }
         }
         guard !live.isEmpty else { return outcomes }
-        var shared = SharedCommit(live.map(\.writes))
+        let shared = SharedCommit(live.map(\.writes))
         // Documents written without a version known here or a read that found them missing (it failed).
         let blind = Set(shared.writes.filter { versionUnknown($0) && !missing.contains($0.document) }.map(\.document))
-        shared.conditionOnVersions(versions, missing: missing)
-        let written = Set(shared.writes.map(\.document))
+        let writes = shared.conditioned(on: versions, missing: missing)
+        let written = Set(writes.map(\.document))
         do {
             committing.formUnion(written)
             defer { committing.subtract(written) }
-            let result = try await firestore.commit(shared.writes, transaction: nil)
+            let result = try await firestore.commit(writes, transaction: nil)
             metrics?.documentCommit(events: live.count, outcome: "committed")
-            for (index, write) in shared.writes.enumerated() where index < result.updateTimes.count {
+            for (index, write) in writes.enumerated() where index < result.updateTimes.count {
                 guard let time = result.updateTimes[index] else { continue }
                 versions[write.document] = time
                 missing.remove(write.document)

@@ -16,7 +16,6 @@ import WireFormats
 /// spread over the parts the same way.
 struct EventLedger: Sendable {
     static let maximumWritesPerCommit = FirestoreClient.maximumWritesPerCommit
-    static let maximumTransformsPerDocument = 500
     /// Push states per ledger document, by the bytes of their keys: well inside Firestore's 1 MiB.
     static let maximumPushKeyBytesPerDocument = 512 * 1024
     /// Tokens longer than this are recorded by their digest (a field name is at most 1,500 bytes).
@@ -58,22 +57,23 @@ struct EventLedger: Sendable {
         let groups = plan.groups.filter(Self.requiresAVersion) + plan.groups.filter { !Self.requiresAVersion($0) }
         var reserved = 1 + (shards.count - 1)
         for _ in 0..<8 {
-            var builder = CommitBuilder(capacity: Self.maximumWritesPerCommit - reserved)
-            guard builder.add(plan.writes) else {
+            let capacity = Self.maximumWritesPerCommit - reserved
+            var builder = WritePacking(.oneCommit)
+            guard builder.add(plan.writes, capacity: capacity) else {
                 throw .rejected("the plan's own writes (\(plan.writes.count)) exceed one commit beside the ledger")
             }
             var index = 0
-            while index < groups.count, builder.add(groups[index]) { index += 1 }
+            while index < groups.count, builder.add(groups[index], capacity: capacity) { index += 1 }
             var parts: [[Write]] = []
-            var next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
+            var next = WritePacking(.oneCommit)
             while index < groups.count {
-                if next.add(groups[index]) {
+                if next.add(groups[index], capacity: Self.maximumWritesPerCommit - 1) {
                     index += 1
                     continue
                 }
                 guard !next.writes.isEmpty else { throw .rejected("one group of the plan exceeds a commit (\(groups[index].count) writes)") }
                 parts.append(next.writes)
-                next = CommitBuilder(capacity: Self.maximumWritesPerCommit - 1)
+                next = WritePacking(.oneCommit)
             }
             if !next.writes.isEmpty { parts.append(next.writes) }
             let layout = Layout(first: builder.writes, parts: parts, pushShards: shards)
