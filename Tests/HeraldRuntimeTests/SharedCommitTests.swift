@@ -13,7 +13,7 @@ import Testing
         let message = [
             Write(.transform(conversation), transforms: (0..<49).map { FieldTransform(FieldPath("unreadCount", "u\($0)"), .increment(.integer(1))) })
         ]
-        var shared = SharedCommit([])
+        var shared = SharedCommit()
         var taken = 0
         while taken < 20, shared.add(message, limit: CommitCoalescer.maximumWrites) { taken += 1 }
         #expect(taken == 10)

@@ -178,7 +178,7 @@ actor CommitCoalescer {
                 batches[index].entries.append(entry)
                 batches[index].documents.formUnion(entry.documents)
             } else {
-                var shared = SharedCommit([])
+                var shared = SharedCommit()
                 _ = shared.add(entry.writes, limit: .max)
                 batches.append(([entry], shared, entry.documents))
             }
@@ -277,8 +277,16 @@ actor CommitCoalescer {
                 live.append(entry)
             }
         }
+        // Those that fitted the turn's batch fit again without the stale ones; one that does not waits.
+        var shared = SharedCommit()
+        live = live.filter { entry in
+            guard shared.add(entry.writes, limit: .max) else {
+                outcomes.append((entry, nil))
+                return false
+            }
+            return true
+        }
         guard !live.isEmpty else { return outcomes }
-        let shared = SharedCommit(live.map(\.writes))
         // Documents written without a version known here or a read that found them missing (it failed).
         let blind = Set(shared.writes.filter { versionUnknown($0) && !missing.contains($0.document) }.map(\.document))
         let writes = shared.conditioned(on: versions, missing: missing)

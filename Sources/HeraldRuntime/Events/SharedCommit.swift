@@ -11,9 +11,7 @@ struct SharedCommit {
 
     var writes: [Write] { packing.writes }
 
-    init(_ commits: [[Write]]) {
-        for commit in commits { _ = add(commit, limit: .max) }
-    }
+    init() {}
 
     /// Takes in one commit's writes, unless one would be a second, unmergeable write to a document
     /// another commit here writes, or the shared commit would pass `limit` writes or a document 500
