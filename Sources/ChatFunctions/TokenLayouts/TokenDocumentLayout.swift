@@ -1,6 +1,7 @@
 import FirestoreModel
 import HeraldCore
 import PushTokens
+import WireFormats
 
 /// A layout keeping tokens in documents of their own, one per device (or one per user): tokenCleanup
 /// watches those documents, a dead token deletes its document, and the nightly sweep ages each by the
@@ -12,6 +13,18 @@ public protocol TokenDocumentLayout: TokenLayout {
     static var underUsers: Bool { get }
     /// The schema file's key naming the collection, for errors: `tokens.documentPerUser`.
     var collectionKey: String { get }
+}
+
+/// A document layout the schema file names by its collection alone (`{"subcollection": "tokens"}`).
+public protocol TokenCollectionLayout: TokenDocumentLayout {
+    init(collection: String)
+}
+
+extension TokenCollectionLayout {
+    public init(schemaValue: JSONValue) throws(SchemaError) {
+        self.init(collection: try SchemaCheck.collection(schemaValue, key: "tokens.\(Self.key)"))
+    }
+    public var schemaValue: JSONValue { .string(collection) }
 }
 
 extension TokenDocumentLayout {

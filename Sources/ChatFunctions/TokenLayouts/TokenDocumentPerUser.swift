@@ -4,16 +4,12 @@ import WireFormats
 
 /// One document per user in a top-level collection, `{collection}/{uid}`, the token in its `token`
 /// field: Firebase's guide to managing tokens keeps `fcmTokens/{uid}` `{token, timestamp}`.
-public struct TokenDocumentPerUser: TokenDocumentLayout, Hashable {
+public struct TokenDocumentPerUser: TokenCollectionLayout, Hashable {
     public static let key = "documentPerUser"
     public static let valueForm = "NAME"
     public static let underUsers = false
     public let collection: String
     public init(collection: String) { self.collection = collection }
-    public init(schemaValue: JSONValue) throws(SchemaError) {
-        self.init(collection: try SchemaCheck.collection(schemaValue, key: "tokens.\(Self.key)"))
-    }
-    public var schemaValue: JSONValue { .string(collection) }
     public var summary: String { "a document per user in `\(collection)`" }
     public func place(in schema: Schema) -> String { "\(collection)/{userId}" }
 

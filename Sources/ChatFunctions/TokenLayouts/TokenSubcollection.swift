@@ -4,16 +4,12 @@ import PushTokens
 import WireFormats
 
 /// Documents `users/{uid}/{collection}/{token}`, the token in a `token` field or as the document id.
-public struct TokenSubcollection: TokenDocumentLayout, Hashable {
+public struct TokenSubcollection: TokenCollectionLayout, Hashable {
     public static let key = "subcollection"
     public static let valueForm = "NAME"
     public static let underUsers = true
     public let collection: String
     public init(collection: String) { self.collection = collection }
-    public init(schemaValue: JSONValue) throws(SchemaError) {
-        self.init(collection: try SchemaCheck.collection(schemaValue, key: "tokens.\(Self.key)"))
-    }
-    public var schemaValue: JSONValue { .string(collection) }
     public var summary: String { "subcollection `\(collection)`" }
     public func place(in schema: Schema) -> String { "\(schema.userCollection)/*/\(collection)" }
 
