@@ -1,3 +1,3 @@
 public enum HeraldVersion {
-    public static let current = "0.3.0"
+    public static let current = "0.3.1"
 }
