@@ -11,8 +11,6 @@ struct SharedCommit {
 
     var writes: [Write] { packing.writes }
 
-    init() {}
-
     /// Takes in one commit's writes, unless one would be a second, unmergeable write to a document
     /// another commit here writes, or the shared commit would pass `limit` writes or a document 500
     /// transforms: then nothing changes (false). Writes of one commit to one document that cannot be
@@ -23,10 +21,11 @@ struct SharedCommit {
         return true
     }
 
-    /// Each write to a document whose version is known, and that asked for no more than its existence,
-    /// made conditional on that version (the writes to commit), and each unconditional write to a document known `missing`
-    /// on its still being missing: the commit goes only if nobody wrote the document since.
-    /// Only a document's first write is conditioned: a later one meets the document as the first left it.
+    /// The writes to commit: each write to a document whose version is known, and that asked for no
+    /// more than its existence, made conditional on that version, and each unconditional write to a
+    /// document known `missing` on its still being missing: the commit goes only if nobody wrote the
+    /// document since. Only a document's first write is conditioned: a later one meets the document as
+    /// the first left it.
     func conditioned(on versions: [DocumentName: Timestamp], missing: Set<DocumentName> = []) -> [Write] {
         var writes = self.writes
         var seen: Set<DocumentName> = []
