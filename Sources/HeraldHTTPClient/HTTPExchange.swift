@@ -154,16 +154,23 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         body = nil
         // Accepted: from here the answer is this handler's to complete, whatever happens to the writes.
         promise?.succeed(())
-        context.write(wrapOutboundOut(.head(exchange.head)), promise: nil)
-        if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
-        let sent = context.eventLoop.makePromise(of: Void.self)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        sent.futureResult.whenFailure { error in
-            // Only this exchange's answer: a later one on the same handler is not failed for it.
+        // The head not written, nothing of the request left (an HTTP/2 connection that received GOAWAY
+        // refuses new streams so): it may go on another connection.
+        let headSent = context.eventLoop.makePromise(of: Void.self)
+        headSent.futureResult.whenFailure { error in
             guard handler.value.pending?.answer.futureResult === exchange.answer.futureResult else { return }
             handler.value.reusable = false
-            handler.value.finish(.failure(HTTPTransportError(.closed, "the request could not be sent: \(error)")))
+            let refused = HTTPTransportError(.closed, "the request could not be sent: \(error)")
+            handler.value.finish(.failure(HTTPConnection.StreamRefused(underlying: refused)))
         }
+        context.write(wrapOutboundOut(.head(exchange.head)), promise: headSent)
+        if let body = exchange.body { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        // Once the head is out, a failed write of the rest does not say the request did not arrive (a
+        // server may act on what it got): the answer is awaited still, and the channel's close, or the
+        // request's deadline, ends the wait.
+        let sent = context.eventLoop.makePromise(of: Void.self)
+        sent.futureResult.whenFailure { _ in handler.value.reusable = false }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: sent)
     }
 
@@ -178,7 +185,10 @@ final class HTTPExchangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .head(let received):
             if received.status.code / 100 == 1 { return }  // 100 Continue and the like: the answer follows
             head = received
-            reusable = received.isKeepAlive
+            // An HTTP/2 stream ends with its answer, and its connection goes on: closing the stream here
+            // would reset it (RST_STREAM) after every request, and a server counts those as an attack
+            // (NIO's and Google's answer GOAWAY, dropping the streams in flight).
+            reusable = received.version.major >= 2 || received.isKeepAlive
         case .body(var part):
             if (body?.readableBytes ?? 0) + part.readableBytes > exchange.maximumBodySize {
                 finish(.failure(HTTPTransportError(.bodyTooLarge, "the answer is larger than \(exchange.maximumBodySize) bytes")))

@@ -20,4 +20,15 @@ import Testing
         #expect(ChaosRun.unansweredPushes(in: log).once == ["m386/u37", "m394/u9"])
         #expect(ChaosRun.unansweredPushes(in: log).twice == ["m394/u9"])
     }
+
+    /// APNs's and Expo's unanswered pushes are sent once more as FCM's are, and the truth allows their
+    /// second send as it allows FCM's (it read FCM's lines only, and would call APNs's a duplicate).
+    @Test func everyPushServicesUnansweredPushIsTraced() {
+        let log = """
+            event   created conversations/c1/messages/m12 → onMessageCreated: 429 (attempt 1, will retry): {"error":{"code":429}}  (event 0000abcd)
+            onMessageCreated  WARNING APNs had not answered a push to a device of u4 when the lease's deadline came; it may have been delivered and is sent once more on the next delivery, with the same collapse identifiers (APNs did not answer: …)  (event 0000abcd)
+            onMessageCreated  WARNING Expo had not answered a push to a device of u5 when the lease's deadline came; it may have been delivered and is sent once more on the next delivery, with the same collapse identifiers (…)  (event 0000abcd)
+            """
+        #expect(ChaosRun.unansweredPushes(in: log).once == ["m12/u4", "m12/u5"])
+    }
 }

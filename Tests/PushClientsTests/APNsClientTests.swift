@@ -116,3 +116,25 @@ enum PushMessageFixtures {
             priority: 10, pushType: .alert, collapseID: "m1", alert: .init(title: "Family", body: "Alice: Dinner at 6pm"), badge: 3, sound: "default",
             threadID: "family"))
 }
+
+extension APNsClientTests {
+    /// A connection carries a day's pushes: 300, 50 at a time, each taken once and answered at the first
+    /// request. (Every stream ended in a reset, the stand-in's HTTP/2 server answered GOAWAY after 200,
+    /// and the requests that followed on that connection failed.)
+    @Test func aConnectionCarriesThreeHundredPushesEachTakenOnce() async throws {
+        try await withLocalCloud { cloud in
+            let requests = Shared<[Int?]>([])
+            let (client, transport) = try Self.client(cloud, clock: Shared<Int64>(Self.now), requests: requests)
+            defer { Task { await transport.shutdown() } }
+            var failures: [String] = []
+            for round in 0..<6 {
+                let results = await client.sendAll(
+                    (0..<50).map { _ in (Self.token, PushMessageFixtures.alert.apnsNotification) }, deadlines: nil)
+                failures += results.filter { !$0.isSent }.map { "round \(round): \($0)" }
+            }
+            #expect(failures.isEmpty, "\(failures.prefix(5))")
+            #expect(try await cloud.pushRecords(.apns).count == 300)
+            #expect(requests.value.count == 300 && requests.value.allSatisfy { $0 == 200 }, "\(requests.value.filter { $0 != 200 }.prefix(5))")
+        }
+    }
+}

@@ -1,3 +1,3 @@
 public enum HeraldVersion {
-    public static let current = "0.3.1"
+    public static let current = "0.3.2"
 }

@@ -148,7 +148,7 @@ struct ChaosTruth {
             for (token, count) in tokens {
                 if count > 1 {
                     // A process killed after FCM accepted a push and before the ledger recorded it sends
-                    // it again: FCM takes no idempotency key. A push FCM did not answer is sent once more
+                    // it again: FCM takes no idempotency key. A push its service did not answer is sent once more
                     // on purpose. Either repeat has the same collapse key, tag and apns-collapse-id, so the
                     // device replaces the notification. Anything else is a bug.
                     if interrupted.contains(id) {
@@ -166,7 +166,7 @@ struct ChaosTruth {
         }
     }
 
-    /// Whether the function sent this message's push to this device once more after FCM did not answer
+    /// Whether the function sent this message's push to this device once more after its push service did not answer
     /// (a roaming device: to whichever user held it).
     func wasResent(_ id: String, to token: String) -> Bool {
         let pairs = unanswered.once.union(unanswered.twice)
@@ -217,10 +217,10 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
     public var faults: [String: Int]
     public var injectedDuplicates: Int
     public var droppedAnswers: Int
-    /// Message events delivered without their data; messages unsent; pushes FCM answered too late for the function.
+    /// Message events delivered without their data; messages unsent; pushes their service answered too late for the function.
     public var dataOmitted: Int
     public var unsent: Int
-    /// Pushes FCM answered too late (sent once more), and of those, the ones unanswered again.
+    /// Pushes their service answered too late (sent once more), and of those, the ones unanswered again.
     public var unanswered: Int
     public var unansweredTwice: Int
     /// Devices that got both sends of an unanswered push (the same collapse identifiers: one alert).
@@ -264,7 +264,7 @@ public struct ChaosReport: Sendable, CustomStringConvertible {
               events \(events) (\(attempts) delivery attempts), pushes recorded \(pushesRecorded)
               faults injected \(faults.values.reduce(0, +)): \(faultLines.isEmpty ? "none" : faultLines)
               deliveries duplicated \(injectedDuplicates), answers dropped \(droppedAnswers), without data \(dataOmitted); function processes killed \(kills), restarted \(restarts), crashed \(crashes)
-              messages unsent \(unsent); pushes FCM answered too late \(unanswered), sent once more (both delivered \(resentDeliveredTwice), unanswered again \(unansweredTwice), never delivered \(unansweredUndelivered))
+              messages unsent \(unsent); pushes answered too late \(unanswered), sent once more (both delivered \(resentDeliveredTwice), unanswered again \(unansweredTwice), never delivered \(unansweredUndelivered))
               duplicates seen \(duplicatesSeen), duplicates emitted \(duplicatesEmitted); message deliveries cut off by a kill \(interruptedDeliveries), pushes repeated after one \(repeatsAfterKill)
               dead letters \(deadLetters.count), pushes given up \(pushesGivenUp), app write errors \(writerErrors)
               checks \(checks) (the last badge of \(badgesChecked) devices among them), mismatches \(mismatches.count)
