@@ -104,7 +104,7 @@ import Testing
 
     @Test func whenNothingIsBusyAReadGoesAtOnce() async throws {
         let firestore = GatedFirestore(stored: try Self.stored())
-        let gatherer = ExactlyOnceExecutor.readGatherer(firestore, lanes: 1, patience: Self.longPatience)
+        let gatherer = DocumentReads.gatherer(firestore, lanes: 1, patience: Self.longPatience)
         for id in ["d1", "d2", "x"] {
             let found = try await gatherer([try Self.name(id)])
             #expect(found.count == 1)
@@ -115,7 +115,7 @@ import Testing
 
     @Test func readsWaitingWhileTheLanesAreBusyGoInOneRequest() async throws {
         let firestore = GatedFirestore(stored: try Self.stored(), closed: true)
-        let gatherer = ExactlyOnceExecutor.readGatherer(firestore, lanes: 1, patience: Self.longPatience)
+        let gatherer = DocumentReads.gatherer(firestore, lanes: 1, patience: Self.longPatience)
         let asked: [[String]] = [["d1"], ["d2", "d3"], ["d3", "x1"], ["d4"], ["x2"]]
         try await withThrowingTaskGroup(of: ([String], [DocumentName: FirestoreDocument?]).self) { group in
             group.addTask { (["d0"], try await gatherer([try Self.name("d0")])) }
@@ -139,7 +139,7 @@ import Testing
 
     @Test func aBatchCarriesNoMoreThanItsMaximumUnlessOneReadIsBigger() async throws {
         let firestore = GatedFirestore(stored: try Self.stored(), closed: true)
-        let gatherer = ExactlyOnceExecutor.readGatherer(firestore, lanes: 1, maximum: 3, patience: Self.longPatience)
+        let gatherer = DocumentReads.gatherer(firestore, lanes: 1, maximum: 3, patience: Self.longPatience)
         let asked: [[String]] = [["d1", "d2", "d3", "d4"], ["d5", "d6"], ["d7"], ["d8", "d9"]]
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { _ = try await gatherer([try Self.name("d0")]) }
@@ -157,7 +157,7 @@ import Testing
 
     @Test func aFailureReachesEveryCallerOfItsBatchAndTheLaneGoesOn() async throws {
         let firestore = GatedFirestore(stored: try Self.stored(), closed: true, refuseFrom: 1)
-        let gatherer = ExactlyOnceExecutor.readGatherer(firestore, lanes: 1, patience: Self.longPatience)
+        let gatherer = DocumentReads.gatherer(firestore, lanes: 1, patience: Self.longPatience)
         let failures = try await withThrowingTaskGroup(of: Bool?.self) { group in
             group.addTask {
                 _ = try await gatherer([try Self.name("d0")])
@@ -194,7 +194,7 @@ import Testing
         let entries = try (0..<6).map { try DocumentName(project: "p", path: "_herald/events/ledger/e\($0)") }
         let firestore = GatedFirestore(stored: [], closed: true, refused: [entries[4]])
         let records = RequestGatherer<PushRecord, Result<Void, any Error>>(
-            lanes: 1, maximum: 200, patience: Self.longPatience, size: { $0.writes.count }, send: { await ExactlyOnceExecutor.commit($0, firestore) })
+            lanes: 1, maximum: 200, patience: Self.longPatience, size: { $0.writes.count }, send: { await PushDelivery.commit($0, firestore) })
         func record(_ entry: DocumentName) -> PushRecord {
             PushRecord(
                 writes: [Write(.update(entry, fields: ["pushes": .map([:])], mask: [FieldPath("pushes")]), precondition: .exists(true))],
@@ -227,7 +227,7 @@ import Testing
     /// it go each on its own, as without gathering, so an outage meets every event's own request.
     @Test func behindASlowRequestEachGoesOnItsOwn() async throws {
         let firestore = GatedFirestore(stored: try Self.stored(), closed: true)
-        let gatherer = ExactlyOnceExecutor.readGatherer(firestore, lanes: 1, patience: .milliseconds(50))
+        let gatherer = DocumentReads.gatherer(firestore, lanes: 1, patience: .milliseconds(50))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for id in ["d0", "d1", "d2"] {
                 group.addTask { _ = try await gatherer([try Self.name(id)]) }

@@ -119,7 +119,7 @@ public struct SweepRunner<Function: ScheduledFunction>: Sendable {
                     try await check(steps.flatMap(\.checks), counts: &counts, logger: logger)
                 }
             } catch {
-                throw ExactlyOnceExecutor.classify(error)
+                throw DownstreamError.from(firestore: error)
             }
             // A dry run writes nothing: it says what it would have written.
             logger.info(

@@ -36,24 +36,6 @@ public func newDeliveryName() -> String {
     return String(decoding: (0..<16).map { _ in digits[Int.random(in: 0..<16)] }, as: UTF8.self)
 }
 
-/// A failure downstream, classified by what the trigger should do about it.
-public enum DownstreamError: Error, Sendable, CustomStringConvertible {
-    /// Try again later: the event gets 503 (or 429 when `throttled`) so the trigger retries.
-    case unavailable(String, retryAfterSeconds: Int? = nil)
-    case throttled(String, retryAfterSeconds: Int? = nil)
-    /// Can never succeed as it stands (e.g. a permission or a document that is not what it should be).
-    case rejected(String)
-    /// A document the plan relied on changed between the read and the commit; nothing was written.
-    /// The runtime reads and plans again at once, a few times, before handing the event back.
-    case changedDuringPlanning(String)
-
-    public var description: String {
-        switch self {
-        case .unavailable(let reason, _), .throttled(let reason, _), .rejected(let reason), .changedDuringPlanning(let reason): reason
-        }
-    }
-}
-
 /// Documents from a JSON snapshot file, for running a function fully offline (`--documents FILE`).
 /// Nothing is ever written: executing a plan only reports it.
 public struct SnapshotGateway: DocumentGateway {

@@ -172,6 +172,17 @@ struct LedgerState: Sendable {
         documents.first { $0["pushes"]?.mapValue?[key] != nil }?.name
     }
 
+    /// Values keyed by push (a field of `pushes` or `counts`), grouped by the ledger document that
+    /// records each push: the main entry for a push the ledger does not name.
+    func byDocument<Value>(_ values: [(token: String, value: Value)]) -> [DocumentName: [String: Value]] {
+        var grouped: [DocumentName: [String: Value]] = [:]
+        for (token, value) in values {
+            let key = EventLedger.key(token)
+            grouped[document(holding: key) ?? main.name, default: [:]][key] = value
+        }
+        return grouped
+    }
+
     /// The push's state as recorded (nil: the ledger does not name it).
     func state(of token: String) -> PushState? {
         let key = EventLedger.key(token)

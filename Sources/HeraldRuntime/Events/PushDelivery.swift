@@ -5,16 +5,27 @@ import Logging
 import PushTokens
 import Synchronization
 
-/// The send phase of `ExactlyOnceExecutor`: claiming an event's pending pushes, sending them within the
-/// claim's lease, and recording what became of each.
-extension ExactlyOnceExecutor {
+/// An event's pending pushes: claimed in its ledger entry, sent within the claim's lease, and what
+/// became of each recorded, so that no delivery sends a push another has sent or is sending.
+struct PushDelivery: Sendable {
+    let firestore: any FirestoreAPI
+    let services: PushServices
+    let reads: DocumentReads
+    let budget: LeaseBudget
+    let deadTokens: DeadTokenGuard
+    let badges: BadgeCorrections
+    let logger: Logger
+    let metrics: RuntimeMetrics?
+    /// The records of pushes sent, several events' in one commit when the instance is busy.
+    let records: RequestGatherer<PushRecord, Result<Void, any Error>>
+
     /// Takes the pending pushes of an event applied before, unless another delivery holds a live claim.
     /// The claim is conditional on the entry as read, so of two deliveries taking over at once one wins.
     /// A claim dated after the entry's version is not live: one kept would hold the pushes back until the
     /// event's dead letter.
     func claim(_ state: LedgerState, holder: String) async throws {
         let now = Timestamp.now()
-        let lease = pushLease / .seconds(1)
+        let lease = budget.lease / .seconds(1)
         guard let version = state.main.updateTime else { throw DownstreamError.unavailable("the ledger entry has no version") }
         // A claim carries the time of the commit that wrote it, so it is never later than the entry's
         // version (a second's leeway for the time's precision); one that is was written by something other
@@ -38,11 +49,11 @@ extension ExactlyOnceExecutor {
             throw DownstreamError.unavailable("another delivery of this event took its pushes over", retryAfterSeconds: 1)
         } catch let error as TransportError {
             // No answer: the claim holds if the entry now names this holder.
-            guard let main = try? await read([state.main.name])[state.main.name], main["claims"]?.mapValue?[holder] != nil else {
-                throw Self.classify(error)
+            guard let main = try? await reads([state.main.name])[state.main.name], main["claims"]?.mapValue?[holder] != nil else {
+                throw DownstreamError.from(firestore: error)
             }
         } catch {
-            throw Self.classify(error)
+            throw DownstreamError.from(firestore: error)
         }
         if !state.claims.isEmpty { metrics?.leaseTakeover() }
     }
@@ -63,14 +74,13 @@ extension ExactlyOnceExecutor {
     /// when some failed transiently (they stay pending for a redelivery), and whether the counts were
     /// checked: every push went out and every device's count was still the stored one when read after
     /// the sends, by 75% of the lease (those of `alsoChecking` too: an earlier delivery's), recorded in
-    /// the same commit (else `sendBadgeCorrections` follows).
+    /// the same commit (else `BadgeCorrections.correct` follows).
     func send(
         _ pushes: [PushMessage], state: LedgerState, holder: String, claimedAt: ContinuousClock.Instant, eventID: String,
         alsoChecking earlier: [(push: PushMessage, badge: Int)] = []
     ) async throws -> (
         sent: [(push: PushMessage, badge: Int)], retry: DownstreamError?, checked: Bool
     ) {
-        let budget = LeaseBudget(lease: pushLease)
         let results = await services.send(pushes, deadlines: budget.sends(from: claimedAt))
         var eventLogger = logger
         eventLogger[metadataKey: "eventId"] = "\(eventID)"
@@ -93,22 +103,14 @@ extension ExactlyOnceExecutor {
         let sent = pushes.compactMap { push -> (push: PushMessage, badge: Int)? in
             outcome.marks[push.token]?.wentOut == true ? (push, push.fcm.badge ?? 0) : nil
         }
-        var marksByDocument: [DocumentName: [String: FirestoreValue]] = [:]
-        var countsByDocument: [DocumentName: [String: FirestoreValue]] = [:]
-        for (token, mark) in outcome.marks {
-            let key = EventLedger.key(token)
-            marksByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = mark.value
-        }
-        for (push, badge) in sent where push.count != nil {
-            let key = EventLedger.key(push.token)
-            countsByDocument[state.document(holding: key) ?? state.main.name, default: [:]][key] = .integer(Int64(badge))
-        }
+        var marksByDocument = state.byDocument(outcome.marks.map { ($0.key, $0.value.value) })
+        let countsByDocument = state.byDocument(sent.filter { $0.push.count != nil }.map { ($0.push.token, FirestoreValue.integer(Int64($0.badge))) })
         if marksByDocument[state.main.name] == nil { marksByDocument[state.main.name] = [:] }
         // The usual case, in one commit with the record: every push out and no count changed since.
         var checked = false
         if outcome.retryable.isEmpty, (sent + earlier).contains(where: { $0.push.count != nil }) {
             // Given up in time to leave the record a fifth of the lease.
-            checked = await countsStillShown(sent + earlier, until: budget.deadline(LeaseBudget.countsCheckedBy, from: claimedAt))
+            checked = await badges.countsStillShown(sent + earlier, until: budget.deadline(LeaseBudget.countsCheckedBy, from: claimedAt))
         }
         // The record: what became of each push, and this holder's claim released (masked and absent:
         // deleted), so a redelivery for the transient failures may send them at once. The pushes are out:
@@ -136,7 +138,7 @@ extension ExactlyOnceExecutor {
             logger.error(
                 "\(sent) pushes were sent but their record could not be written before the lease ended (\(error)); a redelivery after the lease may send them again"
             )
-            throw Self.classify(error)
+            throw DownstreamError.from(firestore: error)
         }
         for removal in outcome.removals {
             // One at a time and best effort: a token changed since it was read must not be removed,
@@ -164,7 +166,7 @@ struct PushRecord: Sendable {
     var deadline: ContinuousClock.Instant
 }
 
-extension ExactlyOnceExecutor {
+extension PushDelivery {
     /// The records of several events' pushes in one commit (each writes only its own event's ledger
     /// entries); one alone, or each of them when the shared commit fails, in a commit of its own retried
     /// until its deadline.
