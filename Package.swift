@@ -49,18 +49,21 @@ let package = Package(
     targets: [
         // Wire formats any server speaks: JSON (a value, a parser, writers), Base64, percent-encoding,
         // byte search and decimal writing, civil dates (docs/architecture.md says why each is hand-written).
-        .target(name: "WireFormats", swiftSettings: optimizedInTests),
+        .target(name: "WireFormats", path: "Sources/Foundations/WireFormats", swiftSettings: optimizedInTests),
         // Time zones: the IANA database's TZif files and POSIX TZ rules.
-        .target(name: "ZoneInfo", dependencies: ["WireFormats"], swiftSettings: optimizedInTests),
+        .target(name: "ZoneInfo", dependencies: ["WireFormats"], path: "Sources/Foundations/ZoneInfo", swiftSettings: optimizedInTests),
         // Firestore's data model: typed values, documents, paths, writes, and their REST JSON form.
-        .target(name: "FirestoreModel", dependencies: ["WireFormats"], swiftSettings: optimizedInTests),
+        .target(name: "FirestoreModel", dependencies: ["WireFormats"], path: "Sources/Firestore/FirestoreModel", swiftSettings: optimizedInTests),
         // Firestore change notifications (Eventarc CloudEvents, 1st-gen events) decoded to one type.
-        .target(name: "FirestoreEvents", dependencies: ["FirestoreModel", "WireFormats"], swiftSettings: optimizedInTests),
+        .target(
+            name: "FirestoreEvents", dependencies: ["FirestoreModel", "WireFormats"], path: "Sources/Firestore/FirestoreEvents", swiftSettings: optimizedInTests
+        ),
         // The same events through SwiftProtobuf's generated types: the reference FirestoreEvents' own protobuf
         // reader is checked against (tests, fuzzing); no function links it.
         .target(
             name: "FirestoreEventsProtobuf",
             dependencies: ["FirestoreEvents", "FirestoreModel", .product(name: "SwiftProtobuf", package: "swift-protobuf")],
+            path: "Sources/Firestore/FirestoreEventsProtobuf",
             exclude: ["Generated/README.md"],
             swiftSettings: strict
         ),
@@ -74,7 +77,7 @@ let package = Package(
                 .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-            ],
+            ], path: "Sources/Foundations/HeraldHTTPClient",
             swiftSettings: optimizedInTests
         ),
         // One small client per Google API: auth (service account, metadata server, emulator), Firestore REST, FCM v1.
@@ -82,7 +85,7 @@ let package = Package(
         // metrics, Prometheus's text format.
         .target(
             name: "Telemetry",
-            dependencies: ["WireFormats", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            dependencies: ["WireFormats", .product(name: "Tracing", package: "swift-distributed-tracing")], path: "Sources/Foundations/Telemetry",
             swiftSettings: strict),
         .target(
             name: "GoogleClients",
@@ -95,22 +98,24 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "RSASignatures", "SystemAccess",
                 .product(name: "Logging", package: "swift-log"), "WireFormats",
-            ],
+            ], path: "Sources/Clients/GoogleClients",
             swiftSettings: optimizedInTests
         ),
         // Files and the environment on the C library alone (the functions link no Foundation).
-        .target(name: "SystemAccess", swiftSettings: strict),
+        .target(name: "SystemAccess", path: "Sources/Foundations/SystemAccess", swiftSettings: strict),
         // SHA-256 of public identifiers (ledger keys) in Swift: the domain links no TLS library for it.
-        .target(name: "HeraldCrypto", swiftSettings: optimizedInTests),
+        .target(name: "HeraldCrypto", path: "Sources/Foundations/HeraldCrypto", swiftSettings: optimizedInTests),
         // RS256 on the BoringSSL swift-nio-ssl compiles in for TLS (its headers come with the NIOSSL
         // product): no second copy, no library to ship or open (docs/architecture.md).
-        .target(name: "CBoringSSLRSA", dependencies: [.product(name: "NIOSSL", package: "swift-nio-ssl")]),
-        .target(name: "RSASignatures", dependencies: ["CBoringSSLRSA"], swiftSettings: optimizedInTests),
+        .target(name: "CBoringSSLRSA", dependencies: [.product(name: "NIOSSL", package: "swift-nio-ssl")], path: "Sources/Foundations/CBoringSSLRSA"),
+        .target(name: "RSASignatures", dependencies: ["CBoringSSLRSA"], path: "Sources/Foundations/RSASignatures", swiftSettings: optimizedInTests),
         // ES256 on the same BoringSSL: APNs's provider tokens, signed with the team's .p8 key.
-        .target(name: "CBoringSSLP256", dependencies: [.product(name: "NIOSSL", package: "swift-nio-ssl")]),
-        .target(name: "P256Signatures", dependencies: ["CBoringSSLP256", "WireFormats"], swiftSettings: optimizedInTests),
+        .target(name: "CBoringSSLP256", dependencies: [.product(name: "NIOSSL", package: "swift-nio-ssl")], path: "Sources/Foundations/CBoringSSLP256"),
+        .target(
+            name: "P256Signatures", dependencies: ["CBoringSSLP256", "WireFormats"], path: "Sources/Foundations/P256Signatures", swiftSettings: optimizedInTests
+        ),
         // What a stored push token is (FCM's, Expo's or APNs's), decided in one place for the functions and the local cloud.
-        .target(name: "PushTokens", swiftSettings: optimizedInTests),
+        .target(name: "PushTokens", path: "Sources/Foundations/PushTokens", swiftSettings: optimizedInTests),
         // The push services besides FCM: Expo's push service and Apple's APNs (HTTP/2, provider tokens).
         .target(
             name: "PushClients",
@@ -118,13 +123,14 @@ let package = Package(
                 "GoogleClients", "HeraldCore", "HeraldHTTPClient", "P256Signatures", "PushTokens", "Telemetry", "WireFormats",
                 .product(name: "Tracing", package: "swift-distributed-tracing"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
+            ], path: "Sources/Clients/PushClients",
             swiftSettings: optimizedInTests),
         // What a function is: a pure plan from (change, documents read) to effects. No I/O.
         .target(
-            name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto", "ZoneInfo", "WireFormats"], swiftSettings: optimizedInTests),
+            name: "HeraldCore", dependencies: ["FirestoreModel", "FirestoreEvents", "HeraldCrypto", "ZoneInfo", "WireFormats"],
+            path: "Sources/Function/HeraldCore", swiftSettings: optimizedInTests),
         // Where Swift's runtime takes a replacement global executor (the functions run their tasks on NIO's loops).
-        .target(name: "ConcurrencyHook"),
+        .target(name: "ConcurrencyHook", path: "Sources/Foundations/ConcurrencyHook"),
         // The runtime that owns I/O: HTTP server, `invoke`, logging, configuration.
         // An HTTP/1.1 server on SwiftNIO: bounded heads and bodies, pipelining in order, a check of the
         // head before the body is read, graceful stop.
@@ -133,7 +139,7 @@ let package = Package(
             dependencies: [
                 "WireFormats", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
+            ], path: "Sources/Foundations/HeraldHTTPServer",
             swiftSettings: strict),
         .target(
             name: "HeraldRuntime",
@@ -148,12 +154,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"), "Telemetry", "WireFormats", "ZoneInfo",
-            ],
+            ], path: "Sources/Runtime/HeraldRuntime",
             swiftSettings: optimizedInTests
         ),
         // Firestore's v1 API as protobuf messages (generated: Scripts/generate-protos.py firestore), for the local cloud's gRPC.
         .target(
-            name: "FirestoreProtos", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], exclude: ["Generated/README.md"]),
+            name: "FirestoreProtos", dependencies: [.product(name: "SwiftProtobuf", package: "swift-protobuf")], path: "Sources/Firestore/FirestoreProtos",
+            exclude: ["Generated/README.md"]),
         // Firestore on one machine, for any app: documents over SQLite, queries, transactions, import and
         // export, and its REST, gRPC (Listen, Write) and WebChannel protocols. No triggers, no chat.
         .target(
@@ -170,7 +177,7 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"), .product(name: "HTTPTypes", package: "swift-http-types"),
-            ],
+            ], path: "Sources/LocalCloud/EmbeddedFirestore",
             swiftSettings: optimizedInTests
         ),
         // Google's cloud on one port around the embedded Firestore, for local runs and tests: trigger
@@ -190,7 +197,7 @@ let package = Package(
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"), .product(name: "NIOHPACK", package: "swift-nio-http2"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "X509", package: "swift-certificates"), .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
+            ], path: "Sources/LocalCloud/LocalCloud",
             // The browser console: compiled in, so `herald dev` needs no files beside it.
             resources: [
                 .embedInCode("Console/Files/index.html"), .embedInCode("Console/Files/console.css"), .embedInCode("Console/Files/console.js"),
@@ -202,19 +209,22 @@ let package = Package(
         .target(
             name: "Supervision",
             dependencies: [.product(name: "Subprocess", package: "swift-subprocess"), .product(name: "SystemPackage", package: "swift-system")],
+            path: "Sources/Foundations/Supervision",
             swiftSettings: strict
         ),
         // The chat backend's functions, as plain types behind `EventFunction`.
         .target(
             name: "ChatFunctions",
-            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "PushTokens", "WireFormats", "ZoneInfo"], swiftSettings: optimizedInTests),
+            dependencies: ["HeraldCore", "FirestoreModel", "FirestoreEvents", "PushTokens", "WireFormats", "ZoneInfo"], path: "Sources/Chat/ChatFunctions",
+            swiftSettings: optimizedInTests),
         // A team's own data model: a schema file proposed from their documents (`herald schema infer`) and
         // their documents checked against one (`herald schema check`). Pure, like the domain: the CLI reads the data.
         .target(
             name: "ChatSchemaTools", dependencies: ["ChatFunctions", "HeraldCore", "FirestoreModel", "FirestoreEvents", "PushTokens", "WireFormats"],
+            path: "Sources/Chat/ChatSchemaTools",
             swiftSettings: strict),
         // A small chat world (people, chats, what their apps write) for `herald dev --seed demo`, `herald send` and tests.
-        .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel", "WireFormats"], swiftSettings: strict),
+        .target(name: "ChatDemo", dependencies: ["ChatFunctions", "FirestoreModel", "WireFormats"], path: "Sources/Chat/ChatDemo", swiftSettings: strict),
         .executableTarget(
             name: "HeraldCLI",
             dependencies: [
@@ -229,7 +239,7 @@ let package = Package(
                 "HeraldHTTPClient", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"), "Telemetry",
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"), "WireFormats", "P256Signatures",
                 // Not linked: built with herald, so `herald dev` runs the executables that deploy.
-            ] + functionNames.map { .target(name: $0) },
+            ] + functionNames.map { .target(name: $0) }, path: "Sources/Tools/HeraldCLI",
             swiftSettings: strict
         ),
         // Test support: start a function server in-process on a free port, find fixtures, executables, Python.
@@ -246,11 +256,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"), "FirestoreEvents", "FirestoreModel", .product(name: "HTTPTypes", package: "swift-http-types"),
                 "HeraldHTTPServer", .product(name: "HummingbirdCore", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), "WireFormats",
-            ],
+            ], path: "Sources/Tools/HeraldTesting",
             swiftSettings: strict
         ),
         // How many tests run at once, set before Swift Testing starts (see the C file).
-        .target(name: "TestRunSettings"),
+        .target(name: "TestRunSettings", path: "Sources/Foundations/TestRunSettings"),
         .executableTarget(
             name: "HeraldFuzz", dependencies: ["FirestoreEvents", "FirestoreEventsProtobuf", "FirestoreModel", "WireFormats"], path: "Fuzz/HeraldFuzz",
             swiftSettings: strict),

@@ -1,4 +1,4 @@
-# Herald's functions as FunctionCatalog.all (Sources/ChatFunctions/FunctionCatalog.swift) declares them, for
+# Herald's functions as FunctionCatalog.all (Sources/Chat/ChatFunctions/FunctionCatalog.swift) declares them, for
 # deploy.sh, build-images.sh and the benchmarks. Written by `swift run herald infra`; InfraTests fails when
 # this file and the catalog differ.
 # shellcheck shell=bash disable=SC2034

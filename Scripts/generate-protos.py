@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Regenerates the committed SwiftProtobuf code from Google's published descriptors:
 
-  events     Sources/FirestoreEventsProtobuf/Generated: Eventarc's Firestore payload
+  events     Sources/Firestore/FirestoreEventsProtobuf/Generated: Eventarc's Firestore payload
              (google.events.cloud.firestore.v1.DocumentEventData), from PyPI's google-events
-  firestore  Sources/FirestoreProtos/Generated: Firestore's v1 API (google.firestore.v1: documents,
+  firestore  Sources/Firestore/FirestoreProtos/Generated: Firestore's v1 API (google.firestore.v1: documents,
              writes, queries, the Firestore service's requests and responses, Listen's targets and
              changes), which the local cloud serves over gRPC, from google-cloud-firestore (and
              googleapis-common-protos for google.rpc.Status and google.type.LatLng)
@@ -36,8 +36,8 @@ def firestore_root():
 
 # name → (the file whose dependencies are all generated, output folder, visibility of the types)
 TARGETS = {
-    "events": (events_root, "Sources/FirestoreEventsProtobuf/Generated", "Internal"),
-    "firestore": (firestore_root, "Sources/FirestoreProtos/Generated", "Public"),
+    "events": (events_root, "Sources/Firestore/FirestoreEventsProtobuf/Generated", "Internal"),
+    "firestore": (firestore_root, "Sources/Firestore/FirestoreProtos/Generated", "Public"),
 }
 
 

@@ -54,7 +54,8 @@ struct ObservabilityInfraTests {
     /// Every series the dashboard and the alerts query is one the functions export (a renamed metric
     /// would leave a panel empty and an alert silent).
     @Test func theDashboardAndAlertsQueryMetricsTheFunctionsExport() throws {
-        let source = try String(contentsOf: Self.root.appendingPathComponent("Sources/HeraldRuntime/Observability/RuntimeMetrics.swift"), encoding: .utf8)
+        let source = try String(
+            contentsOf: Self.root.appendingPathComponent("Sources/Runtime/HeraldRuntime/Observability/RuntimeMetrics.swift"), encoding: .utf8)
         var exported = Set(source.matches(of: #/"(herald_[a-z_]+)"/#).map { String($0.1) })
         // Per-API series: `herald_\(api)_requests_total` for the APIs the runtime observes.
         for template in source.matches(of: #/"herald_\\\((?:api|service)\)_([a-z_]+)"/#).map({ String($0.1) }) {

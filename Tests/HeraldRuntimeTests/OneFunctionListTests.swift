@@ -24,7 +24,7 @@ import WireFormats
     }
     static let fifth = FunctionDeclaration(OnReaction.self, sendsPushes: false)
 
-    static let catalogFile = "Sources/ChatFunctions/FunctionCatalog.swift"
+    static let catalogFile = "Sources/Chat/ChatFunctions/FunctionCatalog.swift"
     static let catalogLine = "        FunctionDeclaration(OnReaction.self, sendsPushes: false),\n"
 
     /// The package's files as git sees them (tracked and new, not ignored), the function's source and its
@@ -43,7 +43,7 @@ import WireFormats
             wanted[path] = contents
         }
         // The author's two edits.
-        wanted["Sources/ChatFunctions/OnReaction.swift"] = Data(try source.utf8)
+        wanted["Sources/Chat/ChatFunctions/OnReaction.swift"] = Data(try source.utf8)
         var catalog = String(decoding: try #require(wanted[catalogFile]), as: UTF8.self)
         let end = try #require(catalog.range(of: "    ]\n\n    public static var names"), "the end of FunctionCatalog.all")
         catalog.insert(contentsOf: catalogLine, at: end.lowerBound)

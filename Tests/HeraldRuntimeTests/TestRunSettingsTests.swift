@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The test support's constructor (Sources/TestRunSettings) runs in the test runner, before Swift Testing reads its settings.
+/// The test support's constructor (Sources/Foundations/TestRunSettings) runs in the test runner, before Swift Testing reads its settings.
 @Suite struct TestRunSettingsTests {
     @Test func theRunnerBoundsHowManyTestsRunAtOnce() {
         let width = ProcessInfo.processInfo.environment["SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH"].flatMap { Int($0) }

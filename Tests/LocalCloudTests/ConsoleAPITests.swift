@@ -122,7 +122,7 @@ import WireFormats
     /// `textContent` and DOM nodes, never as markup; its page allows scripts from itself only. The
     /// browser check (console_check.py) shows stored markup staying text.
     @Test func theConsoleNeverDrawsStoredTextAsMarkup() throws {
-        let folder = TestPaths.packageRoot.appendingPathComponent("Sources/LocalCloud/Console/Files")
+        let folder = TestPaths.packageRoot.appendingPathComponent("Sources/LocalCloud/LocalCloud/Console/Files")
         let scripts = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".js") }
         #expect(scripts.count >= 3)
         for script in scripts {

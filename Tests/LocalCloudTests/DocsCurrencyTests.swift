@@ -110,7 +110,7 @@ import Testing
         let section = help.components(separatedBy: "SUBCOMMANDS:").last ?? ""
         let commands = Set(DocsTests.matches(#"(?m)^  ([a-z][a-z-]+)\s"#, in: section)).subtracting(["help"])
         #expect(commands.isSuperset(of: ["dev", "deploy", "dead-letters", "schema"]), "\(commands)")
-        for (document, marker) in [("docs/functions.md", "| `herald` |"), ("docs/architecture.md", "| `Sources/HeraldCLI` |")] {
+        for (document, marker) in [("docs/functions.md", "| `herald` |"), ("docs/architecture.md", "| `Sources/Tools/HeraldCLI` |")] {
             let row = try #require(try DocsTests.text(document).split(separator: "\n").first { $0.hasPrefix(marker) }, "\(document) lists no commands")
             let listed = Set(DocsTests.matches(#"`([a-z][a-z-]+)(?: NAME …)?`"#, in: String(row.dropFirst(marker.count)))).subtracting(["herald"])
             #expect(listed == commands, "\(document): lists \(listed.sorted()), herald --help has \(commands.sorted())")

@@ -18,12 +18,20 @@ import Testing
     static func sources(_ modules: [String]) throws -> String {
         var all = ""
         for module in modules {
-            let folder = root.appendingPathComponent("Sources/\(module)")
+            let folder = try sourceFolder(of: module)
             for case let file as String in FileManager.default.enumerator(atPath: folder.path) ?? .init() where file.hasSuffix(".swift") {
                 all += try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
             }
         }
         return all
+    }
+
+    /// A module's folder: `Sources/{layer}/{module}`.
+    static func sourceFolder(of module: String) throws -> URL {
+        let layers = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("Sources").path)
+        guard let layer = layers.first(where: { FileManager.default.fileExists(atPath: root.appendingPathComponent("Sources/\($0)/\(module)").path) })
+        else { throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "Sources/*/\(module)"]) }
+        return root.appendingPathComponent("Sources/\(layer)/\(module)")
     }
 
     static func matches(_ pattern: String, in text: String, group: Int = 1) -> Set<String> {
@@ -64,7 +72,7 @@ import Testing
         let configuration = try Self.text("docs/configuration.md")
         let functions = try Self.text("docs/functions.md")
         for function in FunctionCatalog.all {
-            let source = try Self.text("Sources/ChatFunctions/\(String(describing: function.type)).swift")
+            let source = try Self.text("Sources/Chat/ChatFunctions/\(String(describing: function.type)).swift")
             let read = Self.matches(#""(HERALD_[A-Z_]+)""#, in: source).subtracting(["HERALD_MESSAGE"])
             #expect(read == Set(function.settings), "\(function.name) reads \(read.sorted()), declares \(function.settings)")
             for setting in function.settings { #expect(configuration.contains("`\(setting)`"), "\(setting) is not in docs/configuration.md") }
@@ -88,8 +96,8 @@ import Testing
                 for method in Self.matches(#"\b(GET|PUT|POST|DELETE)\b"#, in: String(item)) { listed.append((method, path)) }
             }
         }
-        let admin = try Self.text("Sources/LocalCloud/AdminAPI.swift")
-        let console = try Self.text("Sources/LocalCloud/Console/ConsoleAPI.swift")
+        let admin = try Self.text("Sources/LocalCloud/LocalCloud/AdminAPI.swift")
+        let console = try Self.text("Sources/LocalCloud/LocalCloud/Console/ConsoleAPI.swift")
         let route = #"\("(GET|PUT|POST|DELETE)", "([^"]+)"\)"#
         let routes =
             Self.pairs(route, in: admin).map { "\($0.0) /herald/\($0.1)" } + Self.pairs(route, in: console).map { "\($0.0) /herald/console/\($0.1)" }

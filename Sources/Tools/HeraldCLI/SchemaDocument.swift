@@ -11,7 +11,7 @@ enum SchemaDocument {
         var lines = [
             "# Your data model",
             "",
-            "<!-- Written by `swift run herald infra` from Sources/ChatFunctions/SchemaKeys.swift; edit that, not this page. -->",
+            "<!-- Written by `swift run herald infra` from Sources/Chat/ChatFunctions/SchemaKeys.swift; edit that, not this page. -->",
             "",
             "Herald reads and writes your app's Firestore documents through a *schema*: where messages,",
             "conversations and users live, and what their fields are called. Pick a preset, or write a schema file",

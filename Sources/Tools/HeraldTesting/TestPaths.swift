@@ -2,9 +2,9 @@ import Foundation
 
 /// Where a test finds the package's files and the executables `swift build` made.
 public enum TestPaths {
-    /// The package root, found from this file's location at build time.
+    /// The package root, found from this file's location at build time (`Sources/Tools/HeraldTesting/`).
     public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     public static let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures")
 
