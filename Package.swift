@@ -247,6 +247,7 @@ let package = Package(
             name: "HeraldTesting",
             dependencies: [
                 "HeraldRuntime", "HeraldCore", "LocalCloud", "GoogleClients", "HeraldHTTPClient", "ChatFunctions", "ChatDemo", "TestRunSettings", "Supervision",
+                "PushTokens",
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

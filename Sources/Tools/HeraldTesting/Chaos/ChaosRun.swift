@@ -7,6 +7,7 @@ import GoogleClients
 import HeraldCore
 import HeraldHTTPClient
 import HeraldRuntime
+import PushTokens
 import Supervision
 import Synchronization
 import WireFormats
@@ -227,7 +228,7 @@ public struct ChaosRun: Sendable {
             })
     }
 
-    /// (message, user) pairs whose push a push service (FCM, Expo's, APNs) had not answered by the send's deadline: `once` were sent
+    /// (message, user) pairs whose push its service (FCM, Expo's, APNs) had not answered by the send's deadline: `once` were sent
     /// once more by the next delivery (a device may then show the push twice in the sink, under one
     /// collapse id: one alert), `twice` were unanswered again and not sent a third time (a device may lack
     /// it when FCM took neither).
@@ -239,7 +240,7 @@ public struct ChaosRun: Sendable {
             else { continue }
             if line.contains("→ onMessageCreated: "), let range = line.range(of: #"/messages/m[0-9]+ "#, options: .regularExpression) {
                 messageOfEvent[event] = String(line[range].dropFirst("/messages/".count).dropLast())
-            } else if line.range(of: #"(FCM|Expo|APNs) had not answered a push to a device of "#, options: .regularExpression) != nil,
+            } else if PushTokenKind.allCases.contains(where: { line.contains("\($0.serviceName) had not answered a push to a device of ") }),
                 let range = line.range(of: #"a device of [^ ]+ "#, options: .regularExpression)
             {
                 unanswered.append((String(line[range].dropFirst("a device of ".count).dropLast()), event, line.contains("a second time")))
